@@ -1,0 +1,602 @@
+// cub_peers.cu - peer baselines for gx: cudaMemcpy D2D, CUB device-wide
+// primitives and cuBLAS SGEMM, timed the same way gx's own suite is timed.
+//
+// Build: nvcc -O3 -std=c++17 -arch=sm_90 -o cub_peers cub_peers.cu -lcublas
+// Run:   ./cub_peers [--sizes 20,24,28] [--gemm 4096,8192] [--reps 50]
+//                    [--warmup 5] [--ops copy,sum,...] [--no-verify]
+//
+// Method: every timed run is one call bracketed by a pair of CUDA events on
+// one stream; we report the median (and min) over --reps runs after --warmup
+// untimed calls.  Inputs are fresh random data (uniform in (0,1) for f32,
+// never zero), generated on the device.  Where the arrays one call touches
+// would fit in L2, several independent copies are allocated and the calls
+// rotate through them so no timed call finds its input in L2.  Temporary
+// storage is allocated once, outside the timing.  Each result is checked once
+// against a host reference; a mismatch prints a warning to stderr and marks
+// the JSON line "ok":false.
+//
+// Output (stdout): one JSON object per line:
+//   {"impl":"device", ...}                      device description (first line)
+//   {"impl":"cub"|"cublas"|"cuda","op":...,"dtype":...,"n":N,"median_us":x,
+//    "bytes":B,"flops":F,"min_us":x,"reps":R,"rot":K,"ok":true}
+// bytes = the fewest bytes the operation must move (0 for sort and sgemm);
+// flops = 2*m^3 for sgemm, 0 elsewhere.
+
+#include <cub/cub.cuh>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+// ---------------------------------------------------------------- errors --
+#define CK(call)                                                              \
+  do {                                                                        \
+    cudaError_t e_ = (call);                                                  \
+    if (e_ != cudaSuccess) {                                                  \
+      std::fprintf(stderr, "cub_peers: %s:%d: %s failed: %s\n", __FILE__,      \
+                   __LINE__, #call, cudaGetErrorString(e_));                  \
+      std::exit(1);                                                           \
+    }                                                                         \
+  } while (0)
+
+#define CKB(call)                                                             \
+  do {                                                                        \
+    cublasStatus_t s_ = (call);                                               \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                        \
+      std::fprintf(stderr, "cub_peers: %s:%d: %s failed: cublas status %d\n", \
+                   __FILE__, __LINE__, #call, (int)s_);                       \
+      std::exit(1);                                                           \
+    }                                                                         \
+  } while (0)
+
+// ------------------------------------------------------------ random fill --
+__host__ __device__ inline uint64_t mix64(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// uniform in (0,1): (k + 0.5) / 2^24, k in [0, 2^24) -- never exactly 0 or 1
+__global__ void fill_f32(float* p, size_t n, uint64_t seed) {
+  size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    uint32_t k = (uint32_t)(mix64(seed * 0x100000001B3ull + i) >> 40);
+    p[i] = ((float)k + 0.5f) * (1.0f / 16777216.0f);
+  }
+}
+
+// integers in [-8, 7]: |sum| stays far below 2^31 for n <= 2^28
+__global__ void fill_i32(int* p, size_t n, uint64_t seed) {
+  size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    p[i] = (int)((mix64(seed * 0x100000001B3ull + i) >> 60) & 15u) - 8;
+}
+
+__global__ void fill_u32(unsigned* p, size_t n, uint64_t seed) {
+  size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    p[i] = (unsigned)(mix64(seed * 0x100000001B3ull + i) >> 32);
+}
+
+static uint64_t g_seed = 0x5EEDull;
+static int g_fill_blocks = 1024;
+
+template <class T> static void fill(T* p, size_t n);
+template <> void fill<float>(float* p, size_t n) {
+  fill_f32<<<g_fill_blocks, 256>>>(p, n, ++g_seed);
+  CK(cudaGetLastError());
+}
+template <> void fill<int>(int* p, size_t n) {
+  fill_i32<<<g_fill_blocks, 256>>>(p, n, ++g_seed);
+  CK(cudaGetLastError());
+}
+template <> void fill<unsigned>(unsigned* p, size_t n) {
+  fill_u32<<<g_fill_blocks, 256>>>(p, n, ++g_seed);
+  CK(cudaGetLastError());
+}
+
+// ------------------------------------------------------------- buffers ----
+// K copies of an n-element array, one allocation; rotate through them.
+template <class T> struct Rot {
+  T* base = nullptr;
+  size_t n = 0;
+  int k = 0;
+  Rot(size_t n_, int k_, bool random) : n(n_), k(k_) {
+    CK(cudaMalloc(&base, sizeof(T) * n * (size_t)k));
+    for (int i = 0; i < k; ++i) {
+      if (random) fill<T>(base + (size_t)i * n, n);
+      else CK(cudaMemset(base + (size_t)i * n, 0xFF, sizeof(T) * n));  // not zeros either
+    }
+  }
+  ~Rot() { cudaFree(base); }
+  T* operator[](int i) const { return base + (size_t)(i % k) * n; }
+  Rot(const Rot&) = delete;
+  Rot& operator=(const Rot&) = delete;
+};
+
+template <class T> static std::vector<T> to_host(const T* d, size_t n) {
+  std::vector<T> h(n);
+  CK(cudaMemcpy(h.data(), d, sizeof(T) * n, cudaMemcpyDeviceToHost));
+  return h;
+}
+
+struct DevBuf {
+  void* p = nullptr;
+  size_t bytes = 0;
+  explicit DevBuf(size_t b) : bytes(b) { CK(cudaMalloc(&p, b ? b : 1)); }
+  ~DevBuf() { cudaFree(p); }
+  DevBuf(const DevBuf&) = delete;
+  DevBuf& operator=(const DevBuf&) = delete;
+};
+
+// --------------------------------------------------------------- timing ---
+static cudaStream_t g_stream;
+static int g_reps = 50, g_warm = 5;
+static size_t g_l2 = 64u << 20;
+static std::vector<cudaEvent_t> g_ev;
+
+struct Stat {
+  double median_us, min_us;
+  int reps;
+};
+
+// f(i) issues one call on g_stream using rotation slot i.
+template <class F> static Stat time_op(F&& f, int reps = -1) {
+  if (reps < 0) reps = g_reps;
+  for (int w = 0; w < g_warm; ++w) f(w);
+  CK(cudaStreamSynchronize(g_stream));
+  while ((int)g_ev.size() < 2 * reps) {
+    cudaEvent_t e;
+    CK(cudaEventCreate(&e));
+    g_ev.push_back(e);
+  }
+  for (int r = 0; r < reps; ++r) {
+    CK(cudaEventRecord(g_ev[2 * r], g_stream));
+    f(g_warm + r);
+    CK(cudaEventRecord(g_ev[2 * r + 1], g_stream));
+  }
+  CK(cudaStreamSynchronize(g_stream));
+  CK(cudaGetLastError());
+  std::vector<double> t(reps);
+  for (int r = 0; r < reps; ++r) {
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, g_ev[2 * r], g_ev[2 * r + 1]));
+    t[r] = 1000.0 * ms;
+  }
+  std::sort(t.begin(), t.end());
+  double med = (reps % 2) ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+  return Stat{med, t[0], reps};
+}
+
+// how many copies of a working set of `set_bytes` so that consecutive calls
+// never find their data in L2 (4x L2 of distinct data between reuses)
+static int rot_count(size_t set_bytes) {
+  size_t want = 4 * g_l2;
+  size_t k = (want + set_bytes - 1) / set_bytes;
+  return (int)std::max<size_t>(1, std::min<size_t>(k, 64));
+}
+
+static void emit(const char* impl, const char* op, const char* dtype, size_t n,
+                 const Stat& s, double bytes, double flops, int rot, bool ok,
+                 const char* extra = "") {
+  std::printf(
+      "{\"impl\":\"%s\",\"op\":\"%s\",\"dtype\":\"%s\",\"n\":%zu,"
+      "\"median_us\":%.3f,\"bytes\":%.0f,\"flops\":%.0f,\"min_us\":%.3f,"
+      "\"reps\":%d,\"warmup\":%d,\"rot\":%d,\"ok\":%s%s}\n",
+      impl, op, dtype, n, s.median_us, bytes, flops, s.min_us, s.reps, g_warm,
+      rot, ok ? "true" : "false", extra);
+  std::fflush(stdout);
+}
+
+static bool warn(bool ok, const char* what, size_t n, const char* fmt, double a,
+                 double b) {
+  if (!ok) {
+    std::fprintf(stderr, "WARNING cub_peers: %s n=%zu wrong result: ", what, n);
+    std::fprintf(stderr, fmt, a, b);
+    std::fprintf(stderr, "\n");
+  }
+  return ok;
+}
+
+static bool rel_ok(double got, double want, double tol) {
+  return std::fabs(got - want) <= tol * std::max(1.0, std::fabs(want));
+}
+
+static bool g_verify = true;
+
+// ------------------------------------------------------------------ ops ---
+static void bench_copy(size_t n) {
+  int k = rot_count(2 * n * sizeof(float));
+  Rot<float> src(n, k, true), dst(n, k, false);
+  Stat s = time_op([&](int i) {
+    CK(cudaMemcpyAsync(dst[i], src[i], n * sizeof(float), cudaMemcpyDeviceToDevice,
+                       g_stream));
+  });
+  bool ok = true;
+  if (g_verify) {
+    CK(cudaMemcpyAsync(dst[0], src[0], n * sizeof(float), cudaMemcpyDeviceToDevice,
+                       g_stream));
+    CK(cudaStreamSynchronize(g_stream));
+    std::vector<float> a = to_host(src[0], n), b = to_host(dst[0], n);
+    ok = warn(std::memcmp(a.data(), b.data(), n * sizeof(float)) == 0, "copy", n,
+              "%g %g", 0, 0);
+  }
+  emit("cuda", "copy", "f32", n, s, 2.0 * n * sizeof(float), 0, k, ok);
+}
+
+template <class T> static void bench_sum(size_t n, const char* dtype) {
+  int k = rot_count(n * sizeof(T));
+  Rot<T> in(n, k, true);
+  DevBuf out(sizeof(T) * 64);
+  T* d_out = (T*)out.p;
+  size_t tb = 0;
+  CK(cub::DeviceReduce::Sum(nullptr, tb, in[0], d_out, (int)n, g_stream));
+  DevBuf tmp(tb);
+  Stat s = time_op([&](int i) {
+    size_t t = tb;
+    CK(cub::DeviceReduce::Sum(tmp.p, t, in[i], d_out, (int)n, g_stream));
+  });
+  bool ok = true;
+  if (g_verify) {
+    size_t t = tb;
+    CK(cub::DeviceReduce::Sum(tmp.p, t, in[0], d_out, (int)n, g_stream));
+    CK(cudaStreamSynchronize(g_stream));
+    T got;
+    CK(cudaMemcpy(&got, d_out, sizeof(T), cudaMemcpyDeviceToHost));
+    std::vector<T> h = to_host(in[0], n);
+    double ref = 0;
+    for (T v : h) ref += (double)v;
+    ok = warn(rel_ok((double)got, ref, 1e-3), "sum", n, "got %.9g want %.9g",
+              (double)got, ref);
+  }
+  emit("cub", "sum", dtype, n, s, (double)n * sizeof(T), 0, k, ok);
+}
+
+static void bench_max(size_t n) {
+  int k = rot_count(n * sizeof(float));
+  Rot<float> in(n, k, true);
+  DevBuf out(256);
+  float* d_out = (float*)out.p;
+  size_t tb = 0;
+  CK(cub::DeviceReduce::Max(nullptr, tb, in[0], d_out, (int)n, g_stream));
+  DevBuf tmp(tb);
+  Stat s = time_op([&](int i) {
+    size_t t = tb;
+    CK(cub::DeviceReduce::Max(tmp.p, t, in[i], d_out, (int)n, g_stream));
+  });
+  bool ok = true;
+  if (g_verify) {
+    size_t t = tb;
+    CK(cub::DeviceReduce::Max(tmp.p, t, in[0], d_out, (int)n, g_stream));
+    CK(cudaStreamSynchronize(g_stream));
+    float got;
+    CK(cudaMemcpy(&got, d_out, sizeof(float), cudaMemcpyDeviceToHost));
+    std::vector<float> h = to_host(in[0], n);
+    float ref = *std::max_element(h.begin(), h.end());
+    ok = warn(got == ref, "max", n, "got %.9g want %.9g", got, ref);
+  }
+  emit("cub", "max", "f32", n, s, (double)n * sizeof(float), 0, k, ok);
+}
+
+static void bench_argmin(size_t n) {
+  int k = rot_count(n * sizeof(float));
+  Rot<float> in(n, k, true);
+  DevBuf out(256);
+  float* d_val = (float*)out.p;
+  int64_t* d_idx = (int64_t*)((char*)out.p + 128);
+  size_t tb = 0;
+  // CCCL 3.x overload: value and index go to separate outputs
+  CK(cub::DeviceReduce::ArgMin(nullptr, tb, in[0], d_val, d_idx, (int64_t)n, g_stream));
+  DevBuf tmp(tb);
+  Stat s = time_op([&](int i) {
+    size_t t = tb;
+    CK(cub::DeviceReduce::ArgMin(tmp.p, t, in[i], d_val, d_idx, (int64_t)n, g_stream));
+  });
+  bool ok = true;
+  if (g_verify) {
+    size_t t = tb;
+    CK(cub::DeviceReduce::ArgMin(tmp.p, t, in[0], d_val, d_idx, (int64_t)n, g_stream));
+    CK(cudaStreamSynchronize(g_stream));
+    float gv;
+    int64_t gi;
+    CK(cudaMemcpy(&gv, d_val, sizeof(float), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(&gi, d_idx, sizeof(int64_t), cudaMemcpyDeviceToHost));
+    std::vector<float> h = to_host(in[0], n);
+    size_t ri = (size_t)(std::min_element(h.begin(), h.end()) - h.begin());  // first min
+    ok = warn(gv == h[ri], "argmin value", n, "got %.9g want %.9g", gv, h[ri]);
+    ok = warn((size_t)gi == ri, "argmin index", n, "got %.0f want %.0f", (double)gi,
+              (double)ri) && ok;
+  }
+  emit("cub", "argmin", "f32", n, s, (double)n * sizeof(float), 0, k, ok);
+}
+
+static void bench_scan(size_t n) {
+  int k = rot_count(2 * n * sizeof(float));
+  Rot<float> in(n, k, true), out(n, k, false);
+  size_t tb = 0;
+  CK(cub::DeviceScan::InclusiveSum(nullptr, tb, in[0], out[0], (int)n, g_stream));
+  DevBuf tmp(tb);
+  Stat s = time_op([&](int i) {
+    size_t t = tb;
+    CK(cub::DeviceScan::InclusiveSum(tmp.p, t, in[i], out[i], (int)n, g_stream));
+  });
+  bool ok = true;
+  if (g_verify) {
+    size_t t = tb;
+    CK(cub::DeviceScan::InclusiveSum(tmp.p, t, in[0], out[0], (int)n, g_stream));
+    CK(cudaStreamSynchronize(g_stream));
+    float last;
+    CK(cudaMemcpy(&last, out[0] + (n - 1), sizeof(float), cudaMemcpyDeviceToHost));
+    std::vector<float> h = to_host(in[0], n);
+    double ref = 0;
+    for (float v : h) ref += v;
+    ok = warn(rel_ok(last, ref, 1e-3), "scan_sum last", n, "got %.9g want %.9g", last, ref);
+  }
+  emit("cub", "scan_sum", "f32", n, s, 2.0 * n * sizeof(float), 0, k, ok);
+}
+
+struct GtHalf {
+  __host__ __device__ bool operator()(float x) const { return x > 0.5f; }
+};
+
+static void bench_select(size_t n) {
+  int k = rot_count(2 * n * sizeof(float));
+  Rot<float> in(n, k, true), out(n, k, false);
+  DevBuf cnt(256);
+  int* d_cnt = (int*)cnt.p;
+  size_t tb = 0;
+  CK(cub::DeviceSelect::If(nullptr, tb, in[0], out[0], d_cnt, (int)n, GtHalf{}, g_stream));
+  DevBuf tmp(tb);
+  Stat s = time_op([&](int i) {
+    size_t t = tb;
+    CK(cub::DeviceSelect::If(tmp.p, t, in[i], out[i], d_cnt, (int)n, GtHalf{}, g_stream));
+  });
+  size_t t = tb;
+  CK(cub::DeviceSelect::If(tmp.p, t, in[0], out[0], d_cnt, (int)n, GtHalf{}, g_stream));
+  CK(cudaStreamSynchronize(g_stream));
+  int got = 0;
+  CK(cudaMemcpy(&got, d_cnt, sizeof(int), cudaMemcpyDeviceToHost));
+  bool ok = true;
+  if (g_verify) {
+    std::vector<float> h = to_host(in[0], n);
+    size_t ref = 0;
+    for (float v : h) ref += v > 0.5f;
+    ok = warn((size_t)got == ref, "select_gt05 count", n, "got %.0f want %.0f",
+              (double)got, (double)ref);
+  }
+  char extra[64];
+  std::snprintf(extra, sizeof extra, ",\"kept\":%d", got);
+  emit("cub", "select_gt05", "f32", n, s, (double)n * 4 + (double)got * 4, 0, k, ok, extra);
+}
+
+static void bench_sort(size_t n) {
+  int k = rot_count(2 * n * sizeof(unsigned));
+  Rot<unsigned> in(n, k, true), out(n, k, false);
+  size_t tb = 0;
+  CK(cub::DeviceRadixSort::SortKeys(nullptr, tb, in[0], out[0], (int)n, 0, 32, g_stream));
+  DevBuf tmp(tb);
+  Stat s = time_op([&](int i) {
+    size_t t = tb;
+    CK(cub::DeviceRadixSort::SortKeys(tmp.p, t, in[i], out[i], (int)n, 0, 32, g_stream));
+  });
+  bool ok = true;
+  if (g_verify) {
+    size_t t = tb;
+    CK(cub::DeviceRadixSort::SortKeys(tmp.p, t, in[0], out[0], (int)n, 0, 32, g_stream));
+    CK(cudaStreamSynchronize(g_stream));
+    std::vector<unsigned> a = to_host(in[0], n), b = to_host(out[0], n);
+    // sorted, and the same multiset (order-free checksums; a host sort of
+    // 2^28 keys would take longer than the whole benchmark)
+    uint64_t sa = 0, sb = 0, qa = 0, qb = 0, ha = 0, hb = 0;
+    for (size_t i = 0; i < n; ++i) {
+      sa += a[i], sb += b[i];
+      qa += (uint64_t)a[i] * a[i], qb += (uint64_t)b[i] * b[i];
+      ha += mix64(a[i]), hb += mix64(b[i]);
+    }
+    ok = warn(std::is_sorted(b.begin(), b.end()), "sort_u32 order", n, "%g %g", 0, 0);
+    ok = warn(sa == sb && qa == qb && ha == hb, "sort_u32 keys", n, "%g %g", 0, 0) && ok;
+  }
+  char extra[64];
+  std::snprintf(extra, sizeof extra, ",\"elems\":%zu", n);
+  emit("cub", "sort_u32", "u32", n, s, 0, 0, k, ok, extra);
+}
+
+static void bench_sgemm(cublasHandle_t h, int m) {
+  size_t mm = (size_t)m * m;
+  DevBuf A(mm * 4), B(mm * 4), C(mm * 4);
+  fill<float>((float*)A.p, mm);
+  fill<float>((float*)B.p, mm);
+  CK(cudaMemset(C.p, 0, mm * 4));
+  const float alpha = 1.0f, beta = 0.0f;
+  auto call = [&](int) {
+    CKB(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &alpha, (const float*)A.p, m,
+                    (const float*)B.p, m, &beta, (float*)C.p, m));
+  };
+  Stat s = time_op(call, g_reps);
+  bool ok = true;
+  if (g_verify) {
+    std::vector<float> a = to_host((float*)A.p, mm), b = to_host((float*)B.p, mm),
+                       c = to_host((float*)C.p, mm);
+    // a handful of entries against a double-precision host dot product
+    for (int t = 0; t < 8 && ok; ++t) {
+      size_t i = (size_t)(mix64(777 + t) % (uint64_t)m), j = (size_t)(mix64(999 + t) % (uint64_t)m);
+      double ref = 0;
+      for (int l = 0; l < m; ++l) ref += (double)a[i + (size_t)l * m] * (double)b[l + j * m];
+      ok = warn(rel_ok(c[i + j * m], ref, 1e-4), "sgemm entry", (size_t)m,
+                "got %.9g want %.9g", c[i + j * m], ref);
+    }
+  }
+  char extra[96];
+  std::snprintf(extra, sizeof extra, ",\"m\":%d,\"k\":%d,\"math\":\"CUBLAS_DEFAULT_MATH\"", m, m);
+  emit("cublas", "sgemm", "f32", (size_t)m, s, 0, 2.0 * m * (double)m * m, 1, ok, extra);
+}
+
+// ------------------------------------------------------------- arguments --
+static std::vector<size_t> parse_sizes(const char* s) {
+  std::vector<size_t> v;
+  std::string str(s);
+  size_t pos = 0;
+  while (pos <= str.size()) {
+    size_t c = str.find(',', pos);
+    std::string tok = str.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+    if (!tok.empty()) {
+      size_t val;
+      if (tok.rfind("2^", 0) == 0) val = (size_t)1 << std::stoul(tok.substr(2));
+      else {
+        val = (size_t)std::stoull(tok);
+        if (val < 64) val = (size_t)1 << val;  // small numbers are exponents
+      }
+      v.push_back(val);
+    }
+    if (c == std::string::npos) break;
+    pos = c + 1;
+  }
+  return v;
+}
+
+static bool want(const std::string& ops, const char* op) {
+  if (ops.empty()) return true;
+  std::string o = "," + ops + ",";
+  return o.find(std::string(",") + op + ",") != std::string::npos;
+}
+
+static std::string json_escape(const char* s) {
+  std::string r;
+  for (; *s; ++s) {
+    if (*s == '"' || *s == '\\') r += '\\';
+    if ((unsigned char)*s >= 32) r += *s;
+  }
+  return r;
+}
+
+static std::string driver_release() {
+  // the NVIDIA kernel module release (e.g. 580.159.04), Linux only
+  FILE* f = std::fopen("/proc/driver/nvidia/version", "r");
+  if (!f) return "";
+  char line[512] = {0};
+  std::string r;
+  if (std::fgets(line, sizeof line, f)) {
+    const char* p = std::strstr(line, "Kernel Module");
+    if (p) {
+      p += std::strlen("Kernel Module");
+      while (*p == ' ' || *p == '\t') ++p;
+      while (*p && *p != ' ' && *p != '\t' && *p != '\n') r += *p++;
+    }
+  }
+  std::fclose(f);
+  return r;
+}
+
+int main(int argc, char** argv) {
+  const char* sizes_s = "20,24,28";
+  const char* gemm_s = "4096,8192";
+  std::string ops;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "cub_peers: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--sizes") sizes_s = next();
+    else if (a == "--gemm") gemm_s = next();
+    else if (a == "--reps") g_reps = std::max(1, std::atoi(next()));
+    else if (a == "--warmup") g_warm = std::max(0, std::atoi(next()));
+    else if (a == "--ops") ops = next();
+    else if (a == "--no-verify") g_verify = false;
+    else if (a == "-h" || a == "--help") {
+      std::printf(
+          "usage: cub_peers [--sizes 20,24,28] [--gemm 4096,8192|none] [--reps 50]\n"
+          "                 [--warmup 5] [--ops copy,sum,max,argmin,scan_sum,\n"
+          "                  select_gt05,sort_u32,sgemm] [--no-verify]\n"
+          "sizes < 64 are exponents of 2; 2^N also accepted.\n");
+      return 0;
+    } else {
+      std::fprintf(stderr, "cub_peers: unknown argument %s\n", a.c_str());
+      return 2;
+    }
+  }
+  if (g_reps < 30)
+    std::fprintf(stderr, "note cub_peers: --reps %d is below the suite's minimum of 30\n", g_reps);
+  std::vector<size_t> sizes = parse_sizes(sizes_s);
+  std::vector<size_t> gemms;
+  if (std::strcmp(gemm_s, "none") != 0 && std::strcmp(gemm_s, "0") != 0)
+    for (const char* p = gemm_s; *p;) {
+      gemms.push_back((size_t)std::strtoull(p, nullptr, 10));
+      const char* c = std::strchr(p, ',');
+      if (!c) break;
+      p = c + 1;
+    }
+
+  int dev = 0;
+  CK(cudaSetDevice(dev));
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, dev));
+  int l2 = 0, memclk = 0, busw = 0, drv = 0, rt = 0;
+  CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  CK(cudaDeviceGetAttribute(&memclk, cudaDevAttrMemoryClockRate, dev));
+  CK(cudaDeviceGetAttribute(&busw, cudaDevAttrGlobalMemoryBusWidth, dev));
+  CK(cudaDriverGetVersion(&drv));
+  CK(cudaRuntimeGetVersion(&rt));
+  if (l2 > 0) g_l2 = (size_t)l2;
+  g_fill_blocks = prop.multiProcessorCount * 8;
+  CK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+
+  cublasHandle_t blas = nullptr;
+  int blas_ver = 0;
+  if (!gemms.empty() && want(ops, "sgemm")) {
+    CKB(cublasCreate(&blas));
+    CKB(cublasSetStream(blas, g_stream));
+    // plain FP32: no TF32 tensor-op math
+    CKB(cublasSetMathMode(blas, CUBLAS_DEFAULT_MATH));
+    CKB(cublasGetVersion(blas, &blas_ver));
+    const char* ov = std::getenv("NVIDIA_TF32_OVERRIDE");
+    if (ov && std::strcmp(ov, "0") != 0)
+      std::fprintf(stderr, "WARNING cub_peers: NVIDIA_TF32_OVERRIDE=%s\n", ov);
+  }
+
+  std::string drel = driver_release();
+  std::printf(
+      "{\"impl\":\"device\",\"name\":\"%s\",\"cc\":\"%d.%d\",\"sms\":%d,\"l2_bytes\":%d,"
+      "\"mem_bytes\":%zu,\"mem_clock_khz\":%d,\"bus_bits\":%d,\"peak_gbps\":%.1f,"
+      "\"driver\":\"%s\",\"driver_cuda\":%d,\"runtime\":%d,\"cub\":%d,\"cublas\":%d,"
+      "\"reps\":%d,\"warmup\":%d}\n",
+      json_escape(prop.name).c_str(), prop.major, prop.minor, prop.multiProcessorCount, l2,
+      (size_t)prop.totalGlobalMem, memclk, busw, 2.0 * memclk * 1e3 * (busw / 8) / 1e9,
+      json_escape(drel.c_str()).c_str(), drv, rt, (int)CUB_VERSION, blas_ver, g_reps, g_warm);
+  std::fflush(stdout);
+
+  for (size_t n : sizes) {
+    if (n == 0 || n > (size_t)INT32_MAX) {
+      std::fprintf(stderr, "cub_peers: skipping size %zu (must be 1..2^31-1)\n", n);
+      continue;
+    }
+    if (want(ops, "copy")) bench_copy(n);
+    if (want(ops, "sum")) {
+      bench_sum<float>(n, "f32");
+      bench_sum<int>(n, "i32");
+    }
+    if (want(ops, "max")) bench_max(n);
+    if (want(ops, "argmin")) bench_argmin(n);
+    if (want(ops, "scan_sum")) bench_scan(n);
+    if (want(ops, "select_gt05")) bench_select(n);
+    if (want(ops, "sort_u32")) bench_sort(n);
+  }
+  if (blas) {
+    for (size_t m : gemms) bench_sgemm(blas, (int)m);
+    CKB(cublasDestroy(blas));
+  }
+  for (cudaEvent_t e : g_ev) CK(cudaEventDestroy(e));
+  CK(cudaStreamDestroy(g_stream));
+  return 0;
+}

@@ -1,0 +1,68 @@
+# One runner holds every GXT_TEST of tests/test_*.c; each test is registered with
+# ctest on its own (its own process).  Tests in the backend-free files run once;
+# the others run on the CPU backend and again on CUDA (skipped, visibly, without a GPU).
+file(GLOB GX_TEST_FILES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/test_*.c)
+set(GX_BACKEND_FREE_FILES test_lambda test_cache test_cuda_nvrtc test_install)
+set(list_decls "")
+set(list_rows "")
+set(GX_ALL_TESTS "")
+foreach(f ${GX_TEST_FILES})
+  get_filename_component(fname ${f} NAME_WE)
+  file(STRINGS ${f} lines REGEX "^GXT_TEST\\(([A-Za-z0-9_]+)\\)")
+  foreach(line ${lines})
+    string(REGEX REPLACE "^GXT_TEST\\(([A-Za-z0-9_]+)\\).*" "\\1" name "${line}")
+    # A test may be written twice under #if (e.g. with and without CUDA): list it once.
+    if(name IN_LIST GX_SEEN_TESTS)
+      continue()
+    endif()
+    list(APPEND GX_SEEN_TESTS ${name})
+    string(APPEND list_decls "void gxt_test_${name}(void);\n")
+    string(APPEND list_rows "    {\"${name}\", gxt_test_${name}},\n")
+    list(FIND GX_BACKEND_FREE_FILES ${fname} free_idx)
+    if(free_idx GREATER -1)
+      list(APPEND GX_ALL_TESTS "${name}:free")
+    else()
+      list(APPEND GX_ALL_TESTS "${name}:both")
+    endif()
+  endforeach()
+endforeach()
+file(WRITE ${CMAKE_BINARY_DIR}/gxt_list.h.tmp "${list_decls}\nstatic const struct { const char *name; void (*fn)(void); } gxt_list[] = {\n${list_rows}    {0, 0}\n};\n")
+file(COPY_FILE ${CMAKE_BINARY_DIR}/gxt_list.h.tmp ${CMAKE_BINARY_DIR}/gxt_list.h ONLY_IF_DIFFERENT)
+
+add_executable(gx_tests tests/runner.c ${GX_TEST_FILES})
+target_include_directories(gx_tests PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/tests ${CMAKE_BINARY_DIR})
+target_compile_definitions(gx_tests PRIVATE GX_SOURCE_DIR="${CMAKE_SOURCE_DIR}" GX_BINARY_DIR="${CMAKE_BINARY_DIR}")
+if(GX_HAVE_CUDA)
+  target_compile_definitions(gx_tests PRIVATE GX_HAVE_CUDA=1)
+  target_include_directories(gx_tests SYSTEM PRIVATE ${GX_CUDA_INCLUDE_DIR})
+endif()
+target_link_libraries(gx_tests PRIVATE gx_static)
+
+# Each test gets a private kernel cache so tests never see each other's entries,
+# except where a test sets its own.
+foreach(entry ${GX_ALL_TESTS})
+  string(REPLACE ":" ";" parts ${entry})
+  list(GET parts 0 name)
+  list(GET parts 1 kind)
+  if(kind STREQUAL "free")
+    add_test(NAME ${name} COMMAND gx_tests ${name})
+    set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77
+      ENVIRONMENT "GX_BACKEND=cpu;GX_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+  else()
+    add_test(NAME cpu.${name} COMMAND gx_tests ${name})
+    set_tests_properties(cpu.${name} PROPERTIES SKIP_RETURN_CODE 77
+      ENVIRONMENT "GX_BACKEND=cpu;GX_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+    add_test(NAME cuda.${name} COMMAND gx_tests ${name})
+    set_tests_properties(cuda.${name} PROPERTIES SKIP_RETURN_CODE 77
+      ENVIRONMENT "GX_BACKEND=cuda;GX_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+  endif()
+endforeach()
+
+# A program built against the installed copy (pkg-config and find_package).
+# Not under sanitizers: the consumer is built without them.
+if(NOT GX_SANITIZE)
+add_test(NAME install.consumer
+  COMMAND ${CMAKE_COMMAND} -DSRC=${CMAKE_SOURCE_DIR} -DBIN=${CMAKE_BINARY_DIR}
+          -P ${CMAKE_SOURCE_DIR}/cmake/install_test.cmake)
+set_tests_properties(install.consumer PROPERTIES TIMEOUT 600)
+endif()

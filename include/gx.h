@@ -1,0 +1,312 @@
+/*
+ * gx.h -- GPU array programming from C.
+ *
+ * Conventions (they hold for every function below unless its comment says otherwise):
+ *  - Every call returns a gx_status; GX_OK (0) is success.  On failure the calling
+ *    thread's gx_last_error() holds one message: what was wrong, where, what to do.
+ *  - Handles are opaque.  They are created through an out-parameter (set to NULL on
+ *    failure) and released by a *_destroy / *_release that accepts NULL.
+ *  - Arrays are N-d (up to GX_MAX_DIMS), row-major, strides counted in elements.
+ *    Work is issued on the context's stream and is asynchronous on GPU backends:
+ *    results read back with gx_array_to_host() are complete when it returns;
+ *    gx_sync() waits for everything else.
+ *
+ * Threads: separate contexts used from separate threads are independent.  One
+ * context (and its arrays) may be used from several threads at once: the memory
+ * pool, the stream, the kernel caches and the handle table are locked; work from
+ * different threads on one context is serialised on its stream in the order the
+ * calls take the context lock.  Writing the same array from two threads at once is
+ * a data race in the user's program, as in C.  gx_last_error() is per thread.
+ */
+#ifndef GX_H
+#define GX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GX_VERSION_MAJOR 0
+#define GX_VERSION_MINOR 1
+#define GX_VERSION_PATCH 0
+#define GX_VERSION_STRING "0.1.0"
+/* One integer that grows with every release: major*10000 + minor*100 + patch. */
+#define GX_VERSION_NUMBER (GX_VERSION_MAJOR * 10000 + GX_VERSION_MINOR * 100 + GX_VERSION_PATCH)
+
+#if defined(_WIN32)
+#define GX_API
+#else
+#define GX_API __attribute__((visibility("default")))
+#endif
+
+#define GX_MAX_DIMS 8
+
+/* ------------------------------------------------------------------ status */
+
+typedef enum gx_status {
+    GX_OK = 0,
+    GX_ERR_INVALID_ARGUMENT,  /* a NULL where a value is needed, a bad enum, a bad size */
+    GX_ERR_INVALID_HANDLE,    /* a handle that is not live (released, or never made by gx) */
+    GX_ERR_OUT_OF_MEMORY,     /* device or host memory exhausted after trimming the pool */
+    GX_ERR_SHAPE,             /* shapes that do not match or broadcast, bad reshape, bad view */
+    GX_ERR_DTYPE,             /* a dtype the operation does not accept */
+    GX_ERR_SYNTAX,            /* a lambda that does not parse (message has a caret) */
+    GX_ERR_TYPE,              /* a lambda that parses but is ill-typed or names unknown things */
+    GX_ERR_COMPILE,           /* the backend's compiler rejected generated or user code */
+    GX_ERR_NO_DEVICE,         /* the requested backend or device is not present */
+    GX_ERR_BACKEND,           /* the driver / runtime library reported an error (its name is in the message) */
+    GX_ERR_LAUNCH,            /* a launch configuration broke a device limit */
+    GX_ERR_KERNEL_FAULT,      /* a kernel faulted (e.g. illegal address); the context is unusable */
+    GX_ERR_UNSUPPORTED,       /* valid request this backend or build cannot do */
+    GX_ERR_IO,                /* a file could not be read or written */
+    GX_ERR_INTERNAL           /* a bug in gx: please report it with the message */
+} gx_status;
+
+/* Name of a status ("GX_ERR_SHAPE"); never NULL. */
+GX_API const char *gx_status_string(gx_status s);
+/* The calling thread's last error message ("" if none).  Valid until this thread's next gx call. */
+GX_API const char *gx_last_error(void);
+/* Clears the calling thread's last error message. */
+GX_API void gx_clear_error(void);
+/* Library version string, e.g. "0.1.0" (the library that is running, not the header). */
+GX_API const char *gx_version(void);
+
+/* ------------------------------------------------------------------ dtypes */
+
+typedef enum gx_dtype {
+    GX_BOOL = 0,
+    GX_I8, GX_I16, GX_I32, GX_I64,
+    GX_U8, GX_U16, GX_U32, GX_U64,
+    GX_F16,  /* reserved: not yet accepted by any operation */
+    GX_BF16, /* reserved: not yet accepted by any operation */
+    GX_F32, GX_F64,
+    GX_C64,  /* reserved until complex support lands */
+    GX_C128, /* reserved until complex support lands */
+    GX_DTYPE_COUNT
+} gx_dtype;
+
+/* Size of one element in bytes; 0 for an invalid dtype. (Pure query, no status.) */
+GX_API size_t gx_dtype_size(gx_dtype t);
+/* Short name ("f32"); "?" for an invalid dtype. */
+GX_API const char *gx_dtype_name(gx_dtype t);
+/* Parses a short name ("f32", "i64", "bool"...).  GX_ERR_DTYPE if unknown. */
+GX_API gx_status gx_dtype_parse(const char *name, gx_dtype *out);
+
+/* ------------------------------------------------------------------ context */
+
+typedef enum gx_backend_kind {
+    GX_BACKEND_AUTO = 0, /* GX_BACKEND env var if set (auto|cpu|cuda), else CUDA when a device answers, else CPU */
+    GX_BACKEND_CPU,
+    GX_BACKEND_CUDA
+} gx_backend_kind;
+
+typedef struct gx_ctx gx_ctx;
+
+/* Creates a context on `kind` (device 0 for CUDA).  Asking for CUDA where there is no
+ * usable device is GX_ERR_NO_DEVICE, never a silent fallback to CPU. */
+GX_API gx_status gx_ctx_create(gx_ctx **out, gx_backend_kind kind);
+/* Same on a given device index (CUDA) -- index 0 for the CPU. */
+GX_API gx_status gx_ctx_create_on(gx_ctx **out, gx_backend_kind kind, int device);
+/* Waits for outstanding work, frees every cached kernel and the pool, releases the
+ * context.  Arrays still alive become invalid handles (their release then reports
+ * GX_ERR_INVALID_HANDLE).  NULL is accepted. */
+GX_API gx_status gx_ctx_destroy(gx_ctx *ctx);
+/* Which backend the context runs on (never AUTO). */
+GX_API gx_status gx_ctx_backend(const gx_ctx *ctx, gx_backend_kind *out);
+/* Name of a backend kind: "auto", "cpu", "cuda". */
+GX_API const char *gx_backend_name(gx_backend_kind kind);
+/* Waits until all work issued on the context's stream has finished. Reports
+ * asynchronous errors (e.g. a kernel fault) that happened since the last check. */
+GX_API gx_status gx_sync(gx_ctx *ctx);
+
+/* ------------------------------------------------------------------ info */
+
+typedef struct gx_device_info {
+    char name[128];
+    int cc_major, cc_minor;         /* compute capability (0.0 on CPU) */
+    int multiprocessors;            /* SMs on CUDA, cores on CPU */
+    size_t mem_total, mem_free;     /* bytes */
+    size_t l2_bytes;                /* L2 cache (last-level cache on CPU, 0 if unknown) */
+    int max_threads_per_block;      /* 1 on CPU */
+    size_t shared_per_block;        /* default shared memory per block (bytes) */
+    size_t shared_per_block_optin;  /* opt-in maximum (bytes) */
+    int warp_size;                  /* 32 on CUDA, 1 on CPU */
+    double mem_bandwidth_gbs;       /* theoretical peak from clock and bus width, 0 if unknown */
+} gx_device_info;
+
+/* Facts about the context's device. */
+GX_API gx_status gx_device_info_get(gx_ctx *ctx, gx_device_info *out);
+/* Number of CUDA devices that answer (0 without a driver or GPU; never an error). */
+GX_API gx_status gx_cuda_device_count(int *out);
+
+/* Writes the full report that `gx info` prints (versions, build options, backend,
+ * devices, libraries, memory) into buf (NUL-terminated, truncated to cap).
+ * *needed, if not NULL, receives the full length + 1.  ctx may be NULL (then the
+ * report describes what gx_ctx_create(AUTO) would pick). */
+GX_API gx_status gx_info_text(gx_ctx *ctx, char *buf, size_t cap, size_t *needed);
+
+/* ------------------------------------------------------------------ memory */
+
+typedef struct gx_memory_stats {
+    size_t in_use;      /* bytes held by live arrays */
+    size_t peak;        /* highest in_use since the context was made (or stats reset) */
+    size_t reserved;    /* bytes the pool holds from the device, in use or cached */
+    size_t limit;       /* GX_MEMORY_LIMIT in bytes, 0 = none */
+    uint64_t allocs;    /* allocations served */
+    uint64_t retries;   /* allocations that needed a trim-and-retry */
+} gx_memory_stats;
+
+GX_API gx_status gx_memory_stats_get(gx_ctx *ctx, gx_memory_stats *out);
+/* Returns cached, unused pool memory to the device (waits for the stream first). */
+GX_API gx_status gx_memory_trim(gx_ctx *ctx);
+/* Sets the limit (bytes, 0 = none); overrides GX_MEMORY_LIMIT ("8GiB", "512MB", "50%"). */
+GX_API gx_status gx_memory_set_limit(gx_ctx *ctx, size_t bytes);
+
+/* ------------------------------------------------------------------ arrays */
+
+typedef struct gx_array gx_array;
+
+typedef struct gx_array_desc {
+    gx_dtype dtype;
+    int ndim;
+    int64_t shape[GX_MAX_DIMS];
+    int64_t strides[GX_MAX_DIMS]; /* in elements; may be 0 or negative for views */
+    int64_t size;                 /* product of shape */
+    int contiguous;               /* 1 if row-major dense */
+    int is_view;                  /* 1 if it shares storage made for another array */
+} gx_array_desc;
+
+/* Slice of one axis: elements start, start+step, ... while < stop (step > 0) or
+ * > stop (step < 0).  Negative start/stop count from the end as in Python; use
+ * GX_END for "to the end".  step 0 is an error. */
+typedef struct gx_slice { int64_t start, stop, step; } gx_slice;
+#define GX_END INT64_MAX
+#define GX_ALL ((gx_slice){0, GX_END, 1})
+
+/* A new uninitialised array.  ndim 0 is a scalar (size 1); a 0 in shape is an empty array. */
+GX_API gx_status gx_array_empty(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *shape, gx_array **out);
+/* A new array filled from `host` (size*dtype_size bytes, row-major). */
+GX_API gx_status gx_array_from_host(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *shape,
+                                    const void *host, gx_array **out);
+/* Copies the array (any view) to `host` as dense row-major; host_bytes must be >= size*elem. Waits. */
+GX_API gx_status gx_array_to_host(const gx_array *a, void *host, size_t host_bytes);
+/* Writes `host` (dense row-major, host_bytes >= size*elem) into the array (any view). */
+GX_API gx_status gx_array_from_host_into(gx_array *a, const void *host, size_t host_bytes);
+GX_API gx_status gx_array_zeros(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *shape, gx_array **out);
+GX_API gx_status gx_array_ones(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *shape, gx_array **out);
+/* Sets every element (of any view) to the value; `value` points at one element of a's dtype. */
+GX_API gx_status gx_array_fill(gx_array *a, const void *value);
+/* Same, from a double (converted as C converts double to the dtype). */
+GX_API gx_status gx_array_fill_f64(gx_array *a, double value);
+/* A new 1-d array: start, start+step, ... (count elements), computed in the dtype's arithmetic. */
+GX_API gx_status gx_array_iota(gx_ctx *ctx, gx_dtype dtype, int64_t count, double start, double step, gx_array **out);
+/* New uninitialised array with a's dtype and shape (dense, even if a is a view). */
+GX_API gx_status gx_array_similar(const gx_array *a, gx_array **out);
+/* Copies src into dst element by element; shapes and dtypes must match; any strides on
+ * either side.  Overlapping src and dst of one storage is GX_ERR_INVALID_ARGUMENT. */
+GX_API gx_status gx_array_copy(gx_array *dst, const gx_array *src);
+/* A new dense copy of a (converted to `dtype` unless dtype == GX_DTYPE_COUNT). */
+GX_API gx_status gx_array_clone(const gx_array *a, gx_dtype dtype, gx_array **out);
+/* A view with a new shape sharing storage; a must be contiguous (else GX_ERR_SHAPE:
+ * clone it first).  One entry of shape may be -1 (inferred). */
+GX_API gx_status gx_array_reshape(gx_array *a, int ndim, const int64_t *shape, gx_array **out);
+/* A strided view: one slice per axis (ndim entries).  Shares storage, which stays alive
+ * while any view of it lives. */
+GX_API gx_status gx_array_view(gx_array *a, const gx_slice *slices, gx_array **out);
+/* A view with axes permuted (perm is a permutation of 0..ndim-1); shares storage. */
+GX_API gx_status gx_array_permute(gx_array *a, const int *perm, gx_array **out);
+/* Releases the handle; storage is freed when its last view is released.  NULL is
+ * accepted; a handle released already is GX_ERR_INVALID_HANDLE (where detectable). */
+GX_API gx_status gx_array_release(gx_array *a);
+/* Shape, strides, dtype... of a. */
+GX_API gx_status gx_array_describe(const gx_array *a, gx_array_desc *out);
+/* Number of elements. */
+GX_API gx_status gx_array_size(const gx_array *a, int64_t *out);
+/* The context that owns a. */
+GX_API gx_status gx_array_ctx(const gx_array *a, gx_ctx **out);
+/* Reads / writes ONE element.  Slow on a GPU (a synchronous round trip per call, like
+ * scalar indexing in CUDA.jl): use them for debugging, never in loops. */
+GX_API gx_status gx_array_get(const gx_array *a, const int64_t *index, void *value);
+GX_API gx_status gx_array_set(gx_array *a, const int64_t *index, const void *value);
+/* Device address of the first element (for handing to user kernels / vendor libraries).
+ * CPU: a host pointer.  Valid while the array lives. */
+GX_API gx_status gx_array_device_ptr(const gx_array *a, void **out);
+
+/* ------------------------------------------------------------------ lambdas & map */
+
+/* A named scalar constant visible to a lambda by name, e.g. {"a", GX_F32, .v.f = 2}. */
+typedef struct gx_const {
+    const char *name;
+    gx_dtype dtype;
+    union { double f; int64_t i; uint64_t u; } v;
+} gx_const;
+
+#define GX_CONST_F64(n, x) ((gx_const){(n), GX_F64, {.f = (x)}})
+#define GX_CONST_F32(n, x) ((gx_const){(n), GX_F32, {.f = (x)}})
+#define GX_CONST_I64(n, x) ((gx_const){(n), GX_I64, {.i = (x)}})
+#define GX_CONST_I32(n, x) ((gx_const){(n), GX_I32, {.i = (x)}})
+
+/* Registers plain C functions (one or more, in `source`) that lambdas of this context may
+ * call.  The same text must compile under the system C compiler and NVRTC; gx's
+ * prelude (see docs/LAMBDAS.md) gives fixed-width ints, `cf32`/`cf64` complex types with
+ * abs2/cmul/cadd helpers, and math functions.  gx reads each function's signature;
+ * bodies are compiled with the lambdas that call them (errors name lines of `source`).
+ * `name` labels the source in messages. */
+GX_API gx_status gx_define(gx_ctx *ctx, const char *name, const char *source);
+
+typedef struct gx_map_opts {
+    gx_dtype out_dtype;         /* GX_DTYPE_COUNT = infer from the lambda */
+    const gx_const *consts;     /* named scalars, may be NULL */
+    int nconsts;
+} gx_map_opts;
+
+/* out = f(in[0], in[1], ...) element by element with numpy broadcasting; one fused kernel.
+ * If *out is NULL gx allocates it (shape = broadcast shape, dtype inferred or opts->out_dtype);
+ * otherwise *out must have the broadcast shape and is written in place (it may alias an
+ * input element-for-element).  opts may be NULL. */
+GX_API gx_status gx_map(gx_ctx *ctx, const char *lambda, int nin, gx_array *const *in,
+                        const gx_map_opts *opts, gx_array **out);
+
+/* ------------------------------------------------------------------ events */
+
+typedef struct gx_event gx_event;
+
+/* An event for timing work on the context's stream (CUDA events on the GPU; a host
+ * clock read on the CPU backend, whose work is complete when each call returns). */
+GX_API gx_status gx_event_create(gx_ctx *ctx, gx_event **out);
+/* Records the event at the current point of the context's stream. */
+GX_API gx_status gx_event_record(gx_event *e);
+/* Milliseconds between two recorded events of one context; waits for `end`. */
+GX_API gx_status gx_event_elapsed_ms(gx_event *start, gx_event *end, float *ms);
+/* NULL is accepted. */
+GX_API gx_status gx_event_destroy(gx_event *e);
+
+/* ------------------------------------------------------------------ kernel cache */
+
+typedef struct gx_cache_stats {
+    uint64_t mem_hits, disk_hits, misses, compiles, corrupt_entries;
+    double compile_ms;          /* total time spent in the backend compiler */
+} gx_cache_stats;
+
+GX_API gx_status gx_cache_stats_get(gx_ctx *ctx, gx_cache_stats *out);
+/* Writes every source gx generates from now on into `dir` (like GX_DUMP=dir); NULL stops. */
+GX_API gx_status gx_set_dump_dir(gx_ctx *ctx, const char *dir);
+/* Generates (without compiling) the source that gx_map would run, for reading.
+ * Writes a NUL-terminated string into buf (truncated to cap); *needed gets the length+1. */
+GX_API gx_status gx_map_source(gx_ctx *ctx, const char *lambda, int nin, gx_array *const *in,
+                               const gx_map_opts *opts, char *buf, size_t cap, size_t *needed);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* The operations beyond map, one header per component (all included here, so users
+ * include gx.h alone). */
+#include "gx/reduce.h"    /* reduce, mapreduce, along axes, argmin/argmax */
+#include "gx/range.h"     /* scans, filter/findall, range pipelines */
+#include "gx/kernel.h"    /* user CUDA kernels, launch, occupancy, streams, profiler */
+#include "gx/linalg.h"    /* matmul, random numbers, FFT */
+
+#endif /* GX_H */

@@ -1,0 +1,12 @@
+/* gx/kernel.h -- part of gx.h (include gx.h, not this file). */
+#ifndef GX_KERNEL_H
+#define GX_KERNEL_H
+#include "../gx.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,762 @@
+/* cuda_backend.c -- the CUDA implementation of gx__backend_iface on the driver API.
+ *
+ * One gx context = the device's primary context (shared with anything else in the
+ * process that uses the runtime API) + one non-blocking stream + one memory pool of
+ * its own.  Everything gx does on the device is ordered on that stream, so
+ * allocation, frees, copies and launches need no host synchronisation except where
+ * the host must see a result (d2h, sync, trim).
+ *
+ * Threads: the core serialises calls on one gx context, but consecutive calls may
+ * come from different threads, so every entry point makes the primary context
+ * current first.  Two gx contexts on one device share the primary context; a
+ * per-device count of open gx contexts (under dev_mu) decides when a poisoned
+ * primary context may be reset.
+ *
+ * Kernel faults: an illegal address (and the other sticky errors) poisons the whole
+ * CUDA context: every later call on it fails.  The faulting gx context reports
+ * GX_ERR_KERNEL_FAULT from then on and must be destroyed.  When the last gx context
+ * on that device is destroyed, we cuDevicePrimaryCtxReset the device, so a gx context
+ * created afterwards starts on a fresh, working context.  (Other code in the process
+ * that holds the same primary context, e.g. the CUDA runtime, is reset with it -- it
+ * was unusable anyway.) */
+#ifndef _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#endif
+#include "backend/cuda/cuda_priv.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ per-device state */
+
+typedef struct cuda_devstate {
+    int refs;        /* open gx contexts on this device */
+    bool poisoned;   /* a kernel faulted: reset the primary context at refs == 0 */
+} cuda_devstate;
+
+static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
+static cuda_devstate *devs;   /* cuda_device_count() entries, made on first open */
+static int ndevs;
+
+/* ------------------------------------------------------------ context state */
+
+typedef struct cuda_impl {
+    int ordinal;
+    CUdevice dev;
+    CUcontext ctx;           /* the device's primary context (retained) */
+    CUstream stream;
+    CUmemoryPool pool;       /* NULL: device without pool support -> cuMemAlloc/cuMemFree */
+    size_t plain_bytes;      /* bytes held through the cuMemAlloc fallback */
+    bool faulted;
+    char fault[160];         /* the first sticky error, repeated by later calls */
+    int max_block[3], max_grid[3];
+    int target_arch, target_ptx; /* what build() asks NVRTC for */
+    bool have_target;
+    gx_device_info info;
+    char compiler_id[128];
+} cuda_impl;
+
+static cuda_impl *IM(gx__backend *be) { return (cuda_impl *)be->impl; }
+static gx_status enter(cuda_impl *im);
+
+/* For vendor libraries and user kernels: the context's stream and device, after
+ * making its primary context current on the calling thread. */
+gx_status cuda_current(gx__backend *be, CUstream *stream, CUdevice *dev)
+{
+    cuda_impl *im = IM(be);
+    GX__CHECK(enter(im));
+    if (stream)
+        *stream = im->stream;
+    if (dev)
+        *dev = im->dev;
+    return GX_OK;
+}
+
+static void mark_poisoned(int ordinal)
+{
+    pthread_mutex_lock(&dev_mu);
+    if (devs && ordinal >= 0 && ordinal < ndevs)
+        devs[ordinal].poisoned = true;
+    pthread_mutex_unlock(&dev_mu);
+}
+
+/* Remembers the first sticky error: later calls repeat it without touching the
+ * driver, and the device is reset when its last gx context closes. */
+static void note_fault(cuda_impl *im, CUresult r)
+{
+    if (!im->faulted) {
+        im->faulted = true;
+        snprintf(im->fault, sizeof im->fault, "%s (%s)", cuda_result_name(r),
+                 cuda_result_string(r));
+    }
+    mark_poisoned(im->ordinal);
+}
+
+/* Turns a failed driver call into a gx error: "<call> failed: NAME (text)".  A
+ * sticky fault marks the context (and device) unusable and says what to do. */
+static gx_status fail(cuda_impl *im, CUresult r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static gx_status fail(cuda_impl *im, CUresult r, const char *fmt, ...)
+{
+    char call[384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(call, sizeof call, fmt, ap);
+    va_end(ap);
+    gx_status s = cuda_result_status(r);
+    if (s == GX_ERR_KERNEL_FAULT && im) {
+        note_fault(im, r);
+        return gx__err(s,
+                       "%s failed: %s (%s); a kernel faulted on CUDA device %d, so this CUDA "
+                       "context is now unusable: destroy this gx context (and any other gx "
+                       "context on device %d); a gx context created after that starts on a "
+                       "reset device",
+                       call, cuda_result_name(r), cuda_result_string(r), im->ordinal,
+                       im->ordinal);
+    }
+    return gx__err(s, "%s failed: %s (%s)", call, cuda_result_name(r), cuda_result_string(r));
+}
+
+/* Makes the primary context current on the calling thread and refuses work on a context poisoned by an earlier fault. */
+static gx_status enter(cuda_impl *im)
+{
+    if (im->faulted)
+        return gx__err(GX_ERR_KERNEL_FAULT,
+                       "CUDA device %d's context is unusable after an earlier kernel fault "
+                       "(%s); destroy this gx context and create a new one",
+                       im->ordinal, im->fault);
+    /* Always set, never "skip if already current": after a primary-context reset
+     * the same handle may still be bound on this thread, and the call is cheap
+     * next to any real work. */
+    CUresult r = cuda_drv.CtxSetCurrent(im->ctx);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuCtxSetCurrent(device %d)", im->ordinal);
+    return GX_OK;
+}
+
+/* enter() without a message, for the calls that cannot report one (free, reserved,
+ * info, module_free): a thread's last error must only change on a failing call. */
+static bool quiet_enter(cuda_impl *im)
+{
+    return !im->faulted && cuda_drv.CtxSetCurrent(im->ctx) == CUDA_SUCCESS;
+}
+
+static int attr(CUdevice dev, CUdevice_attribute a, int dflt)
+{
+    int v = 0;
+    return cuda_drv.DeviceGetAttribute(&v, a, dev) == CUDA_SUCCESS ? v : dflt;
+}
+
+static void fill_info(cuda_impl *im)
+{
+    gx_device_info *d = &im->info;
+    memset(d, 0, sizeof *d);
+    if (cuda_drv.DeviceGetName(d->name, (int)sizeof d->name, im->dev) != CUDA_SUCCESS)
+        snprintf(d->name, sizeof d->name, "CUDA device %d", im->ordinal);
+    d->name[sizeof d->name - 1] = 0;
+    d->cc_major = attr(im->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0);
+    d->cc_minor = attr(im->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0);
+    d->multiprocessors = attr(im->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0);
+    size_t fr = 0, tot = 0;
+    if (cuda_drv.MemGetInfo(&fr, &tot) == CUDA_SUCCESS) {
+        d->mem_free = fr;
+        d->mem_total = tot;
+    } else if (cuda_drv.DeviceTotalMem(&tot, im->dev) == CUDA_SUCCESS) {
+        d->mem_total = tot;
+    }
+    d->l2_bytes = (size_t)attr(im->dev, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 0);
+    d->max_threads_per_block = attr(im->dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024);
+    d->shared_per_block =
+        (size_t)attr(im->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 48 * 1024);
+    d->shared_per_block_optin = (size_t)attr(
+        im->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, (int)d->shared_per_block);
+    if (d->shared_per_block_optin < d->shared_per_block)
+        d->shared_per_block_optin = d->shared_per_block;
+    d->warp_size = attr(im->dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 32);
+    /* The memory clock attribute is deprecated in recent drivers and may fail:
+     * then the bandwidth is reported as unknown (0).  Double data rate: x2. */
+    int clk_khz = attr(im->dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, 0);
+    int bus_bits = attr(im->dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, 0);
+    if (clk_khz > 0 && bus_bits > 0)
+        d->mem_bandwidth_gbs = 2.0 * (double)clk_khz * 1000.0 * ((double)bus_bits / 8.0) / 1e9;
+    im->max_block[0] = attr(im->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, 1024);
+    im->max_block[1] = attr(im->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, 1024);
+    im->max_block[2] = attr(im->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, 64);
+    im->max_grid[0] = attr(im->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, 2147483647);
+    im->max_grid[1] = attr(im->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, 65535);
+    im->max_grid[2] = attr(im->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, 65535);
+}
+
+static void fill_compiler_id(cuda_impl *im)
+{
+    int ma = 0, mi = 0, dv = cuda_driver_version();
+    int have = cuda_nvrtc_version(&ma, &mi);
+    im->have_target = false;
+    if (have && cuda_nvrtc_target(im->info.cc_major, im->info.cc_minor, &im->target_arch,
+                                  &im->target_ptx) == GX_OK)
+        im->have_target = true;
+    if (!have)
+        snprintf(im->compiler_id, sizeof im->compiler_id, "nvrtc none sm_%d%d driver %d.%d",
+                 im->info.cc_major, im->info.cc_minor, dv / 1000, dv % 1000 / 10);
+    else if (im->have_target && im->target_ptx)
+        snprintf(im->compiler_id, sizeof im->compiler_id,
+                 "nvrtc %d.%d compute_%d(ptx) for sm_%d%d driver %d.%d", ma, mi, im->target_arch,
+                 im->info.cc_major, im->info.cc_minor, dv / 1000, dv % 1000 / 10);
+    else
+        snprintf(im->compiler_id, sizeof im->compiler_id, "nvrtc %d.%d sm_%d%d driver %d.%d", ma,
+                 mi, im->info.cc_major, im->info.cc_minor, dv / 1000, dv % 1000 / 10);
+}
+
+/* ------------------------------------------------------------ open / close */
+
+/* Drops this gx context's hold on the device's primary context; the last one out
+ * after a fault resets it so the device is usable again. */
+static void dev_release(cuda_impl *im)
+{
+    pthread_mutex_lock(&dev_mu);
+    cuda_devstate *ds = (devs && im->ordinal < ndevs) ? &devs[im->ordinal] : NULL;
+    if (ds && ds->refs > 0)
+        ds->refs--;
+    (void)cuda_drv.DevicePrimaryCtxRelease(im->dev);
+    if (ds && ds->refs == 0 && ds->poisoned) {
+        /* Release alone resets the context only if nobody else (e.g. the CUDA
+         * runtime) retains it; a poisoned context is useless to all of them. */
+        (void)cuda_drv.DevicePrimaryCtxReset(im->dev);
+        ds->poisoned = false;
+    }
+    if (ds && ds->refs == 0) {
+        /* Last gx user: do not leave this thread bound to a context we let go of. */
+        CUcontext cur = NULL;
+        if (cuda_drv.CtxGetCurrent(&cur) == CUDA_SUCCESS && cur == im->ctx)
+            (void)cuda_drv.CtxSetCurrent(NULL);
+    }
+    pthread_mutex_unlock(&dev_mu);
+}
+
+static void destroy_resources(cuda_impl *im)
+{
+    /* On a poisoned context these calls fail; the primary-context reset frees it all. */
+    if (!im->faulted && cuda_drv.CtxSetCurrent(im->ctx) != CUDA_SUCCESS)
+        im->faulted = true;
+    if (im->stream && !im->faulted)
+        (void)cuda_drv.StreamSynchronize(im->stream);
+    if (im->pool && cuda_drv.MemPoolDestroy)
+        (void)cuda_drv.MemPoolDestroy(im->pool);
+    if (im->stream)
+        (void)cuda_drv.StreamDestroy(im->stream);
+    im->pool = NULL;
+    im->stream = NULL;
+}
+
+static gx_status cuda_open(gx__backend *be, int device)
+{
+    be->impl = NULL;
+    if (!cuda_driver_load())
+        return gx__err(GX_ERR_NO_DEVICE, "CUDA backend unavailable: %s", cuda_driver_problem());
+    int count = cuda_device_count();
+    if (device < 0 || device >= count)
+        return gx__err(GX_ERR_NO_DEVICE,
+                       "CUDA device %d does not exist: the driver reports %d device(s) "
+                       "(valid indices 0..%d; see CUDA_VISIBLE_DEVICES)",
+                       device, count, count - 1);
+
+    cuda_impl *im = calloc(1, sizeof *im);
+    if (!im)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory opening CUDA device %d", device);
+    im->ordinal = device;
+    gx_status st;
+    CUresult r = cuda_drv.DeviceGet(&im->dev, device);
+    if (r != CUDA_SUCCESS) {
+        st = fail(NULL, r, "cuDeviceGet(%d)", device);
+        free(im);
+        return st == GX_ERR_BACKEND ? GX_ERR_NO_DEVICE : st;
+    }
+
+    pthread_mutex_lock(&dev_mu);
+    if (!devs) {
+        devs = calloc((size_t)count, sizeof *devs);
+        if (devs)
+            ndevs = count;
+    }
+    if (!devs) {
+        pthread_mutex_unlock(&dev_mu);
+        free(im);
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory opening CUDA device %d", device);
+    }
+    if (devs[device].poisoned && devs[device].refs > 0) {
+        pthread_mutex_unlock(&dev_mu);
+        free(im);
+        return gx__err(GX_ERR_KERNEL_FAULT,
+                       "CUDA device %d's context is unusable after a kernel fault in another gx "
+                       "context; destroy every gx context on device %d, then create a new one",
+                       device, device);
+    }
+    r = cuda_drv.DevicePrimaryCtxRetain(&im->ctx, im->dev);
+    if (r != CUDA_SUCCESS) {
+        pthread_mutex_unlock(&dev_mu);
+        st = fail(NULL, r, "cuDevicePrimaryCtxRetain(device %d)", device);
+        free(im);
+        return st;
+    }
+    devs[device].refs++;
+    pthread_mutex_unlock(&dev_mu);
+
+    r = cuda_drv.CtxSetCurrent(im->ctx);
+    if (r != CUDA_SUCCESS) {
+        st = fail(NULL, r, "cuCtxSetCurrent(device %d)", device);
+        goto fail_ctx;
+    }
+    r = cuda_drv.StreamCreate(&im->stream, CU_STREAM_NON_BLOCKING);
+    if (r != CUDA_SUCCESS) {
+        im->stream = NULL;
+        st = fail(NULL, r, "cuStreamCreate(device %d)", device);
+        goto fail_ctx;
+    }
+
+    /* Our own pool rather than the device default one, so that trimming, the
+     * release threshold and the reserved-bytes figure concern this gx context only.
+     * Threshold UINT64_MAX: freed blocks stay cached across synchronisations, so a
+     * steady-state allocation is a ~1 us pool hit instead of a cuMemAlloc. */
+    if (cuda_drv.MemPoolCreate && cuda_drv.MemPoolDestroy && cuda_drv.MemPoolSetAttribute &&
+        cuda_drv.MemAllocFromPoolAsync && cuda_drv.MemFreeAsync &&
+        attr(im->dev, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 0)) {
+        CUmemPoolProps props;
+        memset(&props, 0, sizeof props);
+        props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+        props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+        props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        props.location.id = device;
+        r = cuda_drv.MemPoolCreate(&im->pool, &props);
+        if (r != CUDA_SUCCESS) {
+            im->pool = NULL;
+            if (r != CUDA_ERROR_NOT_SUPPORTED) {
+                st = fail(NULL, r, "cuMemPoolCreate(device %d)", device);
+                goto fail_stream;
+            }   /* NOT_SUPPORTED: fall back to cuMemAlloc below */
+        }
+        cuuint64_t keep = UINT64_MAX;
+        if (im->pool)
+            r = cuda_drv.MemPoolSetAttribute(im->pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+        if (im->pool && r != CUDA_SUCCESS) {
+            st = fail(NULL, r, "cuMemPoolSetAttribute(RELEASE_THRESHOLD)");
+            goto fail_stream;
+        }
+    }
+    /* else: no stream-ordered allocator (some virtualised GPUs): plain cuMemAlloc. */
+
+    fill_info(im);
+    fill_compiler_id(im);
+    be->impl = im;
+    return GX_OK;
+
+fail_stream:
+    if (im->pool)
+        (void)cuda_drv.MemPoolDestroy(im->pool);
+    (void)cuda_drv.StreamDestroy(im->stream);
+fail_ctx:
+    if (st == GX_ERR_KERNEL_FAULT) {
+        /* Someone poisoned the primary context before us: have it reset as soon
+         * as no gx context holds it. */
+        mark_poisoned(device);
+        st = gx__err_prefix(st, "CUDA device %d's context is unusable after an earlier kernel "
+                                "fault; it is reset once no gx context uses the device", device);
+    }
+    dev_release(im);
+    free(im);
+    return st;
+}
+
+static void cuda_close(gx__backend *be)
+{
+    cuda_impl *im = IM(be);
+    if (!im)
+        return;
+    destroy_resources(im);
+    dev_release(im);
+    free(im);
+    be->impl = NULL;
+}
+
+/* ------------------------------------------------------------ memory */
+
+static gx_status cuda_alloc(gx__backend *be, size_t bytes, void **ptr)
+{
+    cuda_impl *im = IM(be);
+    *ptr = NULL;
+    if (bytes == 0)
+        return GX_OK;   /* empty arrays own no device memory */
+    GX__CHECK(enter(im));
+    CUdeviceptr p = 0;
+    CUresult r;
+    if (im->pool) {
+        r = cuda_drv.MemAllocFromPoolAsync(&p, bytes, im->pool, im->stream);
+        if (r != CUDA_SUCCESS)
+            return fail(im, r, "cuMemAllocFromPoolAsync(%zu bytes)", bytes);
+    } else {
+        r = cuda_drv.MemAlloc(&p, bytes);
+        if (r != CUDA_SUCCESS)
+            return fail(im, r, "cuMemAlloc(%zu bytes)", bytes);
+        im->plain_bytes += bytes;
+    }
+    *ptr = (void *)(uintptr_t)p;
+    return GX_OK;
+}
+
+static void cuda_free(gx__backend *be, void *ptr, size_t bytes)
+{
+    cuda_impl *im = IM(be);
+    if (!ptr || !quiet_enter(im))
+        return;   /* nothing to free, or a poisoned context the reset will clear */
+    CUresult r;
+    if (im->pool) {
+        /* Stream-ordered: kernels already queued that use ptr finish first. */
+        r = cuda_drv.MemFreeAsync((CUdeviceptr)(uintptr_t)ptr, im->stream);
+    } else {
+        /* cuMemFree is not ordered on our stream: wait for queued users. */
+        r = cuda_drv.StreamSynchronize(im->stream);
+        if (r == CUDA_SUCCESS)
+            r = cuda_drv.MemFree((CUdeviceptr)(uintptr_t)ptr);
+        if (r == CUDA_SUCCESS)
+            im->plain_bytes -= bytes < im->plain_bytes ? bytes : im->plain_bytes;
+    }
+    if (r != CUDA_SUCCESS && cuda_result_is_fault(r))
+        note_fault(im, r);   /* free cannot report; the next reporting call will */
+}
+
+static gx_status cuda_trim(gx__backend *be)
+{
+    cuda_impl *im = IM(be);
+    GX__CHECK(enter(im));
+    CUresult r = cuda_drv.StreamSynchronize(im->stream);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuStreamSynchronize (before trimming the pool)");
+    if (im->pool && cuda_drv.MemPoolTrimTo) {
+        r = cuda_drv.MemPoolTrimTo(im->pool, 0);
+        if (r != CUDA_SUCCESS)
+            return fail(im, r, "cuMemPoolTrimTo(0)");
+    }
+    return GX_OK;
+}
+
+static size_t cuda_reserved(gx__backend *be)
+{
+    cuda_impl *im = IM(be);
+    if (!im->pool)
+        return im->plain_bytes;
+    cuuint64_t v = 0;
+    if (!cuda_drv.MemPoolGetAttribute || !quiet_enter(im) ||
+        cuda_drv.MemPoolGetAttribute(im->pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v) !=
+            CUDA_SUCCESS)
+        return 0;
+    return (size_t)v;
+}
+
+/* ------------------------------------------------------------ copies */
+
+static gx_status cuda_h2d(gx__backend *be, void *dst, const void *src, size_t n)
+{
+    cuda_impl *im = IM(be);
+    if (n == 0)
+        return GX_OK;
+    GX__CHECK(enter(im));
+    CUresult r = cuda_drv.MemcpyHtoDAsync((CUdeviceptr)(uintptr_t)dst, src, n, im->stream);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuMemcpyHtoDAsync(%zu bytes)", n);
+    /* Wait: the caller's buffer is usually pageable and may be freed or reused as
+     * soon as we return.  For pageable memory the driver stages the copy through a
+     * pinned buffer anyway, so waiting costs little and makes the call safe. */
+    r = cuda_drv.StreamSynchronize(im->stream);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuStreamSynchronize (after a %zu-byte host-to-device copy)", n);
+    return GX_OK;
+}
+
+static gx_status cuda_d2h(gx__backend *be, void *dst, const void *src, size_t n)
+{
+    cuda_impl *im = IM(be);
+    if (n == 0)
+        return GX_OK;
+    GX__CHECK(enter(im));
+    CUresult r = cuda_drv.MemcpyDtoHAsync(dst, (CUdeviceptr)(uintptr_t)src, n, im->stream);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuMemcpyDtoHAsync(%zu bytes)", n);
+    r = cuda_drv.StreamSynchronize(im->stream);   /* the host reads dst next */
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuStreamSynchronize (after a %zu-byte device-to-host copy)", n);
+    return GX_OK;
+}
+
+static gx_status cuda_d2d(gx__backend *be, void *dst, const void *src, size_t n)
+{
+    cuda_impl *im = IM(be);
+    if (n == 0)
+        return GX_OK;
+    GX__CHECK(enter(im));
+    CUresult r = cuda_drv.MemcpyDtoDAsync((CUdeviceptr)(uintptr_t)dst,
+                                          (CUdeviceptr)(uintptr_t)src, n, im->stream);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuMemcpyDtoDAsync(%zu bytes)", n);
+    return GX_OK;
+}
+
+static gx_status cuda_sync(gx__backend *be)
+{
+    cuda_impl *im = IM(be);
+    GX__CHECK(enter(im));
+    CUresult r = cuda_drv.StreamSynchronize(im->stream);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuStreamSynchronize");
+    return GX_OK;
+}
+
+static gx_status cuda_info(gx__backend *be, gx_device_info *out)
+{
+    cuda_impl *im = IM(be);
+    *out = im->info;
+    /* Free memory changes; refresh it when the context is usable. */
+    size_t fr = 0, tot = 0;
+    if (quiet_enter(im) && cuda_drv.MemGetInfo(&fr, &tot) == CUDA_SUCCESS) {
+        out->mem_free = fr;
+        out->mem_total = tot;
+    }
+    return GX_OK;
+}
+
+/* ------------------------------------------------------------ code */
+
+static gx_status cuda_build(gx__backend *be, const char *source, const char *label, void **blob,
+                            size_t *len)
+{
+    cuda_impl *im = IM(be);
+    if (!cuda_nvrtc_load())
+        return gx__err(GX_ERR_UNSUPPORTED, "cannot compile %s for the GPU: %s",
+                       label ? label : "kernel", cuda_nvrtc_problem());
+    /* No device call: compiling needs only NVRTC, for this device's exact arch. */
+    return cuda_nvrtc_compile(source, label, im->info.cc_major, im->info.cc_minor, 0, blob, len,
+                              NULL);
+}
+
+static gx_status cuda_load(gx__backend *be, const void *blob, size_t len, gx__module **out)
+{
+    cuda_impl *im = IM(be);
+    *out = NULL;
+    GX__ARG(blob && len > 0, "CUDA module load: empty code blob");
+    GX__CHECK(enter(im));
+    CUmodule mod = NULL;
+    CUresult r = cuda_drv.ModuleLoadData(&mod, blob);
+    if (r != CUDA_SUCCESS) {
+        int ma = 0, mi = 0, dv = cuda_driver_version();
+        cuda_nvrtc_version(&ma, &mi);
+        gx_status s = fail(im, r, "cuModuleLoadData(%zu-byte %s)", len,
+                           ((const char *)blob)[0] == '/' ? "PTX" : "cubin");
+        if (s == GX_ERR_COMPILE && ma * 1000 + mi * 10 > dv)
+            return gx__err_prefix(s, "the code was compiled by NVRTC %d.%d, newer than the "
+                                     "driver (%d.%d): update the NVIDIA driver", ma, mi,
+                                  dv / 1000, dv % 1000 / 10);
+        return s;
+    }
+    /* A CUmodule is a pointer: it serves as the module handle directly. */
+    *out = (gx__module *)mod;
+    return GX_OK;
+}
+
+static gx_status cuda_get_func(gx__backend *be, gx__module *m, const char *entry, gx__func *out)
+{
+    cuda_impl *im = IM(be);
+    *out = NULL;
+    GX__ARG(m && entry, "CUDA get_func: NULL module or entry");
+    GX__CHECK(enter(im));
+    CUfunction f = NULL;
+    CUresult r = cuda_drv.ModuleGetFunction(&f, (CUmodule)m, entry);
+    if (r != CUDA_SUCCESS) {
+        gx_status s = fail(im, r, "cuModuleGetFunction(\"%s\")", entry);
+        /* A missing entry is gx's code generator disagreeing with itself. */
+        return r == CUDA_ERROR_NOT_FOUND ? gx__err_prefix(GX_ERR_INTERNAL, "kernel entry missing")
+                                         : s;
+    }
+    *out = (gx__func)f;
+    return GX_OK;
+}
+
+static void cuda_module_free(gx__backend *be, gx__module *m)
+{
+    cuda_impl *im = IM(be);
+    if (!m || !quiet_enter(im))
+        return;   /* a poisoned context's modules go away with its reset */
+    (void)cuda_drv.ModuleUnload((CUmodule)m);
+}
+
+static gx_status cuda_launch(gx__backend *be, gx__func f, const gx__launch *l)
+{
+    cuda_impl *im = IM(be);
+    GX__ARG(f && l, "CUDA launch: NULL function or launch description");
+    static const char axis[3] = {'x', 'y', 'z'};
+    unsigned long long threads = 1;
+    for (int i = 0; i < 3; i++) {
+        if (l->grid[i] == 0 || l->block[i] == 0)
+            return gx__err(GX_ERR_LAUNCH,
+                           "launch of grid %ux%ux%u, block %ux%ux%u has a zero dimension",
+                           l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1],
+                           l->block[2]);
+        threads *= l->block[i];
+    }
+    /* The total first: it is the limit people usually hit. */
+    if (threads > (unsigned long long)im->info.max_threads_per_block)
+        return gx__err(GX_ERR_LAUNCH,
+                       "block of %llu threads exceeds the device limit of %d threads per block; "
+                       "use smaller blocks", threads, im->info.max_threads_per_block);
+    for (int i = 0; i < 3; i++) {
+        if (l->block[i] > (unsigned)im->max_block[i])
+            return gx__err(GX_ERR_LAUNCH,
+                           "block dimension %c = %u exceeds the device limit of %d (max block "
+                           "dims %dx%dx%d)", axis[i], l->block[i], im->max_block[i],
+                           im->max_block[0], im->max_block[1], im->max_block[2]);
+        if (l->grid[i] > (unsigned)im->max_grid[i])
+            return gx__err(GX_ERR_LAUNCH,
+                           "grid dimension %c = %u exceeds the device limit of %d blocks (max grid "
+                           "dims %dx%dx%d)", axis[i], l->grid[i], im->max_grid[i],
+                           im->max_grid[0], im->max_grid[1], im->max_grid[2]);
+    }
+    if (l->shmem > im->info.shared_per_block_optin)
+        return gx__err(GX_ERR_LAUNCH,
+                       "%u bytes of dynamic shared memory exceed the device limit of %zu bytes "
+                       "per block (opt-in maximum)", l->shmem, im->info.shared_per_block_optin);
+    GX__CHECK(enter(im));
+    CUfunction fn = (CUfunction)f;
+    CUresult r;
+    if (l->shmem > im->info.shared_per_block) {
+        /* Above the default 48 KB a kernel must opt in, per function. */
+        if (!cuda_drv.FuncSetAttribute)
+            return gx__err(GX_ERR_UNSUPPORTED,
+                           "%u bytes of dynamic shared memory need cuFuncSetAttribute, which "
+                           "this driver lacks (limit without it: %zu bytes)",
+                           l->shmem, im->info.shared_per_block);
+        r = cuda_drv.FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                      (int)l->shmem);
+        if (r != CUDA_SUCCESS) {
+            gx_status s = fail(im, r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = %u)",
+                               l->shmem);
+            return s == GX_ERR_BACKEND ? gx__err_prefix(GX_ERR_LAUNCH, "shared memory opt-in") : s;
+        }
+    }
+    /* The kernel takes one struct by value; its bytes are l->args. */
+    void *params[1] = {(void *)l->args};
+    r = cuda_drv.LaunchKernel(fn, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1],
+                              l->block[2], l->shmem, im->stream, l->args ? params : NULL, NULL);
+    if (r == CUDA_SUCCESS)
+        return GX_OK;   /* no sync: faults surface at the next sync / d2h */
+    gx_status s = fail(im, r, "cuLaunchKernel(grid %ux%ux%u, block %ux%ux%u, %u B shared, %zu B args)",
+                       l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2],
+                       l->shmem, l->args_size);
+    if (r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) {
+        /* Heavy kernels can allow fewer threads than the device maximum (registers). */
+        int fmax = 0;
+        if (cuda_drv.FuncGetAttribute &&
+            cuda_drv.FuncGetAttribute(&fmax, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn) ==
+                CUDA_SUCCESS &&
+            fmax > 0 && threads > (unsigned long long)fmax)
+            return gx__err_prefix(GX_ERR_LAUNCH,
+                                  "block of %llu threads exceeds this kernel's limit of %d "
+                                  "threads per block (set by its register use)", threads, fmax);
+        return gx__err_prefix(GX_ERR_LAUNCH, "launch configuration rejected");
+    }
+    return s;
+}
+
+static gx_status cuda_occupancy_block(gx__backend *be, gx__func f, unsigned shmem, int *min_grid,
+                                      int *block)
+{
+    cuda_impl *im = IM(be);
+    if (!cuda_drv.OccupancyMaxPotentialBlockSize)
+        return gx__err(GX_ERR_UNSUPPORTED, "this driver lacks cuOccupancyMaxPotentialBlockSize");
+    GX__CHECK(enter(im));
+    int mg = 0, b = 0;
+    CUresult r = cuda_drv.OccupancyMaxPotentialBlockSize(&mg, &b, (CUfunction)f, NULL,
+                                                         (size_t)shmem, 0);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuOccupancyMaxPotentialBlockSize(%u B shared)", shmem);
+    if (min_grid)
+        *min_grid = mg;
+    if (block)
+        *block = b;
+    return GX_OK;
+}
+
+/* ------------------------------------------------------------ events */
+
+static gx_status cuda_event_create(gx__backend *be, void **ev)
+{
+    cuda_impl *im = IM(be);
+    GX__CHECK(enter(im));
+    CUevent e;
+    CUresult r = cuda_drv.EventCreate(&e, CU_EVENT_DEFAULT);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuEventCreate");
+    *ev = e;
+    return GX_OK;
+}
+
+static gx_status cuda_event_record(gx__backend *be, void *ev)
+{
+    cuda_impl *im = IM(be);
+    GX__CHECK(enter(im));
+    CUresult r = cuda_drv.EventRecord((CUevent)ev, im->stream);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuEventRecord");
+    return GX_OK;
+}
+
+static gx_status cuda_event_elapsed(gx__backend *be, void *start, void *end, float *ms)
+{
+    cuda_impl *im = IM(be);
+    GX__CHECK(enter(im));
+    CUresult r = cuda_drv.EventSynchronize((CUevent)end);
+    if (r == CUDA_SUCCESS)
+        r = cuda_drv.EventElapsedTime(ms, (CUevent)start, (CUevent)end);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuEventElapsedTime");
+    return GX_OK;
+}
+
+static void cuda_event_destroy(gx__backend *be, void *ev)
+{
+    if (quiet_enter(IM(be)))
+        cuda_drv.EventDestroy((CUevent)ev);
+}
+
+static const char *cuda_compiler_id(gx__backend *be)
+{
+    return IM(be)->compiler_id;
+}
+
+const gx__backend_iface gx__cuda_iface = {
+    .kind = GX_BACKEND_CUDA,
+    .name = "cuda",
+    .target = "cuda",
+    .open = cuda_open,
+    .close = cuda_close,
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .trim = cuda_trim,
+    .reserved = cuda_reserved,
+    .h2d = cuda_h2d,
+    .d2h = cuda_d2h,
+    .d2d = cuda_d2d,
+    .sync = cuda_sync,
+    .info = cuda_info,
+    .build = cuda_build,
+    .load = cuda_load,
+    .get_func = cuda_get_func,
+    .module_free = cuda_module_free,
+    .launch = cuda_launch,
+    .occupancy_block = cuda_occupancy_block,
+    .event_create = cuda_event_create,
+    .event_record = cuda_event_record,
+    .event_elapsed = cuda_event_elapsed,
+    .event_destroy = cuda_event_destroy,
+    .compiler_id = cuda_compiler_id,
+};

@@ -1,0 +1,467 @@
+/* cuda_loader.c -- finds the NVIDIA driver and NVRTC at run time, maps their errors,
+ * compiles CUDA C++ with NVRTC, and reports versions for `gx info`.
+ *
+ * Both libraries are dlopen'ed once per process under pthread_once, so concurrent
+ * first uses from several threads are safe and the tables are immutable afterwards. */
+#ifndef _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#endif
+#include "backend/cuda/cuda_priv.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CUDA__STR_(x) #x
+#define CUDA__STR(x) CUDA__STR_(x) /* expands cuda.h's renames first */
+
+cuda_driver_api cuda_drv;
+cuda_nvrtc_api cuda_nvrtc;
+
+/* ------------------------------------------------------------ driver */
+
+static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
+static int drv_ok;
+static int drv_version;
+static int drv_count;
+static char drv_problem[768];
+
+static void drv_load_once(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char *why = dlerror();
+        snprintf(drv_problem, sizeof drv_problem,
+                 "no NVIDIA driver library: dlopen(\"libcuda.so.1\") failed (%s); install the "
+                 "NVIDIA driver, or use GX_BACKEND=cpu", why ? why : "not found");
+        return;
+    }
+    const char *missing = NULL;
+#define CUDA__LOAD(field, sym, req)                                               \
+    cuda_drv.field = (__typeof__(cuda_drv.field))dlsym(lib, CUDA__STR(sym));      \
+    if (!cuda_drv.field && (req) && !missing)                                     \
+        missing = CUDA__STR(sym);
+    CUDA_DRIVER_FUNCS(CUDA__LOAD)
+#undef CUDA__LOAD
+    if (missing) {
+        snprintf(drv_problem, sizeof drv_problem,
+                 "libcuda.so.1 lacks %s (the NVIDIA driver is too old for gx); update the "
+                 "driver, or use GX_BACKEND=cpu", missing);
+        /* Keep the library loaded: unloading a driver library is not worth the risk,
+         * and the table is never used while drv_ok is 0. */
+        return;
+    }
+    CUresult r = cuda_drv.Init(0);
+    if (r != CUDA_SUCCESS) {
+        snprintf(drv_problem, sizeof drv_problem,
+                 "cuInit(0) failed: %s (%s); the driver library was found but no usable GPU "
+                 "answered (check nvidia-smi, CUDA_VISIBLE_DEVICES), or use GX_BACKEND=cpu",
+                 cuda_result_name(r), cuda_result_string(r));
+        return;
+    }
+    if (cuda_drv.DriverGetVersion(&drv_version) != CUDA_SUCCESS)
+        drv_version = 0;
+    int n = 0;
+    r = cuda_drv.DeviceGetCount(&n);
+    if (r != CUDA_SUCCESS) {
+        snprintf(drv_problem, sizeof drv_problem,
+                 "cuDeviceGetCount failed: %s (%s); use GX_BACKEND=cpu", cuda_result_name(r),
+                 cuda_result_string(r));
+        return;
+    }
+    if (n <= 0) {
+        snprintf(drv_problem, sizeof drv_problem,
+                 "the NVIDIA driver (%d.%d) reports no CUDA devices (check nvidia-smi and "
+                 "CUDA_VISIBLE_DEVICES), or use GX_BACKEND=cpu",
+                 drv_version / 1000, drv_version % 1000 / 10);
+        return;
+    }
+    drv_count = n;
+    drv_ok = 1;
+}
+
+int cuda_driver_load(void)
+{
+    pthread_once(&drv_once, drv_load_once);
+    return drv_ok;
+}
+
+const char *cuda_driver_problem(void)
+{
+    cuda_driver_load();
+    return drv_ok ? "" : drv_problem;
+}
+
+int cuda_driver_version(void)
+{
+    cuda_driver_load();
+    return drv_version;
+}
+
+int cuda_device_count(void)
+{
+    cuda_driver_load();
+    return drv_count;
+}
+
+int gx__cuda_available(int *count)
+{
+    int ok = cuda_driver_load();
+    if (count)
+        *count = ok ? drv_count : 0;
+    return ok;
+}
+
+/* ------------------------------------------------------------ errors */
+
+const char *cuda_result_name(CUresult r)
+{
+    const char *s = NULL;
+    if (cuda_drv.GetErrorName && cuda_drv.GetErrorName(r, &s) == CUDA_SUCCESS && s)
+        return s;
+    static _Thread_local char buf[48];
+    snprintf(buf, sizeof buf, "CUresult %d", (int)r);
+    return buf;
+}
+
+const char *cuda_result_string(CUresult r)
+{
+    const char *s = NULL;
+    if (cuda_drv.GetErrorString && cuda_drv.GetErrorString(r, &s) == CUDA_SUCCESS && s)
+        return s;
+    return "unknown driver error";
+}
+
+int cuda_result_is_fault(CUresult r)
+{
+    switch ((int)r) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case 721: /* CUDA_ERROR_TENSOR_MEMORY_LEAK (12.8+); by value so older headers build */
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+gx_status cuda_result_status(CUresult r)
+{
+    if (r == CUDA_SUCCESS)
+        return GX_OK;
+    if (cuda_result_is_fault(r))
+        return GX_ERR_KERNEL_FAULT;
+    switch ((int)r) {
+    case CUDA_ERROR_OUT_OF_MEMORY:
+        return GX_ERR_OUT_OF_MEMORY;
+    case CUDA_ERROR_NO_DEVICE:
+    case CUDA_ERROR_INVALID_DEVICE:
+    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+    case CUDA_ERROR_DEVICE_UNAVAILABLE:
+        return GX_ERR_NO_DEVICE;
+    case CUDA_ERROR_NOT_SUPPORTED:
+        return GX_ERR_UNSUPPORTED;
+    case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    case CUDA_ERROR_INVALID_PTX:
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+    case CUDA_ERROR_INVALID_IMAGE:
+    case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
+        return GX_ERR_COMPILE;
+    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+    case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE:
+        return GX_ERR_LAUNCH;
+    default:
+        return GX_ERR_BACKEND;
+    }
+}
+
+/* ------------------------------------------------------------ NVRTC */
+
+static pthread_once_t nv_once = PTHREAD_ONCE_INIT;
+static int nv_ok;
+static int nv_major, nv_minor;
+static char nv_path[512];
+static char nv_problem[1024];
+static int nv_archs[64];
+static int nv_narchs; /* 0 = unknown (old NVRTC): trust the requested arch */
+
+static void nv_load_once(void)
+{
+    char cands[8][512];
+    int nc = 0;
+    static const char *const fixed[] = {
+        "libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
+        "/usr/local/cuda/lib64/libnvrtc.so", "/usr/local/cuda/lib/libnvrtc.so",
+    };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        snprintf(cands[nc++], sizeof cands[0], "%s", fixed[i]);
+    const char *home = getenv("CUDA_HOME");
+    if (home && *home && strlen(home) < 400) {
+        snprintf(cands[nc++], sizeof cands[0], "%s/lib64/libnvrtc.so", home);
+        snprintf(cands[nc++], sizeof cands[0], "%s/lib/libnvrtc.so", home);
+    }
+    void *lib = NULL;
+    for (int i = 0; i < nc && !lib; i++) {
+        lib = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL);
+        if (lib)
+            snprintf(nv_path, sizeof nv_path, "%s", cands[i]);
+    }
+    if (!lib) {
+        int off = snprintf(nv_problem, sizeof nv_problem,
+                           "NVRTC (the CUDA runtime compiler, libnvrtc.so) could not be loaded; tried");
+        for (int i = 0; i < nc && off > 0 && (size_t)off < sizeof nv_problem; i++)
+            off += snprintf(nv_problem + off, sizeof nv_problem - (size_t)off, "%s %s",
+                            i ? "," : "", cands[i]);
+        if (off > 0 && (size_t)off < sizeof nv_problem)
+            snprintf(nv_problem + off, sizeof nv_problem - (size_t)off,
+                     ". Install the CUDA toolkit's NVRTC (e.g. the cuda-nvrtc package, or pip "
+                     "nvidia-cuda-nvrtc) and add its lib directory to LD_LIBRARY_PATH or set "
+                     "CUDA_HOME");
+        return;
+    }
+    const char *missing = NULL;
+#define CUDA__LOAD(field, sym, req)                                                 \
+    cuda_nvrtc.field = (__typeof__(cuda_nvrtc.field))dlsym(lib, CUDA__STR(sym));   \
+    if (!cuda_nvrtc.field && (req) && !missing)                                     \
+        missing = CUDA__STR(sym);
+    CUDA_NVRTC_FUNCS(CUDA__LOAD)
+#undef CUDA__LOAD
+    if (missing) {
+        snprintf(nv_problem, sizeof nv_problem,
+                 "%s lacks %s (too old an NVRTC); install NVRTC 12 or newer", nv_path, missing);
+        return;
+    }
+    if (cuda_nvrtc.Version(&nv_major, &nv_minor) != NVRTC_SUCCESS)
+        nv_major = nv_minor = 0;
+    int n = 0;
+    if (cuda_nvrtc.GetNumSupportedArchs && cuda_nvrtc.GetSupportedArchs &&
+        cuda_nvrtc.GetNumSupportedArchs(&n) == NVRTC_SUCCESS && n > 0 &&
+        n <= (int)(sizeof nv_archs / sizeof nv_archs[0]) &&
+        cuda_nvrtc.GetSupportedArchs(nv_archs) == NVRTC_SUCCESS)
+        nv_narchs = n;
+    nv_ok = 1;
+}
+
+int cuda_nvrtc_load(void)
+{
+    pthread_once(&nv_once, nv_load_once);
+    return nv_ok;
+}
+
+const char *cuda_nvrtc_problem(void)
+{
+    cuda_nvrtc_load();
+    return nv_ok ? "" : nv_problem;
+}
+
+int cuda_nvrtc_version(int *major, int *minor)
+{
+    int ok = cuda_nvrtc_load();
+    if (major)
+        *major = ok ? nv_major : 0;
+    if (minor)
+        *minor = ok ? nv_minor : 0;
+    return ok;
+}
+
+gx_status cuda_nvrtc_target(int cc_major, int cc_minor, int *arch, int *ptx)
+{
+    /* Sets no message: open() asks this early, build() reports the problem. */
+    if (!cuda_nvrtc_load())
+        return GX_ERR_UNSUPPORTED;
+    int want = cc_major * 10 + cc_minor;
+    *arch = want;
+    *ptx = 0;
+    if (nv_narchs == 0)
+        return GX_OK;
+    int best = 0;
+    for (int i = 0; i < nv_narchs; i++) {
+        if (nv_archs[i] == want)
+            return GX_OK;
+        if (nv_archs[i] < want && nv_archs[i] > best)
+            best = nv_archs[i];
+    }
+    if (best == 0)
+        return GX_ERR_UNSUPPORTED;
+    /* A device newer than this NVRTC: emit PTX for the newest arch it knows and let
+     * the driver JIT it (slower first load, but it runs). */
+    *arch = best;
+    *ptx = 1;
+    return GX_OK;
+}
+
+/* Keeps compile errors readable (and inside gx's 8 KB message buffer). */
+#define CUDA_LOG_KEEP 4096
+
+gx_status cuda_nvrtc_compile(const char *source, const char *label, int cc_major, int cc_minor,
+                             int want_ptx, void **out, size_t *len, char **log)
+{
+    if (log)
+        *log = NULL;
+    GX__ARG(source && out && len, "cuda_nvrtc_compile: source, out and len must not be NULL");
+    GX__ARG(cc_major > 0 && cc_minor >= 0 && cc_minor < 10,
+            "cuda_nvrtc_compile: bad compute capability %d.%d", cc_major, cc_minor);
+    *out = NULL;
+    *len = 0;
+    if (!label || !*label)
+        label = "gx_kernel.cu";
+    if (!cuda_nvrtc_load())
+        return gx__err(GX_ERR_UNSUPPORTED, "%s", nv_problem);
+    int arch, ptx;
+    if (cuda_nvrtc_target(cc_major, cc_minor, &arch, &ptx) != GX_OK)
+        return gx__err(GX_ERR_UNSUPPORTED,
+                       "NVRTC %d.%d (%s) cannot generate code for compute capability %d.%d "
+                       "(it supports sm_%d to sm_%d)%s",
+                       nv_major, nv_minor, nv_path, cc_major, cc_minor, nv_archs[0],
+                       nv_archs[nv_narchs - 1],
+                       cc_major * 10 + cc_minor < nv_archs[0]
+                           ? "; this GPU is too old for this CUDA toolkit"
+                           : "; install a newer CUDA toolkit's NVRTC");
+    if (want_ptx || !cuda_nvrtc.GetCUBINSize || !cuda_nvrtc.GetCUBIN)
+        ptx = 1;
+
+    char archopt[64];
+    snprintf(archopt, sizeof archopt, "--gpu-architecture=%s_%d", ptx ? "compute" : "sm", arch);
+    /* No --use_fast_math: gx keeps IEEE semantics (exact division/sqrt, denormals)
+     * so results match the CPU backend.  -default-device lets generated helpers omit
+     * __device__; -lineinfo keeps the user's #line mapping for profilers. */
+    const char *opts[] = {archopt, "-std=c++17", "-default-device", "-lineinfo"};
+
+    nvrtcProgram prog = NULL;
+    nvrtcResult r = cuda_nvrtc.CreateProgram(&prog, source, label, 0, NULL, NULL);
+    if (r != NVRTC_SUCCESS)
+        return gx__err(r == NVRTC_ERROR_OUT_OF_MEMORY ? GX_ERR_OUT_OF_MEMORY : GX_ERR_BACKEND,
+                       "nvrtcCreateProgram(%s) failed: %s", label, cuda_nvrtc.GetErrorString(r));
+    nvrtcResult cr = cuda_nvrtc.CompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts);
+
+    char *text = NULL;
+    size_t tn = 0;
+    if (cuda_nvrtc.GetProgramLogSize(prog, &tn) == NVRTC_SUCCESS && tn > 1) {
+        text = malloc(tn);
+        if (text && cuda_nvrtc.GetProgramLog(prog, text) != NVRTC_SUCCESS) {
+            free(text);
+            text = NULL;
+        }
+        if (text)
+            text[tn - 1] = 0;
+    }
+
+    gx_status st = GX_OK;
+    if (cr != NVRTC_SUCCESS) {
+        const char *lg = text ? text : "(no log)";
+        size_t ln = strlen(lg);
+        st = gx__err(cr == NVRTC_ERROR_COMPILATION ? GX_ERR_COMPILE
+                     : cr == NVRTC_ERROR_OUT_OF_MEMORY ? GX_ERR_OUT_OF_MEMORY : GX_ERR_BACKEND,
+                     "NVRTC %d.%d could not compile %s for %s_%d: %s\n%.*s%s", nv_major,
+                     nv_minor, label, ptx ? "compute" : "sm", arch,
+                     cuda_nvrtc.GetErrorString(cr), (int)(ln > CUDA_LOG_KEEP ? CUDA_LOG_KEEP : ln),
+                     lg, ln > CUDA_LOG_KEEP ? "\n... (log truncated)" : "");
+    } else {
+        size_t n = 0;
+        r = ptx ? cuda_nvrtc.GetPTXSize(prog, &n) : cuda_nvrtc.GetCUBINSize(prog, &n);
+        void *blob = NULL;
+        if (r == NVRTC_SUCCESS && n > 0) {
+            blob = malloc(n);
+            if (!blob)
+                st = gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for a %zu-byte %s of %s",
+                             n, ptx ? "PTX" : "cubin", label);
+            else
+                r = ptx ? cuda_nvrtc.GetPTX(prog, blob) : cuda_nvrtc.GetCUBIN(prog, blob);
+        }
+        if (st == GX_OK && (r != NVRTC_SUCCESS || n == 0))
+            st = gx__err(GX_ERR_BACKEND, "nvrtcGet%s(%s) failed: %s", ptx ? "PTX" : "CUBIN", label,
+                         r != NVRTC_SUCCESS ? cuda_nvrtc.GetErrorString(r) : "empty output");
+        if (st == GX_OK) {
+            *out = blob;
+            *len = n;
+        } else {
+            free(blob);
+        }
+    }
+    cuda_nvrtc.DestroyProgram(&prog);
+    if (log)
+        *log = text;
+    else
+        free(text);
+    return st;
+}
+
+/* ------------------------------------------------------------ versions */
+
+/* Probes whether one of `names` can be dlopen'ed (also under /usr/local/cuda/lib64)
+ * and closes it again: `gx info` only reports what is there. */
+static int probe_lib(const char *const *names, char *found, size_t fn)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; names[i]; i++) {
+            char path[256];
+            snprintf(path, sizeof path, "%s%s", pass ? "/usr/local/cuda/lib64/" : "", names[i]);
+            void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+            if (h) {
+                dlclose(h);
+                snprintf(found, fn, "%s", names[i]);
+                return 1;
+            }
+        }
+    return 0;
+}
+
+static void put(char *dst, size_t n, const char *s)
+{
+    if (dst && n)
+        snprintf(dst, n, "%s", s);
+}
+
+void gx__cuda_versions(char *driver, size_t dn, char *nvrtc, size_t nn, char *libs, size_t ln)
+{
+    char tmp[256];
+    put(driver, dn, "");
+    put(nvrtc, nn, "");
+    put(libs, ln, "");
+    /* The driver version does not need a device: report it even when cuInit failed. */
+    cuda_driver_load();
+    int dv = drv_version;
+    if (!dv && cuda_drv.DriverGetVersion && cuda_drv.DriverGetVersion(&dv) != CUDA_SUCCESS)
+        dv = 0;
+    if (dv) {
+        snprintf(tmp, sizeof tmp, "%d.%d", dv / 1000, dv % 1000 / 10);
+        put(driver, dn, tmp);
+    }
+    int ma, mi;
+    if (cuda_nvrtc_version(&ma, &mi)) {
+        snprintf(tmp, sizeof tmp, "%d.%d", ma, mi);
+        put(nvrtc, nn, tmp);
+    }
+    static const char *const blas[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so", NULL};
+    static const char *const fft[] = {"libcufft.so.12", "libcufft.so.11", "libcufft.so", NULL};
+    static const char *const rnd[] = {"libcurand.so.10", "libcurand.so", NULL};
+    static const struct { const char *what; const char *const *names; } groups[] = {
+        {"cuBLAS", blas}, {"cuFFT", fft}, {"cuRAND", rnd},
+    };
+    char out[512] = "";
+    size_t off = 0;
+    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+        char found[64];
+        int yes = probe_lib(groups[g].names, found, sizeof found);
+        int k = snprintf(out + off, sizeof out - off, "%s%s %s%s%s%s", g ? ", " : "",
+                         groups[g].what, yes ? "yes" : "no", yes ? " (" : "", yes ? found : "",
+                         yes ? ")" : "");
+        if (k < 0 || (size_t)k >= sizeof out - off)
+            break;
+        off += (size_t)k;
+    }
+    put(libs, ln, out);
+}

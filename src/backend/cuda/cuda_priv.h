@@ -1,0 +1,141 @@
+/* cuda_priv.h -- what the CUDA backend's files share (loader <-> backend), plus
+ * the NVRTC entry points that tools (`gx ptx`) and GPU-less tests call directly.
+ *
+ * gx never links libcuda or libnvrtc: both are dlopen'ed at run time so that one gx
+ * binary runs on machines without a driver (the CPU backend still works) and picks
+ * up whichever NVRTC the machine has.  <cuda.h> and <nvrtc.h> are included for
+ * types and enums only; every call goes through the tables below. */
+#ifndef GX_CUDA_PRIV_H
+#define GX_CUDA_PRIV_H
+
+#include "core/gx_internal.h"
+
+#include <cuda.h>
+#include <nvrtc.h>
+
+/* Field name, header symbol, required?  The function's type is taken from the
+ * header symbol with __typeof__, and the name we look up in libcuda is that symbol
+ * *after* macro expansion (cuda.h maps e.g. cuMemAlloc to cuMemAlloc_v2 and
+ * cuStreamDestroy to cuStreamDestroy_v2), so the ABI version we call always
+ * matches the prototype we compiled against.  Optional entries may be NULL; the
+ * code checks them before use. */
+#define CUDA_DRIVER_FUNCS(X)                                                    \
+    X(GetErrorName, cuGetErrorName, 1)                                          \
+    X(GetErrorString, cuGetErrorString, 1)                                      \
+    X(Init, cuInit, 1)                                                          \
+    X(DriverGetVersion, cuDriverGetVersion, 1)                                  \
+    X(DeviceGet, cuDeviceGet, 1)                                                \
+    X(DeviceGetCount, cuDeviceGetCount, 1)                                      \
+    X(DeviceGetName, cuDeviceGetName, 1)                                        \
+    X(DeviceGetAttribute, cuDeviceGetAttribute, 1)                              \
+    X(DeviceTotalMem, cuDeviceTotalMem, 1)                                      \
+    X(DevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 1)                      \
+    X(DevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 1)                    \
+    X(DevicePrimaryCtxReset, cuDevicePrimaryCtxReset, 1)                        \
+    X(CtxGetCurrent, cuCtxGetCurrent, 1)                                        \
+    X(CtxSetCurrent, cuCtxSetCurrent, 1)                                        \
+    X(StreamCreate, cuStreamCreate, 1)                                          \
+    X(StreamDestroy, cuStreamDestroy, 1)                                        \
+    X(StreamSynchronize, cuStreamSynchronize, 1)                                \
+    X(MemGetInfo, cuMemGetInfo, 1)                                              \
+    X(MemAlloc, cuMemAlloc, 1)                                                  \
+    X(MemFree, cuMemFree, 1)                                                    \
+    X(MemcpyHtoDAsync, cuMemcpyHtoDAsync, 1)                                    \
+    X(MemcpyDtoHAsync, cuMemcpyDtoHAsync, 1)                                    \
+    X(MemcpyDtoDAsync, cuMemcpyDtoDAsync, 1)                                    \
+    X(ModuleLoadData, cuModuleLoadData, 1)                                      \
+    X(ModuleUnload, cuModuleUnload, 1)                                          \
+    X(ModuleGetFunction, cuModuleGetFunction, 1)                                \
+    X(LaunchKernel, cuLaunchKernel, 1)                                          \
+    X(FuncSetAttribute, cuFuncSetAttribute, 0)                                  \
+    X(FuncGetAttribute, cuFuncGetAttribute, 0)                                  \
+    X(OccupancyMaxPotentialBlockSize, cuOccupancyMaxPotentialBlockSize, 0)      \
+    X(MemPoolCreate, cuMemPoolCreate, 0)                                        \
+    X(MemPoolDestroy, cuMemPoolDestroy, 0)                                      \
+    X(MemPoolSetAttribute, cuMemPoolSetAttribute, 0)                            \
+    X(MemPoolGetAttribute, cuMemPoolGetAttribute, 0)                            \
+    X(MemPoolTrimTo, cuMemPoolTrimTo, 0)                                        \
+    X(MemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 0)                        \
+    X(MemFreeAsync, cuMemFreeAsync, 0)                                          \
+    X(EventCreate, cuEventCreate, 1)                                            \
+    X(EventDestroy, cuEventDestroy, 1)                                          \
+    X(EventRecord, cuEventRecord, 1)                                            \
+    X(EventSynchronize, cuEventSynchronize, 1)                                  \
+    X(EventElapsedTime, cuEventElapsedTime, 1)
+
+#define CUDA_NVRTC_FUNCS(X)                                                     \
+    X(Version, nvrtcVersion, 1)                                                 \
+    X(GetErrorString, nvrtcGetErrorString, 1)                                   \
+    X(CreateProgram, nvrtcCreateProgram, 1)                                     \
+    X(DestroyProgram, nvrtcDestroyProgram, 1)                                   \
+    X(CompileProgram, nvrtcCompileProgram, 1)                                   \
+    X(GetProgramLogSize, nvrtcGetProgramLogSize, 1)                             \
+    X(GetProgramLog, nvrtcGetProgramLog, 1)                                     \
+    X(GetPTXSize, nvrtcGetPTXSize, 1)                                           \
+    X(GetPTX, nvrtcGetPTX, 1)                                                   \
+    X(GetCUBINSize, nvrtcGetCUBINSize, 0)                                       \
+    X(GetCUBIN, nvrtcGetCUBIN, 0)                                               \
+    X(GetNumSupportedArchs, nvrtcGetNumSupportedArchs, 0)                       \
+    X(GetSupportedArchs, nvrtcGetSupportedArchs, 0)
+
+#define CUDA__FIELD(field, sym, req) __typeof__(&sym) field;
+typedef struct cuda_driver_api { CUDA_DRIVER_FUNCS(CUDA__FIELD) } cuda_driver_api;
+typedef struct cuda_nvrtc_api { CUDA_NVRTC_FUNCS(CUDA__FIELD) } cuda_nvrtc_api;
+#undef CUDA__FIELD
+
+/* Filled once by the loader; read-only afterwards (valid only once
+ * cuda_driver_load() / cuda_nvrtc_load() returned 1). */
+extern cuda_driver_api cuda_drv;
+extern cuda_nvrtc_api cuda_nvrtc;
+
+/* ------------------------------------------------------------ loader */
+
+/* Loads libcuda.so.1 and runs cuInit(0) once per process (thread-safe).  1 if the
+ * driver is usable and reports at least one device; otherwise 0 and
+ * cuda_driver_problem() says what was found and what to do. */
+int cuda_driver_load(void);
+const char *cuda_driver_problem(void);
+int cuda_driver_version(void);     /* e.g. 13000; 0 without a driver */
+int cuda_device_count(void);       /* 0 without a driver */
+
+/* Loads NVRTC once per process (thread-safe, independent of the driver).  1 if
+ * usable; otherwise 0 and cuda_nvrtc_problem() names what was tried. */
+int cuda_nvrtc_load(void);
+const char *cuda_nvrtc_problem(void);
+
+/* NVRTC's version; returns 0 (and leaves the outputs 0) when NVRTC is absent. */
+int cuda_nvrtc_version(int *major, int *minor);
+
+/* Compiles CUDA C++ `source` for compute capability cc_major.cc_minor with NVRTC
+ * alone (no driver, no GPU needed).  want_ptx = 0 gives a cubin for sm_XY; when this
+ * NVRTC cannot target sm_XY itself (a device newer than the toolkit), or want_ptx
+ * != 0, the result is NUL-terminated PTX for the newest virtual arch <= XY, which
+ * cuModuleLoadData also accepts (the driver JITs it).  *out is malloc'ed (free()),
+ * *len its size in bytes (PTX: including the NUL).  log, if not NULL, receives the
+ * malloc'ed NVRTC log (or NULL when empty), on success and on failure.
+ * Errors: GX_ERR_COMPILE with the (trimmed) log and label, GX_ERR_UNSUPPORTED when
+ * NVRTC is missing or cannot target the arch, GX_ERR_INVALID_ARGUMENT. */
+gx_status cuda_nvrtc_compile(const char *source, const char *label, int cc_major, int cc_minor,
+                             int want_ptx, void **out, size_t *len, char **log);
+
+/* The target cuda_nvrtc_compile picks for a cc: sets *arch (e.g. 90) and *ptx
+ * (1 when only PTX for a lower virtual arch can be produced).  GX_ERR_UNSUPPORTED
+ * when NVRTC is absent or supports nothing <= the cc; sets no error message. */
+gx_status cuda_nvrtc_target(int cc_major, int cc_minor, int *arch, int *ptx);
+
+/* The context's stream and device, with its primary context made current on the
+ * calling thread (for vendor libraries and user kernels).  Sets the error on failure. */
+gx_status cuda_current(gx__backend *be, CUstream *stream, CUdevice *dev);
+
+/* ------------------------------------------------------------ errors */
+
+/* "CUDA_ERROR_OUT_OF_MEMORY" / "out of memory"; never NULL. */
+const char *cuda_result_name(CUresult r);
+const char *cuda_result_string(CUresult r);
+/* 1 for the sticky errors that leave the context unusable (illegal address,
+ * launch failed, misaligned address, illegal instruction, ...). */
+int cuda_result_is_fault(CUresult r);
+/* The gx status for a driver result (OOM, kernel fault, no device, ...). */
+gx_status cuda_result_status(CUresult r);
+
+#endif

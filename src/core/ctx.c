@@ -1,0 +1,293 @@
+/* ctx.c -- contexts: backend selection, the lock, the memory pool policy, teardown. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "core/gx_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+void gx__kcache_free(gx_ctx *ctx);          /* kernel.c */
+void gx__ctx_release_arrays(gx_ctx *ctx);   /* array.c */
+void gx__userfns_free(gx_ctx *ctx);         /* ops/define.c */
+
+const char *gx_backend_name(gx_backend_kind kind)
+{
+    switch (kind) {
+    case GX_BACKEND_AUTO: return "auto";
+    case GX_BACKEND_CPU: return "cpu";
+    case GX_BACKEND_CUDA: return "cuda";
+    }
+    return "?";
+}
+
+gx_status gx__ctx_check(const gx_ctx *ctx)
+{
+    if (!ctx)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "the context is NULL: create one with gx_ctx_create()");
+    if (!gx__handle_live(ctx) || ctx->magic != GX__CTX_MAGIC)
+        return gx__err(GX_ERR_INVALID_HANDLE, "the context handle is not live (destroyed already, or not made by gx_ctx_create)");
+    return GX_OK;
+}
+
+void gx__lock(gx_ctx *ctx) { pthread_mutex_lock(&ctx->lock); }
+void gx__unlock(gx_ctx *ctx) { pthread_mutex_unlock(&ctx->lock); }
+
+#ifndef GX_HAVE_CUDA
+int gx__cuda_available(int *count)
+{
+    if (count)
+        *count = 0;
+    return 0;
+}
+void gx__cuda_versions(char *driver, size_t dn, char *nvrtc, size_t nn, char *libs, size_t ln)
+{
+    snprintf(driver, dn, "not built (no CUDA headers at build time)");
+    snprintf(nvrtc, nn, "not built");
+    snprintf(libs, ln, "none (CUDA backend not built)");
+}
+#endif
+
+gx_status gx_cuda_device_count(int *out)
+{
+    GX__ARG(out, "gx_cuda_device_count: out must not be NULL");
+    gx__cuda_available(out);
+    return GX_OK;
+}
+
+/* Resolves AUTO through GX_BACKEND, then through what answers. */
+static gx_status ctx_pick(gx_backend_kind kind, gx_backend_kind *out)
+{
+    if (kind == GX_BACKEND_AUTO) {
+        const char *env = getenv("GX_BACKEND");
+        if (env && *env && strcasecmp(env, "auto") != 0) {
+            if (strcasecmp(env, "cpu") == 0)
+                kind = GX_BACKEND_CPU;
+            else if (strcasecmp(env, "cuda") == 0)
+                kind = GX_BACKEND_CUDA;
+            else
+                return gx__err(GX_ERR_INVALID_ARGUMENT, "GX_BACKEND=%s is not a backend: use auto, cpu or cuda", env);
+        } else {
+            kind = gx__cuda_available(NULL) ? GX_BACKEND_CUDA : GX_BACKEND_CPU;
+        }
+    }
+    if (kind != GX_BACKEND_CPU && kind != GX_BACKEND_CUDA)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "backend kind %d is not one of GX_BACKEND_AUTO, GX_BACKEND_CPU, GX_BACKEND_CUDA", (int)kind);
+    *out = kind;
+    return GX_OK;
+}
+
+static gx_status ctx_iface(gx_backend_kind kind, const gx__backend_iface **out)
+{
+    if (kind == GX_BACKEND_CPU) {
+        *out = &gx__cpu_iface;
+        return GX_OK;
+    }
+#ifdef GX_HAVE_CUDA
+    *out = &gx__cuda_iface;
+    return GX_OK;
+#else
+    return gx__err(GX_ERR_NO_DEVICE, "the CUDA backend was not built (CUDA headers were not found at build time); "
+                                     "use GX_BACKEND=cpu, or rebuild with the CUDA toolkit installed");
+#endif
+}
+
+static void ctx_limit_from_env(gx_ctx *ctx)
+{
+    const char *s = getenv("GX_MEMORY_LIMIT");
+    if (!s || !*s)
+        return;
+    size_t v;
+    if (gx__parse_size(s, ctx->dinfo.mem_total, &v) == 0)
+        ctx->mem_limit = v;
+    else
+        fprintf(stderr, "gx: warning: GX_MEMORY_LIMIT=%s is not a size (use e.g. 8GiB, 512MB or 50%%); ignored\n", s);
+}
+
+gx_status gx_ctx_create_on(gx_ctx **out, gx_backend_kind kind, int device)
+{
+    GX__ARG(out, "gx_ctx_create: out must not be NULL");
+    *out = NULL;
+    gx_backend_kind k;
+    const gx__backend_iface *iface;
+    GX__CHECK(ctx_pick(kind, &k));
+    GX__CHECK(ctx_iface(k, &iface));
+    gx_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory creating a context");
+    ctx->magic = GX__CTX_MAGIC;
+    ctx->be.iface = iface;
+    ctx->be.device = device;
+    ctx->be.ctx = ctx;
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    /* Recursive: public calls compose (zeros = empty + fill) under one lock. */
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&ctx->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+    gx_status s = iface->open(&ctx->be, device);
+    if (s == GX_OK)
+        s = iface->info(&ctx->be, &ctx->dinfo);
+    if (s != GX_OK) {
+        if (ctx->be.impl)
+            iface->close(&ctx->be);
+        pthread_mutex_destroy(&ctx->lock);
+        free(ctx);
+        return s;
+    }
+    ctx_limit_from_env(ctx);
+    const char *dump = getenv("GX_DUMP");
+    if (dump && *dump)
+        ctx->dump_dir = strdup(dump);
+    gx__handle_add(ctx);
+    *out = ctx;
+    return GX_OK;
+}
+
+gx_status gx_ctx_create(gx_ctx **out, gx_backend_kind kind) { return gx_ctx_create_on(out, kind, 0); }
+
+gx_status gx_ctx_destroy(gx_ctx *ctx)
+{
+    if (!ctx)
+        return GX_OK;
+    GX__CHECK(gx__ctx_check(ctx));
+    gx__handle_remove(ctx);
+    gx__lock(ctx);
+    gx_status s = ctx->be.iface->sync(&ctx->be);
+    gx__ctx_release_arrays(ctx);
+    gx__kcache_free(ctx);
+    gx__userfns_free(ctx);
+    ctx->be.iface->close(&ctx->be);
+    free(ctx->dump_dir);
+    ctx->magic = 0;
+    gx__unlock(ctx);
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx);
+    return s;
+}
+
+gx_status gx_ctx_backend(const gx_ctx *ctx, gx_backend_kind *out)
+{
+    GX__CHECK(gx__ctx_check(ctx));
+    GX__ARG(out, "gx_ctx_backend: out must not be NULL");
+    *out = ctx->be.iface->kind;
+    return GX_OK;
+}
+
+gx_status gx_sync(gx_ctx *ctx)
+{
+    GX__CHECK(gx__ctx_check(ctx));
+    gx__lock(ctx);
+    gx_status s = ctx->be.iface->sync(&ctx->be);
+    gx__unlock(ctx);
+    return s;
+}
+
+gx_status gx_device_info_get(gx_ctx *ctx, gx_device_info *out)
+{
+    GX__CHECK(gx__ctx_check(ctx));
+    GX__ARG(out, "gx_device_info_get: out must not be NULL");
+    gx__lock(ctx);
+    gx_status s = ctx->be.iface->info(&ctx->be, out);
+    gx__unlock(ctx);
+    return s;
+}
+
+/* ------------------------------------------------------------ memory */
+
+static void fmt_bytes(char *out, size_t n, size_t v)
+{
+    if (v >= (1ull << 30))
+        snprintf(out, n, "%.2f GiB", (double)v / (double)(1ull << 30));
+    else if (v >= (1ull << 20))
+        snprintf(out, n, "%.2f MiB", (double)v / (double)(1ull << 20));
+    else
+        snprintf(out, n, "%zu B", v);
+}
+
+static gx_status mem_oom(gx_ctx *ctx, size_t bytes, const char *why)
+{
+    char req[32], use[32], res[32], lim[32];
+    fmt_bytes(req, sizeof req, bytes);
+    fmt_bytes(use, sizeof use, ctx->mem.in_use);
+    fmt_bytes(res, sizeof res, ctx->be.iface->reserved(&ctx->be));
+    if (ctx->mem_limit)
+        fmt_bytes(lim, sizeof lim, ctx->mem_limit);
+    else
+        snprintf(lim, sizeof lim, "none");
+    return gx__err(GX_ERR_OUT_OF_MEMORY,
+                   "out of %s memory: a request for %s failed (%s) after trimming the pool and retrying; "
+                   "pool state: %s in use by live arrays, %s reserved, limit %s. "
+                   "Release arrays you no longer need, use smaller batches, or raise GX_MEMORY_LIMIT",
+                   ctx->be.iface->name, req, why, use, res, lim);
+}
+
+gx_status gx__mem_alloc(gx_ctx *ctx, size_t bytes, void **ptr)
+{
+    *ptr = NULL;
+    if (bytes == 0)
+        return GX_OK;
+    if (ctx->mem_limit && (bytes > ctx->mem_limit || ctx->mem.in_use > ctx->mem_limit - bytes))
+        return mem_oom(ctx, bytes, "over the memory limit");
+    gx_status s = ctx->be.iface->alloc(&ctx->be, bytes, ptr);
+    if (s == GX_ERR_OUT_OF_MEMORY) {
+        /* Cached pool blocks may be what is missing: give them back and try once more. */
+        ctx->mem.retries++;
+        ctx->be.iface->sync(&ctx->be);
+        ctx->be.iface->trim(&ctx->be);
+        s = ctx->be.iface->alloc(&ctx->be, bytes, ptr);
+        if (s == GX_ERR_OUT_OF_MEMORY)
+            return mem_oom(ctx, bytes, "the device has no more");
+    }
+    if (s != GX_OK)
+        return s;
+    ctx->mem.in_use += bytes;
+    ctx->mem.allocs++;
+    if (ctx->mem.in_use > ctx->mem.peak)
+        ctx->mem.peak = ctx->mem.in_use;
+    return GX_OK;
+}
+
+void gx__mem_free(gx_ctx *ctx, void *ptr, size_t bytes)
+{
+    if (!ptr && bytes == 0)
+        return;
+    ctx->be.iface->free(&ctx->be, ptr, bytes);
+    ctx->mem.in_use -= bytes;
+}
+
+gx_status gx_memory_stats_get(gx_ctx *ctx, gx_memory_stats *out)
+{
+    GX__CHECK(gx__ctx_check(ctx));
+    GX__ARG(out, "gx_memory_stats_get: out must not be NULL");
+    gx__lock(ctx);
+    *out = ctx->mem;
+    size_t r = ctx->be.iface->reserved(&ctx->be);
+    /* The CPU backend has no pool: what it holds is what is in use. */
+    out->reserved = r ? r : ctx->mem.in_use;
+    out->limit = ctx->mem_limit;
+    gx__unlock(ctx);
+    return GX_OK;
+}
+
+gx_status gx_memory_trim(gx_ctx *ctx)
+{
+    GX__CHECK(gx__ctx_check(ctx));
+    gx__lock(ctx);
+    gx_status s = ctx->be.iface->sync(&ctx->be);
+    if (s == GX_OK)
+        s = ctx->be.iface->trim(&ctx->be);
+    gx__unlock(ctx);
+    return s;
+}
+
+gx_status gx_memory_set_limit(gx_ctx *ctx, size_t bytes)
+{
+    GX__CHECK(gx__ctx_check(ctx));
+    gx__lock(ctx);
+    ctx->mem_limit = bytes;
+    gx__unlock(ctx);
+    return GX_OK;
+}

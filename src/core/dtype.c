@@ -1,0 +1,89 @@
+/* dtype.c -- element types: sizes, names, C spellings, conversions. */
+#include "core/gx_internal.h"
+
+#include <string.h>
+
+static const struct {
+    const char *name, *ctype;
+    size_t size;
+    bool supported;
+} gx__dt[GX_DTYPE_COUNT] = {
+    [GX_BOOL] = {"bool", "bool", 1, true},
+    [GX_I8] = {"i8", "int8_t", 1, true},
+    [GX_I16] = {"i16", "int16_t", 2, true},
+    [GX_I32] = {"i32", "int32_t", 4, true},
+    [GX_I64] = {"i64", "int64_t", 8, true},
+    [GX_U8] = {"u8", "uint8_t", 1, true},
+    [GX_U16] = {"u16", "uint16_t", 2, true},
+    [GX_U32] = {"u32", "uint32_t", 4, true},
+    [GX_U64] = {"u64", "uint64_t", 8, true},
+    /* Reserved dtypes have sizes so storage can be planned, but no op accepts them yet. */
+    [GX_F16] = {"f16", "gx_f16", 2, false},
+    [GX_BF16] = {"bf16", "gx_bf16", 2, false},
+    [GX_F32] = {"f32", "float", 4, true},
+    [GX_F64] = {"f64", "double", 8, true},
+    [GX_C64] = {"c64", "cf32", 8, false},
+    [GX_C128] = {"c128", "cf64", 16, false},
+};
+
+static bool dt_valid(gx_dtype t) { return (unsigned)t < GX_DTYPE_COUNT; }
+
+size_t gx_dtype_size(gx_dtype t) { return dt_valid(t) ? gx__dt[t].size : 0; }
+const char *gx_dtype_name(gx_dtype t) { return dt_valid(t) ? gx__dt[t].name : "?"; }
+const char *gx__dtype_ctype(gx_dtype t) { return dt_valid(t) ? gx__dt[t].ctype : "void"; }
+bool gx__dtype_supported(gx_dtype t) { return dt_valid(t) && gx__dt[t].supported; }
+bool gx__dtype_is_float(gx_dtype t) { return t == GX_F32 || t == GX_F64 || t == GX_F16 || t == GX_BF16; }
+bool gx__dtype_is_signed(gx_dtype t) { return (t >= GX_I8 && t <= GX_I64) || gx__dtype_is_float(t); }
+bool gx__dtype_is_int(gx_dtype t) { return t >= GX_I8 && t <= GX_U64; }
+
+gx_status gx_dtype_parse(const char *name, gx_dtype *out)
+{
+    if (!name || !out)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_dtype_parse: name and out must not be NULL");
+    for (int t = 0; t < GX_DTYPE_COUNT; t++)
+        if (strcmp(name, gx__dt[t].name) == 0) {
+            *out = (gx_dtype)t;
+            return GX_OK;
+        }
+    return gx__err(GX_ERR_DTYPE, "unknown dtype '%s': use bool, i8, i16, i32, i64, u8, u16, u32, u64, f32 or f64", name);
+}
+
+/* Out-of-range float to integer conversion is undefined in C; gx saturates instead
+ * so fill/iota never invoke UB whatever the caller passes. */
+#define SAT(T, lo, hi) (v != v ? (T)0 : v <= (double)(lo) ? (T)(lo) : v >= (double)(hi) ? (T)(hi) : (T)v)
+
+void gx__dtype_from_f64(gx_dtype t, double v, void *dst)
+{
+    switch (t) {
+    case GX_BOOL: { bool x = v != 0; memcpy(dst, &x, 1); break; }
+    case GX_I8: { int8_t x = SAT(int8_t, INT8_MIN, INT8_MAX); memcpy(dst, &x, 1); break; }
+    case GX_I16: { int16_t x = SAT(int16_t, INT16_MIN, INT16_MAX); memcpy(dst, &x, 2); break; }
+    case GX_I32: { int32_t x = SAT(int32_t, INT32_MIN, INT32_MAX); memcpy(dst, &x, 4); break; }
+    case GX_I64: { int64_t x = v != v ? 0 : v <= -9223372036854775808.0 ? INT64_MIN : v >= 9223372036854775808.0 ? INT64_MAX : (int64_t)v; memcpy(dst, &x, 8); break; }
+    case GX_U8: { uint8_t x = SAT(uint8_t, 0, UINT8_MAX); memcpy(dst, &x, 1); break; }
+    case GX_U16: { uint16_t x = SAT(uint16_t, 0, UINT16_MAX); memcpy(dst, &x, 2); break; }
+    case GX_U32: { uint32_t x = SAT(uint32_t, 0, UINT32_MAX); memcpy(dst, &x, 4); break; }
+    case GX_U64: { uint64_t x = v != v || v <= 0 ? 0 : v >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)v; memcpy(dst, &x, 8); break; }
+    case GX_F32: { float x = (float)v; memcpy(dst, &x, 4); break; }
+    case GX_F64: memcpy(dst, &v, 8); break;
+    default: memset(dst, 0, gx_dtype_size(t)); break;
+    }
+}
+
+double gx__dtype_to_f64(gx_dtype t, const void *src)
+{
+    switch (t) {
+    case GX_BOOL: { bool x; memcpy(&x, src, 1); return x; }
+    case GX_I8: { int8_t x; memcpy(&x, src, 1); return x; }
+    case GX_I16: { int16_t x; memcpy(&x, src, 2); return x; }
+    case GX_I32: { int32_t x; memcpy(&x, src, 4); return x; }
+    case GX_I64: { int64_t x; memcpy(&x, src, 8); return (double)x; }
+    case GX_U8: { uint8_t x; memcpy(&x, src, 1); return x; }
+    case GX_U16: { uint16_t x; memcpy(&x, src, 2); return x; }
+    case GX_U32: { uint32_t x; memcpy(&x, src, 4); return x; }
+    case GX_U64: { uint64_t x; memcpy(&x, src, 8); return (double)x; }
+    case GX_F32: { float x; memcpy(&x, src, 4); return x; }
+    case GX_F64: { double x; memcpy(&x, src, 8); return x; }
+    default: return 0;
+    }
+}

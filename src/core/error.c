@@ -1,0 +1,185 @@
+/* error.c -- status names, the per-thread last error, and small utilities
+ * (string builder, size parsing, clocks) that every module uses. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "core/gx_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* One message per thread: errors from one thread never clobber another's. */
+static _Thread_local char gx__errbuf[8192];
+
+const char *gx_status_string(gx_status s)
+{
+    static const char *const names[] = {
+        "GX_OK", "GX_ERR_INVALID_ARGUMENT", "GX_ERR_INVALID_HANDLE", "GX_ERR_OUT_OF_MEMORY",
+        "GX_ERR_SHAPE", "GX_ERR_DTYPE", "GX_ERR_SYNTAX", "GX_ERR_TYPE", "GX_ERR_COMPILE",
+        "GX_ERR_NO_DEVICE", "GX_ERR_BACKEND", "GX_ERR_LAUNCH", "GX_ERR_KERNEL_FAULT",
+        "GX_ERR_UNSUPPORTED", "GX_ERR_IO", "GX_ERR_INTERNAL",
+    };
+    if ((unsigned)s < sizeof names / sizeof names[0])
+        return names[s];
+    return "GX_ERR_UNKNOWN_STATUS";
+}
+
+const char *gx_last_error(void) { return gx__errbuf; }
+void gx_clear_error(void) { gx__errbuf[0] = 0; }
+const char *gx_version(void) { return GX_VERSION_STRING; }
+
+gx_status gx__err(gx_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(gx__errbuf, sizeof gx__errbuf, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+gx_status gx__err_prefix(gx_status s, const char *fmt, ...)
+{
+    char prefix[512], old[sizeof gx__errbuf];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    memcpy(old, gx__errbuf, sizeof old);
+    size_t n = strlen(prefix);
+    if (n > sizeof gx__errbuf / 2)
+        n = sizeof gx__errbuf / 2;
+    memcpy(gx__errbuf, prefix, n);
+    gx__errbuf[n] = ':';
+    gx__errbuf[n + 1] = ' ';
+    size_t rest = sizeof gx__errbuf - n - 3, m = strlen(old);
+    memcpy(gx__errbuf + n + 2, old, m < rest ? m : rest);
+    gx__errbuf[n + 2 + (m < rest ? m : rest)] = 0;
+    return s;
+}
+
+/* ------------------------------------------------------------ string builder */
+
+static void sb_reserve(gx__sbuf *b, size_t extra)
+{
+    if (b->oom || b->len + extra + 1 <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+        b->oom = true;
+        return;
+    }
+    b->p = p;
+    b->cap = cap;
+}
+
+void gx__sb_puts(gx__sbuf *b, const char *s)
+{
+    size_t n = strlen(s);
+    sb_reserve(b, n);
+    if (b->oom)
+        return;
+    memcpy(b->p + b->len, s, n + 1);
+    b->len += n;
+}
+
+void gx__sb_printf(gx__sbuf *b, const char *fmt, ...)
+{
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        va_end(ap2);
+        return;
+    }
+    sb_reserve(b, (size_t)n);
+    if (!b->oom) {
+        vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap2);
+        b->len += (size_t)n;
+    }
+    va_end(ap2);
+}
+
+void gx__sb_free(gx__sbuf *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+    b->oom = false;
+}
+
+gx_status gx__sb_export(const gx__sbuf *b, char *buf, size_t cap, size_t *needed)
+{
+    if (b->oom)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory while building a string");
+    if (needed)
+        *needed = b->len + 1;
+    if (buf && cap) {
+        size_t n = b->len < cap - 1 ? b->len : cap - 1;
+        if (n)
+            memcpy(buf, b->p, n);
+        buf[n] = 0;
+    }
+    return GX_OK;
+}
+
+/* ------------------------------------------------------------ env helpers */
+
+int gx__parse_size(const char *s, size_t total, size_t *out)
+{
+    if (!s || !*s)
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0)
+        return -1;
+    while (*end == ' ')
+        end++;
+    double mul = 1;
+    if (*end == '%') {
+        if (v > 100 || total == 0)
+            return -1;
+        *out = (size_t)(v / 100.0 * (double)total);
+        return end[1] ? -1 : 0;
+    }
+    static const struct { const char *suf; double mul; } units[] = {
+        {"", 1}, {"B", 1}, {"K", 1e3}, {"KB", 1e3}, {"KiB", 1024.0}, {"M", 1e6}, {"MB", 1e6},
+        {"MiB", 1048576.0}, {"G", 1e9}, {"GB", 1e9}, {"GiB", 1073741824.0},
+        {"T", 1e12}, {"TB", 1e12}, {"TiB", 1099511627776.0},
+    };
+    size_t i;
+    for (i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strcasecmp(end, units[i].suf) == 0) {
+            mul = units[i].mul;
+            break;
+        }
+    if (i == sizeof units / sizeof units[0])
+        return -1;
+    double bytes = v * mul;
+    if (bytes >= 1.8e19)
+        return -1;
+    *out = (size_t)bytes;
+    return 0;
+}
+
+int gx__cpu_count(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+double gx__now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}

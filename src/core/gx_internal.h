@@ -1,0 +1,215 @@
+/* gx_internal.h -- what the modules of gx share and users never see.
+ * Naming: public gx_*, internal gx__* (core), per-module prefixes elsewhere
+ * (cpu__, cuda__, lam__, cache__). */
+#ifndef GX_INTERNAL_H
+#define GX_INTERNAL_H
+
+#include "gx.h"
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+/* ------------------------------------------------------------ errors */
+
+/* Sets the thread's last error (printf-style) and returns `s` so callers can
+ * `return gx__err(GX_ERR_SHAPE, "...")`. */
+gx_status gx__err(gx_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prepends "where: " context to the current message, keeps the status. */
+gx_status gx__err_prefix(gx_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define GX__CHECK(expr) do { gx_status gx__s_ = (expr); if (gx__s_ != GX_OK) return gx__s_; } while (0)
+#define GX__ARG(cond, ...) do { if (!(cond)) return gx__err(GX_ERR_INVALID_ARGUMENT, __VA_ARGS__); } while (0)
+
+/* ------------------------------------------------------------ string builder */
+
+typedef struct gx__sbuf { char *p; size_t len, cap; bool oom; } gx__sbuf;
+void gx__sb_puts(gx__sbuf *b, const char *s);
+void gx__sb_printf(gx__sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gx__sb_free(gx__sbuf *b);
+/* Copies into a caller buffer with the cap/needed convention of the public API. */
+gx_status gx__sb_export(const gx__sbuf *b, char *buf, size_t cap, size_t *needed);
+
+/* ------------------------------------------------------------ env helpers */
+
+/* Parses "8GiB", "512MB", "1000000", "50%" (of `total`).  0 on success. */
+int gx__parse_size(const char *s, size_t total, size_t *out);
+int gx__cpu_count(void);
+
+/* ------------------------------------------------------------ dtypes */
+
+bool gx__dtype_supported(gx_dtype t);        /* accepted by array ops today */
+bool gx__dtype_is_float(gx_dtype t);
+bool gx__dtype_is_signed(gx_dtype t);
+bool gx__dtype_is_int(gx_dtype t);           /* integer, not bool */
+const char *gx__dtype_ctype(gx_dtype t);     /* C spelling in generated code: "float", "int32_t"... */
+/* Converts a double into one element of dtype t at dst (C conversion rules). */
+void gx__dtype_from_f64(gx_dtype t, double v, void *dst);
+double gx__dtype_to_f64(gx_dtype t, const void *src);
+
+/* ------------------------------------------------------------ backend interface */
+
+typedef struct gx__backend gx__backend;
+typedef struct gx__module gx__module;       /* a compiled unit (backend-specific) */
+typedef void *gx__func;                      /* an entry point inside a module */
+
+/* How to run one generated kernel.  CUDA uses grid/block/shmem; the CPU backend
+ * splits [0, n) into per-thread ranges aligned to `cpu_align` items and calls
+ * entry(args, begin, end, thread_index) on each worker. */
+typedef struct gx__launch {
+    unsigned grid[3], block[3];
+    unsigned shmem;
+    int64_t n;            /* CPU: the range to split */
+    int64_t cpu_align;    /* CPU: range boundaries are multiples of this (>= 1) */
+    int cpu_threads;      /* CPU: 0 = all workers, else at most this many */
+    const void *args;     /* the kernel's argument struct, passed by value */
+    size_t args_size;
+} gx__launch;
+
+typedef struct gx__backend_iface {
+    gx_backend_kind kind;
+    const char *name;
+    const char *target;   /* code generation target: "c" or "cuda" */
+
+    gx_status (*open)(gx__backend *be, int device);
+    void (*close)(gx__backend *be);
+
+    gx_status (*alloc)(gx__backend *be, size_t bytes, void **ptr);  /* no limit check here */
+    void (*free)(gx__backend *be, void *ptr, size_t bytes);
+    gx_status (*trim)(gx__backend *be);
+    size_t (*reserved)(gx__backend *be);                            /* bytes held by the pool */
+
+    gx_status (*h2d)(gx__backend *be, void *dst, const void *src, size_t n);
+    gx_status (*d2h)(gx__backend *be, void *dst, const void *src, size_t n); /* complete on return */
+    gx_status (*d2d)(gx__backend *be, void *dst, const void *src, size_t n);
+    gx_status (*sync)(gx__backend *be);
+    gx_status (*info)(gx__backend *be, gx_device_info *out);
+
+    /* Code: build turns generated source into a binary blob (a shared object on CPU,
+     * a cubin on CUDA) that the disk cache can keep; load makes a module of a blob.
+     * build sets a message naming the user's lines on failure (GX_ERR_COMPILE). */
+    gx_status (*build)(gx__backend *be, const char *source, const char *label,
+                       void **blob, size_t *len);
+    gx_status (*load)(gx__backend *be, const void *blob, size_t len, gx__module **out);
+    gx_status (*get_func)(gx__backend *be, gx__module *m, const char *entry, gx__func *out);
+    void (*module_free)(gx__backend *be, gx__module *m);
+    gx_status (*launch)(gx__backend *be, gx__func f, const gx__launch *l);
+    /* Optional (may be NULL): suggested block size for f from the occupancy API. */
+    gx_status (*occupancy_block)(gx__backend *be, gx__func f, unsigned shmem, int *min_grid, int *block);
+    /* Optional (NULL on CPU, where the core reads a host clock): stream events. */
+    gx_status (*event_create)(gx__backend *be, void **ev);
+    gx_status (*event_record)(gx__backend *be, void *ev);
+    gx_status (*event_elapsed)(gx__backend *be, void *start, void *end, float *ms);
+    void (*event_destroy)(gx__backend *be, void *ev);
+    /* A string that identifies the compiler + target exactly, for cache keys. */
+    const char *(*compiler_id)(gx__backend *be);
+} gx__backend_iface;
+
+struct gx__backend {
+    const gx__backend_iface *iface;
+    int device;
+    void *impl;          /* backend's own state */
+    gx_ctx *ctx;
+};
+
+extern const gx__backend_iface gx__cpu_iface;
+#ifdef GX_HAVE_CUDA
+extern const gx__backend_iface gx__cuda_iface;
+#endif
+/* 1 if the CUDA backend was compiled in and a device answers. */
+int gx__cuda_available(int *count);
+/* Versions for `gx info` ("" when absent). */
+void gx__cuda_versions(char *driver, size_t dn, char *nvrtc, size_t nn, char *libs, size_t ln);
+void gx__cpu_describe(char *cc, size_t n);   /* the C compiler the CPU backend uses */
+int gx__cpu_workers(gx__backend *be);        /* CPU: worker threads incl. the caller */
+
+/* ------------------------------------------------------------ storage & arrays */
+
+typedef struct gx__storage {
+    atomic_int refs;
+    gx_ctx *ctx;
+    void *ptr;           /* device pointer (host pointer on CPU) */
+    size_t bytes;
+} gx__storage;
+
+#define GX__ARRAY_MAGIC 0x6778617272617921ull
+
+struct gx_array {
+    uint64_t magic;
+    gx_ctx *ctx;
+    gx__storage *st;
+    gx_dtype dtype;
+    int ndim;
+    int64_t shape[GX_MAX_DIMS];
+    int64_t strides[GX_MAX_DIMS]; /* elements */
+    int64_t offset;               /* elements from st->ptr */
+    int64_t size;
+    bool is_view;
+    gx_array *prev, *next;        /* the context's list of live arrays */
+};
+
+/* Validates a handle (live, made by gx); sets the error and returns its status. */
+gx_status gx__array_check(const gx_array *a, const char *what);
+bool gx__array_contiguous(const gx_array *a);
+/* Pointer to the first element (device address on CUDA). */
+void *gx__array_ptr(const gx_array *a);
+/* True when dst and src share bytes but not element for element (unsafe in place). */
+bool gx__arrays_overlap(const gx_array *dst, const gx_array *src);
+/* Creates a dense array (the building block of every allocating op). */
+gx_status gx__array_new(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *shape, gx_array **out);
+
+/* ------------------------------------------------------------ memory pool */
+
+gx_status gx__mem_alloc(gx_ctx *ctx, size_t bytes, void **ptr);
+void gx__mem_free(gx_ctx *ctx, void *ptr, size_t bytes);
+
+/* ------------------------------------------------------------ kernels */
+
+typedef struct gx__kcache gx__kcache;    /* per-context in-memory kernel table */
+
+/* A ready kernel: entry point plus the launch shape the occupancy API suggests
+ * (block 256 / grid = 0 where the backend has no occupancy API). */
+typedef struct gx__kernel {
+    gx__func fn;
+    int block;       /* suggested threads per block */
+    int min_grid;    /* blocks that fill the device at that block size */
+} gx__kernel;
+
+/* Compiles (or finds in the caches) `source` and returns the entry `entry`.
+ * The cache key covers the source, the backend's compiler id and gx's version.
+ * Caller holds the context lock. */
+gx_status gx__kernel_get(gx_ctx *ctx, const char *source, const char *label,
+                         const char *entry, gx__kernel *out);
+
+/* ------------------------------------------------------------ context */
+
+struct gx_ctx {
+    uint64_t magic;
+    gx__backend be;
+    pthread_mutex_t lock;          /* serialises backend calls and the caches */
+    gx_memory_stats mem;
+    size_t mem_limit;
+    gx__kcache *kcache;
+    gx_cache_stats cstats;
+    char *dump_dir;
+    /* user functions registered with gx_define (owned by the jit module) */
+    void *userfns;
+    gx_device_info dinfo;          /* filled at creation */
+    gx_array *arrays;              /* live arrays, released at destroy */
+};
+#define GX__CTX_MAGIC 0x6778637478212121ull
+
+gx_status gx__ctx_check(const gx_ctx *ctx);
+void gx__lock(gx_ctx *ctx);
+void gx__unlock(gx_ctx *ctx);
+
+/* Handle table: detects stale / foreign handles. */
+void gx__handle_add(const void *h);
+bool gx__handle_remove(const void *h);
+bool gx__handle_live(const void *h);
+
+/* ------------------------------------------------------------ misc */
+
+double gx__now_ms(void);
+
+#endif

@@ -1,0 +1,182 @@
+/* kernel.c -- from generated source to a launchable kernel, through two caches:
+ * the context's in-memory table (keyed by the source's hash) and the process-wide
+ * disk cache (keyed by a hash of everything that can change the binary). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "core/gx_internal.h"
+#include "jit/cache.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct kc_entry {
+    char key[65];
+    char *entry;
+    gx__module *mod;
+    gx__kernel k;
+    struct kc_entry *next;
+} kc_entry;
+
+struct gx__kcache {
+    kc_entry *buckets[256];
+};
+
+static kc_entry **kc_bucket(gx__kcache *kc, const char *key)
+{
+    unsigned h = (unsigned)strtoul((char[3]){key[0], key[1], 0}, NULL, 16);
+    return &kc->buckets[h & 255];
+}
+
+void gx__kcache_free(gx_ctx *ctx)
+{
+    gx__kcache *kc = ctx->kcache;
+    if (!kc)
+        return;
+    for (int b = 0; b < 256; b++) {
+        kc_entry *e = kc->buckets[b];
+        while (e) {
+            kc_entry *nx = e->next;
+            ctx->be.iface->module_free(&ctx->be, e->mod);
+            free(e->entry);
+            free(e);
+            e = nx;
+        }
+    }
+    free(kc);
+    ctx->kcache = NULL;
+}
+
+/* Everything that changes the binary goes into the key: gx's version (the prelude
+ * and generators are part of it), the backend's exact compiler and target, the
+ * source itself.  Nothing the compiler outputs is hashed. */
+static void kc_key(gx_ctx *ctx, const char *source, char out[65])
+{
+    cache_key k;
+    cache_key_init(&k);
+    cache_key_add(&k, "gx-kernel-key-1");
+    cache_key_add(&k, GX_VERSION_STRING);
+    cache_key_add(&k, ctx->be.iface->target);
+    cache_key_add(&k, ctx->be.iface->compiler_id(&ctx->be));
+    cache_key_add(&k, source);
+    cache_key_final(&k, out);
+}
+
+static void kc_dump(gx_ctx *ctx, const char *key, const char *label, const char *source)
+{
+    if (!ctx->dump_dir)
+        return;
+    mkdir(ctx->dump_dir, 0755);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s-%.12s.%s", ctx->dump_dir, label, key,
+             strcmp(ctx->be.iface->target, "cuda") == 0 ? "cu" : "c");
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "gx: warning: cannot write %s: %s\n", path, strerror(errno));
+        return;
+    }
+    fputs(source, f);
+    fclose(f);
+}
+
+/* Binary for the source: from disk if a verified entry exists, else built. */
+static gx_status kc_binary(gx_ctx *ctx, const char *key, const char *source, const char *label,
+                           void **blob, size_t *len)
+{
+    cache_disk *dc = cache_disk_get();
+    const char *suffix = ctx->be.iface->target;
+    int corrupt = 0;
+    if (cache_disk_load(dc, key, suffix, blob, len, &corrupt)) {
+        ctx->cstats.disk_hits++;
+        return GX_OK;
+    }
+    if (corrupt)
+        ctx->cstats.corrupt_entries++;
+    ctx->cstats.misses++;
+    double t0 = gx__now_ms();
+    gx_status s = ctx->be.iface->build(&ctx->be, source, label, blob, len);
+    ctx->cstats.compile_ms += gx__now_ms() - t0;
+    if (s != GX_OK)
+        return s;
+    ctx->cstats.compiles++;
+    cache_disk_store(dc, key, suffix, *blob, *len);
+    return GX_OK;
+}
+
+static void kc_occupancy(gx_ctx *ctx, gx__kernel *k)
+{
+    k->block = 256;
+    k->min_grid = 0;
+    if (!ctx->be.iface->occupancy_block)
+        return;
+    int mg = 0, bs = 0;
+    if (ctx->be.iface->occupancy_block(&ctx->be, k->fn, 0, &mg, &bs) == GX_OK && bs > 0) {
+        k->block = bs;
+        k->min_grid = mg;
+    }
+}
+
+gx_status gx__kernel_get(gx_ctx *ctx, const char *source, const char *label, const char *entry, gx__kernel *out)
+{
+    char key[65];
+    kc_key(ctx, source, key);
+    if (!ctx->kcache && !(ctx->kcache = calloc(1, sizeof *ctx->kcache)))
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for the kernel cache");
+    kc_entry **b = kc_bucket(ctx->kcache, key);
+    for (kc_entry *e = *b; e; e = e->next)
+        if (strcmp(e->key, key) == 0 && strcmp(e->entry, entry) == 0) {
+            ctx->cstats.mem_hits++;
+            *out = e->k;
+            return GX_OK;
+        }
+    kc_dump(ctx, key, label, source);
+    void *blob = NULL;
+    size_t len = 0;
+    GX__CHECK(kc_binary(ctx, key, source, label, &blob, &len));
+    kc_entry *e = calloc(1, sizeof *e);
+    gx_status s = e ? GX_OK : gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for the kernel cache");
+    if (s == GX_OK)
+        s = ctx->be.iface->load(&ctx->be, blob, len, &e->mod);
+    free(blob);
+    if (s == GX_OK)
+        s = ctx->be.iface->get_func(&ctx->be, e->mod, entry, &e->k.fn);
+    if (s != GX_OK) {
+        if (e && e->mod)
+            ctx->be.iface->module_free(&ctx->be, e->mod);
+        free(e);
+        return s;
+    }
+    memcpy(e->key, key, sizeof key);
+    e->entry = strdup(entry);
+    kc_occupancy(ctx, &e->k);
+    e->next = *b;
+    *b = e;
+    *out = e->k;
+    return GX_OK;
+}
+
+gx_status gx_cache_stats_get(gx_ctx *ctx, gx_cache_stats *out)
+{
+    GX__CHECK(gx__ctx_check(ctx));
+    GX__ARG(out, "gx_cache_stats_get: out must not be NULL");
+    gx__lock(ctx);
+    *out = ctx->cstats;
+    gx__unlock(ctx);
+    return GX_OK;
+}
+
+gx_status gx_set_dump_dir(gx_ctx *ctx, const char *dir)
+{
+    GX__CHECK(gx__ctx_check(ctx));
+    char *copy = NULL;
+    if (dir && !(copy = strdup(dir)))
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
+    gx__lock(ctx);
+    free(ctx->dump_dir);
+    ctx->dump_dir = copy;
+    gx__unlock(ctx);
+    return GX_OK;
+}

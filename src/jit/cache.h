@@ -1,0 +1,83 @@
+/* cache.h -- the on-disk kernel cache, content hashing, and the CPU backend's
+ * compiler driver.
+ *
+ * Disk layout: $GX_CACHE_DIR or $XDG_CACHE_HOME/gx or ~/.cache/gx, then
+ *   v<GX_VERSION_STRING>/<first 2 hex of key>/<key>.<suffix>
+ * (namespaced by gx version, sharded).  Each entry is a small header
+ * (magic, format version, payload length, SHA-256 of the payload) followed by the
+ * payload; entries are written to a temporary file in the same directory and
+ * rename()d into place, so concurrent processes never see half a file.  A corrupt or
+ * truncated entry is reported once (stderr warning), removed, and counted; the caller
+ * then rebuilds.  Total size is capped (GX_CACHE_MAX, e.g. "1GiB", default 1 GiB) with
+ * least-recently-used eviction (a hit touches the entry's mtime).  GX_CACHE=off
+ * disables the disk cache.  An unwritable directory disables it with one warning.
+ */
+#ifndef GX_CACHE_H
+#define GX_CACHE_H
+
+#include "core/gx_internal.h"
+
+/* SHA-256 of data as 64 lowercase hex chars + NUL. */
+void cache_sha256_hex(const void *data, size_t len, char out[65]);
+
+/* Incremental key builder: feed strings, get the hex digest. */
+typedef struct cache_key { void *md; } cache_key;
+void cache_key_init(cache_key *k);
+void cache_key_add(cache_key *k, const char *s);        /* adds s and a separator */
+void cache_key_final(cache_key *k, char out[65]);
+
+typedef struct cache_disk cache_disk;
+
+/* Opens the process-wide disk cache (created on first use, shared by contexts;
+ * thread-safe).  Never fails: returns a disabled cache when off or unwritable.
+ * The environment (GX_CACHE, GX_CACHE_DIR, XDG_CACHE_HOME, HOME, GX_CACHE_MAX) is
+ * read once, when the cache is first opened. */
+cache_disk *cache_disk_get(void);
+/* Tests only: forgets the singleton so the next cache_disk_get() re-reads the
+ * environment.  No other thread may be using the cache (pointers die). */
+void cache_disk_reset_for_tests(void);
+bool cache_disk_enabled(const cache_disk *d);
+const char *cache_disk_dir(const cache_disk *d);     /* "" when disabled */
+
+/* Looks up key.suffix.  Returns 1 and a malloc'd payload on a verified hit, 0 on miss.
+ * A corrupt entry: warns once, deletes it, *corrupt = 1 (if not NULL), returns 0. */
+int cache_disk_load(cache_disk *d, const char *key_hex, const char *suffix,
+                    void **payload, size_t *len, int *corrupt);
+/* Stores atomically, then evicts least-recently-used entries over the cap.
+ * Failures are silent (the cache is an optimisation) but counted. */
+void cache_disk_store(cache_disk *d, const char *key_hex, const char *suffix,
+                      const void *payload, size_t len);
+
+/* What this process has done with the cache (all zero when disabled).  `bytes` is the
+ * running estimate of the cache's size (other processes may have changed it since). */
+typedef struct cache_disk_stats {
+    uint64_t stores, store_failures, corrupt, evictions;
+    size_t bytes, max;
+} cache_disk_stats;
+void cache_disk_counters(cache_disk *d, cache_disk_stats *out);
+
+/* ---------------------------------------------------------------- CPU compiler */
+
+/* The C compiler the CPU backend uses: $GX_CC, else $CC, else "cc".  *id receives
+ * the compiler's first `--version` line plus the host CPU model and flags digest, for
+ * cache keys (stable across runs, different across machines/compilers). */
+const char *cache_cc_path(void);
+const char *cache_cc_id(void);
+
+/* Compiles C `source` into a shared object with
+ *   <cc> -std=c11 -O3 -march=native -fPIC -shared -fwrapv -fno-strict-aliasing
+ *        -fno-math-errno -Wno-unused-function -o out.so <label>.c -lm
+ * started with posix_spawnp (no shell; the only user-influenced text, the label, is
+ * reduced to [A-Za-z0-9_] and used only inside a file name), in a private temporary
+ * directory under $TMPDIR or /tmp.  <cc> is cache_cc_path(), split at blanks so that
+ * e.g. CC="ccache gcc" works.  On success *so / *len hold the .so bytes (malloc'd).
+ * On failure GX_ERR_COMPILE with the compiler's diagnostics in the message (the
+ * source carries #line directives, so they name the user's file and lines). */
+gx_status cache_cc_build(const char *source, const char *label, void **so, size_t *len);
+
+/* Loads a shared object from memory (memfd + dlopen, or a temp file that is unlinked
+ * at once where memfd_create is unavailable); *handle for dlsym/dlclose.  Each call
+ * gives a distinct library even when glibc would reuse a /proc/self/fd name. */
+gx_status cache_so_load(const void *so, size_t len, void **handle);
+
+#endif

@@ -1,0 +1,195 @@
+/* lambda_emit.c -- turns a checked lambda into one C expression.
+ *
+ * Every sub-expression is wrapped as ((T)...) in its own dtype, so the value never
+ * depends on C's or C++'s implicit conversions.  Operations with undefined or
+ * compiler-dependent behaviour go through prelude helpers named gx_<op>_<dtype>
+ * (gx_add_i32, gx_div_u64, gx_shl_i64, gx_sin_f32, gx_cvt_f64_i8, ...). */
+#include "jit/lambda_impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct emitter {
+    const lam_lambda *l;
+    const char *const *params;
+    const char *const *consts;
+    gx__sbuf *out;
+    gx_status err;
+} emitter;
+
+static const char *ct(gx_dtype t) { return gx__dtype_ctype(t); }
+static const char *dn(gx_dtype t) { return gx_dtype_name(t); }
+static bool is_float(gx_dtype t) { return t == GX_F32 || t == GX_F64; }
+static bool is_intlike(gx_dtype t) { return t >= GX_I8 && t <= GX_U64; }
+
+static void emit(emitter *e, const lam__node *n);
+
+/* n's value converted to dtype t.  float -> integer saturates through gx_cvt_f64_*
+ * (a plain C cast of NaN or an out-of-range value is undefined behaviour). */
+static void emit_conv(emitter *e, const lam__node *n, gx_dtype t)
+{
+    if (t == n->type) {
+        emit(e, n);
+        return;
+    }
+    if (is_float(n->type) && is_intlike(t)) {
+        gx__sb_printf(e->out, "((%s)gx_cvt_f64_%s((double)", ct(t), dn(t));
+        emit(e, n);
+        gx__sb_puts(e->out, "))");
+        return;
+    }
+    gx__sb_printf(e->out, "((%s)", ct(t));
+    emit(e, n);
+    gx__sb_puts(e->out, ")");
+}
+
+/* A float literal that reads back exactly and is always a floating constant. */
+static void emit_float(emitter *e, double v, gx_dtype t)
+{
+    char buf[64];
+    if (t == GX_F32)
+        snprintf(buf, sizeof buf, "%.9g", (double)(float)v);
+    else
+        snprintf(buf, sizeof buf, "%.17g", v);
+    for (char *c = buf; *c; c++)
+        if (*c == ',')
+            *c = '.';   /* a locale with a decimal comma */
+    if (!strpbrk(buf, ".eE"))
+        strcat(buf, ".0");
+    gx__sb_printf(e->out, "((%s)%s%s)", ct(t), buf, t == GX_F32 ? "f" : "");
+}
+
+static void emit_lit(emitter *e, const lam__node *n)
+{
+    unsigned long long v = (unsigned long long)n->ival;
+    switch (n->type) {
+    case GX_BOOL: gx__sb_printf(e->out, "((bool)%d)", v ? 1 : 0); break;
+    case GX_I32: gx__sb_printf(e->out, "((int32_t)%llu)", v); break;
+    case GX_I64: gx__sb_printf(e->out, "((int64_t)%lluLL)", v); break;
+    case GX_U32: gx__sb_printf(e->out, "((uint32_t)%lluU)", v); break;
+    case GX_U64: gx__sb_printf(e->out, "((uint64_t)%lluULL)", v); break;
+    default: emit_float(e, n->fval, n->type); break;
+    }
+}
+
+static void emit_name(emitter *e, const lam__node *n)
+{
+    const char *s = n->ref == LAM_R_PARAM ? (e->params ? e->params[n->index] : NULL)
+                                          : (e->consts ? e->consts[n->index] : NULL);
+    if (!s) {
+        e->err = gx__err(GX_ERR_INVALID_ARGUMENT, "lam_emit: no C spelling given for %s %d",
+                         n->ref == LAM_R_PARAM ? "parameter" : "constant", n->index);
+        return;
+    }
+    gx__sb_printf(e->out, "((%s)(%s))", ct(n->type), s);
+}
+
+static void emit_unary(emitter *e, const lam__node *n)
+{
+    const lam__node *a = n->kid[0];
+    switch (n->op) {
+    case LAM_OP_NOT: gx__sb_puts(e->out, "((bool)!"); break;
+    case LAM_OP_TILDE: gx__sb_printf(e->out, "((%s)~", ct(n->type)); break;
+    case LAM_OP_SUB:
+        if (is_float(n->type))
+            gx__sb_printf(e->out, "((%s)-", ct(n->type));
+        else
+            gx__sb_printf(e->out, "((%s)gx_neg_%s(", ct(n->type), dn(n->type));
+        break;
+    default: gx__sb_printf(e->out, "((%s)", ct(n->type)); break;
+    }
+    emit_conv(e, a, a->conv);
+    gx__sb_puts(e->out, n->op == LAM_OP_SUB && !is_float(n->type) ? "))" : ")");
+}
+
+/* Integer + - * / % << >> go through wrapping / guarded helpers. */
+static const char *int_helper(lam__op op)
+{
+    switch (op) {
+    case LAM_OP_ADD: return "add";
+    case LAM_OP_SUB: return "sub";
+    case LAM_OP_MUL: return "mul";
+    case LAM_OP_DIV: return "div";
+    case LAM_OP_MOD: return "mod";
+    case LAM_OP_SHL: return "shl";
+    case LAM_OP_SHR: return "shr";
+    default: return NULL;
+    }
+}
+
+static void emit_binary(emitter *e, const lam__node *n)
+{
+    const lam__node *a = n->kid[0], *b = n->kid[1];
+    const char *h = is_float(n->optype) ? NULL : int_helper(n->op);
+    if (h) {
+        bool shift = n->op == LAM_OP_SHL || n->op == LAM_OP_SHR;
+        gx__sb_printf(e->out, "((%s)gx_%s_%s(", ct(n->type), h, dn(n->optype));
+        emit_conv(e, a, a->conv);
+        gx__sb_puts(e->out, shift ? ", (uint64_t)" : ", ");
+        emit_conv(e, b, b->conv);
+        gx__sb_puts(e->out, "))");
+        return;
+    }
+    gx__sb_printf(e->out, "((%s)(", ct(n->type));
+    emit_conv(e, a, a->conv);
+    gx__sb_printf(e->out, " %s ", lam__op_text(n->op));
+    emit_conv(e, b, b->conv);
+    gx__sb_puts(e->out, "))");
+}
+
+static void emit_cond(emitter *e, const lam__node *n)
+{
+    gx__sb_printf(e->out, "((%s)(", ct(n->type));
+    emit_conv(e, n->kid[0], n->kid[0]->conv);
+    gx__sb_puts(e->out, " ? ");
+    emit_conv(e, n->kid[1], n->kid[1]->conv);
+    gx__sb_puts(e->out, " : ");
+    emit_conv(e, n->kid[2], n->kid[2]->conv);
+    gx__sb_puts(e->out, "))");
+}
+
+static void emit_call(emitter *e, const lam__node *n)
+{
+    if (n->ref == LAM_R_CAST) {
+        emit_conv(e, n->kid[0], n->kid[0]->conv);
+        return;
+    }
+    if (n->ref == LAM_R_BUILTIN)
+        gx__sb_printf(e->out, "((%s)gx_%s_%s(", ct(n->type), lam__builtins[n->index].name, dn(n->optype));
+    else
+        gx__sb_printf(e->out, "((%s)%.*s(", ct(n->type), n->name_len, e->l->text + n->name_at);
+    for (int i = 0; i < n->nkids; i++) {
+        if (i)
+            gx__sb_puts(e->out, ", ");
+        emit_conv(e, n->kid[i], n->kid[i]->conv);
+    }
+    gx__sb_puts(e->out, "))");
+}
+
+static void emit(emitter *e, const lam__node *n)
+{
+    if (e->err != GX_OK)
+        return;
+    switch (n->kind) {
+    case LAM_N_LIT: emit_lit(e, n); break;
+    case LAM_N_NAME: emit_name(e, n); break;
+    case LAM_N_UNARY: emit_unary(e, n); break;
+    case LAM_N_BINARY: emit_binary(e, n); break;
+    case LAM_N_COND: emit_cond(e, n); break;
+    case LAM_N_CALL: emit_call(e, n); break;
+    }
+}
+
+gx_status lam_emit(const lam_lambda *l, const char *const *param_names,
+                   const char *const *const_names, gx__sbuf *out)
+{
+    if (!l || !out || l->result == GX_DTYPE_COUNT)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "lam_emit: needs a lambda checked by lam_compile and an output buffer");
+    emitter e = {l, param_names, const_names, out, GX_OK};
+    emit(&e, l->root);
+    if (e.err != GX_OK)
+        return e.err;
+    if (out->oom)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory while emitting a lambda");
+    return GX_OK;
+}

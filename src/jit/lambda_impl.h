@@ -1,0 +1,96 @@
+/* lambda_impl.h -- what the lambda_*.c files share (tokens, AST, limits).
+ * Nothing here is visible outside src/jit/lambda*.c. */
+#ifndef GX_LAMBDA_IMPL_H
+#define GX_LAMBDA_IMPL_H
+
+#include "jit/lambda.h"
+
+/* Limits keep every recursion and buffer bounded whatever the input (the fuzzer
+ * feeds arbitrary bytes). */
+#define LAM__MAX_NEST 256      /* nested parentheses / unary ops / calls / ?: */
+#define LAM__MAX_HEIGHT 1024   /* AST height (long a+b+c+... chains) */
+#define LAM__MAX_PARAMS 64
+#define LAM__MAX_ARGS 16       /* arguments of one call (lam_fn_sig holds 16) */
+#define LAM__MAX_TEXT (1 << 20)
+
+typedef enum lam__op {
+    LAM_OP_NONE = 0,
+    LAM_OP_ADD, LAM_OP_SUB, LAM_OP_MUL, LAM_OP_DIV, LAM_OP_MOD,
+    LAM_OP_SHL, LAM_OP_SHR, LAM_OP_LT, LAM_OP_LE, LAM_OP_GT, LAM_OP_GE,
+    LAM_OP_EQ, LAM_OP_NE, LAM_OP_AND, LAM_OP_XOR, LAM_OP_OR, LAM_OP_LAND, LAM_OP_LOR,
+    LAM_OP_NOT, LAM_OP_TILDE, LAM_OP_QUEST, LAM_OP_COLON, LAM_OP_LPAREN, LAM_OP_RPAREN,
+    LAM_OP_COMMA, LAM_OP_ARROW, LAM_OP_ASSIGN,
+    LAM_OP_COUNT
+} lam__op;
+
+typedef enum lam__tokkind { LAM_T_EOF, LAM_T_INT, LAM_T_FLT, LAM_T_IDENT, LAM_T_OP } lam__tokkind;
+
+typedef struct lam__tok {
+    lam__tokkind kind;
+    lam__op op;
+    int start, len;          /* byte range in the text */
+    uint64_t ival;           /* LAM_T_INT */
+    double fval;             /* LAM_T_FLT */
+    gx_dtype lit;            /* literal's dtype */
+} lam__tok;
+
+typedef enum lam__kind {
+    LAM_N_LIT, LAM_N_NAME, LAM_N_UNARY, LAM_N_BINARY, LAM_N_COND, LAM_N_CALL
+} lam__kind;
+
+/* What a name or a call resolved to (filled by the type checker). */
+typedef enum lam__ref { LAM_R_NONE, LAM_R_PARAM, LAM_R_CONST, LAM_R_CAST, LAM_R_BUILTIN, LAM_R_USER } lam__ref;
+
+typedef struct lam__node lam__node;
+struct lam__node {
+    lam__kind kind;
+    lam__op op;              /* unary / binary operator */
+    int col;                 /* byte column of the node's token */
+    int height;
+    gx_dtype type;           /* result dtype (after checking) */
+    gx_dtype optype;         /* dtype the operation computes in */
+    gx_dtype conv;           /* dtype the parent wants this value in (set by the checker) */
+    uint64_t ival;           /* integer / bool literal */
+    double fval;             /* float literal */
+    int name_at, name_len;   /* identifier (names and calls) */
+    lam__ref ref;
+    int index;               /* parameter / constant / builtin / user function index */
+    int nkids;
+    lam__node *kid[LAM__MAX_ARGS];
+    lam__node *chain;        /* every node of a lambda, for freeing */
+};
+
+struct lam_lambda {
+    char *text;              /* private copy (names in the AST point into it) */
+    int len;
+    int nparams;
+    int pcol[LAM__MAX_PARAMS], plen[LAM__MAX_PARAMS];
+    int arrow_col;
+    lam__node *root;
+    lam__node *nodes;        /* chain of all nodes */
+    gx_dtype result;
+};
+
+/* ---- lambda_lex.c */
+/* Reads the token at *pos into t and advances *pos.  Errors are GX_ERR_SYNTAX with a caret. */
+gx_status lam__lex(const char *text, int *pos, lam__tok *t);
+const char *lam__op_text(lam__op op);
+/* Sets the error: "<kind> error: <head>\n  <text>\n  <caret>\nhint: <hint>".  hint may be NULL. */
+gx_status lam__fail(gx_status s, const char *text, int col, const char *hint, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* ---- lambda_parse.c */
+gx_status lam__parse(const char *text, lam_lambda **out);
+
+/* ---- lambda_sema.c */
+typedef enum lam__bkind {
+    LAM_B_FLOAT,   /* computes in f32/f64; integer args compute in f64 */
+    LAM_B_PRED,    /* like FLOAT but returns bool (isnan...) */
+    LAM_B_KEEP     /* abs/min/max/clamp/sign: integer args stay integer */
+} lam__bkind;
+typedef struct lam__builtin { const char *name; int nargs; lam__bkind kind; } lam__builtin;
+extern const lam__builtin lam__builtins[];
+extern const int lam__nbuiltins;
+gx_dtype lam__promote(gx_dtype t);
+
+#endif

@@ -1,0 +1,132 @@
+/* lambda_prelude.c -- the C text placed before generated kernels and user functions.
+ *
+ * One body serves both targets; only the head differs (C includes the standard
+ * headers; NVRTC has none, so the CUDA head declares the fixed-width integers
+ * itself and relies on NVRTC's built-in math functions).  Helpers are generated
+ * by macros inside the prelude so the text stays short. */
+#include "jit/lambda_impl.h"
+
+#include <string.h>
+
+#define LAM__HEAD_C                                                                     \
+    "/* gx prelude (C) */\n"                                                            \
+    "#include <stdint.h>\n"                                                             \
+    "#include <stdbool.h>\n"                                                            \
+    "#include <math.h>\n"                                                               \
+    "#if defined(__GNUC__) || defined(__clang__)\n"                                   \
+    "#define GXF static inline __attribute__((unused)) /* clang warns on unused static inline in .c files */\n" \
+    "#else\n"                                                                          \
+    "#define GXF static inline\n"                                                      \
+    "#endif\n"
+
+#define LAM__HEAD_CUDA                                                                  \
+    "/* gx prelude (CUDA) */\n"                                                         \
+    "typedef signed char int8_t;\n"                                                     \
+    "typedef short int16_t;\n"                                                          \
+    "typedef int int32_t;\n"                                                            \
+    "typedef long long int64_t;\n"                                                      \
+    "typedef unsigned char uint8_t;\n"                                                  \
+    "typedef unsigned short uint16_t;\n"                                                \
+    "typedef unsigned int uint32_t;\n"                                                  \
+    "typedef unsigned long long uint64_t;\n"                                            \
+    "#define GXF static __device__ __forceinline__\n"                                 \
+    "#pragma nv_diag_suppress 177 /* unused static helpers are expected */\n"
+
+/* Integer helpers.  Signed + - * wrap (through the unsigned type: no overflow UB);
+ * division by zero gives 0, MIN / -1 gives MIN, % by 0 or -1 gives 0; shift counts
+ * are masked to the width; >> of a negative value is arithmetic. */
+#define LAM__BODY_INT                                                                   \
+    "#define GX__INT_COMMON(T, S, U, W) \\\n"                                           \
+    "GXF T gx_add_##S(T a, T b) { return (T)((U)a + (U)b); } \\\n"                      \
+    "GXF T gx_sub_##S(T a, T b) { return (T)((U)a - (U)b); } \\\n"                      \
+    "GXF T gx_mul_##S(T a, T b) { return (T)((U)a * (U)b); } \\\n"                      \
+    "GXF T gx_neg_##S(T a) { return (T)((U)0 - (U)a); } \\\n"                           \
+    "GXF T gx_shl_##S(T a, uint64_t n) { return (T)((U)a << (n & (W - 1))); } \\\n"     \
+    "GXF T gx_min_##S(T a, T b) { return a < b ? a : b; } \\\n"                         \
+    "GXF T gx_max_##S(T a, T b) { return a > b ? a : b; } \\\n"                         \
+    "GXF T gx_clamp_##S(T x, T lo, T hi) { return gx_min_##S(gx_max_##S(x, lo), hi); }\n" \
+    "#define GX__INT_SIGNED(T, S, U, W, MN) \\\n"                                       \
+    "GX__INT_COMMON(T, S, U, W) \\\n"                                                   \
+    "GXF T gx_div_##S(T a, T b) { return b == 0 ? (T)0 : (a == (MN) && b == -1) ? a : (T)(a / b); } \\\n" \
+    "GXF T gx_mod_##S(T a, T b) { return (b == 0 || b == -1) ? (T)0 : (T)(a % b); } \\\n" \
+    "GXF T gx_shr_##S(T a, uint64_t n) { return a < 0 ? (T)~(T)(~a >> (n & (W - 1))) : (T)(a >> (n & (W - 1))); } \\\n" \
+    "GXF T gx_abs_##S(T a) { return a < 0 ? gx_neg_##S(a) : a; } \\\n"                  \
+    "GXF T gx_sign_##S(T a) { return (T)((a > 0) - (a < 0)); }\n"                       \
+    "#define GX__INT_UNSIGNED(T, S, W) \\\n"                                            \
+    "GX__INT_COMMON(T, S, T, W) \\\n"                                                   \
+    "GXF T gx_div_##S(T a, T b) { return b == 0 ? (T)0 : (T)(a / b); } \\\n"            \
+    "GXF T gx_mod_##S(T a, T b) { return b == 0 ? (T)0 : (T)(a % b); } \\\n"            \
+    "GXF T gx_shr_##S(T a, uint64_t n) { return (T)(a >> (n & (W - 1))); } \\\n"        \
+    "GXF T gx_abs_##S(T a) { return a; } \\\n"                                          \
+    "GXF T gx_sign_##S(T a) { return (T)(a > 0); }\n"                                   \
+    "GX__INT_SIGNED(int32_t, i32, uint32_t, 32, (-2147483647 - 1))\n"                   \
+    "GX__INT_SIGNED(int64_t, i64, uint64_t, 64, (-9223372036854775807LL - 1))\n"        \
+    "GX__INT_UNSIGNED(uint32_t, u32, 32)\n"                                             \
+    "GX__INT_UNSIGNED(uint64_t, u64, 64)\n"
+
+/* double -> integer as a C cast, except NaN -> 0 and out-of-range saturates. */
+#define LAM__BODY_CVT                                                                   \
+    "#define GX__CVT(T, S, LO, HI, TLO, THI) \\\n"                                      \
+    "GXF T gx_cvt_f64_##S(double v) { return v != v ? (T)0 : v <= LO ? (T)(TLO) : v >= HI ? (T)(THI) : (T)v; }\n" \
+    "GX__CVT(int8_t, i8, -128.0, 127.0, -128, 127)\n"                                   \
+    "GX__CVT(int16_t, i16, -32768.0, 32767.0, -32768, 32767)\n"                         \
+    "GX__CVT(int32_t, i32, -2147483648.0, 2147483647.0, (-2147483647 - 1), 2147483647)\n" \
+    "GX__CVT(int64_t, i64, -9223372036854775808.0, 9223372036854775808.0, (-9223372036854775807LL - 1), 9223372036854775807LL)\n" \
+    "GX__CVT(uint8_t, u8, 0.0, 255.0, 0, 255)\n"                                        \
+    "GX__CVT(uint16_t, u16, 0.0, 65535.0, 0, 65535)\n"                                  \
+    "GX__CVT(uint32_t, u32, 0.0, 4294967295.0, 0, 4294967295U)\n"                       \
+    "GX__CVT(uint64_t, u64, 0.0, 18446744073709551616.0, 0, 18446744073709551615ULL)\n"
+
+/* Math: gx_<f>_f32 calls <f>f, gx_<f>_f64 calls <f>.  isnan & co. are written as
+ * arithmetic so they need no header and behave alike on both targets. */
+#define LAM__BODY_MATH                                                                  \
+    "#define GX__M1(N) GXF float gx_##N##_f32(float x) { return N##f(x); } \\\n"        \
+    "GXF double gx_##N##_f64(double x) { return N(x); }\n"                              \
+    "#define GX__M2(N, F) GXF float gx_##N##_f32(float x, float y) { return F##f(x, y); } \\\n" \
+    "GXF double gx_##N##_f64(double x, double y) { return F(x, y); }\n"                 \
+    "GX__M1(sin) GX__M1(cos) GX__M1(tan) GX__M1(asin) GX__M1(acos) GX__M1(atan)\n"      \
+    "GX__M1(sinh) GX__M1(cosh) GX__M1(tanh) GX__M1(asinh) GX__M1(acosh) GX__M1(atanh)\n" \
+    "GX__M1(exp) GX__M1(exp2) GX__M1(expm1) GX__M1(log) GX__M1(log2) GX__M1(log10)\n"   \
+    "GX__M1(log1p) GX__M1(sqrt) GX__M1(cbrt) GX__M1(floor) GX__M1(ceil) GX__M1(round)\n" \
+    "GX__M1(trunc) GX__M1(erf) GX__M1(erfc) GX__M1(lgamma) GX__M1(tgamma)\n"            \
+    "GX__M2(atan2, atan2) GX__M2(pow, pow) GX__M2(fmod, fmod) GX__M2(hypot, hypot)\n"   \
+    "GX__M2(copysign, copysign) GX__M2(min, fmin) GX__M2(max, fmax)\n"                  \
+    "#define GX__MF(T, S, SF) \\\n"                                                     \
+    "GXF T gx_rsqrt_##S(T x) { return (T)1 / sqrt##SF(x); } \\\n"                       \
+    "GXF T gx_abs_##S(T x) { return fabs##SF(x); } \\\n"                                \
+    "GXF T gx_fma_##S(T x, T y, T z) { return fma##SF(x, y, z); } \\\n"                 \
+    "GXF T gx_clamp_##S(T x, T lo, T hi) { return gx_min_##S(gx_max_##S(x, lo), hi); } \\\n" \
+    "GXF T gx_sign_##S(T x) { return x > 0 ? (T)1 : x < 0 ? (T)-1 : x; } \\\n"          \
+    "GXF bool gx_isnan_##S(T x) { return x != x; } \\\n"                                \
+    "GXF bool gx_isinf_##S(T x) { return x == x && (x - x) != (x - x); } \\\n"          \
+    "GXF bool gx_isfinite_##S(T x) { return (x - x) == (x - x); }\n"                    \
+    "GX__MF(float, f32, f)\n"                                                           \
+    "GX__MF(double, f64, )\n"
+
+/* Complex numbers for user functions (not lambda values). */
+#define LAM__BODY_COMPLEX                                                               \
+    "typedef struct cf32 { float re, im; } cf32;\n"                                     \
+    "typedef struct cf64 { double re, im; } cf64;\n"                                    \
+    "#define GX__CPLX(C, T, MK, SFX, ASFX) \\\n"                                              \
+    "GXF C MK(T re, T im) { C z; z.re = re; z.im = im; return z; } \\\n"                \
+    "GXF C cadd##SFX(C a, C b) { return MK(a.re + b.re, a.im + b.im); } \\\n"           \
+    "GXF C csub##SFX(C a, C b) { return MK(a.re - b.re, a.im - b.im); } \\\n"           \
+    "GXF C cmul##SFX(C a, C b) { return MK(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); } \\\n" \
+    "GXF C cconj##SFX(C a) { return MK(a.re, -a.im); } \\\n"                            \
+    "GXF T cabs2##ASFX(C a) { return a.re * a.re + a.im * a.im; }\n"                     \
+    "GX__CPLX(cf32, float, c32, , )\n"                                                    \
+    "GX__CPLX(cf64, double, c64, 64, _64)\n"                                                 \
+    "#define abs2 cabs2\n"                                                              \
+    "#define abs2_64 cabs2_64\n"
+
+#define LAM__BODY LAM__BODY_INT LAM__BODY_CVT LAM__BODY_MATH LAM__BODY_COMPLEX "/* end of gx prelude */\n"
+
+static const char lam__prelude_c[] = LAM__HEAD_C LAM__BODY;
+static const char lam__prelude_cuda[] = LAM__HEAD_CUDA LAM__BODY;
+
+const char *lam_prelude(const char *target)
+{
+    if (target && strcmp(target, "cuda") == 0)
+        return lam__prelude_cuda;
+    return lam__prelude_c;
+}

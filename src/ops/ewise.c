@@ -1,0 +1,360 @@
+/* ewise.c -- the element-wise kernel generator (see ewise.h). */
+#include "ops/ewise.h"
+#include "jit/lambda.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ broadcasting */
+
+static void shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
+{
+    size_t k = (size_t)snprintf(buf, n, "(");
+    for (int d = 0; d < ndim && k < n; d++)
+        k += (size_t)snprintf(buf + k, n - k, d ? ", %lld" : "%lld", (long long)shape[d]);
+    if (k < n)
+        snprintf(buf + k, n - k, ndim == 1 ? ",)" : ")");
+}
+
+gx_status ew_broadcast_shape(int nin, gx_array *const *in, int *ndim, int64_t *shape)
+{
+    int nd = 0;
+    for (int i = 0; i < nin; i++)
+        nd = in[i]->ndim > nd ? in[i]->ndim : nd;
+    for (int d = 0; d < nd; d++)
+        shape[d] = 1;
+    for (int i = 0; i < nin; i++) {
+        int off = nd - in[i]->ndim;
+        for (int d = 0; d < in[i]->ndim; d++) {
+            int64_t s = in[i]->shape[d], *t = &shape[off + d];
+            if (s == *t || s == 1)
+                continue;
+            if (*t == 1) {
+                *t = s;
+                continue;
+            }
+            char a[160], b[160];
+            shape_str(a, sizeof a, in[i]->ndim, in[i]->shape);
+            shape_str(b, sizeof b, nd, shape);
+            return gx__err(GX_ERR_SHAPE,
+                           "shapes do not broadcast: input %d has shape %s, which does not match %s at axis %d "
+                           "(sizes must be equal or 1; reshape one input so the axes line up)",
+                           i + 1, a, b, off + d);
+        }
+    }
+    *ndim = nd;
+    return GX_OK;
+}
+
+/* Strides of `a` seen through the output's shape: broadcast axes get stride 0. */
+static void bcast_strides(const gx_array *a, int nd, const int64_t *shape, int64_t *st)
+{
+    int off = nd - a->ndim;
+    for (int d = 0; d < nd; d++) {
+        int k = d - off;
+        st[d] = (k < 0 || (a->shape[k] == 1 && shape[d] != 1)) ? 0 : a->strides[k];
+    }
+}
+
+/* Merges neighbouring axes that are contiguous in every operand and drops size-1
+ * axes, so most real calls reach the one-dimensional fast path. */
+static void ew_collapse(ew_plan *pl, int nd, const int64_t *shape)
+{
+    int nops = pl->nin + 1, out = 0;
+    int64_t sh[GX_MAX_DIMS];
+    int64_t st[EW_MAXOPS][GX_MAX_DIMS];
+    for (int d = 0; d < nd; d++) {
+        if (shape[d] == 1)
+            continue;
+        bool merge = out > 0;
+        for (int o = 0; o < nops && merge; o++)
+            merge = st[o][out - 1] == pl->args.st[o][d] * shape[d];
+        if (merge) {
+            sh[out - 1] *= shape[d];
+            for (int o = 0; o < nops; o++)
+                st[o][out - 1] = pl->args.st[o][d];
+            continue;
+        }
+        sh[out] = shape[d];
+        for (int o = 0; o < nops; o++)
+            st[o][out] = pl->args.st[o][d];
+        out++;
+    }
+    if (out == 0) {          /* a single element */
+        sh[0] = 1;
+        for (int o = 0; o < nops; o++)
+            st[o][0] = 0;
+        out = 1;
+    }
+    pl->ndim = out;
+    memcpy(pl->args.shape, sh, sizeof(int64_t) * (size_t)out);
+    for (int o = 0; o < nops; o++)
+        memcpy(pl->args.st[o], st[o], sizeof(int64_t) * (size_t)out);
+    pl->contig = out == 1;
+    for (int o = 0; o < nops && pl->contig; o++)
+        pl->contig = st[o][0] == 0 || st[o][0] == 1;
+    if (pl->contig && st[0][0] == 0 && sh[0] > 1)
+        pl->contig = false;   /* never write one element many times on the fast path */
+}
+
+/* Widest access (up to 16 bytes) that every streamed operand's address allows. */
+static int ew_vec(const ew_plan *pl)
+{
+    if (!pl->contig)
+        return 1;
+    size_t maxsz = 1;
+    for (int o = 0; o <= pl->nin; o++)
+        if (pl->args.st[o][0] != 0 && gx_dtype_size(pl->dt[o]) > maxsz)
+            maxsz = gx_dtype_size(pl->dt[o]);
+    int vec = (int)(16 / maxsz);
+    for (int o = 0; o <= pl->nin; o++) {
+        if (pl->args.st[o][0] == 0)
+            continue;
+        size_t align = gx_dtype_size(pl->dt[o]) * (size_t)vec;
+        while (vec > 1 && pl->args.p[o] % align) {
+            vec /= 2;
+            align = gx_dtype_size(pl->dt[o]) * (size_t)vec;
+        }
+    }
+    return vec;
+}
+
+gx_status ew_plan_make(ew_plan *pl, gx_array *out, int nin, gx_array *const *in)
+{
+    memset(pl, 0, sizeof *pl);
+    if (nin > EW_MAXIN)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "at most %d inputs per element-wise operation, got %d", EW_MAXIN, nin);
+    pl->nin = nin;
+    int nd = out->ndim;
+    pl->dt[0] = out->dtype;
+    pl->args.p[0] = (uint64_t)(uintptr_t)gx__array_ptr(out);
+    memcpy(pl->args.st[0], out->strides, sizeof(int64_t) * (size_t)nd);
+    for (int i = 0; i < nin; i++) {
+        if (in[i]->ndim > nd)
+            return gx__err(GX_ERR_SHAPE, "input %d has more dimensions (%d) than the output (%d)", i + 1, in[i]->ndim, nd);
+        for (int d = 0; d < in[i]->ndim; d++) {
+            int64_t s = in[i]->shape[d], t = out->shape[nd - in[i]->ndim + d];
+            if (s != t && s != 1) {
+                char a[160], b[160];
+                shape_str(a, sizeof a, in[i]->ndim, in[i]->shape);
+                shape_str(b, sizeof b, nd, out->shape);
+                return gx__err(GX_ERR_SHAPE, "input %d of shape %s does not broadcast to the output shape %s", i + 1, a, b);
+            }
+        }
+        pl->dt[i + 1] = in[i]->dtype;
+        pl->args.p[i + 1] = (uint64_t)(uintptr_t)gx__array_ptr(in[i]);
+        bcast_strides(in[i], nd, out->shape, pl->args.st[i + 1]);
+    }
+    pl->args.n = out->size;
+    ew_collapse(pl, nd, out->shape);
+    pl->vec = ew_vec(pl);
+    return GX_OK;
+}
+
+/* ------------------------------------------------------------ code generation */
+
+static bool is_cuda(gx_ctx *ctx) { return strcmp(ctx->be.iface->target, "cuda") == 0; }
+
+static void gen_args_struct(gx__sbuf *b)
+{
+    gx__sb_printf(b,
+                  "typedef union { double f; int64_t i; uint64_t u; } gx_cval;\n"
+                  "typedef struct { uint64_t p[%d]; int64_t st[%d][%d]; int64_t shape[%d]; int64_t n; gx_cval c[%d]; } gx_args;\n",
+                  EW_MAXOPS, EW_MAXOPS, GX_MAX_DIMS, GX_MAX_DIMS, EW_MAXCONST);
+}
+
+static const char *cval_field(gx_dtype t)
+{
+    if (gx__dtype_is_float(t))
+        return "f";
+    return gx__dtype_is_signed(t) ? "i" : "u";
+}
+
+/* Constants and base pointers, common to every variant. */
+static void gen_prologue(gx__sbuf *b, const ew_plan *pl, const char *acc, const char *restrict_kw)
+{
+    for (int j = 0; j < pl->nconst; j++)
+        gx__sb_printf(b, "  const %s c%d = (%s)%sc[%d].%s;\n", gx__dtype_ctype(pl->cdt[j]), j,
+                      gx__dtype_ctype(pl->cdt[j]), acc, j, cval_field(pl->cdt[j]));
+    gx__sb_printf(b, "  %s *%s o = (%s *)(uintptr_t)%sp[0];\n", gx__dtype_ctype(pl->dt[0]), restrict_kw,
+                  gx__dtype_ctype(pl->dt[0]), acc);
+    for (int i = 1; i <= pl->nin; i++)
+        gx__sb_printf(b, "  const %s *%s in%d = (const %s *)(uintptr_t)%sp[%d];\n", gx__dtype_ctype(pl->dt[i]),
+                      restrict_kw, i, gx__dtype_ctype(pl->dt[i]), acc, i);
+    (void)b;
+}
+
+/* One element: bind v0.. from the given offsets expression and store. */
+static void gen_element(gx__sbuf *b, const ew_plan *pl, const char *expr, const char *const *off, const char *ind)
+{
+    for (int i = 1; i <= pl->nin; i++)
+        gx__sb_printf(b, "%s  const %s v%d = in%d[%s];\n", ind, gx__dtype_ctype(pl->dt[i]), i - 1, i, off[i]);
+    gx__sb_printf(b, "%s  o[%s] = (%s)(%s);\n", ind, off[0], gx__dtype_ctype(pl->dt[0]), expr);
+}
+
+static void gen_cpu(gx__sbuf *b, const ew_plan *pl, const char *expr)
+{
+    gx__sb_puts(b, "void gx_ew(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
+                   "  const gx_args *a = (const gx_args *)ap;\n  (void)thread;\n");
+    gen_prologue(b, pl, "a->", "restrict");
+    char offs[EW_MAXOPS][32];
+    const char *off[EW_MAXOPS];
+    if (pl->contig) {
+        for (int o = 0; o <= pl->nin; o++) {
+            snprintf(offs[o], sizeof offs[o], pl->args.st[o][0] ? "gx_idx" : "0");
+            off[o] = offs[o];
+        }
+        gx__sb_puts(b, "  for (int64_t gx_idx = begin; gx_idx < end; gx_idx++) {\n");
+        gen_element(b, pl, expr, off, "  ");
+        gx__sb_puts(b, "  }\n}\n");
+        return;
+    }
+    /* Odometer over the outer axes, a strided inner loop over the last one. */
+    int D = pl->ndim;
+    gx__sb_printf(b, "  int64_t co[%d], r = begin, gx_idx = begin;\n", D);
+    for (int d = D - 1; d >= 0; d--)
+        gx__sb_printf(b, "  co[%d] = r %% a->shape[%d]; r /= a->shape[%d];\n", d, d, d);
+    gx__sb_puts(b, "  while (gx_idx < end) {\n");
+    for (int o = 0; o <= pl->nin; o++) {
+        gx__sb_printf(b, "    int64_t b%d = 0;\n", o);
+        for (int d = 0; d < D - 1; d++)
+            gx__sb_printf(b, "    b%d += co[%d] * a->st[%d][%d];\n", o, d, o, d);
+        snprintf(offs[o], sizeof offs[o], "b%d + j * s%d", o, o);
+        off[o] = offs[o];
+        gx__sb_printf(b, "    const int64_t s%d = a->st[%d][%d];\n", o, o, D - 1);
+    }
+    gx__sb_printf(b, "    int64_t jend = a->shape[%d];\n    if (jend - co[%d] > end - gx_idx) jend = co[%d] + (end - gx_idx);\n", D - 1, D - 1, D - 1);
+    gx__sb_printf(b, "    for (int64_t j = co[%d]; j < jend; j++, gx_idx++) {\n", D - 1);
+    gen_element(b, pl, expr, off, "    ");
+    gx__sb_printf(b, "    }\n    co[%d] = 0;\n", D - 1);
+    for (int d = D - 2; d >= 0; d--)
+        gx__sb_printf(b, "    if (++co[%d] < a->shape[%d]) continue;\n    co[%d] = 0;\n", d, d, d);
+    gx__sb_puts(b, "  }\n}\n");
+}
+
+static void gen_cuda_contig(gx__sbuf *b, const ew_plan *pl, const char *expr)
+{
+    int K = pl->vec, U = 4;
+    for (int o = 0; o <= pl->nin; o++)
+        if (pl->args.st[o][0])
+            gx__sb_printf(b, "struct __align__(%zu) gxv%d { %s e[%d]; };\n", gx_dtype_size(pl->dt[o]) * (size_t)K, o,
+                          gx__dtype_ctype(pl->dt[o]), K);
+    gx__sb_puts(b, "extern \"C\" __global__ void gx_ew(const gx_args a)\n{\n");
+    gen_prologue(b, pl, "a.", "__restrict__");
+    gx__sb_printf(b, "  const int64_t n = a.n, nv = n / %d;\n", K);
+    gx__sb_puts(b, "  const int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                   "  const int64_t nth = (int64_t)gridDim.x * blockDim.x;\n");
+    for (int i = 1; i <= pl->nin; i++)
+        if (!pl->args.st[i][0])
+            gx__sb_printf(b, "  const %s bc%d = in%d[0];\n", gx__dtype_ctype(pl->dt[i]), i, i);
+    /* U independent vector loads per input before any use: enough bytes in flight. */
+    gx__sb_printf(b, "  for (int64_t v0 = tid; v0 < nv; v0 += nth * %d) {\n", U);
+    for (int i = 1; i <= pl->nin; i++)
+        if (pl->args.st[i][0])
+            gx__sb_printf(b, "    gxv%d x%d[%d];\n", i, i, U);
+    gx__sb_printf(b, "#pragma unroll\n    for (int u = 0; u < %d; u++) {\n      const int64_t v = v0 + u * nth;\n      if (v < nv) {\n", U);
+    for (int i = 1; i <= pl->nin; i++)
+        if (pl->args.st[i][0])
+            gx__sb_printf(b, "        x%d[u] = ((const gxv%d *)in%d)[v];\n", i, i, i);
+    gx__sb_printf(b, "      }\n    }\n#pragma unroll\n    for (int u = 0; u < %d; u++) {\n      const int64_t v = v0 + u * nth;\n      if (v < nv) {\n", U);
+    gx__sb_puts(b, "        gxv0 y;\n");
+    gx__sb_printf(b, "#pragma unroll\n        for (int k = 0; k < %d; k++) {\n          const int64_t gx_idx = v * %d + k;\n          (void)gx_idx;\n", K, K);
+    for (int i = 1; i <= pl->nin; i++) {
+        if (pl->args.st[i][0])
+            gx__sb_printf(b, "          const %s v%d = x%d[u].e[k];\n", gx__dtype_ctype(pl->dt[i]), i - 1, i);
+        else
+            gx__sb_printf(b, "          const %s v%d = bc%d;\n", gx__dtype_ctype(pl->dt[i]), i - 1, i);
+    }
+    gx__sb_printf(b, "          y.e[k] = (%s)(%s);\n        }\n        ((gxv0 *)o)[v] = y;\n      }\n    }\n  }\n",
+                  gx__dtype_ctype(pl->dt[0]), expr);
+    /* The tail that does not fill a vector. */
+    gx__sb_printf(b, "  for (int64_t gx_idx = nv * %d + tid; gx_idx < n; gx_idx += nth) {\n", K);
+    const char *off[EW_MAXOPS];
+    for (int o = 0; o <= pl->nin; o++)
+        off[o] = pl->args.st[o][0] ? "gx_idx" : "0";
+    gen_element(b, pl, expr, off, "  ");
+    gx__sb_puts(b, "  }\n}\n");
+}
+
+static void gen_cuda_strided(gx__sbuf *b, const ew_plan *pl, const char *expr)
+{
+    int D = pl->ndim;
+    gx__sb_puts(b, "extern \"C\" __global__ void gx_ew(const gx_args a)\n{\n");
+    gen_prologue(b, pl, "a.", "");
+    gx__sb_puts(b, "  const int64_t nth = (int64_t)gridDim.x * blockDim.x;\n"
+                   "  for (int64_t gx_idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; gx_idx < a.n; gx_idx += nth) {\n"
+                   "    int64_t r = gx_idx, c;\n");
+    char offs[EW_MAXOPS][16];
+    const char *off[EW_MAXOPS];
+    for (int o = 0; o <= pl->nin; o++) {
+        gx__sb_printf(b, "    int64_t f%d = 0;\n", o);
+        snprintf(offs[o], sizeof offs[o], "f%d", o);
+        off[o] = offs[o];
+    }
+    for (int d = D - 1; d >= 0; d--) {
+        gx__sb_printf(b, "    c = r %% a.shape[%d]; r /= a.shape[%d];\n", d, d);
+        for (int o = 0; o <= pl->nin; o++)
+            gx__sb_printf(b, "    f%d += c * a.st[%d][%d];\n", o, o, d);
+    }
+    gen_element(b, pl, expr, off, "  ");
+    gx__sb_puts(b, "  }\n}\n");
+}
+
+gx_status ew_source(gx_ctx *ctx, const ew_plan *pl, const char *expr, const char *user_code, gx__sbuf *b)
+{
+    bool cuda = is_cuda(ctx);
+    gx__sb_puts(b, lam_prelude(cuda ? "cuda" : "c"));
+    if (user_code)
+        gx__sb_puts(b, user_code);
+    gx__sb_puts(b, "\n#line 1 \"gx-generated\"\n");
+    gen_args_struct(b);
+    if (!cuda)
+        gen_cpu(b, pl, expr);
+    else if (pl->contig)
+        gen_cuda_contig(b, pl, expr);
+    else
+        gen_cuda_strided(b, pl, expr);
+    if (b->oom)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory generating a kernel");
+    return GX_OK;
+}
+
+/* ------------------------------------------------------------ running */
+
+static gx_status ew_launch(gx_ctx *ctx, const ew_plan *pl, const gx__kernel *k)
+{
+    gx__launch l;
+    memset(&l, 0, sizeof l);
+    l.args = &pl->args;
+    l.args_size = sizeof pl->args;
+    l.n = pl->args.n;
+    l.cpu_align = 64;
+    int64_t work = pl->contig ? (pl->args.n + pl->vec - 1) / pl->vec : pl->args.n;
+    int64_t block = k->block > 0 ? k->block : 256;
+    int64_t want = (work + block - 1) / block;
+    /* A grid that fills the device once (occupancy), threads striding over the rest. */
+    int64_t full = k->min_grid > 0 ? k->min_grid : 65535;
+    if (!pl->contig)
+        full *= 4;
+    int64_t grid = want < full ? want : full;
+    l.grid[0] = (unsigned)(grid > 0 ? grid : 1);
+    l.grid[1] = l.grid[2] = 1;
+    l.block[0] = (unsigned)block;
+    l.block[1] = l.block[2] = 1;
+    return ctx->be.iface->launch(&ctx->be, k->fn, &l);
+}
+
+gx_status ew_run(gx_ctx *ctx, ew_plan *pl, const char *expr, const char *user_code, const char *label)
+{
+    if (pl->args.n == 0)
+        return GX_OK;
+    gx__sbuf src = {0};
+    gx_status s = ew_source(ctx, pl, expr, user_code, &src);
+    gx__kernel k;
+    if (s == GX_OK)
+        s = gx__kernel_get(ctx, src.p, label, "gx_ew", &k);
+    gx__sb_free(&src);
+    if (s == GX_OK)
+        s = ew_launch(ctx, pl, &k);
+    return s;
+}

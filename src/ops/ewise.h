@@ -1,0 +1,52 @@
+/* ewise.h -- element-wise kernels: the one generator behind gx_map, copy, fill,
+ * iota and conversions.
+ *
+ * A plan describes the iteration space (the output's shape after merging dimensions
+ * that are contiguous in every operand) and the operands (op 0 = output, 1..nin
+ * inputs, broadcast inputs have stride 0).  The generated kernel evaluates one C
+ * expression per element, with the inputs bound to v0..v{nin-1}, the constants to
+ * c0..c{nconst-1} and the output's linear index to gx_idx.  Shapes, strides and
+ * pointers travel in the argument struct, so one compiled kernel serves every size. */
+#ifndef GX_EWISE_H
+#define GX_EWISE_H
+
+#include "core/gx_internal.h"
+
+#define EW_MAXIN 16
+#define EW_MAXOPS (EW_MAXIN + 1)
+#define EW_MAXCONST 16
+
+typedef union ew_cval { double f; int64_t i; uint64_t u; } ew_cval;
+
+/* Must match the struct emitted by ew_source (same field order and types). */
+typedef struct ew_args {
+    uint64_t p[EW_MAXOPS];
+    int64_t st[EW_MAXOPS][GX_MAX_DIMS];
+    int64_t shape[GX_MAX_DIMS];
+    int64_t n;
+    ew_cval c[EW_MAXCONST];
+} ew_args;
+
+typedef struct ew_plan {
+    int nin;
+    gx_dtype dt[EW_MAXOPS];
+    int nconst;
+    gx_dtype cdt[EW_MAXCONST];
+    int ndim;
+    bool contig;               /* one dimension, every stride 0 or 1 */
+    int vec;                   /* CUDA: elements per vector access (1 = scalar) */
+    ew_args args;
+} ew_plan;
+
+/* Broadcasts the inputs against `shape` (the output's) and fills plan strides/pointers.
+ * Inputs whose shape does not broadcast give GX_ERR_SHAPE naming both shapes. */
+gx_status ew_plan_make(ew_plan *pl, gx_array *out, int nin, gx_array *const *in);
+/* The broadcast shape of the inputs (numpy rules). */
+gx_status ew_broadcast_shape(int nin, gx_array *const *in, int *ndim, int64_t *shape);
+/* Generates and runs: out[i] = expr.  `user_code` (may be NULL) is pasted before the
+ * kernel (user functions).  `label` names the kernel in messages and dumps. */
+gx_status ew_run(gx_ctx *ctx, ew_plan *pl, const char *expr, const char *user_code, const char *label);
+/* Generates the source only (for gx_map_source). */
+gx_status ew_source(gx_ctx *ctx, const ew_plan *pl, const char *expr, const char *user_code, gx__sbuf *out);
+
+#endif

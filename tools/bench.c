@@ -1,0 +1,169 @@
+/* bench.c -- `gx bench`: gx's benchmark suite on the current backend.
+ *
+ * Each case times one operation: the median of many runs after warm-up, each run
+ * timed with events on the context's stream (CUDA events on a GPU).  GB/s counts the
+ * fewest bytes the work must move (inputs read once, outputs written once) and is
+ * also shown as a share of the device-to-device copy bandwidth measured first in
+ * the same run.  Inputs are fresh random data, never zeros; at the large sizes they
+ * are larger than the L2 cache.  On the CPU backend, the same cases also time the
+ * machine's memcpy and a plain single-threaded C loop, so CPU figures are ratios too.
+ * --json prints one JSON object per line (the format scripts/bench_merge.py reads). */
+#include "tools.h"
+#include "bench_cases.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct bench_opts {
+    const char *filter;
+    int sizes[8], nsizes;
+    int reps;
+    bool json;
+} bench_opts;
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median time in microseconds of `reps` runs after 3 warm-ups. */
+gx_status bench_time(gx_ctx *ctx, bench_case_fn fn, void *state, int reps, double *median_us)
+{
+    gx_event *e0 = NULL, *e1 = NULL;
+    float *t = calloc((size_t)reps, sizeof *t);
+    gx_status s = t ? GX_OK : GX_ERR_OUT_OF_MEMORY;
+    if (s == GX_OK)
+        s = gx_event_create(ctx, &e0);
+    if (s == GX_OK)
+        s = gx_event_create(ctx, &e1);
+    for (int i = 0; s == GX_OK && i < 3; i++)
+        s = fn(state);
+    if (s == GX_OK)
+        s = gx_sync(ctx);
+    for (int i = 0; s == GX_OK && i < reps; i++) {
+        s = gx_event_record(e0);
+        if (s == GX_OK)
+            s = fn(state);
+        if (s == GX_OK)
+            s = gx_event_record(e1);
+        if (s == GX_OK)
+            s = gx_event_elapsed_ms(e0, e1, &t[i]);
+    }
+    if (s == GX_OK) {
+        qsort(t, (size_t)reps, sizeof *t, cmp_float);
+        *median_us = reps % 2 ? t[reps / 2] * 1e3 : 0.5 * (t[reps / 2 - 1] + t[reps / 2]) * 1e3;
+    }
+    gx_event_destroy(e0);
+    gx_event_destroy(e1);
+    free(t);
+    return s;
+}
+
+static void print_row(const bench_opts *o, const bench_result *r, double copy_gbs, const char *device)
+{
+    double gbs = r->bytes > 0 ? r->bytes / (r->median_us * 1e3) : 0;
+    if (o->json) {
+        printf("{\"impl\":\"%s\",\"op\":\"%s\",\"dtype\":\"%s\",\"n\":%lld,\"median_us\":%.3f,\"bytes\":%.0f,\"flops\":%.0f,\"elems\":%.0f,\"device\":\"%s\"}\n",
+               r->impl, r->op, r->dtype, (long long)r->n, r->median_us, r->bytes, r->flops, r->elems, device);
+        return;
+    }
+    printf("%-8s %-16s %-5s %11lld %12.1f", r->impl, r->op, r->dtype, (long long)r->n, r->median_us);
+    if (r->bytes > 0)
+        printf(" %9.1f GB/s %6.1f%%", gbs, copy_gbs > 0 ? 100 * gbs / copy_gbs : 0);
+    else if (r->flops > 0)
+        printf(" %9.2f TFLOP/s", r->flops / (r->median_us * 1e6));
+    else if (r->elems > 0)
+        printf(" %9.3f Telem/s", r->elems / (r->median_us * 1e6));
+    printf("\n");
+    fflush(stdout);
+}
+
+static int parse_args(int argc, char **argv, bench_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->sizes[0] = 20, o->sizes[1] = 24, o->sizes[2] = 28;
+    o->nsizes = 3;
+    o->reps = 30;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            o->json = true;
+        else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc)
+            o->filter = argv[++i];
+        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+            o->reps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
+            o->nsizes = 0;
+            for (char *p = argv[++i]; *p && o->nsizes < 8;) {
+                int e = (int)strtol(p, &p, 10);
+                if (e < 0 || e > 33) {
+                    fprintf(stderr, "gx bench: --sizes takes exponents of 2 between 0 and 33\n");
+                    return -1;
+                }
+                o->sizes[o->nsizes++] = e;
+                if (*p == ',')
+                    p++;
+                else if (*p) {
+                    fprintf(stderr, "gx bench: --sizes looks like 20,24,28\n");
+                    return -1;
+                }
+            }
+        } else {
+            fprintf(stderr, "gx bench: unknown option %s (use --filter S, --sizes 20,24,28, --reps N, --json)\n", argv[i]);
+            return -1;
+        }
+    }
+    if (o->reps < 1)
+        o->reps = 1;
+    return 0;
+}
+
+int gx_tool_bench(int argc, char **argv)
+{
+    bench_opts o;
+    if (parse_args(argc, argv, &o) != 0)
+        return 2;
+    gx_ctx *ctx = NULL;
+    gx_status s = gx_ctx_create(&ctx, GX_BACKEND_AUTO);
+    if (s != GX_OK)
+        return gx_tool_fail("gx bench: creating a context", s);
+    gx_device_info d;
+    gx_device_info_get(ctx, &d);
+    gx_backend_kind k;
+    gx_ctx_backend(ctx, &k);
+    if (!o.json)
+        printf("gx %s bench on %s (%s), median of %d runs after 3 warm-ups\n%-8s %-16s %-5s %11s %12s %14s %7s\n",
+               gx_version(), d.name, gx_backend_name(k), o.reps, "impl", "op", "dtype", "n", "median us", "throughput", "%copy");
+    /* The copy bandwidth first: every other row is a share of it. */
+    double copy_gbs = 0;
+    int rc = 0;
+    int maxe = 0;
+    for (int i = 0; i < o.nsizes; i++)
+        maxe = o.sizes[i] > maxe ? o.sizes[i] : maxe;
+    bench_result r;
+    if (bench_copy_bandwidth(ctx, (int64_t)1 << maxe, o.reps, &r) == GX_OK) {
+        copy_gbs = r.bytes / (r.median_us * 1e3);
+        print_row(&o, &r, copy_gbs, d.name);
+    }
+    for (int c = 0; bench_cases[c].name; c++) {
+        if (o.filter && !strstr(bench_cases[c].name, o.filter))
+            continue;
+        for (int i = 0; i < o.nsizes; i++) {
+            int64_t n = (int64_t)1 << o.sizes[i];
+            bench_result rows[4];
+            int nrows = 0;
+            s = bench_cases[c].run(ctx, k, n, o.reps, rows, &nrows);
+            if (s != GX_OK) {
+                fprintf(stderr, "gx bench: %s at n=%lld: %s: %s\n", bench_cases[c].name, (long long)n,
+                        gx_status_string(s), gx_last_error());
+                rc = 1;
+                continue;
+            }
+            for (int j = 0; j < nrows; j++)
+                print_row(&o, &rows[j], copy_gbs, d.name);
+        }
+    }
+    gx_ctx_destroy(ctx);
+    return rc;
+}

@@ -1,0 +1,26 @@
+/* bench_cases.h -- the cases `gx bench` runs; one table, grown as operations land. */
+#ifndef GX_BENCH_CASES_H
+#define GX_BENCH_CASES_H
+
+#include "gx.h"
+#include <stdbool.h>
+
+typedef struct bench_result {
+    const char *impl, *op, *dtype;
+    int64_t n;
+    double median_us, bytes, flops, elems;
+} bench_result;
+
+typedef gx_status (*bench_case_fn)(void *state);
+gx_status bench_time(gx_ctx *ctx, bench_case_fn fn, void *state, int reps, double *median_us);
+
+/* Runs one case at size n; writes up to 4 rows (gx, and on CPU the plain-C references). */
+typedef gx_status (*bench_run_fn)(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+typedef struct bench_case { const char *name; bench_run_fn run; } bench_case;
+extern const bench_case bench_cases[];
+
+gx_status bench_copy_bandwidth(gx_ctx *ctx, int64_t n, int reps, bench_result *r);
+/* Fresh random f32 in [0,1) on the device. */
+gx_status bench_random_f32(gx_ctx *ctx, int64_t n, uint64_t seed, gx_array **out);
+
+#endif
