@@ -216,8 +216,11 @@ static void nv_load_once(void)
     void *lib = NULL;
     for (int i = 0; i < nc && !lib; i++) {
         lib = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL);
-        if (lib)
-            snprintf(nv_path, sizeof nv_path, "%s", cands[i]);
+        if (lib) {
+            size_t m = strnlen(cands[i], sizeof nv_path - 1);
+            memcpy(nv_path, cands[i], m);
+            nv_path[m] = 0;
+        }
     }
     if (!lib) {
         int off = snprintf(nv_problem, sizeof nv_problem,
