@@ -176,12 +176,22 @@ static void gen_prologue(gx__sbuf *b, const ew_plan *pl, const char *acc, const 
     for (int j = 0; j < pl->nconst; j++)
         gx__sb_printf(b, "  const %s c%d = (%s)%sc[%d].%s;\n", gx__dtype_ctype(pl->cdt[j]), j,
                       gx__dtype_ctype(pl->cdt[j]), acc, j, cval_field(pl->cdt[j]));
-    gx__sb_printf(b, "  %s *%s o = (%s *)(uintptr_t)%sp[0];\n", gx__dtype_ctype(pl->dt[0]), restrict_kw,
+    gx__sb_printf(b, "  %s *%s o = (%s *)%sp[0];\n", gx__dtype_ctype(pl->dt[0]), restrict_kw,
                   gx__dtype_ctype(pl->dt[0]), acc);
     for (int i = 1; i <= pl->nin; i++)
-        gx__sb_printf(b, "  const %s *%s in%d = (const %s *)(uintptr_t)%sp[%d];\n", gx__dtype_ctype(pl->dt[i]),
+        gx__sb_printf(b, "  const %s *%s in%d = (const %s *)%sp[%d];\n", gx__dtype_ctype(pl->dt[i]),
                       restrict_kw, i, gx__dtype_ctype(pl->dt[i]), acc, i);
     (void)b;
+}
+
+/* The cast applied to the stored value: none for complex (a struct cannot be cast in C). */
+static const char *out_cast(gx_dtype t)
+{
+    static const char *casts[GX_DTYPE_COUNT] = {
+        [GX_BOOL] = "(bool)", [GX_I8] = "(int8_t)", [GX_I16] = "(int16_t)", [GX_I32] = "(int32_t)",
+        [GX_I64] = "(int64_t)", [GX_U8] = "(uint8_t)", [GX_U16] = "(uint16_t)", [GX_U32] = "(uint32_t)",
+        [GX_U64] = "(uint64_t)", [GX_F32] = "(float)", [GX_F64] = "(double)"};
+    return (unsigned)t < GX_DTYPE_COUNT && casts[t] ? casts[t] : "";
 }
 
 /* One element: bind v0.. from the given offsets expression and store. */
@@ -189,7 +199,7 @@ static void gen_element(gx__sbuf *b, const ew_plan *pl, const char *expr, const 
 {
     for (int i = 1; i <= pl->nin; i++)
         gx__sb_printf(b, "%s  const %s v%d = in%d[%s];\n", ind, gx__dtype_ctype(pl->dt[i]), i - 1, i, off[i]);
-    gx__sb_printf(b, "%s  o[%s] = (%s)(%s);\n", ind, off[0], gx__dtype_ctype(pl->dt[0]), expr);
+    gx__sb_printf(b, "%s  o[%s] = %s(%s);\n", ind, off[0], out_cast(pl->dt[0]), expr);
 }
 
 static void gen_cpu(gx__sbuf *b, const ew_plan *pl, const char *expr)
@@ -265,8 +275,8 @@ static void gen_cuda_contig(gx__sbuf *b, const ew_plan *pl, const char *expr)
         else
             gx__sb_printf(b, "          const %s v%d = bc%d;\n", gx__dtype_ctype(pl->dt[i]), i - 1, i);
     }
-    gx__sb_printf(b, "          y.e[k] = (%s)(%s);\n        }\n        ((gxv0 *)o)[v] = y;\n      }\n    }\n  }\n",
-                  gx__dtype_ctype(pl->dt[0]), expr);
+    gx__sb_printf(b, "          y.e[k] = %s(%s);\n        }\n        ((gxv0 *)o)[v] = y;\n      }\n    }\n  }\n",
+                  out_cast(pl->dt[0]), expr);
     /* The tail that does not fill a vector. */
     gx__sb_printf(b, "  for (int64_t gx_idx = nv * %d + tid; gx_idx < n; gx_idx += nth) {\n", K);
     const char *off[EW_MAXOPS];
