@@ -246,7 +246,7 @@ static void gen_cuda_contig(gx__sbuf *b, const ew_plan *pl, const char *expr)
 {
     int K = pl->vec, U = 4;
     for (int o = 0; o <= pl->nin; o++)
-        if (pl->args.st[o][0])
+        if (pl->args.st[o][0] || o == 0)   /* the output's type is always needed */
             gx__sb_printf(b, "struct __align__(%zu) gxv%d { %s e[%d]; };\n", gx_dtype_size(pl->dt[o]) * (size_t)K, o,
                           gx__dtype_ctype(pl->dt[o]), K);
     gx__sb_puts(b, "extern \"C\" __global__ void gx_ew(const gx_args a)\n{\n");
