@@ -329,15 +329,23 @@ GXT_TEST(map_user_function_julia_set)
     GXT_OK(gx_map(ctx, "i, j -> juliaset_pixel(i, j, n)", 2, in, &op, &img));
     int32_t *v = malloc(sizeof(int32_t) * (size_t)N * (size_t)N);
     GXT_OK(gx_array_to_host(img, v, sizeof(int32_t) * (size_t)N * (size_t)N));
-    int64_t wrong = 0, sum = 0;
+    int64_t differ = 0, sum = 0, want_sum = 0;
     for (int i = 0; i < N; i++)
         for (int j = 0; j < N; j++) {
             int w = julia_host(i, j, N);
-            /* fma contraction on the GPU can move a pixel on the set's boundary by one step */
-            wrong += abs(v[i * N + j] - w) > 1;
+            differ += v[i * N + j] != w;
             sum += v[i * N + j];
+            want_sum += w;
         }
-    GXT_CHECK(wrong < N * N / 10000);
+    /* The CPU matches the plain C loop exactly.  NVRTC contracts a*b+c into fma
+     * (as nvcc does by default), and the iteration is chaotic on the set's boundary,
+     * so there a few pixels escape at another step: bound how many, and the total. */
+    gx_backend_kind k;
+    GXT_OK(gx_ctx_backend(ctx, &k));
+    if (k == GX_BACKEND_CPU)
+        GXT_EQ_I64(differ, 0);
+    GXT_CHECK(differ < N * N / 100);
+    GXT_CHECK(llabs(sum - want_sum) < want_sum / 100);
     GXT_CHECK(sum > N * N);     /* not a blank image */
     free(v);
     /* user function errors point at the user's lines */

@@ -17,6 +17,7 @@
 
 typedef struct bench_opts {
     const char *filter;
+    const char *map_lambda;   /* --map: time this lambda over random f32 inputs */
     int sizes[8], nsizes;
     int reps;
     bool json;
@@ -91,6 +92,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             o->json = true;
         else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc)
             o->filter = argv[++i];
+        else if (strcmp(argv[i], "--map") == 0 && i + 1 < argc)
+            o->map_lambda = argv[++i];
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
             o->reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
@@ -146,7 +149,18 @@ int gx_tool_bench(int argc, char **argv)
         copy_gbs = r.bytes / (r.median_us * 1e3);
         print_row(&o, &r, copy_gbs, d.name);
     }
-    for (int c = 0; bench_cases[c].name; c++) {
+    for (int i = 0; o.map_lambda && i < o.nsizes; i++) {
+        bench_result rows[4];
+        int nrows = 0;
+        s = bench_custom_map(ctx, (int64_t)1 << o.sizes[i], o.reps, o.map_lambda, rows, &nrows);
+        if (s != GX_OK) {
+            rc = gx_tool_fail("gx bench --map", s);
+            break;
+        }
+        for (int j = 0; j < nrows; j++)
+            print_row(&o, &rows[j], copy_gbs, d.name);
+    }
+    for (int c = 0; !o.map_lambda && bench_cases[c].name; c++) {
         if (o.filter && !strstr(bench_cases[c].name, o.filter))
             continue;
         for (int i = 0; i < o.nsizes; i++) {

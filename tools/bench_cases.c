@@ -126,6 +126,19 @@ static gx_status map_case(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, c
     return s;
 }
 
+gx_status bench_custom_map(gx_ctx *ctx, int64_t n, int reps, const char *lambda, bench_result *rows, int *nrows)
+{
+    int nin = 0;
+    const char *arrow = strstr(lambda, "->");
+    /* Parameters are the comma-separated names before "->". */
+    for (const char *p = lambda; arrow && p < arrow; p++)
+        if (*p == ',' || (nin == 0 && *p != ' '))
+            nin++;
+    if (nin > 2)
+        nin = 2;
+    return map_case(ctx, GX_BACKEND_CUDA, n, reps, lambda, lambda, nin, 0, rows, nrows);
+}
+
 static gx_status case_sin2cos2(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
 {
     return map_case(ctx, k, n, reps, "map_sin2cos2", "x -> sin(x)*sin(x) + cos(x)*cos(x)", 1, 1, rows, nrows);

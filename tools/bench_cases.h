@@ -19,6 +19,8 @@ typedef gx_status (*bench_run_fn)(gx_ctx *ctx, gx_backend_kind k, int64_t n, int
 typedef struct bench_case { const char *name; bench_run_fn run; } bench_case;
 extern const bench_case bench_cases[];
 
+/* Times gx_map of a user lambda over random f32 inputs (one per parameter). */
+gx_status bench_custom_map(gx_ctx *ctx, int64_t n, int reps, const char *lambda, bench_result *rows, int *nrows);
 gx_status bench_copy_bandwidth(gx_ctx *ctx, int64_t n, int reps, bench_result *r);
 /* Fresh random f32 in [0,1) on the device. */
 gx_status bench_random_f32(gx_ctx *ctx, int64_t n, uint64_t seed, gx_array **out);

@@ -29,7 +29,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: gx <command> [options]\n"
                "  info               versions, build options, backend, devices, memory\n"
                "  tour               a guided run through gx on the current backend\n"
-               "  bench [opts]       gx's benchmark suite (--filter S, --sizes 20,24,28, --json, --reps N)\n"
+               "  bench [opts]       gx's benchmark suite (--filter S, --sizes 20,24,28, --json, --reps N,\n"
+               "                     --map LAMBDA to time your own lambda over random f32 inputs)\n"
                "  version            print the version\n"
                "The backend comes from GX_BACKEND=auto|cpu|cuda (auto: CUDA when a GPU answers).\n");
 }

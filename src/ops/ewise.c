@@ -258,15 +258,15 @@ static void gen_cuda_contig(gx__sbuf *b, const ew_plan *pl, const char *expr)
         if (!pl->args.st[i][0])
             gx__sb_printf(b, "  const %s bc%d = in%d[0];\n", gx__dtype_ctype(pl->dt[i]), i, i);
     /* U independent vector loads per input before any use: enough bytes in flight. */
-    gx__sb_printf(b, "  for (int64_t v0 = tid; v0 < nv; v0 += nth * %d) {\n", U);
+    gx__sb_printf(b, "  for (int64_t gv = tid; gv < nv; gv += nth * %d) {\n", U);
     for (int i = 1; i <= pl->nin; i++)
         if (pl->args.st[i][0])
             gx__sb_printf(b, "    gxv%d x%d[%d];\n", i, i, U);
-    gx__sb_printf(b, "#pragma unroll\n    for (int u = 0; u < %d; u++) {\n      const int64_t v = v0 + u * nth;\n      if (v < nv) {\n", U);
+    gx__sb_printf(b, "#pragma unroll\n    for (int u = 0; u < %d; u++) {\n      const int64_t v = gv + u * nth;\n      if (v < nv) {\n", U);
     for (int i = 1; i <= pl->nin; i++)
         if (pl->args.st[i][0])
             gx__sb_printf(b, "        x%d[u] = ((const gxv%d *)in%d)[v];\n", i, i, i);
-    gx__sb_printf(b, "      }\n    }\n#pragma unroll\n    for (int u = 0; u < %d; u++) {\n      const int64_t v = v0 + u * nth;\n      if (v < nv) {\n", U);
+    gx__sb_printf(b, "      }\n    }\n#pragma unroll\n    for (int u = 0; u < %d; u++) {\n      const int64_t v = gv + u * nth;\n      if (v < nv) {\n", U);
     gx__sb_puts(b, "        gxv0 y;\n");
     gx__sb_printf(b, "#pragma unroll\n        for (int k = 0; k < %d; k++) {\n          const int64_t gx_idx = v * %d + k;\n          (void)gx_idx;\n", K, K);
     for (int i = 1; i <= pl->nin; i++) {
@@ -364,7 +364,10 @@ gx_status ew_run(gx_ctx *ctx, ew_plan *pl, const char *expr, const char *user_co
     if (s == GX_OK)
         s = gx__kernel_get(ctx, src.p, label, "gx_ew", &k);
     gx__sb_free(&src);
-    if (s == GX_OK)
+    if (s == GX_OK) {
+        gx__range_push(label);   /* NVTX: Nsight Systems shows the operation's name */
         s = ew_launch(ctx, pl, &k);
+        gx__range_pop();
+    }
     return s;
 }
