@@ -364,10 +364,7 @@ gx_status ew_run(gx_ctx *ctx, ew_plan *pl, const char *expr, const char *user_co
     if (s == GX_OK)
         s = gx__kernel_get(ctx, src.p, label, "gx_ew", &k);
     gx__sb_free(&src);
-    if (s == GX_OK) {
-        gx__range_push(label);   /* NVTX: Nsight Systems shows the operation's name */
+    if (s == GX_OK)
         s = ew_launch(ctx, pl, &k);
-        gx__range_pop();
-    }
     return s;
 }
