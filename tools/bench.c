@@ -18,6 +18,7 @@
 typedef struct bench_opts {
     const char *filter;
     const char *map_lambda;   /* --map: time this lambda over random f32 inputs */
+    const char *define_file;  /* --define: C functions the lambda may call */
     int sizes[8], nsizes;
     int reps;
     bool json;
@@ -94,6 +95,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             o->filter = argv[++i];
         else if (strcmp(argv[i], "--map") == 0 && i + 1 < argc)
             o->map_lambda = argv[++i];
+        else if (strcmp(argv[i], "--define") == 0 && i + 1 < argc)
+            o->define_file = argv[++i];
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
             o->reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
@@ -122,6 +125,22 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     return 0;
 }
 
+static int define_from_file(gx_ctx *ctx, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "gx bench: cannot open %s\n", path);
+        return 1;
+    }
+    char *src = calloc(1, 1 << 20);
+    size_t n = src ? fread(src, 1, (1 << 20) - 1, f) : 0;
+    fclose(f);
+    (void)n;
+    gx_status s = src ? gx_define(ctx, path, src) : GX_ERR_OUT_OF_MEMORY;
+    free(src);
+    return gx_tool_fail("gx bench --define", s);
+}
+
 int gx_tool_bench(int argc, char **argv)
 {
     bench_opts o;
@@ -131,6 +150,10 @@ int gx_tool_bench(int argc, char **argv)
     gx_status s = gx_ctx_create(&ctx, GX_BACKEND_AUTO);
     if (s != GX_OK)
         return gx_tool_fail("gx bench: creating a context", s);
+    if (o.define_file && define_from_file(ctx, o.define_file) != 0) {
+        gx_ctx_destroy(ctx);
+        return 1;
+    }
     gx_device_info d;
     gx_device_info_get(ctx, &d);
     gx_backend_kind k;

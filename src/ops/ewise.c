@@ -3,6 +3,7 @@
 #include "jit/lambda.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ broadcasting */
@@ -242,9 +243,17 @@ static void gen_cpu(gx__sbuf *b, const ew_plan *pl, const char *expr)
     gx__sb_puts(b, "  }\n}\n");
 }
 
+/* Tuning knobs for experiments (GX_EW_UNROLL); part of the source, so of the key. */
+static int ew_unroll(void)
+{
+    const char *s = getenv("GX_EW_UNROLL");
+    int u = s ? atoi(s) : 0;
+    return u >= 1 && u <= 16 ? u : 4;
+}
+
 static void gen_cuda_contig(gx__sbuf *b, const ew_plan *pl, const char *expr)
 {
-    int K = pl->vec, U = 4;
+    int K = pl->vec, U = ew_unroll();
     for (int o = 0; o <= pl->nin; o++)
         if (pl->args.st[o][0] || o == 0)   /* the output's type is always needed */
             gx__sb_printf(b, "struct __align__(%zu) gxv%d { %s e[%d]; };\n", gx_dtype_size(pl->dt[o]) * (size_t)K, o,
@@ -346,6 +355,11 @@ static gx_status ew_launch(gx_ctx *ctx, const ew_plan *pl, const gx__kernel *k)
     int64_t full = k->min_grid > 0 ? k->min_grid : 65535;
     if (!pl->contig)
         full *= 4;
+    const char *gm = getenv("GX_EW_GRID");   /* experiments: grid = min_grid * this, 0 = one pass */
+    if (gm && atoi(gm) > 0)
+        full *= atoi(gm);
+    else if (gm && atoi(gm) == 0)
+        full = INT64_MAX;
     int64_t grid = want < full ? want : full;
     l.grid[0] = (unsigned)(grid > 0 ? grid : 1);
     l.grid[1] = l.grid[2] = 1;
