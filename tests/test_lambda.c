@@ -559,7 +559,7 @@ GXT_TEST(lambda_nvrtc_prelude)
     }
     void *h = NULL;
     for (size_t i = 0; i < sizeof libs / sizeof libs[0] && !h; i++)
-        h = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL);
+        h = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!h) {
         printf("SKIP lambda_nvrtc_prelude: libnvrtc not found\n");
         return;

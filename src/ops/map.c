@@ -66,7 +66,7 @@ static gx_status map_prepare(gx_ctx *ctx, const char *lambda, int nin, gx_array 
     job->out_dtype = opts && opts->out_dtype != GX_DTYPE_COUNT ? opts->out_dtype : lam_result_type(job->lam);
     if (!gx__dtype_supported(job->out_dtype))
         return gx__err(GX_ERR_DTYPE, "gx_map: output dtype %s is not supported", gx_dtype_name(job->out_dtype));
-    char pn[EW_MAXIN][8], cn[EW_MAXCONST][8];
+    char pn[EW_MAXIN][16], cn[EW_MAXCONST][16];
     const char *pnames[EW_MAXIN], *cnames[EW_MAXCONST];
     for (int i = 0; i < nin; i++) {
         snprintf(pn[i], sizeof pn[i], "v%d", i);

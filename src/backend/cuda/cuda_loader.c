@@ -412,7 +412,7 @@ static int probe_lib(const char *const *names, char *found, size_t fn)
         for (int i = 0; names[i]; i++) {
             char path[256];
             snprintf(path, sizeof path, "%s%s", pass ? "/usr/local/cuda/lib64/" : "", names[i]);
-            void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+            void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE);
             if (h) {
                 dlclose(h);
                 snprintf(found, fn, "%s", names[i]);
