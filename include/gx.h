@@ -82,8 +82,8 @@ typedef enum gx_dtype {
     GX_F16,  /* reserved: not yet accepted by any operation */
     GX_BF16, /* reserved: not yet accepted by any operation */
     GX_F32, GX_F64,
-    GX_C64,  /* reserved until complex support lands */
-    GX_C128, /* reserved until complex support lands */
+    GX_C64,  /* complex: {float re, im} (cf32 in lambdas / user functions) */
+    GX_C128, /* complex: {double re, im} (cf64) */
     GX_DTYPE_COUNT
 } gx_dtype;
 

@@ -311,7 +311,7 @@ GXT_TEST(array_bad_input)
     GXT_STATUS(gx_array_empty(ctx, GX_F32, 9, nine, &a), GX_ERR_SHAPE);
     GXT_STATUS(gx_array_empty(ctx, GX_F32, 1, NULL, &a), GX_ERR_INVALID_ARGUMENT);
     GXT_STATUS(gx_array_empty(ctx, (gx_dtype)99, 1, one, &a), GX_ERR_DTYPE);
-    GXT_STATUS(gx_array_empty(ctx, GX_C64, 1, one, &a), GX_ERR_DTYPE);
+    GXT_STATUS(gx_array_empty(ctx, GX_F16, 1, one, &a), GX_ERR_DTYPE);   /* reserved (c64 became supported) */
     GXT_CHECK(a == NULL);
     /* mismatched copies */
     int64_t other[1] = {11};
@@ -410,4 +410,26 @@ GXT_TEST(array_backend_selection)
     GXT_CHECK(need > 100);
     GXT_CHECK(strcmp(gx_status_string(GX_ERR_SHAPE), "GX_ERR_SHAPE") == 0);
     GXT_CHECK(strcmp(gx_version(), GX_VERSION_STRING) == 0);
+}
+
+GXT_TEST(array_out_of_memory_is_an_error)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_array *a = NULL;
+    int64_t huge[2] = {1 << 20, 1 << 28};   /* 2^48 f32 = 1 PiB: more than any device */
+    GXT_STATUS(gx_array_empty(ctx, GX_F32, 2, huge, &a), GX_ERR_OUT_OF_MEMORY);
+    GXT_MSG_HAS("1048576.00 GiB");
+    GXT_MSG_HAS("pool state");
+    GXT_CHECK(a == NULL);
+    gx_memory_stats m;
+    GXT_OK(gx_memory_stats_get(ctx, &m));
+    GXT_CHECK(m.retries >= 1);          /* it trimmed the pool and tried again */
+    /* the context still works afterwards */
+    int64_t n = 1000;
+    GXT_OK(gx_array_ones(ctx, GX_F32, 1, &n, &a));
+    float v = 0;
+    int64_t k = 999;
+    GXT_OK(gx_array_get(a, &k, &v));
+    GXT_CHECK(v == 1.0f);
+    gx_array_release(a);
 }

@@ -487,3 +487,38 @@ GXT_TEST(map_source_dump)
     gx_array_release(x);
     gx_array_release(o);
 }
+
+/* sin and cos of the same argument are fused into one sincos on CUDA: check the
+ * rewrite keeps every value (several pairs, nested, f32 and f64). */
+GXT_TEST(map_sincos_fusion_values)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t n = 4099;
+    double h[4099];
+    for (int i = 0; i < n; i++)
+        h[i] = gxt_rand01() * 40 - 20;
+    gx_array *x = NULL, *xf = NULL, *o = NULL, *of = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, h, &x));
+    GXT_OK(gx_array_clone(x, GX_F32, &xf));
+    const char *lam = "x -> sin(x)*cos(x) + cos(2*x) - sin(2*x)*sin(x) + sin(cos(x))*cos(cos(x))";
+    GXT_OK(gx_map(ctx, lam, 1, &x, NULL, &o));
+    GXT_OK(gx_map(ctx, lam, 1, &xf, NULL, &of));
+    double v[4099];
+    float vf[4099];
+    GXT_OK(gx_array_to_host(o, v, sizeof v));
+    GXT_OK(gx_array_to_host(of, vf, sizeof vf));
+    for (int i = 0; i < n; i++) {
+        double a = h[i], want = sin(a) * cos(a) + cos(2 * a) - sin(2 * a) * sin(a) + sin(cos(a)) * cos(cos(a));
+        float af = (float)h[i];
+        double wantf = sinf(af) * cosf(af) + cosf(2 * af) - sinf(2 * af) * sinf(af) + sinf(cosf(af)) * cosf(cosf(af));
+        if (fabs(v[i] - want) > 1e-12 || fabs(vf[i] - wantf) > 1e-5) {
+            GXT_NEAR(v[i], want, 1e-12);
+            GXT_NEAR(vf[i], wantf, 1e-5);
+            break;
+        }
+    }
+    gx_array_release(x);
+    gx_array_release(xf);
+    gx_array_release(o);
+    gx_array_release(of);
+}

@@ -31,6 +31,8 @@ static void usage(FILE *f)
                "  tour               a guided run through gx on the current backend\n"
                "  bench [opts]       gx's benchmark suite (--filter S, --sizes 20,24,28, --json, --reps N,\n"
                "                     --map LAMBDA to time your own lambda over random f32 inputs)\n"
+               "  ptx FILE.cu        PTX of a CUDA kernel file (--entry NAME, --arch sm_90; no GPU needed)\n"
+               "  sass FILE.cu       its SASS (needs cuobjdump or nvdisasm)\n"
                "  version            print the version\n"
                "The backend comes from GX_BACKEND=auto|cpu|cuda (auto: CUDA when a GPU answers).\n");
 }
@@ -48,6 +50,10 @@ int main(int argc, char **argv)
         return gx_tool_tour(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0)
         return gx_tool_bench(argc - 1, argv + 1);
+    if (strcmp(cmd, "ptx") == 0)
+        return gx_tool_ptx(argc - 1, argv + 1);
+    if (strcmp(cmd, "sass") == 0)
+        return gx_tool_sass(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("gx %s\n", gx_version());
         return 0;

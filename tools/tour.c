@@ -7,8 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static int tour_failures;
+
+/* The examples' bodies (examples/NAME.c, compiled into this tool with GX_TOUR):
+ * each prints its rows and returns 0 pass, 1 fail, 2 skipped. */
+int example_vadd(gx_ctx *ctx, int quick);
+int example_julia(gx_ctx *ctx, int quick, const char *png);
+int example_reduce_ladder(gx_ctx *ctx, int quick);
+int example_matmul(gx_ctx *ctx, int quick);
+int example_histogram(gx_ctx *ctx, int quick);
+int example_transpose(gx_ctx *ctx, int quick);
+int example_streams(gx_ctx *ctx, int quick);
 
 int gx_tool_fail(const char *what, gx_status s)
 {
@@ -123,10 +134,76 @@ out:
     free(out);
 }
 
+/* Where the Julia set goes by default: next to the gx binary (the build folder for
+ * `make demo`), else the current folder. */
+static void tour_png_path(char *buf, size_t cap)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash = NULL;
+    if (n > 0) {
+        exe[n] = 0;
+        slash = strrchr(exe, '/');
+    }
+    if (slash) {
+        *slash = 0;
+        snprintf(buf, cap, "%s/julia.png", exe);
+    } else {
+        snprintf(buf, cap, "julia.png");
+    }
+}
+
+/* An example's verdict counts towards the tour's; a skip is not a failure. */
+static void tour_count(int rc)
+{
+    if (rc == 1)
+        tour_failures++;
+}
+
+/* Stops 4..10: the seeds' examples.  On the CPU backend only those with a CPU path
+ * run (the others are hand-written CUDA kernels), and one line says so. */
+static void tour_examples(gx_ctx *ctx, int quick, const char *png)
+{
+    gx_backend_kind k = GX_BACKEND_CPU;
+    int gpu = gx_ctx_backend(ctx, &k) == GX_OK && k == GX_BACKEND_CUDA;
+    if (gpu) {
+        printf("== 4. vadd: your own kernel, launched as the occupancy API suggests\n");
+        tour_count(example_vadd(ctx, quick));
+    }
+    printf("== 5. the Julia set: a plain C function mapped over every pixel\n");
+    tour_count(example_julia(ctx, quick, png));
+    printf("== 6. the reduction ladder: one sum, seven ways\n");
+    tour_count(example_reduce_ladder(ctx, quick));
+    printf("== 7. matrix multiply: naive, shared-memory tiles, vendor BLAS\n");
+    tour_count(example_matmul(ctx, quick));
+    if (!gpu) {
+        printf("(skipped on the CPU backend: 4. vadd, 8. histogram, 9. transpose, 10. streams -- "
+               "hand-written CUDA kernels need a GPU)\n");
+        return;
+    }
+    printf("== 8. histogram: global atomics vs bins in shared memory\n");
+    tour_count(example_histogram(ctx, quick));
+    printf("== 9. transpose: shared-memory tiles, the notebook's race fixed\n");
+    tour_count(example_transpose(ctx, quick));
+    printf("== 10. streams: copies overlapped with compute\n");
+    tour_count(example_streams(ctx, quick));
+}
+
 int gx_tool_tour(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    int quick = 0;
+    char png[4200];
+    tour_png_path(png, sizeof png);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) {
+            quick = 1;
+        } else if (strcmp(argv[i], "--png") == 0 && i + 1 < argc) {
+            snprintf(png, sizeof png, "%s", argv[++i]);
+        } else {
+            fprintf(stderr, "gx tour: unknown argument '%s' (accepted: --quick, --png PATH)\n", argv[i]);
+            return 2;
+        }
+    }
     gx_ctx *ctx = NULL;
     gx_status s = gx_ctx_create(&ctx, GX_BACKEND_AUTO);
     if (s != GX_OK)
@@ -138,6 +215,7 @@ int gx_tool_tour(int argc, char **argv)
     tour_device(ctx);
     tour_arrays(ctx);
     tour_map(ctx);
+    tour_examples(ctx, quick, png);
     gx_ctx_destroy(ctx);
     printf("tour: %s\n", tour_failures ? "FAIL" : "PASS");
     return tour_failures ? 1 : 0;

@@ -1,10 +1,120 @@
-/* gx/linalg.h -- part of gx.h (include gx.h, not this file). */
+/* gx/linalg.h -- part of gx.h (include gx.h, not this file).
+ *
+ * Vendor-library operations: matrix multiply (cuBLAS on CUDA, CBLAS/OpenBLAS on the
+ * CPU), random numbers (gx's own Philox4x32-10, bit-identical on both backends) and
+ * FFTs (cuFFT on CUDA, KissFFT on the CPU).  The CUDA libraries are loaded with
+ * dlopen on first use; a missing one is GX_ERR_UNSUPPORTED naming the library.
+ * Operands that a library cannot take as they are (a view without a unit stride)
+ * are copied to dense temporaries first; gx_vendor_copies() counts those copies. */
 #ifndef GX_LINALG_H
 #define GX_LINALG_H
 #include "../gx.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ------------------------------------------------------------------ matmul */
+
+typedef enum gx_op {
+    GX_OP_N = 0,   /* the matrix as it is */
+    GX_OP_T,       /* transposed */
+    GX_OP_C        /* conjugate-transposed (= GX_OP_T for real dtypes) */
+} gx_op;
+
+typedef enum gx_math_mode {
+    GX_MATH_DEFAULT = 0, /* full precision of the dtype */
+    GX_MATH_TF32,        /* f32 on CUDA: TF32 tensor cores (10-bit mantissa products); ignored elsewhere */
+    GX_MATH_BF16         /* f32 on CUDA: bf16 tensor cores (8-bit mantissa products); ignored elsewhere */
+} gx_math_mode;
+
+typedef struct gx_matmul_opts {
+    gx_op op_a, op_b;
+    double alpha[2];      /* {re, im}; the imaginary part is ignored for real dtypes */
+    double beta[2];
+    gx_math_mode math;
+} gx_matmul_opts;
+/* C = A·B: no transposes, alpha 1, beta 0. */
+#define GX_MATMUL_DEFAULTS ((gx_matmul_opts){GX_OP_N, GX_OP_N, {1, 0}, {0, 0}, GX_MATH_DEFAULT})
+
+/* C = alpha·op(A)·op(B) + beta·C.  All three arrays have one dtype (f32, f64, c64 or
+ * c128).  2-D: A is (m,k) after op, B (k,n), C (m,n).  3-D (strided batch, batch on
+ * axis 0): C is (batch,m,n); A and B are 3-D with the same batch or 2-D (shared by
+ * every batch entry).  Views work; those without a unit stride in one dimension are
+ * copied (counted by gx_vendor_copies).  opts NULL = GX_MATMUL_DEFAULTS.  C must not
+ * overlap A or B.  Sizes above INT32_MAX per dimension are GX_ERR_UNSUPPORTED. */
+GX_API gx_status gx_matmul(gx_array *c, const gx_array *a, const gx_array *b, const gx_matmul_opts *opts);
+/* Same with a new C (beta is ignored: C starts as zeros).  *out is set on success. */
+GX_API gx_status gx_matmul_new(const gx_array *a, const gx_array *b, const gx_matmul_opts *opts, gx_array **out);
+/* Batched over lists: c[i] = alpha·op(a[i])·op(b[i]) + beta·c[i] for i < count (each a
+ * 2-D gx_matmul; the arrays may differ in shape). */
+GX_API gx_status gx_matmul_batched(int count, gx_array *const *c, const gx_array *const *a,
+                                   const gx_array *const *b, const gx_matmul_opts *opts);
+
+/* ------------------------------------------------------------------ random numbers
+ *
+ * Generator: Philox4x32-10 (Salmon et al., SC'11; Random123's constants) with
+ *   key     = {seed & 0xffffffff, seed >> 32}
+ *   counter = {b & 0xffffffff, b >> 32, offset & 0xffffffff, offset >> 32}
+ * where b is a block number.  Stream element g (g = rng.start + the element's
+ * row-major linear index in `out`) takes its words from block b = g / W, words
+ * w[...] of the 4 the block gives:
+ *   W = 4 (one word, w[g % 4]): uniform f32 = (w >> 8) * 2^-24;
+ *       integers in [lo, hi) when hi - lo <= 2^32: lo + ((w * (hi - lo)) >> 32)
+ *   W = 2 (two words x = w[2j] << 32 | w[2j+1], j = g % 2): uniform f64 = (x >> 11) * 2^-53;
+ *       integers when hi - lo > 2^32: lo + high 64 bits of x * (hi - lo)
+ *   randn (Box-Muller in double, then rounded to the dtype):
+ *       f32: W = 4, pair j = (g % 4) / 2 uses u1 = (w[2j] + 0.5) * 2^-32, u2 = w[2j+1] * 2^-32
+ *       f64: W = 2, u1 = ((w0:w1 >> 11) + 0.5) * 2^-53, u2 = (w2:w3 >> 11) * 2^-53
+ *       r = sqrt(-2 ln u1); element g is r cos(2 pi u2) when g is even in its pair, r sin(2 pi u2) when odd.
+ * Uniform and integer outputs are bit-identical on every backend.  randn goes through
+ * the platform's double log/sin/cos: f32 results are equal in practice (rounding from
+ * double hides their last-ulp differences), f64 results agree within 2 ulp.
+ * The integer mapping uses a multiply-shift without rejection: the bias is at most
+ * (hi - lo) / 2^32 (resp. / 2^64) relative.  Same seed + offset + start = same numbers. */
+
+typedef struct gx_rng {
+    uint64_t seed;     /* the key */
+    uint64_t offset;   /* selects an independent stream (counter's high half) */
+    uint64_t start;    /* index of out's first element in the stream */
+} gx_rng;
+
+/* Fills `out` (f32 or f64, any view) with uniform numbers in [0, 1). */
+GX_API gx_status gx_rand(gx_array *out, gx_rng rng);
+/* Fills `out` (f32 or f64) with standard normal numbers. */
+GX_API gx_status gx_randn(gx_array *out, gx_rng rng);
+/* Fills `out` (an integer dtype) with integers in [lo, hi); lo < hi and both must fit the dtype. */
+GX_API gx_status gx_rand_int(gx_array *out, int64_t lo, int64_t hi, gx_rng rng);
+/* The generator on the host: 4 output words for counter ctr and key key (for tests and
+ * for reproducing gx's numbers elsewhere). */
+GX_API void gx_philox4x32_10_host(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
+
+/* ------------------------------------------------------------------ FFT
+ *
+ * Transforms run over the last `rank` axes (1, 2 or 3); any leading axes are a batch.
+ * Forward: X[k] = sum_j x[j] exp(-2 pi i jk/N).  Inverse: exp(+2 pi i jk/N).  Scaling
+ * (numpy's `norm`): BACKWARD (default) = forward unscaled, inverse scaled by 1/N;
+ * ORTHO = both by 1/sqrt(N); FORWARD = forward by 1/N, inverse unscaled; NONE = neither.
+ * N is the product of the transformed lengths.  If *out is NULL gx allocates it;
+ * otherwise it must have the result's shape and dtype.  Non-dense inputs are copied.
+ * CPU: c64 through KissFFT; c128 through gx's own mixed-radix code in double. */
+
+typedef enum gx_fft_dir { GX_FFT_FORWARD = 0, GX_FFT_INVERSE = 1 } gx_fft_dir;
+typedef enum gx_fft_norm { GX_FFT_NORM_BACKWARD = 0, GX_FFT_NORM_ORTHO, GX_FFT_NORM_FORWARD, GX_FFT_NORM_NONE } gx_fft_norm;
+
+/* Complex to complex (c64 or c128); out has in's shape and dtype. */
+GX_API gx_status gx_fft(const gx_array *in, int rank, gx_fft_dir dir, gx_fft_norm norm, gx_array **out);
+/* Real to complex, forward (f32 -> c64, f64 -> c128): the last axis n becomes n/2 + 1. */
+GX_API gx_status gx_rfft(const gx_array *in, int rank, gx_fft_norm norm, gx_array **out);
+/* Complex to real, inverse (c64 -> f32, c128 -> f64): the last axis of `in` must be
+ * n_last/2 + 1, the result's last axis is n_last.  The input's imaginary parts that a
+ * Hermitian spectrum cannot have (bin 0 and, for even n_last, bin n_last/2) are ignored. */
+GX_API gx_status gx_irfft(const gx_array *in, int rank, int64_t n_last, gx_fft_norm norm, gx_array **out);
+
+/* ------------------------------------------------------------------ counters */
+
+/* Dense temporaries that matmul / FFT made because an operand could not be handed to
+ * the library as it was (process-wide; a profiler can show it). */
+GX_API uint64_t gx_vendor_copies(void);
 
 #ifdef __cplusplus
 }

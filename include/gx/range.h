@@ -1,10 +1,113 @@
-/* gx/range.h -- part of gx.h (include gx.h, not this file). */
+/* gx/range.h -- part of gx.h (include gx.h, not this file).
+ *
+ * Scans, stream compaction and range pipelines.  Operators and predicates are
+ * lambdas (docs/LAMBDAS.md).  Scan operators must be associative; reduce operators
+ * associative and commutative (the order of combination is not specified).  Values
+ * such as an initial value are passed as a gx_const (its name is ignored) and
+ * converted to the accumulator's dtype. */
 #ifndef GX_RANGE_H
 #define GX_RANGE_H
 #include "../gx.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ------------------------------------------------------------------ array scans */
+
+typedef struct gx_scan_opts {
+    int axis;                 /* axis to scan along; negative counts from the end */
+    int exclusive;            /* 0: out[k] = init op x0 op ... op xk; 1: init op x0 ... op x(k-1) */
+    const gx_const *init;     /* initial value (NULL = none; an exclusive scan needs one) */
+    gx_dtype acc_dtype;       /* accumulator/output dtype; GX_DTYPE_COUNT = op's result on the input dtype */
+} gx_scan_opts;
+
+/* out = running `op` ("a, b -> a + b") along opts->axis of x (opts NULL: axis -1,
+ * inclusive, no init).  *out NULL: allocated with x's shape; otherwise it must have
+ * x's shape and is written (it may be x itself).  Single pass on the GPU. */
+GX_API gx_status gx_scan(gx_ctx *ctx, const char *op, gx_array *x, const gx_scan_opts *opts, gx_array **out);
+
+/* ------------------------------------------------------------------ compaction */
+
+/* For each of the nin arrays (one shape, flattened in row-major order), a new 1-d array
+ * of the elements where pred(x0[i], x1[i], ...) holds, in order: out[k] for input k
+ * (caller releases).  consts (may be NULL) are visible to pred by name. */
+GX_API gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in,
+                           const gx_const *consts, int nconsts, gx_array **out);
+/* A new 1-d i64 array of the flat indices where pred holds, ascending. */
+GX_API gx_status gx_findall(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in,
+                            const gx_const *consts, int nconsts, gx_array **out);
+
+/* ------------------------------------------------------------------ pipelines */
+
+/* A lazy stream of tuples of scalars, built stage by stage and run by a terminal as
+ * ONE fused kernel (stream compaction and scans single-pass on the GPU).  Exception:
+ * a stage that needs positions (take, drop, enumerate, and the scan / argmin / argmax
+ * terminals) after a filter first materialises the stream so far (one extra
+ * compaction kernel into temporary arrays).  A pipeline
+ * may be run any number of times; its kernels are compiled once and cached.  Source
+ * arrays are borrowed: keep them alive while the pipeline is used.  Stages mutate the
+ * handle; a failing stage leaves it unchanged.  Values of a stream of m components
+ * reach a lambda as m parameters. */
+typedef struct gx_pipe gx_pipe;
+
+/* The n arrays (all one size, each contiguous or 1-d strided) zipped: tuples (a0[i], a1[i], ...). */
+GX_API gx_status gx_pipe_from_arrays(gx_ctx *ctx, int n, gx_array *const *arrays, gx_pipe **out);
+/* count values start, start+step, ... computed in dtype's arithmetic (integers wrap). */
+GX_API gx_status gx_pipe_iota(gx_ctx *ctx, gx_dtype dtype, int64_t count, double start, double step, gx_pipe **out);
+/* count pseudo-random values, a pure function of (seed, index): floats uniform in [0, 1),
+ * integers uniform over the dtype's bits.  A simple internal hash (SplitMix64), not gx_rand. */
+GX_API gx_status gx_pipe_random(gx_ctx *ctx, gx_dtype dtype, uint64_t seed, int64_t count, gx_pipe **out);
+/* Replaces each tuple by lambda(tuple...) (one value). */
+GX_API gx_status gx_pipe_map(gx_pipe *p, const char *lambda, const gx_const *consts, int nconsts);
+/* Keeps the tuples where pred(tuple...) holds; the length is unknown afterwards. */
+GX_API gx_status gx_pipe_filter(gx_pipe *p, const char *pred, const gx_const *consts, int nconsts);
+/* Prepends the position in the stream (i64, from 0): later lambdas get (i, x...). */
+GX_API gx_status gx_pipe_enumerate(gx_pipe *p);
+/* Keeps the first k tuples / drops the first k tuples (k >= 0). */
+GX_API gx_status gx_pipe_take(gx_pipe *p, int64_t k);
+GX_API gx_status gx_pipe_drop(gx_pipe *p, int64_t k);
+/* Components in the stream now and the dtype of component i. */
+GX_API gx_status gx_pipe_arity(const gx_pipe *p, int *out);
+GX_API gx_status gx_pipe_dtype(const gx_pipe *p, int i, gx_dtype *out);
+/* The length when known (no filter in effect), else GX_ERR_SHAPE. */
+GX_API gx_status gx_pipe_length(const gx_pipe *p, int64_t *out);
+/* NULL is accepted. */
+GX_API gx_status gx_pipe_destroy(gx_pipe *p);
+
+/* Terminals: each runs the pipeline (one fused kernel per segment, see above) and waits
+ * for the result.  Scalar results go to host memory.  They need a one-value stream
+ * (GX_ERR_SHAPE otherwise: map tuples first) unless noted. */
+
+/* Folds op ("a, b -> a + b") over the stream into `result` (one value of the accumulator
+ * dtype = op's result dtype on two stream values; *acc_dtype, may be NULL, receives it).
+ * init (may be NULL) is combined first.  An empty stream without init is GX_ERR_SHAPE. */
+GX_API gx_status gx_pipe_reduce(gx_pipe *p, const char *op, const gx_const *init, void *result, gx_dtype *acc_dtype);
+/* map then reduce, without changing p. */
+GX_API gx_status gx_pipe_mapreduce(gx_pipe *p, const char *map, const char *op, const gx_const *init,
+                                   void *result, gx_dtype *acc_dtype);
+/* Number of tuples (any arity). */
+GX_API gx_status gx_pipe_count(gx_pipe *p, int64_t *out);
+/* Whether any / all values are true (bool(x)); empty: any false, all true. */
+GX_API gx_status gx_pipe_any(gx_pipe *p, int *out);
+GX_API gx_status gx_pipe_all(gx_pipe *p, int *out);
+/* Smallest / largest value (NaNs are skipped unless all are NaN); empty is GX_ERR_SHAPE.
+ * result holds one value of the stream's dtype. */
+GX_API gx_status gx_pipe_min(gx_pipe *p, void *result);
+GX_API gx_status gx_pipe_max(gx_pipe *p, void *result);
+/* Position of the first smallest / largest value (as for min/max); empty is GX_ERR_SHAPE. */
+GX_API gx_status gx_pipe_argmin(gx_pipe *p, int64_t *out);
+GX_API gx_status gx_pipe_argmax(gx_pipe *p, int64_t *out);
+/* Materialises the stream: one new 1-d array per component (nout must equal the
+ * arity; caller releases).  After a filter this is single-pass stream compaction; on
+ * the GPU the result may then be a view of a buffer sized for the unfiltered length. */
+GX_API gx_status gx_pipe_collect(gx_pipe *p, int nout, gx_array **out);
+/* Running op over the stream into a 1-d array (exclusive needs init).  *out NULL:
+ * allocated (acc dtype); otherwise its size must equal the stream's length, which
+ * must be known (GX_ERR_SHAPE after a filter: pass *out = NULL). */
+GX_API gx_status gx_pipe_scan(gx_pipe *p, const char *op, int exclusive, const gx_const *init, gx_array **out);
+/* Collects a one-value stream into host memory (cap bytes); *len gets the element
+ * count.  A result larger than cap is GX_ERR_INVALID_ARGUMENT (with *len set). */
+GX_API gx_status gx_pipe_to_host(gx_pipe *p, void *buf, size_t cap, int64_t *len);
 
 #ifdef __cplusplus
 }

@@ -363,6 +363,26 @@ static void fill_elem(void *u, int64_t off, int64_t i)
     memcpy(f->base + off, f->value, f->esz);
 }
 
+/* Constants travel as doubles: a complex value is two of them (re, im). */
+static gx_status fill_complex_device(gx_ctx *ctx, ew_plan *pl, gx_dtype t, const void *value)
+{
+    double re, im;
+    if (t == GX_C64) {
+        float z[2];
+        memcpy(z, value, sizeof z);
+        re = z[0], im = z[1];
+    } else {
+        double z[2];
+        memcpy(z, value, sizeof z);
+        re = z[0], im = z[1];
+    }
+    pl->nconst = 2;
+    pl->cdt[0] = pl->cdt[1] = GX_F64;
+    pl->args.c[0].f = re;
+    pl->args.c[1].f = im;
+    return ew_run(ctx, pl, t == GX_C64 ? "c32((float)c0, (float)c1)" : "c64(c0, c1)", NULL, "gx_fill");
+}
+
 static gx_status fill_locked(gx_array *a, const void *value)
 {
     gx_ctx *ctx = a->ctx;
@@ -375,6 +395,8 @@ static gx_status fill_locked(gx_array *a, const void *value)
     }
     ew_plan pl;
     GX__CHECK(ew_plan_make(&pl, a, 0, NULL));
+    if (a->dtype == GX_C64 || a->dtype == GX_C128)
+        return fill_complex_device(ctx, &pl, a->dtype, value);
     pl.nconst = 1;
     pl.cdt[0] = a->dtype;
     to_cval(a->dtype, value, &pl.args.c[0]);
@@ -484,6 +506,9 @@ gx_status gx_array_iota(gx_ctx *ctx, gx_dtype dtype, int64_t count, double start
     GX__CHECK(gx__ctx_check(ctx));
     if (count < 0)
         return gx__err(GX_ERR_SHAPE, "gx_array_iota: count %lld is negative", (long long)count);
+    if (dtype == GX_C64 || dtype == GX_C128)
+        return gx__err(GX_ERR_DTYPE, "gx_array_iota: complex dtype %s is not supported; make a real iota and "
+                                     "convert it with gx_array_clone", gx_dtype_name(dtype));
     gx__lock(ctx);
     gx_array *a = NULL;
     gx_status s = gx__array_new(ctx, dtype, 1, &count, &a);
@@ -629,6 +654,18 @@ gx_status gx_array_copy(gx_array *dst, const gx_array *src)
     return s;
 }
 
+/* C conversion, except bool (!= 0) and complex: a real value becomes (v, 0), a
+ * complex one converts part by part. */
+static const char *convert_expr(gx_dtype from, gx_dtype to)
+{
+    bool cf = from == GX_C64 || from == GX_C128;
+    if (to == GX_C64)
+        return cf ? "c32((float)v0.re, (float)v0.im)" : "c32((float)v0, 0.0f)";
+    if (to == GX_C128)
+        return cf ? "c64((double)v0.re, (double)v0.im)" : "c64((double)v0, 0.0)";
+    return to == GX_BOOL ? "v0 != 0" : "v0";
+}
+
 gx_status gx_array_clone(const gx_array *a, gx_dtype dtype, gx_array **out)
 {
     GX__ARG(out, "gx_array_clone: out must not be NULL");
@@ -636,6 +673,9 @@ gx_status gx_array_clone(const gx_array *a, gx_dtype dtype, gx_array **out)
     GX__CHECK(gx__array_check(a, "gx_array_clone"));
     if (dtype == GX_DTYPE_COUNT)
         dtype = a->dtype;
+    if ((a->dtype == GX_C64 || a->dtype == GX_C128) && dtype != GX_C64 && dtype != GX_C128)
+        return gx__err(GX_ERR_DTYPE, "gx_array_clone: converting complex %s to real %s would drop the imaginary part; "
+                                     "take re(x) or abs(x) with gx_map instead", gx_dtype_name(a->dtype), gx_dtype_name(dtype));
     gx_ctx *ctx = a->ctx;
     gx__lock(ctx);
     gx_array *c = NULL;
@@ -648,7 +688,7 @@ gx_status gx_array_clone(const gx_array *a, gx_dtype dtype, gx_array **out)
         gx_array *in[1] = {(gx_array *)a};
         s = ew_plan_make(&pl, c, 1, in);
         if (s == GX_OK)
-            s = ew_run(ctx, &pl, dtype == GX_BOOL ? "v0 != 0" : "v0", NULL, "gx_convert");
+            s = ew_run(ctx, &pl, convert_expr(a->dtype, dtype), NULL, "gx_convert");
     }
     if (s != GX_OK && c)
         arr_free(c);

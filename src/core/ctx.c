@@ -12,6 +12,7 @@
 void gx__kcache_free(gx_ctx *ctx);          /* kernel.c */
 void gx__ctx_release_arrays(gx_ctx *ctx);   /* array.c */
 void gx__userfns_free(gx_ctx *ctx);         /* ops/define.c */
+void gx__reduce_scratch_free(gx_ctx *ctx);  /* ops/reduce_gen.c */
 
 const char *gx_backend_name(gx_backend_kind kind)
 {
@@ -138,6 +139,8 @@ gx_status gx_ctx_create_on(gx_ctx **out, gx_backend_kind kind, int device)
         return s;
     }
     ctx_limit_from_env(ctx);
+    if (gx__kx_ctx_init(ctx) != GX_OK)
+        fprintf(stderr, "gx: warning: GX_PROFILE: %s\n", gx_last_error());
     const char *dump = getenv("GX_DUMP");
     if (dump && *dump)
         ctx->dump_dir = strdup(dump);
@@ -156,7 +159,10 @@ gx_status gx_ctx_destroy(gx_ctx *ctx)
     gx__handle_remove(ctx);
     gx__lock(ctx);
     gx_status s = ctx->be.iface->sync(&ctx->be);
+    gx__vendor_ctx_release(ctx);
+    gx__kx_ctx_destroy(ctx);   /* profile report, streams, user kernels, pinned buffers */
     gx__ctx_release_arrays(ctx);
+    gx__reduce_scratch_free(ctx);
     gx__kcache_free(ctx);
     gx__userfns_free(ctx);
     ctx->be.iface->close(&ctx->be);

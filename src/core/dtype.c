@@ -22,8 +22,9 @@ static const struct {
     [GX_BF16] = {"bf16", "gx_bf16", 2, false},
     [GX_F32] = {"f32", "float", 4, true},
     [GX_F64] = {"f64", "double", 8, true},
-    [GX_C64] = {"c64", "cf32", 8, false},
-    [GX_C128] = {"c128", "cf64", 16, false},
+    /* Complex: {re, im} pairs, the prelude's cf32 / cf64. */
+    [GX_C64] = {"c64", "cf32", 8, true},
+    [GX_C128] = {"c128", "cf64", 16, true},
 };
 
 static bool dt_valid(gx_dtype t) { return (unsigned)t < GX_DTYPE_COUNT; }
@@ -35,6 +36,7 @@ bool gx__dtype_supported(gx_dtype t) { return dt_valid(t) && gx__dt[t].supported
 bool gx__dtype_is_float(gx_dtype t) { return t == GX_F32 || t == GX_F64 || t == GX_F16 || t == GX_BF16; }
 bool gx__dtype_is_signed(gx_dtype t) { return (t >= GX_I8 && t <= GX_I64) || gx__dtype_is_float(t); }
 bool gx__dtype_is_int(gx_dtype t) { return t >= GX_I8 && t <= GX_U64; }
+bool gx__dtype_is_complex(gx_dtype t) { return t == GX_C64 || t == GX_C128; }
 
 gx_status gx_dtype_parse(const char *name, gx_dtype *out)
 {
@@ -45,7 +47,7 @@ gx_status gx_dtype_parse(const char *name, gx_dtype *out)
             *out = (gx_dtype)t;
             return GX_OK;
         }
-    return gx__err(GX_ERR_DTYPE, "unknown dtype '%s': use bool, i8, i16, i32, i64, u8, u16, u32, u64, f32 or f64", name);
+    return gx__err(GX_ERR_DTYPE, "unknown dtype '%s': use bool, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, c64 or c128", name);
 }
 
 /* Out-of-range float to integer conversion is undefined in C; gx saturates instead
@@ -66,6 +68,8 @@ void gx__dtype_from_f64(gx_dtype t, double v, void *dst)
     case GX_U64: { uint64_t x = v != v || v <= 0 ? 0 : v >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)v; memcpy(dst, &x, 8); break; }
     case GX_F32: { float x = (float)v; memcpy(dst, &x, 4); break; }
     case GX_F64: memcpy(dst, &v, 8); break;
+    case GX_C64: { float x[2] = {(float)v, 0}; memcpy(dst, x, 8); break; }
+    case GX_C128: { double x[2] = {v, 0}; memcpy(dst, x, 16); break; }
     default: memset(dst, 0, gx_dtype_size(t)); break;
     }
 }
@@ -84,6 +88,8 @@ double gx__dtype_to_f64(gx_dtype t, const void *src)
     case GX_U64: { uint64_t x; memcpy(&x, src, 8); return (double)x; }
     case GX_F32: { float x; memcpy(&x, src, 4); return x; }
     case GX_F64: { double x; memcpy(&x, src, 8); return x; }
+    case GX_C64: { float x; memcpy(&x, src, 4); return x; }     /* the real part */
+    case GX_C128: { double x; memcpy(&x, src, 8); return x; }
     default: return 0;
     }
 }

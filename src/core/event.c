@@ -1,5 +1,6 @@
 /* event.c -- timing events on a context's stream. */
 #include "core/gx_internal.h"
+#include "core/stream_priv.h"
 
 #include <stdlib.h>
 
@@ -90,4 +91,51 @@ gx_status gx_event_destroy(gx_event *e)
     }
     free(e);
     return GX_OK;
+}
+
+/* ------------------------------------------------------------ streams (gx/kernel.h) */
+
+gx_status gx_event_record_on(gx_event *e, gx_stream *stream)
+{
+    GX__CHECK(ev_check(e, "gx_event_record_on"));
+    gx_ctx *ctx = e->ctx;
+    gx__lock(ctx);
+    void *st = NULL;
+    gx_status s = gx__stream_backend(ctx, stream, "gx_event_record_on", &st);
+    if (s == GX_OK && e->ev)
+        s = ctx->be.iface->event_record_on(&ctx->be, e->ev, st);
+    else if (s == GX_OK)
+        e->host_ms = gx__now_ms();
+    if (s == GX_OK)
+        e->recorded = true;
+    gx__unlock(ctx);
+    return s;
+}
+
+gx_status gx_stream_wait_event(gx_stream *stream, gx_event *e)
+{
+    GX__CHECK(ev_check(e, "gx_stream_wait_event"));
+    if (!e->recorded)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_stream_wait_event: record the event (gx_event_record) first");
+    gx_ctx *ctx = e->ctx;
+    gx__lock(ctx);
+    void *st = NULL;
+    gx_status s = gx__stream_backend(ctx, stream, "gx_stream_wait_event", &st);
+    /* CPU: the event's work is complete already. */
+    if (s == GX_OK && e->ev)
+        s = ctx->be.iface->stream_wait_event(&ctx->be, st, e->ev);
+    gx__unlock(ctx);
+    return s;
+}
+
+gx_status gx_event_sync(gx_event *e)
+{
+    GX__CHECK(ev_check(e, "gx_event_sync"));
+    if (!e->recorded)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_event_sync: record the event (gx_event_record) first");
+    gx_ctx *ctx = e->ctx;
+    gx__lock(ctx);
+    gx_status s = e->ev ? ctx->be.iface->event_sync(&ctx->be, e->ev) : GX_OK;
+    gx__unlock(ctx);
+    return s;
 }

@@ -42,6 +42,7 @@ bool gx__dtype_supported(gx_dtype t);        /* accepted by array ops today */
 bool gx__dtype_is_float(gx_dtype t);
 bool gx__dtype_is_signed(gx_dtype t);
 bool gx__dtype_is_int(gx_dtype t);           /* integer, not bool */
+bool gx__dtype_is_complex(gx_dtype t);       /* c64 or c128 */
 const char *gx__dtype_ctype(gx_dtype t);     /* C spelling in generated code: "float", "int32_t"... */
 /* Converts a double into one element of dtype t at dst (C conversion rules). */
 void gx__dtype_from_f64(gx_dtype t, double v, void *dst);
@@ -103,6 +104,27 @@ typedef struct gx__backend_iface {
     void (*event_destroy)(gx__backend *be, void *ev);
     /* A string that identifies the compiler + target exactly, for cache keys. */
     const char *(*compiler_id)(gx__backend *be);
+
+    /* Optional (NULL on CPU): streams, page-locked memory, user kernels, reflection
+     * (used by src/core/stream.c and src/ops/kernel.c).  A NULL stream means the
+     * backend's default stream; set_stream changes the stream every other call uses. */
+    gx_status (*stream_create)(gx__backend *be, void **st);
+    void (*stream_destroy)(gx__backend *be, void *st);
+    gx_status (*stream_sync)(gx__backend *be, void *st);
+    void (*set_stream)(gx__backend *be, void *st);
+    gx_status (*event_record_on)(gx__backend *be, void *ev, void *st);
+    gx_status (*event_sync)(gx__backend *be, void *ev);
+    gx_status (*stream_wait_event)(gx__backend *be, void *st, void *ev);
+    gx_status (*host_alloc)(gx__backend *be, size_t bytes, void **ptr);
+    void (*host_free)(gx__backend *be, void *ptr);
+    bool (*host_pinned)(gx__backend *be, const void *ptr, size_t bytes);
+    gx_status (*h2d_async)(gx__backend *be, void *dst, const void *src, size_t n);
+    gx_status (*d2h_async)(gx__backend *be, void *dst, const void *src, size_t n);
+    /* A user kernel: params[i] points at argument i; st NULL = current stream. */
+    gx_status (*launch_user)(gx__backend *be, gx__func f, const gx__launch *l, void **params,
+                             void *st, int cooperative);
+    gx_status (*func_attrs)(gx__backend *be, gx__func f, gx_kernel_attrs *out);
+    gx_status (*occupancy_active)(gx__backend *be, gx__func f, int block, size_t shmem, int *blocks);
 } gx__backend_iface;
 
 struct gx__backend {
@@ -196,6 +218,8 @@ struct gx_ctx {
     void *userfns;
     gx_device_info dinfo;          /* filled at creation */
     gx_array *arrays;              /* live arrays, released at destroy */
+    void *reduce_scratch;          /* ops/reduce_gen.c: partials + counters, freed at destroy */
+    struct gx__kx *kx;             /* streams, user kernels, profiler (src/core/stream.c) */
 };
 #define GX__CTX_MAGIC 0x6778637478212121ull
 
@@ -208,7 +232,24 @@ void gx__handle_add(const void *h);
 bool gx__handle_remove(const void *h);
 bool gx__handle_live(const void *h);
 
+/* ------------------------------------------------------------ streams, user kernels, profiler */
+
+/* Context hooks (src/core/stream.c): init reads GX_PROFILE; destroy prints the
+ * profile, frees streams, user kernels and page-locked buffers (under the lock,
+ * before the caches and the backend go). */
+gx_status gx__kx_ctx_init(gx_ctx *ctx);
+void gx__kx_ctx_destroy(gx_ctx *ctx);
+/* Names a compiled function for the profiler (called by gx__kernel_get). */
+void gx__prof_label(gx_ctx *ctx, gx__func fn, const char *label);
+/* NVTX range around one gx operation (no-op without CUDA headers). */
+void gx__range_push(const char *name);
+void gx__range_pop(void);
+
 /* ------------------------------------------------------------ misc */
+
+/* Frees the vendor libraries' per-context state (cuBLAS handle, FFT plans); called
+ * by gx_ctx_destroy while the backend is still open. */
+void gx__vendor_ctx_release(gx_ctx *ctx);
 
 double gx__now_ms(void);
 

@@ -152,6 +152,7 @@ gx_status gx__kernel_get(gx_ctx *ctx, const char *source, const char *label, con
     memcpy(e->key, key, sizeof key);
     e->entry = strdup(entry);
     kc_occupancy(ctx, &e->k);
+    gx__prof_label(ctx, e->k.fn, label);   /* the profiler shows "gx_map", not the entry */
     e->next = *b;
     *b = e;
     *out = e->k;

@@ -26,6 +26,12 @@
  *  - integer -> narrower integer wraps modulo 2^bits; anything -> bool is (x != 0).
  * c ? a : b with same-typed branches keeps that type (bool stays bool), otherwise
  * the usual arithmetic conversions.  See docs/LAMBDAS.md.
+ * Complex (c64 = cf32, c128 = cf64 parameters): + - * / and unary - through
+ * gx_<op>_c64/_c128 helpers, == and != (no ordering, no && || ! or ?: conditions);
+ * c64 op f32/integer -> c64, c64 op f64 or c128 -> c128; re, im, abs, abs2, arg
+ * return the real type, conj and exp stay complex, complex(re, im) builds one,
+ * casts c64(x) / c128(x) convert, casts of a complex to a real type are errors.
+ * rand(seed, i) -> f64 and randf(seed, i) -> f32 are element i of gx_rand's stream.
  */
 #ifndef GX_LAMBDA_H
 #define GX_LAMBDA_H

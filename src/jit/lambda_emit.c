@@ -18,6 +18,16 @@ typedef struct emitter {
 } emitter;
 
 static const char *ct(gx_dtype t) { return gx__dtype_ctype(t); }
+static bool is_cx(gx_dtype t) { return t == GX_C64 || t == GX_C128; }
+/* "(float)" -- or nothing for complex types: C cannot cast to a struct type. */
+static const char *cast(gx_dtype t)
+{
+    static const char *const casts[GX_DTYPE_COUNT] = {
+        [GX_BOOL] = "(bool)", [GX_I8] = "(int8_t)", [GX_I16] = "(int16_t)", [GX_I32] = "(int32_t)",
+        [GX_I64] = "(int64_t)", [GX_U8] = "(uint8_t)", [GX_U16] = "(uint16_t)", [GX_U32] = "(uint32_t)",
+        [GX_U64] = "(uint64_t)", [GX_F32] = "(float)", [GX_F64] = "(double)"};
+    return (unsigned)t < GX_DTYPE_COUNT && casts[t] ? casts[t] : "";
+}
 static const char *dn(gx_dtype t) { return gx_dtype_name(t); }
 static bool is_float(gx_dtype t) { return t == GX_F32 || t == GX_F64; }
 static bool is_intlike(gx_dtype t) { return t >= GX_I8 && t <= GX_U64; }
@@ -30,6 +40,16 @@ static void emit_conv(emitter *e, const lam__node *n, gx_dtype t)
 {
     if (t == n->type) {
         emit(e, n);
+        return;
+    }
+    if (is_cx(t)) {   /* real -> complex (v, 0); complex -> the other precision */
+        gx_dtype r = t == GX_C64 ? GX_F32 : GX_F64;
+        if (is_cx(n->type))
+            gx__sb_printf(e->out, "gx_cx_%s_%s(", dn(n->type), dn(t));
+        else
+            gx__sb_printf(e->out, "gx_complex_%s((%s)", dn(t), ct(r));
+        emit(e, n);
+        gx__sb_printf(e->out, is_cx(n->type) ? ")" : ", (%s)0)", ct(r));
         return;
     }
     if (is_float(n->type) && is_intlike(t)) {
@@ -81,7 +101,7 @@ static void emit_name(emitter *e, const lam__node *n)
                          n->ref == LAM_R_PARAM ? "parameter" : "constant", n->index);
         return;
     }
-    gx__sb_printf(e->out, "((%s)(%s))", ct(n->type), s);
+    gx__sb_printf(e->out, "(%s(%s))", cast(n->type), s);
 }
 
 static void emit_unary(emitter *e, const lam__node *n)
@@ -94,9 +114,9 @@ static void emit_unary(emitter *e, const lam__node *n)
         if (is_float(n->type))
             gx__sb_printf(e->out, "((%s)-", ct(n->type));
         else
-            gx__sb_printf(e->out, "((%s)gx_neg_%s(", ct(n->type), dn(n->type));
+            gx__sb_printf(e->out, "(%sgx_neg_%s(", cast(n->type), dn(n->type));
         break;
-    default: gx__sb_printf(e->out, "((%s)", ct(n->type)); break;
+    default: gx__sb_printf(e->out, "(%s", cast(n->type)); break;
     }
     emit_conv(e, a, a->conv);
     gx__sb_puts(e->out, n->op == LAM_OP_SUB && !is_float(n->type) ? "))" : ")");
@@ -117,20 +137,33 @@ static const char *int_helper(lam__op op)
     }
 }
 
+/* Complex + - * / == != go through the prelude's gx_<op>_c64 / _c128. */
+static const char *cx_helper(lam__op op)
+{
+    switch (op) {
+    case LAM_OP_ADD: return "add";
+    case LAM_OP_SUB: return "sub";
+    case LAM_OP_MUL: return "mul";
+    case LAM_OP_DIV: return "div";
+    case LAM_OP_EQ: return "eq";
+    default: return "ne";
+    }
+}
+
 static void emit_binary(emitter *e, const lam__node *n)
 {
     const lam__node *a = n->kid[0], *b = n->kid[1];
-    const char *h = is_float(n->optype) ? NULL : int_helper(n->op);
+    const char *h = is_float(n->optype) ? NULL : is_cx(n->optype) ? cx_helper(n->op) : int_helper(n->op);
     if (h) {
         bool shift = n->op == LAM_OP_SHL || n->op == LAM_OP_SHR;
-        gx__sb_printf(e->out, "((%s)gx_%s_%s(", ct(n->type), h, dn(n->optype));
+        gx__sb_printf(e->out, "(%sgx_%s_%s(", cast(n->type), h, dn(n->optype));
         emit_conv(e, a, a->conv);
         gx__sb_puts(e->out, shift ? ", (uint64_t)" : ", ");
         emit_conv(e, b, b->conv);
         gx__sb_puts(e->out, "))");
         return;
     }
-    gx__sb_printf(e->out, "((%s)(", ct(n->type));
+    gx__sb_printf(e->out, "(%s(", cast(n->type));
     emit_conv(e, a, a->conv);
     gx__sb_printf(e->out, " %s ", lam__op_text(n->op));
     emit_conv(e, b, b->conv);
@@ -139,7 +172,7 @@ static void emit_binary(emitter *e, const lam__node *n)
 
 static void emit_cond(emitter *e, const lam__node *n)
 {
-    gx__sb_printf(e->out, "((%s)(", ct(n->type));
+    gx__sb_printf(e->out, "(%s(", cast(n->type));
     emit_conv(e, n->kid[0], n->kid[0]->conv);
     gx__sb_puts(e->out, " ? ");
     emit_conv(e, n->kid[1], n->kid[1]->conv);
@@ -155,9 +188,9 @@ static void emit_call(emitter *e, const lam__node *n)
         return;
     }
     if (n->ref == LAM_R_BUILTIN)
-        gx__sb_printf(e->out, "((%s)gx_%s_%s(", ct(n->type), lam__builtins[n->index].name, dn(n->optype));
+        gx__sb_printf(e->out, "(%sgx_%s_%s(", cast(n->type), lam__builtins[n->index].name, dn(n->optype));
     else
-        gx__sb_printf(e->out, "((%s)%.*s(", ct(n->type), n->name_len, e->l->text + n->name_at);
+        gx__sb_printf(e->out, "(%s%.*s(", cast(n->type), n->name_len, e->l->text + n->name_at);
     for (int i = 0; i < n->nkids; i++) {
         if (i)
             gx__sb_puts(e->out, ", ");

@@ -86,7 +86,10 @@ gx_status lam__parse(const char *text, lam_lambda **out);
 typedef enum lam__bkind {
     LAM_B_FLOAT,   /* computes in f32/f64; integer args compute in f64 */
     LAM_B_PRED,    /* like FLOAT but returns bool (isnan...) */
-    LAM_B_KEEP     /* abs/min/max/clamp/sign: integer args stay integer */
+    LAM_B_KEEP,    /* abs/min/max/clamp/sign: integer args stay integer */
+    LAM_B_CPLX,    /* re/im/conj/abs2/arg: computes in the complex type of its argument */
+    LAM_B_MAKE,    /* complex(re, im) */
+    LAM_B_RAND     /* rand(seed, i) -> f64, randf(seed, i) -> f32: gx_rand's stream */
 } lam__bkind;
 typedef struct lam__builtin { const char *name; int nargs; lam__bkind kind; } lam__builtin;
 extern const lam__builtin lam__builtins[];

@@ -77,17 +77,9 @@
     "GX__CVT(uint32_t, u32, 0.0, 4294967295.0, 0, 4294967295U)\n"                       \
     "GX__CVT(uint64_t, u64, 0.0, 18446744073709551616.0, 0, 18446744073709551615ULL)\n"
 
-/* sin and cos: on CUDA both go through sincos, so that sin(x) and cos(x) of the
- * same x (as in sin(x)^2 + cos(x)^2) share one range reduction once the compiler
- * merges the two identical sincos calls -- measured on an H200 at 2^28 f32:
- * 989 us as separate sinf/cosf, 589 us through sincosf; a lone sinf costs ~3% more. */
-#define LAM__SINCOS_CUDA                                                                \
-    "#define GX__SINCOS \\\n"                                                           \
-    "GXF float gx_sin_f32(float x) { float s, c; sincosf(x, &s, &c); return s; } \\\n"    \
-    "GXF float gx_cos_f32(float x) { float s, c; sincosf(x, &s, &c); return c; } \\\n"    \
-    "GXF double gx_sin_f64(double x) { double s, c; sincos(x, &s, &c); return s; } \\\n" \
-    "GXF double gx_cos_f64(double x) { double s, c; sincos(x, &s, &c); return c; }\n"
-#define LAM__SINCOS_C "#define GX__SINCOS GX__M1(sin) GX__M1(cos)\n"
+/* sin and cos stay separate calls; ewise fuses sin(x) and cos(x) of one x into one
+ * sincos on CUDA (ew_fuse_sincos), so a lone sin(x) keeps the cheaper sinf. */
+#define LAM__SINCOS "#define GX__SINCOS GX__M1(sin) GX__M1(cos)\n"
 
 /* Math: gx_<f>_f32 calls <f>f, gx_<f>_f64 calls <f>.  isnan & co. are written as
  * arithmetic so they need no header and behave alike on both targets. */
@@ -132,10 +124,64 @@
     "#define abs2 cabs2\n"                                                              \
     "#define abs2_64 cabs2_64\n"
 
-#define LAM__BODY LAM__BODY_INT LAM__BODY_CVT LAM__BODY_MATH LAM__BODY_COMPLEX "/* end of gx prelude */\n"
+/* Complex values in lambdas: gx_<op>_c64 works on cf32, gx_<op>_c128 on cf64.
+ * Division scales by |re| + |im| of the divisor so it neither overflows nor
+ * underflows early. */
+#define LAM__BODY_CXLAM                                                                 \
+    "#define GX__CXL(C, T, S, MK, SF) \\\n"                                             \
+    "GXF C gx_complex_##S(T re, T im) { return MK(re, im); } \\\n"                     \
+    "GXF C gx_add_##S(C a, C b) { return MK(a.re + b.re, a.im + b.im); } \\\n"         \
+    "GXF C gx_sub_##S(C a, C b) { return MK(a.re - b.re, a.im - b.im); } \\\n"         \
+    "GXF C gx_mul_##S(C a, C b) { return MK(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); } \\\n" \
+    "GXF C gx_div_##S(C a, C b) { T s = fabs##SF(b.re) + fabs##SF(b.im); T ar = a.re / s, ai = a.im / s, br = b.re / s, bi = b.im / s; \\\n" \
+    "  T d = br * br + bi * bi; return MK((ar * br + ai * bi) / d, (ai * br - ar * bi) / d); } \\\n" \
+    "GXF C gx_neg_##S(C a) { return MK(-a.re, -a.im); } \\\n"                          \
+    "GXF bool gx_eq_##S(C a, C b) { return a.re == b.re && a.im == b.im; } \\\n"       \
+    "GXF bool gx_ne_##S(C a, C b) { return !(a.re == b.re && a.im == b.im); } \\\n"    \
+    "GXF T gx_re_##S(C a) { return a.re; } \\\n"                                       \
+    "GXF T gx_im_##S(C a) { return a.im; } \\\n"                                       \
+    "GXF C gx_conj_##S(C a) { return MK(a.re, -a.im); } \\\n"                          \
+    "GXF T gx_abs2_##S(C a) { return a.re * a.re + a.im * a.im; } \\\n"                \
+    "GXF T gx_abs_##S(C a) { return hypot##SF(a.re, a.im); } \\\n"                     \
+    "GXF T gx_arg_##S(C a) { return atan2##SF(a.im, a.re); } \\\n"                     \
+    "GXF C gx_exp_##S(C a) { T r = exp##SF(a.re); return MK(r * cos##SF(a.im), r * sin##SF(a.im)); }\n" \
+    "GX__CXL(cf32, float, c64, c32, f)\n"                                                \
+    "GX__CXL(cf64, double, c128, c64, )\n"                                               \
+    "GXF cf64 gx_cx_c64_c128(cf32 a) { return c64(a.re, a.im); }\n"                      \
+    "GXF cf32 gx_cx_c128_c64(cf64 a) { return c32((float)a.re, (float)a.im); }\n"
 
-static const char lam__prelude_c[] = LAM__HEAD_C LAM__SINCOS_C LAM__BODY;
-static const char lam__prelude_cuda[] = LAM__HEAD_CUDA LAM__SINCOS_CUDA LAM__BODY;
+/* rand(seed, i) / randf(seed, i) in lambdas: element i of gx_rand's f64 / f32 stream
+ * for key `seed`, offset 0, start 0 (Philox4x32-10; see gx/linalg.h). */
+#define LAM__BODY_RAND                                                                  \
+    "GXF void gx__lam_philox(uint64_t blk, uint64_t seed, uint32_t *w)\n"               \
+    "{\n"                                                                               \
+    "  uint32_t c0 = (uint32_t)blk, c1 = (uint32_t)(blk >> 32), c2 = 0, c3 = 0;\n"       \
+    "  uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);\n"                     \
+    "  for (int r = 0; r < 10; r++) {\n"                                                \
+    "    const uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;\n" \
+    "    const uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;\n" \
+    "    c0 = n0; c1 = (uint32_t)p1; c2 = n2; c3 = (uint32_t)p0;\n"                     \
+    "    k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;\n"                                       \
+    "  }\n"                                                                             \
+    "  w[0] = c0; w[1] = c1; w[2] = c2; w[3] = c3;\n"                                   \
+    "}\n"                                                                               \
+    "GXF double gx_rand_f64(uint64_t seed, uint64_t i)\n"                               \
+    "{\n"                                                                               \
+    "  uint32_t w[4]; gx__lam_philox(i >> 1, seed, w);\n"                               \
+    "  const int j = (int)(i & 1);\n"                                                   \
+    "  return (double)((((uint64_t)w[2 * j] << 32) | w[2 * j + 1]) >> 11) * 1.1102230246251565404e-16;\n" \
+    "}\n"                                                                               \
+    "GXF float gx_randf_f32(uint64_t seed, uint64_t i)\n"                               \
+    "{\n"                                                                               \
+    "  uint32_t w[4]; gx__lam_philox(i >> 2, seed, w);\n"                               \
+    "  return (float)(w[i & 3] >> 8) * 5.9604644775390625e-8f;\n"                       \
+    "}\n"
+
+#define LAM__BODY LAM__BODY_INT LAM__BODY_CVT LAM__BODY_MATH LAM__BODY_COMPLEX LAM__BODY_CXLAM LAM__BODY_RAND \
+    "/* end of gx prelude */\n"
+
+static const char lam__prelude_c[] = LAM__HEAD_C LAM__SINCOS LAM__BODY;
+static const char lam__prelude_cuda[] = LAM__HEAD_CUDA LAM__SINCOS LAM__BODY;
 
 const char *lam_prelude(const char *target)
 {

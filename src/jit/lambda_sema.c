@@ -23,12 +23,15 @@ const lam__builtin lam__builtins[] = {
     {"isnan", 1, LAM_B_PRED}, {"isinf", 1, LAM_B_PRED}, {"isfinite", 1, LAM_B_PRED},
     {"abs", 1, LAM_B_KEEP}, {"min", 2, LAM_B_KEEP}, {"max", 2, LAM_B_KEEP},
     {"clamp", 3, LAM_B_KEEP}, {"sign", 1, LAM_B_KEEP},
+    {"re", 1, LAM_B_CPLX}, {"im", 1, LAM_B_CPLX}, {"conj", 1, LAM_B_CPLX},
+    {"abs2", 1, LAM_B_CPLX}, {"arg", 1, LAM_B_CPLX}, {"complex", 2, LAM_B_MAKE},
+    {"rand", 2, LAM_B_RAND}, {"randf", 2, LAM_B_RAND},
 };
 const int lam__nbuiltins = (int)(sizeof lam__builtins / sizeof lam__builtins[0]);
 
 /* Casts are spelled like calls to the dtype's name. */
 static const gx_dtype lam__casts[] = {GX_BOOL, GX_I8, GX_I16, GX_I32, GX_I64, GX_U8,
-                                      GX_U16, GX_U32, GX_U64, GX_F32, GX_F64};
+                                      GX_U16, GX_U32, GX_U64, GX_F32, GX_F64, GX_C64, GX_C128};
 #define NCASTS ((int)(sizeof lam__casts / sizeof lam__casts[0]))
 
 typedef struct checker {
@@ -43,6 +46,10 @@ static bool lam_scalar(gx_dtype t)
 }
 
 static bool is_float(gx_dtype t) { return t == GX_F32 || t == GX_F64; }
+static bool is_cx(gx_dtype t) { return t == GX_C64 || t == GX_C128; }
+/* What lambda parameters may be: the scalars and the complex dtypes. */
+static bool lam_value(gx_dtype t) { return lam_scalar(t) || is_cx(t); }
+static gx_dtype real_of(gx_dtype t) { return t == GX_C64 ? GX_F32 : t == GX_C128 ? GX_F64 : t; }
 
 /* C's integer promotion: everything narrower than int computes as int. */
 gx_dtype lam__promote(gx_dtype t)
@@ -59,6 +66,9 @@ static bool is_unsigned(gx_dtype t) { return t == GX_U32 || t == GX_U64; }
 /* C's usual arithmetic conversions restricted to gx dtypes. */
 static gx_dtype usual(gx_dtype a, gx_dtype b)
 {
+    /* Complex wins, in double precision when either side is double. */
+    if (is_cx(a) || is_cx(b))
+        return a == GX_C128 || b == GX_C128 || a == GX_F64 || b == GX_F64 ? GX_C128 : GX_C64;
     if (a == GX_F64 || b == GX_F64)
         return GX_F64;
     if (a == GX_F32 || b == GX_F32)
@@ -210,6 +220,43 @@ static gx_status arity_error(checker *c, lam__node *n, int want)
                      c->text + n->name_at, want, want == 1 ? "" : "s", n->nkids, n->nkids == 1 ? "was" : "were");
 }
 
+/* Builtins that deal in complex numbers (and rand); *done stays false for an
+ * ordinary builtin with real arguments, which check_builtin then handles. */
+static gx_status check_complex_builtin(checker *c, lam__node *n, const lam__builtin *b, gx_dtype t, bool *done)
+{
+    bool abs_or_exp = strcmp(b->name, "abs") == 0 || strcmp(b->name, "exp") == 0;
+    *done = b->kind == LAM_B_CPLX || b->kind == LAM_B_MAKE || b->kind == LAM_B_RAND || (is_cx(t) && abs_or_exp);
+    if (!*done) {
+        if (!is_cx(t))
+            return GX_OK;
+        return lam__fail(GX_ERR_TYPE, c->text, n->col, "complex values take + - * /, == !=, re, im, conj, abs, abs2, arg, exp",
+                         "'%s' does not take complex arguments", b->name);
+    }
+    if (b->kind == LAM_B_RAND) {   /* rand(seed, i): both u64 */
+        n->optype = n->type = strcmp(b->name, "rand") == 0 ? GX_F64 : GX_F32;
+        for (int i = 0; i < n->nkids; i++) {
+            if (is_cx(n->kid[i]->type) || is_float(n->kid[i]->type))
+                return lam__fail(GX_ERR_TYPE, c->text, n->kid[i]->col, "pass integers: rand(seed, i)",
+                                 "'%s' takes an integer seed and an integer counter", b->name);
+            n->kid[i]->conv = GX_U64;
+        }
+        return GX_OK;
+    }
+    if (b->kind == LAM_B_MAKE) {
+        if (is_cx(t))
+            return lam__fail(GX_ERR_TYPE, c->text, n->col, "pass the real and imaginary parts as real numbers",
+                             "complex(re, im) takes real arguments");
+        n->optype = n->type = t == GX_F32 ? GX_C64 : GX_C128;
+        n->kid[0]->conv = n->kid[1]->conv = real_of(n->optype);
+        return GX_OK;
+    }
+    n->optype = is_cx(t) ? t : (t == GX_F32 ? GX_C64 : GX_C128);
+    n->kid[0]->conv = n->optype;
+    bool cplx_result = strcmp(b->name, "conj") == 0 || strcmp(b->name, "exp") == 0;
+    n->type = cplx_result ? n->optype : real_of(n->optype);
+    return GX_OK;
+}
+
 static gx_status check_builtin(checker *c, lam__node *n, int bi)
 {
     const lam__builtin *b = &lam__builtins[bi];
@@ -218,6 +265,13 @@ static gx_status check_builtin(checker *c, lam__node *n, int bi)
     gx_dtype t = n->kid[0]->type;
     for (int i = 1; i < n->nkids; i++)
         t = usual(t, n->kid[i]->type);
+    bool done = false;
+    GX__CHECK(check_complex_builtin(c, n, b, t, &done));
+    if (done) {
+        n->ref = LAM_R_BUILTIN;
+        n->index = bi;
+        return GX_OK;
+    }
     if (b->kind != LAM_B_KEEP && !is_float(t))
         t = GX_F64;    /* integer arguments compute in double precision */
     n->ref = LAM_R_BUILTIN;
@@ -261,6 +315,9 @@ static gx_status check_call(checker *c, lam__node *n)
         if (name_is(c, n, gx_dtype_name(lam__casts[i]))) {
             if (n->nkids != 1)
                 return arity_error(c, n, 1);
+            if (is_cx(n->kid[0]->type) && !is_cx(lam__casts[i]))
+                return lam__fail(GX_ERR_TYPE, c->text, n->col, "take re(z), im(z) or abs(z) first",
+                                 "a complex value cannot be cast to %s", gx_dtype_name(lam__casts[i]));
             n->ref = LAM_R_CAST;
             n->type = n->optype = n->kid[0]->conv = lam__casts[i];
             return GX_OK;
@@ -285,7 +342,7 @@ static gx_status check_call(checker *c, lam__node *n)
 
 static gx_status need_int(checker *c, lam__node *n, const lam__node *operand, const char *which)
 {
-    if (!is_float(operand->type))
+    if (!is_float(operand->type) && !is_cx(operand->type))
         return GX_OK;
     const char *hint = n->op == LAM_OP_MOD ? "use fmod(a, b) for the floating-point remainder"
                                            : "convert the operand to an integer first, e.g. i32(x)";
@@ -297,6 +354,9 @@ static gx_status check_unary(checker *c, lam__node *n)
 {
     lam__node *a = n->kid[0];
     GX__CHECK(check(c, a));
+    if (is_cx(a->type) && n->op == LAM_OP_NOT)
+        return lam__fail(GX_ERR_TYPE, c->text, n->col, "compare explicitly, e.g. z == complex(0, 0)",
+                         "operator '!' does not take a complex operand");
     switch (n->op) {
     case LAM_OP_NOT:
         n->type = n->optype = GX_BOOL;
@@ -312,11 +372,31 @@ static gx_status check_unary(checker *c, lam__node *n)
     return GX_OK;
 }
 
+/* Complex operands allow + - * / == != only (complex numbers are not ordered). */
+static gx_status check_complex_binary(checker *c, lam__node *n)
+{
+    if (!is_cx(n->kid[0]->type) && !is_cx(n->kid[1]->type))
+        return GX_OK;
+    switch (n->op) {
+    case LAM_OP_ADD: case LAM_OP_SUB: case LAM_OP_MUL: case LAM_OP_DIV: case LAM_OP_EQ: case LAM_OP_NE:
+        return GX_OK;
+    case LAM_OP_LT: case LAM_OP_LE: case LAM_OP_GT: case LAM_OP_GE:
+        return lam__fail(GX_ERR_TYPE, c->text, n->col, "compare abs(z) or re(z) instead",
+                         "operator '%s' does not order complex numbers", lam__op_text(n->op));
+    case LAM_OP_LAND: case LAM_OP_LOR:
+        return lam__fail(GX_ERR_TYPE, c->text, n->col, "compare explicitly, e.g. z != complex(0, 0)",
+                         "operator '%s' does not take complex operands", lam__op_text(n->op));
+    default:
+        return GX_OK;   /* the integer operators report it themselves */
+    }
+}
+
 static gx_status check_binary(checker *c, lam__node *n)
 {
     lam__node *a = n->kid[0], *b = n->kid[1];
     GX__CHECK(check(c, a));
     GX__CHECK(check(c, b));
+    GX__CHECK(check_complex_binary(c, n));
     switch (n->op) {
     case LAM_OP_LAND: case LAM_OP_LOR:
         a->conv = a->type;
@@ -350,6 +430,9 @@ static gx_status check_cond(checker *c, lam__node *n)
     for (int i = 0; i < 3; i++)
         GX__CHECK(check(c, n->kid[i]));
     lam__node *a = n->kid[1], *b = n->kid[2];
+    if (is_cx(n->kid[0]->type))
+        return lam__fail(GX_ERR_TYPE, c->text, n->kid[0]->col, "compare explicitly, e.g. z != complex(0, 0)",
+                         "the condition of ?: cannot be complex");
     n->kid[0]->conv = n->kid[0]->type;
     n->type = n->optype = a->type == b->type ? a->type : usual(a->type, b->type);
     a->conv = b->conv = n->type;
@@ -387,8 +470,8 @@ static gx_status check_env(const lam_env *env, const lam_lambda *l)
                          "the lambda takes %d parameter%s, but %d argument%s given", l->nparams, l->nparams == 1 ? "" : "s",
                          env->nargs, env->nargs == 1 ? " is" : "s are");
     for (int i = 0; i < env->nargs; i++)
-        if (!lam_scalar(env->arg_types[i]))
-            return lam__fail(GX_ERR_TYPE, l->text, l->pcol[i], "use bool, i8..i64, u8..u64, f32 or f64 arrays",
+        if (!lam_value(env->arg_types[i]))
+            return lam__fail(GX_ERR_TYPE, l->text, l->pcol[i], "use bool, i8..i64, u8..u64, f32, f64, c64 or c128 arrays",
                              "argument %d has dtype %s, which lambdas do not support", i + 1, gx_dtype_name(env->arg_types[i]));
     for (int i = 0; i < env->nconsts && env->consts; i++)
         if (!lam_scalar(env->consts[i].dtype))

@@ -20,9 +20,7 @@
  * that holds the same primary context, e.g. the CUDA runtime, is reset with it -- it
  * was unusable anyway.) */
 #ifndef _GNU_SOURCE
-#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
-#endif
 #endif
 #include "backend/cuda/cuda_priv.h"
 
@@ -48,7 +46,8 @@ typedef struct cuda_impl {
     int ordinal;
     CUdevice dev;
     CUcontext ctx;           /* the device's primary context (retained) */
-    CUstream stream;
+    CUstream stream;         /* the default stream, made at open */
+    CUstream cur;            /* the stream every call uses (gx_ctx_set_stream), default: stream */
     CUmemoryPool pool;       /* NULL: device without pool support -> cuMemAlloc/cuMemFree */
     size_t plain_bytes;      /* bytes held through the cuMemAlloc fallback */
     bool faulted;
@@ -70,7 +69,7 @@ gx_status cuda_current(gx__backend *be, CUstream *stream, CUdevice *dev)
     cuda_impl *im = IM(be);
     GX__CHECK(enter(im));
     if (stream)
-        *stream = im->stream;
+        *stream = im->cur;
     if (dev)
         *dev = im->dev;
     return GX_OK;
@@ -316,6 +315,7 @@ static gx_status cuda_open(gx__backend *be, int device)
         st = fail(NULL, r, "cuStreamCreate(device %d)", device);
         goto fail_ctx;
     }
+    im->cur = im->stream;
 
     /* Our own pool rather than the device default one, so that trimming, the
      * release threshold and the reserved-bytes figure concern this gx context only.
@@ -383,6 +383,15 @@ static void cuda_close(gx__backend *be)
 
 /* ------------------------------------------------------------ memory */
 
+/* The default stream and, when another one is current, that one too. */
+static CUresult sync_both(cuda_impl *im)
+{
+    CUresult r = cuda_drv.StreamSynchronize(im->stream);
+    if (r == CUDA_SUCCESS && im->cur != im->stream)
+        r = cuda_drv.StreamSynchronize(im->cur);
+    return r;
+}
+
 static gx_status cuda_alloc(gx__backend *be, size_t bytes, void **ptr)
 {
     cuda_impl *im = IM(be);
@@ -393,7 +402,7 @@ static gx_status cuda_alloc(gx__backend *be, size_t bytes, void **ptr)
     CUdeviceptr p = 0;
     CUresult r;
     if (im->pool) {
-        r = cuda_drv.MemAllocFromPoolAsync(&p, bytes, im->pool, im->stream);
+        r = cuda_drv.MemAllocFromPoolAsync(&p, bytes, im->pool, im->cur);
         if (r != CUDA_SUCCESS)
             return fail(im, r, "cuMemAllocFromPoolAsync(%zu bytes)", bytes);
     } else {
@@ -414,10 +423,10 @@ static void cuda_free(gx__backend *be, void *ptr, size_t bytes)
     CUresult r;
     if (im->pool) {
         /* Stream-ordered: kernels already queued that use ptr finish first. */
-        r = cuda_drv.MemFreeAsync((CUdeviceptr)(uintptr_t)ptr, im->stream);
+        r = cuda_drv.MemFreeAsync((CUdeviceptr)(uintptr_t)ptr, im->cur);
     } else {
         /* cuMemFree is not ordered on our stream: wait for queued users. */
-        r = cuda_drv.StreamSynchronize(im->stream);
+        r = cuda_drv.StreamSynchronize(im->cur);
         if (r == CUDA_SUCCESS)
             r = cuda_drv.MemFree((CUdeviceptr)(uintptr_t)ptr);
         if (r == CUDA_SUCCESS)
@@ -431,7 +440,7 @@ static gx_status cuda_trim(gx__backend *be)
 {
     cuda_impl *im = IM(be);
     GX__CHECK(enter(im));
-    CUresult r = cuda_drv.StreamSynchronize(im->stream);
+    CUresult r = sync_both(im);
     if (r != CUDA_SUCCESS)
         return fail(im, r, "cuStreamSynchronize (before trimming the pool)");
     if (im->pool && cuda_drv.MemPoolTrimTo) {
@@ -463,13 +472,13 @@ static gx_status cuda_h2d(gx__backend *be, void *dst, const void *src, size_t n)
     if (n == 0)
         return GX_OK;
     GX__CHECK(enter(im));
-    CUresult r = cuda_drv.MemcpyHtoDAsync((CUdeviceptr)(uintptr_t)dst, src, n, im->stream);
+    CUresult r = cuda_drv.MemcpyHtoDAsync((CUdeviceptr)(uintptr_t)dst, src, n, im->cur);
     if (r != CUDA_SUCCESS)
         return fail(im, r, "cuMemcpyHtoDAsync(%zu bytes)", n);
     /* Wait: the caller's buffer is usually pageable and may be freed or reused as
      * soon as we return.  For pageable memory the driver stages the copy through a
      * pinned buffer anyway, so waiting costs little and makes the call safe. */
-    r = cuda_drv.StreamSynchronize(im->stream);
+    r = cuda_drv.StreamSynchronize(im->cur);
     if (r != CUDA_SUCCESS)
         return fail(im, r, "cuStreamSynchronize (after a %zu-byte host-to-device copy)", n);
     return GX_OK;
@@ -481,10 +490,10 @@ static gx_status cuda_d2h(gx__backend *be, void *dst, const void *src, size_t n)
     if (n == 0)
         return GX_OK;
     GX__CHECK(enter(im));
-    CUresult r = cuda_drv.MemcpyDtoHAsync(dst, (CUdeviceptr)(uintptr_t)src, n, im->stream);
+    CUresult r = cuda_drv.MemcpyDtoHAsync(dst, (CUdeviceptr)(uintptr_t)src, n, im->cur);
     if (r != CUDA_SUCCESS)
         return fail(im, r, "cuMemcpyDtoHAsync(%zu bytes)", n);
-    r = cuda_drv.StreamSynchronize(im->stream);   /* the host reads dst next */
+    r = cuda_drv.StreamSynchronize(im->cur);   /* the host reads dst next */
     if (r != CUDA_SUCCESS)
         return fail(im, r, "cuStreamSynchronize (after a %zu-byte device-to-host copy)", n);
     return GX_OK;
@@ -497,7 +506,7 @@ static gx_status cuda_d2d(gx__backend *be, void *dst, const void *src, size_t n)
         return GX_OK;
     GX__CHECK(enter(im));
     CUresult r = cuda_drv.MemcpyDtoDAsync((CUdeviceptr)(uintptr_t)dst,
-                                          (CUdeviceptr)(uintptr_t)src, n, im->stream);
+                                          (CUdeviceptr)(uintptr_t)src, n, im->cur);
     if (r != CUDA_SUCCESS)
         return fail(im, r, "cuMemcpyDtoDAsync(%zu bytes)", n);
     return GX_OK;
@@ -507,7 +516,7 @@ static gx_status cuda_sync(gx__backend *be)
 {
     cuda_impl *im = IM(be);
     GX__CHECK(enter(im));
-    CUresult r = cuda_drv.StreamSynchronize(im->stream);
+    CUresult r = sync_both(im);
     if (r != CUDA_SUCCESS)
         return fail(im, r, "cuStreamSynchronize");
     return GX_OK;
@@ -536,6 +545,9 @@ static gx_status cuda_build(gx__backend *be, const char *source, const char *lab
         return gx__err(GX_ERR_UNSUPPORTED, "cannot compile %s for the GPU: %s",
                        label ? label : "kernel", cuda_nvrtc_problem());
     /* No device call: compiling needs only NVRTC, for this device's exact arch. */
+    if (strncmp(source, CUDA_USER_MAGIC "\n", strlen(CUDA_USER_MAGIC) + 1) == 0)
+        return cuda_nvrtc_compile_user(source, label, im->info.cc_major, im->info.cc_minor, 0,
+                                       blob, len, NULL);
     return cuda_nvrtc_compile(source, label, im->info.cc_major, im->info.cc_minor, 0, blob, len,
                               NULL);
 }
@@ -590,10 +602,11 @@ static void cuda_module_free(gx__backend *be, gx__module *m)
     (void)cuda_drv.ModuleUnload((CUmodule)m);
 }
 
-static gx_status cuda_launch(gx__backend *be, gx__func f, const gx__launch *l)
+/* Checks a configuration against the device's limits (each message names the
+ * limit that was broken) and opts the kernel in to large dynamic shared memory. */
+static gx_status launch_prepare(cuda_impl *im, CUfunction fn, const gx__launch *l,
+                                unsigned long long *threads_out)
 {
-    cuda_impl *im = IM(be);
-    GX__ARG(f && l, "CUDA launch: NULL function or launch description");
     static const char axis[3] = {'x', 'y', 'z'};
     unsigned long long threads = 1;
     for (int i = 0; i < 3; i++) {
@@ -604,6 +617,7 @@ static gx_status cuda_launch(gx__backend *be, gx__func f, const gx__launch *l)
                            l->block[2]);
         threads *= l->block[i];
     }
+    *threads_out = threads;
     /* The total first: it is the limit people usually hit. */
     if (threads > (unsigned long long)im->info.max_threads_per_block)
         return gx__err(GX_ERR_LAUNCH,
@@ -626,8 +640,14 @@ static gx_status cuda_launch(gx__backend *be, gx__func f, const gx__launch *l)
                        "%u bytes of dynamic shared memory exceed the device limit of %zu bytes "
                        "per block (opt-in maximum)", l->shmem, im->info.shared_per_block_optin);
     GX__CHECK(enter(im));
-    CUfunction fn = (CUfunction)f;
-    CUresult r;
+    int stat = 0;
+    if (cuda_drv.FuncGetAttribute &&
+        cuda_drv.FuncGetAttribute(&stat, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn) == CUDA_SUCCESS &&
+        stat > 0 && (size_t)stat + l->shmem > im->info.shared_per_block_optin)
+        return gx__err(GX_ERR_LAUNCH,
+                       "%u bytes of dynamic shared memory plus the kernel's %d bytes of static "
+                       "shared memory exceed the device limit of %zu bytes per block (opt-in "
+                       "maximum)", l->shmem, stat, im->info.shared_per_block_optin);
     if (l->shmem > im->info.shared_per_block) {
         /* Above the default 48 KB a kernel must opt in, per function. */
         if (!cuda_drv.FuncSetAttribute)
@@ -635,21 +655,22 @@ static gx_status cuda_launch(gx__backend *be, gx__func f, const gx__launch *l)
                            "%u bytes of dynamic shared memory need cuFuncSetAttribute, which "
                            "this driver lacks (limit without it: %zu bytes)",
                            l->shmem, im->info.shared_per_block);
-        r = cuda_drv.FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                      (int)l->shmem);
+        CUresult r = cuda_drv.FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                               (int)l->shmem);
         if (r != CUDA_SUCCESS) {
             gx_status s = fail(im, r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = %u)",
                                l->shmem);
             return s == GX_ERR_BACKEND ? gx__err_prefix(GX_ERR_LAUNCH, "shared memory opt-in") : s;
         }
     }
-    /* The kernel takes one struct by value; its bytes are l->args. */
-    void *params[1] = {(void *)l->args};
-    r = cuda_drv.LaunchKernel(fn, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1],
-                              l->block[2], l->shmem, im->stream, l->args ? params : NULL, NULL);
-    if (r == CUDA_SUCCESS)
-        return GX_OK;   /* no sync: faults surface at the next sync / d2h */
-    gx_status s = fail(im, r, "cuLaunchKernel(grid %ux%ux%u, block %ux%ux%u, %u B shared, %zu B args)",
+    return GX_OK;
+}
+
+/* A rejected launch: names the kernel's own thread limit when that is what broke. */
+static gx_status launch_failed(cuda_impl *im, CUresult r, CUfunction fn, const gx__launch *l,
+                               unsigned long long threads, const char *call)
+{
+    gx_status s = fail(im, r, "%s(grid %ux%ux%u, block %ux%ux%u, %u B shared, %zu B args)", call,
                        l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2],
                        l->shmem, l->args_size);
     if (r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) {
@@ -665,6 +686,63 @@ static gx_status cuda_launch(gx__backend *be, gx__func f, const gx__launch *l)
         return gx__err_prefix(GX_ERR_LAUNCH, "launch configuration rejected");
     }
     return s;
+}
+
+static gx_status cuda_launch(gx__backend *be, gx__func f, const gx__launch *l)
+{
+    cuda_impl *im = IM(be);
+    GX__ARG(f && l, "CUDA launch: NULL function or launch description");
+    CUfunction fn = (CUfunction)f;
+    unsigned long long threads = 0;
+    GX__CHECK(launch_prepare(im, fn, l, &threads));
+    /* The kernel takes one struct by value; its bytes are l->args. */
+    void *params[1] = {(void *)l->args};
+    CUresult r = cuda_drv.LaunchKernel(fn, l->grid[0], l->grid[1], l->grid[2], l->block[0],
+                                       l->block[1], l->block[2], l->shmem, im->cur,
+                                       l->args ? params : NULL, NULL);
+    if (r == CUDA_SUCCESS)
+        return GX_OK;   /* no sync: faults surface at the next sync / d2h */
+    return launch_failed(im, r, fn, l, threads, "cuLaunchKernel");
+}
+
+/* A user kernel: one pointer per parameter; optionally cooperative (the whole grid
+ * co-resident, checked against the occupancy API first so the message names the
+ * maximum). */
+static gx_status cuda_launch_user(gx__backend *be, gx__func f, const gx__launch *l, void **params,
+                                  void *st, int cooperative)
+{
+    cuda_impl *im = IM(be);
+    GX__ARG(f && l, "CUDA launch: NULL function or launch description");
+    CUfunction fn = (CUfunction)f;
+    CUstream stream = st ? (CUstream)st : im->cur;
+    unsigned long long threads = 0;
+    GX__CHECK(launch_prepare(im, fn, l, &threads));
+    CUresult r;
+    if (!cooperative) {
+        r = cuda_drv.LaunchKernel(fn, l->grid[0], l->grid[1], l->grid[2], l->block[0],
+                                  l->block[1], l->block[2], l->shmem, stream, params, NULL);
+        return r == CUDA_SUCCESS ? GX_OK : launch_failed(im, r, fn, l, threads, "cuLaunchKernel");
+    }
+    if (!cuda_drv.LaunchCooperativeKernel ||
+        !attr(im->dev, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, 0))
+        return gx__err(GX_ERR_UNSUPPORTED,
+                       "cooperative launch is not supported by this device or driver");
+    int per_sm = 0;
+    unsigned long long blocks = (unsigned long long)l->grid[0] * l->grid[1] * l->grid[2];
+    if (cuda_drv.OccupancyMaxActiveBlocksPerMultiprocessor &&
+        cuda_drv.OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, (int)threads,
+                                                           (size_t)l->shmem) == CUDA_SUCCESS &&
+        blocks > (unsigned long long)per_sm * (unsigned long long)im->info.multiprocessors)
+        return gx__err(GX_ERR_LAUNCH,
+                       "cooperative grid of %llu blocks exceeds the %d blocks that can be "
+                       "resident at once (%d per multiprocessor x %d multiprocessors for "
+                       "%llu threads and %u B dynamic shared memory per block)",
+                       blocks, per_sm * im->info.multiprocessors, per_sm,
+                       im->info.multiprocessors, threads, l->shmem);
+    r = cuda_drv.LaunchCooperativeKernel(fn, l->grid[0], l->grid[1], l->grid[2], l->block[0],
+                                         l->block[1], l->block[2], l->shmem, stream, params);
+    return r == CUDA_SUCCESS ? GX_OK
+                             : launch_failed(im, r, fn, l, threads, "cuLaunchCooperativeKernel");
 }
 
 static gx_status cuda_occupancy_block(gx__backend *be, gx__func f, unsigned shmem, int *min_grid,
@@ -704,7 +782,7 @@ static gx_status cuda_event_record(gx__backend *be, void *ev)
 {
     cuda_impl *im = IM(be);
     GX__CHECK(enter(im));
-    CUresult r = cuda_drv.EventRecord((CUevent)ev, im->stream);
+    CUresult r = cuda_drv.EventRecord((CUevent)ev, im->cur);
     if (r != CUDA_SUCCESS)
         return fail(im, r, "cuEventRecord");
     return GX_OK;
@@ -726,6 +804,194 @@ static void cuda_event_destroy(gx__backend *be, void *ev)
 {
     if (quiet_enter(IM(be)))
         cuda_drv.EventDestroy((CUevent)ev);
+}
+
+/* ------------------------------------------------------------ streams, pinned memory, reflection */
+
+static gx_status cuda_stream_create(gx__backend *be, void **st)
+{
+    cuda_impl *im = IM(be);
+    *st = NULL;
+    GX__CHECK(enter(im));
+    CUstream s = NULL;
+    CUresult r = cuda_drv.StreamCreate(&s, CU_STREAM_NON_BLOCKING);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuStreamCreate");
+    *st = s;
+    return GX_OK;
+}
+
+static void cuda_stream_destroy(gx__backend *be, void *st)
+{
+    cuda_impl *im = IM(be);
+    if (!st || !quiet_enter(im))
+        return;   /* a poisoned context's streams go away with its reset */
+    if (im->cur == (CUstream)st)
+        im->cur = im->stream;
+    (void)cuda_drv.StreamSynchronize((CUstream)st);
+    (void)cuda_drv.StreamDestroy((CUstream)st);
+}
+
+static gx_status cuda_stream_sync(gx__backend *be, void *st)
+{
+    cuda_impl *im = IM(be);
+    GX__CHECK(enter(im));
+    CUresult r = cuda_drv.StreamSynchronize(st ? (CUstream)st : im->stream);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuStreamSynchronize");
+    return GX_OK;
+}
+
+static void cuda_set_stream(gx__backend *be, void *st)
+{
+    cuda_impl *im = IM(be);
+    im->cur = st ? (CUstream)st : im->stream;
+}
+
+static gx_status cuda_event_record_on(gx__backend *be, void *ev, void *st)
+{
+    cuda_impl *im = IM(be);
+    GX__CHECK(enter(im));
+    CUresult r = cuda_drv.EventRecord((CUevent)ev, st ? (CUstream)st : im->stream);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuEventRecord");
+    return GX_OK;
+}
+
+static gx_status cuda_event_sync(gx__backend *be, void *ev)
+{
+    cuda_impl *im = IM(be);
+    GX__CHECK(enter(im));
+    CUresult r = cuda_drv.EventSynchronize((CUevent)ev);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuEventSynchronize");
+    return GX_OK;
+}
+
+static gx_status cuda_stream_wait_event(gx__backend *be, void *st, void *ev)
+{
+    cuda_impl *im = IM(be);
+    if (!cuda_drv.StreamWaitEvent)
+        return gx__err(GX_ERR_UNSUPPORTED, "this driver lacks cuStreamWaitEvent");
+    GX__CHECK(enter(im));
+    CUresult r = cuda_drv.StreamWaitEvent(st ? (CUstream)st : im->stream, (CUevent)ev, 0);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuStreamWaitEvent");
+    return GX_OK;
+}
+
+static gx_status cuda_host_alloc(gx__backend *be, size_t bytes, void **ptr)
+{
+    cuda_impl *im = IM(be);
+    *ptr = NULL;
+    if (!cuda_drv.MemHostAlloc || !cuda_drv.MemFreeHost)
+        return gx__err(GX_ERR_UNSUPPORTED, "this driver lacks cuMemHostAlloc / cuMemFreeHost");
+    GX__CHECK(enter(im));
+    /* PORTABLE: usable from every CUDA context of the process (several gx contexts). */
+    CUresult r = cuda_drv.MemHostAlloc(ptr, bytes, CU_MEMHOSTALLOC_PORTABLE);
+    if (r != CUDA_SUCCESS) {
+        *ptr = NULL;
+        return fail(im, r, "cuMemHostAlloc(%zu bytes of page-locked host memory)", bytes);
+    }
+    return GX_OK;
+}
+
+static void cuda_host_free(gx__backend *be, void *ptr)
+{
+    cuda_impl *im = IM(be);
+    if (!ptr || !quiet_enter(im))
+        return;
+    (void)sync_both(im);   /* queued async copies may still read or write it */
+    (void)cuda_drv.MemFreeHost(ptr);
+}
+
+static bool host_byte_pinned(const void *p)
+{
+    unsigned int type = 0;
+    return cuda_drv.PointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                        (CUdeviceptr)(uintptr_t)p) == CUDA_SUCCESS &&
+           type == CU_MEMORYTYPE_HOST;
+}
+
+/* Pageable memory makes the driver answer INVALID_VALUE: not pinned. */
+static bool cuda_host_pinned(gx__backend *be, const void *ptr, size_t bytes)
+{
+    if (!ptr || bytes == 0 || !cuda_drv.PointerGetAttribute || !quiet_enter(IM(be)))
+        return false;
+    return host_byte_pinned(ptr) && host_byte_pinned((const char *)ptr + bytes - 1);
+}
+
+static gx_status cuda_h2d_async(gx__backend *be, void *dst, const void *src, size_t n)
+{
+    cuda_impl *im = IM(be);
+    if (n == 0)
+        return GX_OK;
+    GX__CHECK(enter(im));
+    CUresult r = cuda_drv.MemcpyHtoDAsync((CUdeviceptr)(uintptr_t)dst, src, n, im->cur);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuMemcpyHtoDAsync(%zu bytes)", n);
+    return GX_OK;
+}
+
+static gx_status cuda_d2h_async(gx__backend *be, void *dst, const void *src, size_t n)
+{
+    cuda_impl *im = IM(be);
+    if (n == 0)
+        return GX_OK;
+    GX__CHECK(enter(im));
+    CUresult r = cuda_drv.MemcpyDtoHAsync(dst, (CUdeviceptr)(uintptr_t)src, n, im->cur);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuMemcpyDtoHAsync(%zu bytes)", n);
+    return GX_OK;
+}
+
+static gx_status cuda_func_attrs(gx__backend *be, gx__func f, gx_kernel_attrs *out)
+{
+    cuda_impl *im = IM(be);
+    if (!cuda_drv.FuncGetAttribute)
+        return gx__err(GX_ERR_UNSUPPORTED, "this driver lacks cuFuncGetAttribute");
+    GX__CHECK(enter(im));
+    static const struct { CUfunction_attribute a; const char *name; } want[] = {
+        {CU_FUNC_ATTRIBUTE_NUM_REGS, "NUM_REGS"},
+        {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "SHARED_SIZE_BYTES"},
+        {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "LOCAL_SIZE_BYTES"},
+        {CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, "CONST_SIZE_BYTES"},
+        {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "MAX_THREADS_PER_BLOCK"},
+        {CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "MAX_DYNAMIC_SHARED_SIZE_BYTES"},
+        {CU_FUNC_ATTRIBUTE_PTX_VERSION, "PTX_VERSION"},
+        {CU_FUNC_ATTRIBUTE_BINARY_VERSION, "BINARY_VERSION"},
+    };
+    int v[8];
+    for (int i = 0; i < 8; i++) {
+        CUresult r = cuda_drv.FuncGetAttribute(&v[i], want[i].a, (CUfunction)f);
+        if (r != CUDA_SUCCESS)
+            return fail(im, r, "cuFuncGetAttribute(%s)", want[i].name);
+    }
+    out->registers = v[0];
+    out->static_shared = (size_t)v[1];
+    out->local_bytes = (size_t)v[2];
+    out->const_bytes = (size_t)v[3];
+    out->max_threads_per_block = v[4];
+    out->max_dynamic_shared = v[5];
+    out->ptx_version = v[6];
+    out->binary_version = v[7];
+    return GX_OK;
+}
+
+static gx_status cuda_occupancy_active(gx__backend *be, gx__func f, int block, size_t shmem,
+                                       int *blocks)
+{
+    cuda_impl *im = IM(be);
+    if (!cuda_drv.OccupancyMaxActiveBlocksPerMultiprocessor)
+        return gx__err(GX_ERR_UNSUPPORTED,
+                       "this driver lacks cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    GX__CHECK(enter(im));
+    CUresult r = cuda_drv.OccupancyMaxActiveBlocksPerMultiprocessor(blocks, (CUfunction)f, block,
+                                                                    shmem);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuOccupancyMaxActiveBlocksPerMultiprocessor(block %d, %zu B shared)",
+                    block, shmem);
+    return GX_OK;
 }
 
 static const char *cuda_compiler_id(gx__backend *be)
@@ -759,4 +1025,19 @@ const gx__backend_iface gx__cuda_iface = {
     .event_elapsed = cuda_event_elapsed,
     .event_destroy = cuda_event_destroy,
     .compiler_id = cuda_compiler_id,
+    .stream_create = cuda_stream_create,
+    .stream_destroy = cuda_stream_destroy,
+    .stream_sync = cuda_stream_sync,
+    .set_stream = cuda_set_stream,
+    .event_record_on = cuda_event_record_on,
+    .event_sync = cuda_event_sync,
+    .stream_wait_event = cuda_stream_wait_event,
+    .host_alloc = cuda_host_alloc,
+    .host_free = cuda_host_free,
+    .host_pinned = cuda_host_pinned,
+    .h2d_async = cuda_h2d_async,
+    .d2h_async = cuda_d2h_async,
+    .launch_user = cuda_launch_user,
+    .func_attrs = cuda_func_attrs,
+    .occupancy_active = cuda_occupancy_active,
 };

@@ -4,9 +4,7 @@
  * Both libraries are dlopen'ed once per process under pthread_once, so concurrent
  * first uses from several threads are safe and the tables are immutable afterwards. */
 #ifndef _GNU_SOURCE
-#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
-#endif
 #endif
 #include "backend/cuda/cuda_priv.h"
 
@@ -312,6 +310,18 @@ gx_status cuda_nvrtc_target(int cc_major, int cc_minor, int *arch, int *ptx)
 gx_status cuda_nvrtc_compile(const char *source, const char *label, int cc_major, int cc_minor,
                              int want_ptx, void **out, size_t *len, char **log)
 {
+    return cuda_nvrtc_compile_ex(source, label, cc_major, cc_minor, want_ptx, 0, NULL, 0, NULL,
+                                 NULL, out, len, log);
+}
+
+/* At most this many user options (more is a usage error, reported by the caller). */
+#define CUDA_MAX_USER_OPTS 60
+
+gx_status cuda_nvrtc_compile_ex(const char *source, const char *label, int cc_major, int cc_minor,
+                                int want_ptx, int nopts, const char *const *uopts, int nheaders,
+                                const char *const *htexts, const char *const *hnames, void **out,
+                                size_t *len, char **log)
+{
     if (log)
         *log = NULL;
     GX__ARG(source && out && len, "cuda_nvrtc_compile: source, out and len must not be NULL");
@@ -341,14 +351,20 @@ gx_status cuda_nvrtc_compile(const char *source, const char *label, int cc_major
     /* No --use_fast_math: gx keeps IEEE semantics (exact division/sqrt, denormals)
      * so results match the CPU backend.  -default-device lets generated helpers omit
      * __device__; -lineinfo keeps the user's #line mapping for profilers. */
-    const char *opts[] = {archopt, "-std=c++17", "-default-device", "-lineinfo"};
+    const char *opts[4 + CUDA_MAX_USER_OPTS] = {archopt, "-std=c++17", "-default-device",
+                                                "-lineinfo"};
+    int nall = 4;
+    GX__ARG(nopts >= 0 && nopts <= CUDA_MAX_USER_OPTS && (nopts == 0 || uopts),
+            "cuda_nvrtc_compile: %d options (at most %d)", nopts, CUDA_MAX_USER_OPTS);
+    for (int i = 0; i < nopts; i++)
+        opts[nall++] = uopts[i];
 
     nvrtcProgram prog = NULL;
-    nvrtcResult r = cuda_nvrtc.CreateProgram(&prog, source, label, 0, NULL, NULL);
+    nvrtcResult r = cuda_nvrtc.CreateProgram(&prog, source, label, nheaders, htexts, hnames);
     if (r != NVRTC_SUCCESS)
         return gx__err(r == NVRTC_ERROR_OUT_OF_MEMORY ? GX_ERR_OUT_OF_MEMORY : GX_ERR_BACKEND,
                        "nvrtcCreateProgram(%s) failed: %s", label, cuda_nvrtc.GetErrorString(r));
-    nvrtcResult cr = cuda_nvrtc.CompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts);
+    nvrtcResult cr = cuda_nvrtc.CompileProgram(prog, nall, opts);
 
     char *text = NULL;
     size_t tn = 0;
@@ -467,4 +483,40 @@ void gx__cuda_versions(char *driver, size_t dn, char *nvrtc, size_t nn, char *li
         off += (size_t)k;
     }
     put(libs, ln, out);
+}
+
+/* ------------------------------------------------------------ user kernels */
+
+/* A user kernel's source as src/ops/kernel.c wraps it: a first line
+ * CUDA_USER_MAGIC, then one "//gx:opt <option>" line per NVRTC option, other
+ * "//gx:" lines (ignored here; they only feed the cache key), then the user's text.
+ * The options thus live in the source, so they are part of every cache key. */
+gx_status cuda_nvrtc_compile_user(const char *source, const char *label, int cc_major,
+                                  int cc_minor, int want_ptx, void **out, size_t *len, char **log)
+{
+    const char *opts[CUDA_MAX_USER_OPTS];
+    char *copy = strdup(source);
+    if (!copy)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory compiling %s", label);
+    int n = 0;
+    char *line = copy;
+    if (strncmp(line, CUDA_USER_MAGIC "\n", strlen(CUDA_USER_MAGIC) + 1) == 0)
+        line += strlen(CUDA_USER_MAGIC) + 1;
+    while (strncmp(line, "//gx:", 5) == 0) {
+        char *nl = strchr(line, '\n');
+        if (!nl)
+            break;
+        *nl = 0;
+        if (strncmp(line, "//gx:opt ", 9) == 0 && n < CUDA_MAX_USER_OPTS)
+            opts[n++] = line + 9;
+        line = nl + 1;
+    }
+    const char *htext = gx_device_header();
+    const char *hname = "gx/device.h";
+    /* The whole text goes to NVRTC (the //gx: lines are comments), so line numbers in
+     * messages stay those of the #line directive the wrapper put after them. */
+    gx_status s = cuda_nvrtc_compile_ex(source, label, cc_major, cc_minor, want_ptx, n, opts, 1,
+                                        &htext, &hname, out, len, log);
+    free(copy);
+    return s;
 }

@@ -61,7 +61,14 @@
     X(EventDestroy, cuEventDestroy, 1)                                          \
     X(EventRecord, cuEventRecord, 1)                                            \
     X(EventSynchronize, cuEventSynchronize, 1)                                  \
-    X(EventElapsedTime, cuEventElapsedTime, 1)
+    X(EventElapsedTime, cuEventElapsedTime, 1)                                  \
+    X(StreamWaitEvent, cuStreamWaitEvent, 0)                                    \
+    X(LaunchCooperativeKernel, cuLaunchCooperativeKernel, 0)                    \
+    X(OccupancyMaxActiveBlocksPerMultiprocessor,                                \
+      cuOccupancyMaxActiveBlocksPerMultiprocessor, 0)                           \
+    X(MemHostAlloc, cuMemHostAlloc, 0)                                          \
+    X(MemFreeHost, cuMemFreeHost, 0)                                            \
+    X(PointerGetAttribute, cuPointerGetAttribute, 0)
 
 #define CUDA_NVRTC_FUNCS(X)                                                     \
     X(Version, nvrtcVersion, 1)                                                 \
@@ -117,6 +124,19 @@ int cuda_nvrtc_version(int *major, int *minor);
  * NVRTC is missing or cannot target the arch, GX_ERR_INVALID_ARGUMENT. */
 gx_status cuda_nvrtc_compile(const char *source, const char *label, int cc_major, int cc_minor,
                              int want_ptx, void **out, size_t *len, char **log);
+/* The same with extra NVRTC options (after gx's own) and in-memory headers
+ * (hnames[i] is the #include name of htexts[i]). */
+gx_status cuda_nvrtc_compile_ex(const char *source, const char *label, int cc_major, int cc_minor,
+                                int want_ptx, int nopts, const char *const *opts, int nheaders,
+                                const char *const *htexts, const char *const *hnames, void **out,
+                                size_t *len, char **log);
+
+/* User kernels (gx_kernel_compile): the source starts with CUDA_USER_MAGIC and
+ * carries its NVRTC options as "//gx:opt ..." lines; compiled with gx/device.h
+ * available as an in-memory header. */
+#define CUDA_USER_MAGIC "//gx:user-kernel 1"
+gx_status cuda_nvrtc_compile_user(const char *source, const char *label, int cc_major,
+                                  int cc_minor, int want_ptx, void **out, size_t *len, char **log);
 
 /* The target cuda_nvrtc_compile picks for a cc: sets *arch (e.g. 90) and *ptx
  * (1 when only PTX for a lower virtual arch can be produced).  GX_ERR_UNSUPPORTED

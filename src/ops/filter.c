@@ -1,0 +1,125 @@
+/* filter.c -- gx_filter / gx_findall: stream compaction of (zipped) arrays, run as
+ * pipelines (one single-pass kernel on the GPU). */
+#include "ops/range_priv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Flat, contiguous-or-1-d inputs: N-d views are cloned to dense copies first. */
+static gx_status flat_inputs(gx_ctx *ctx, const char *what, int nin, gx_array *const *in, gx_array **flat, bool *owned)
+{
+    GX__ARG(in, "%s: in is NULL", what);
+    if (nin < 1 || nin > RP_MAXC)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %d inputs; between 1 and %d are allowed", what, nin, RP_MAXC);
+    for (int i = 0; i < nin; i++) {
+        flat[i] = NULL;
+        owned[i] = false;
+    }
+    for (int i = 0; i < nin; i++) {
+        char w[64];
+        snprintf(w, sizeof w, "%s (input %d)", what, i);
+        GX__CHECK(gx__array_check(in[i], w));
+        if (in[i]->ctx != ctx)
+            return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: input %d belongs to another context", what, i);
+        if (gx__array_contiguous(in[i]) || in[i]->ndim <= 1) {
+            flat[i] = in[i];
+            continue;
+        }
+        GX__CHECK(gx_array_clone(in[i], GX_DTYPE_COUNT, &flat[i]));
+        owned[i] = true;
+    }
+    return GX_OK;
+}
+
+static void flat_release(int nin, gx_array **flat, const bool *owned)
+{
+    for (int i = 0; i < nin; i++)
+        if (owned[i])
+            gx_array_release(flat[i]);
+}
+
+gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in, const gx_const *consts, int nconsts,
+                    gx_array **out)
+{
+    GX__ARG(out, "gx_filter: out is NULL (pass room for one array per input)");
+    GX__CHECK(gx__ctx_check(ctx));
+    gx_array *flat[RP_MAXC];
+    bool owned[RP_MAXC];
+    gx_status s = flat_inputs(ctx, "gx_filter", nin, in, flat, owned);
+    gx_pipe *p = NULL;
+    if (s == GX_OK)
+        s = gx_pipe_from_arrays(ctx, nin, flat, &p);
+    if (s == GX_OK)
+        s = gx_pipe_filter(p, pred, consts, nconsts);
+    if (s == GX_OK)
+        s = gx_pipe_collect(p, nin, out);
+    gx_pipe_destroy(p);
+    flat_release(nin, flat, owned);
+    return s == GX_OK ? s : gx__err_prefix(s, "gx_filter");
+}
+
+/* "gx__i, p0, p1 -> gx__i" for nin parameters: the index column of (i, x...). */
+static void index_lambda(char *buf, size_t n, int nin)
+{
+    size_t k = (size_t)snprintf(buf, n, "gx__i");
+    for (int i = 0; i < nin && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, ", gx__p%d", i);
+    if (k < n)
+        snprintf(buf + k, n - k, " -> gx__i");
+}
+
+/* The user's predicate with the index parameter in front: "gx__i, " + text, or
+ * "gx__i " + text when the lambda has no parameters. */
+static char *with_index_param(const char *pred)
+{
+    const char *t = pred;
+    while (*t == ' ' || *t == '\t' || *t == '\n')
+        t++;
+    bool noparams = t[0] == '-' && t[1] == '>';
+    size_t n = strlen(pred) + 16;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, noparams ? "gx__i %s" : "gx__i, %s", pred);
+    return s;
+}
+
+gx_status gx_findall(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in, const gx_const *consts, int nconsts,
+                     gx_array **out)
+{
+    GX__ARG(out, "gx_findall: out is NULL");
+    *out = NULL;
+    GX__ARG(pred, "gx_findall: pred is NULL (pass text such as \"x -> x > 0\")");
+    GX__CHECK(gx__ctx_check(ctx));
+    gx_array *flat[RP_MAXC];
+    bool owned[RP_MAXC];
+    gx_status s = flat_inputs(ctx, "gx_findall", nin, in, flat, owned);
+    gx_pipe *p = NULL;
+    char *wrapped = NULL;
+    if (s == GX_OK)
+        s = gx_pipe_from_arrays(ctx, nin, flat, &p);
+    /* Checked as written first, so messages point into the user's text. */
+    if (s == GX_OK)
+        s = gx_pipe_filter(p, pred, consts, nconsts);
+    if (s == GX_OK) {
+        gx_pipe_destroy(p);
+        p = NULL;
+        s = gx_pipe_from_arrays(ctx, nin, flat, &p);
+    }
+    if (s == GX_OK)
+        s = gx_pipe_enumerate(p);
+    if (s == GX_OK && !(wrapped = with_index_param(pred)))
+        s = gx__err(GX_ERR_OUT_OF_MEMORY, "gx_findall: out of host memory");
+    if (s == GX_OK)
+        s = gx_pipe_filter(p, wrapped, consts, nconsts);
+    char idx[256];
+    index_lambda(idx, sizeof idx, nin);
+    if (s == GX_OK)
+        s = gx_pipe_map(p, idx, NULL, 0);
+    if (s == GX_OK)
+        s = gx_pipe_collect(p, 1, out);
+    free(wrapped);
+    gx_pipe_destroy(p);
+    flat_release(nin, flat, owned);
+    return s == GX_OK ? s : gx__err_prefix(s, "gx_findall");
+}

@@ -1,0 +1,635 @@
+/* kernel.c -- user CUDA kernels: compile through gx's kernel caches, check
+ * arguments against the source's parameter list, launch, occupancy, reflection
+ * (attributes, PTX, SASS) and NVRTC-only PTX without a GPU.
+ *
+ * A user kernel goes through gx__kernel_get like every generated kernel: its
+ * source is wrapped with a first line that marks it as a user kernel and carries
+ * its NVRTC options and a hash of gx/device.h, so options and header are part of
+ * the cache key and the backend's build step knows what to pass to NVRTC. */
+#include "core/stream_priv.h"
+#include "jit/cache.h"
+#include "ops/kernel_parse.h"
+#ifdef GX_HAVE_CUDA
+#include "backend/cuda/cuda_priv.h"
+#endif
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define KMAGIC 0x67786b65726e656cull
+
+struct gx_kernel {
+    uint64_t magic;
+    gx_ctx *ctx;
+    gx__kernel k;
+    char *source;          /* the wrapped source (for PTX / SASS) */
+    char *entry, *label;
+    int nparams;           /* -1: the parameter list could not be read */
+    kp_param params[KP_MAX_PARAMS];
+    struct gx_kernel *next;
+};
+
+void gx_text_free(char *text) { free(text); }
+
+/* ------------------------------------------------------------ source wrapping */
+
+#define KMAX_OPTS 60
+#ifdef GX_HAVE_CUDA
+#define KMAGIC_LINE CUDA_USER_MAGIC
+#else
+#define KMAGIC_LINE "//gx:user-kernel 1"
+#endif
+
+static gx_status k_wrap(const char *what, const char *source, const char *label,
+                        const gx_kernel_opts *o, char **out)
+{
+    *out = NULL;
+    int nopt = o ? o->noptions : 0;
+    GX__ARG(nopt >= 0 && nopt <= KMAX_OPTS && (nopt == 0 || o->options),
+            "%s: noptions = %d (0..%d, with options not NULL)", what, nopt, KMAX_OPTS);
+    gx__sbuf b = {0};
+    char hash[65];
+    const char *dev = gx_device_header();
+    cache_sha256_hex(dev, strlen(dev), hash);
+    gx__sb_printf(&b, "%s\n", KMAGIC_LINE);
+    for (int i = 0; i < nopt; i++) {
+        const char *op = o->options[i];
+        if (!op || !*op || strchr(op, '\n') || strncmp(op, "--gpu-architecture", 18) == 0 ||
+            strncmp(op, "-arch", 5) == 0) {
+            gx__sb_free(&b);
+            return gx__err(GX_ERR_INVALID_ARGUMENT,
+                           "%s: option %d (\"%s\") is empty, has a newline, or sets the arch "
+                           "(gx picks the device's arch itself)", what, i, op ? op : "(null)");
+        }
+        gx__sb_printf(&b, "//gx:opt %s\n", op);
+    }
+    /* #line keeps NVRTC's messages on the user's own line numbers. */
+    if (strpbrk(label, "\"\\\n"))
+        label = "kernel.cu";
+    gx__sb_printf(&b, "//gx:device.h %.16s\n#line 1 \"%s\"\n%s", hash, label, source);
+    if (b.oom) {
+        gx__sb_free(&b);
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    *out = b.p;
+    return GX_OK;
+}
+
+/* ------------------------------------------------------------ handles */
+
+static gx_status k_check(const gx_kernel *k, const char *what)
+{
+    if (!k)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: the kernel is NULL", what);
+    if (!gx__handle_live(k) || k->magic != KMAGIC)
+        return gx__err(GX_ERR_INVALID_HANDLE, "%s: the kernel handle is not live (destroyed already?)", what);
+    return gx__ctx_check(k->ctx);
+}
+
+static void k_free(gx_kernel *k)
+{
+    k->magic = 0;
+    free(k->source);
+    free(k->entry);
+    free(k->label);
+    free(k);
+}
+
+void gx__kernels_free_all(gx_ctx *ctx)
+{
+    while (ctx->kx && ctx->kx->kernels) {
+        gx_kernel *k = ctx->kx->kernels;
+        ctx->kx->kernels = k->next;
+        gx__handle_remove(k);
+        k_free(k);
+    }
+}
+
+static gx_status k_unsupported(gx_ctx *ctx, const char *what)
+{
+    return gx__err(GX_ERR_UNSUPPORTED,
+                   "%s: raw CUDA kernels are GPU-only and this context runs on the %s backend; "
+                   "create a CUDA context (gx_ctx_create(..., GX_BACKEND_CUDA) or GX_BACKEND=cuda), "
+                   "or write the work with gx_map and the other array operations, which run on "
+                   "both backends (gx_kernel_ptx_offline still gives PTX without a GPU)",
+                   what, ctx->be.iface->name);
+}
+
+/* A missing entry reaches us as the backend's "kernel entry missing". */
+static gx_status k_get(gx_ctx *ctx, gx_kernel *k)
+{
+    gx_status s = gx__kernel_get(ctx, k->source, k->label, k->entry, &k->k);
+    if (s == GX_ERR_INTERNAL)
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "gx_kernel_compile: the source compiled but has no kernel named \"%s\"; "
+                       "declare it extern \"C\" __global__ (C++ names are mangled) or pass the "
+                       "mangled name", k->entry);
+    return s;
+}
+
+gx_status gx_kernel_compile(gx_ctx *ctx, const char *source, const char *entry,
+                            const gx_kernel_opts *opts, gx_kernel **out)
+{
+    GX__ARG(out, "gx_kernel_compile: out must not be NULL");
+    *out = NULL;
+    GX__CHECK(gx__ctx_check(ctx));
+    GX__ARG(source && entry && *entry, "gx_kernel_compile: source and entry must not be NULL or empty");
+    if (!ctx->be.iface->launch_user)
+        return k_unsupported(ctx, "gx_kernel_compile");
+    const char *label = opts && opts->label && *opts->label ? opts->label : entry;
+    gx_kernel *k = calloc(1, sizeof *k);
+    if (!k)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
+    k->magic = KMAGIC;
+    k->ctx = ctx;
+    k->entry = strdup(entry);
+    k->label = strdup(label);
+    gx_status s = k->entry && k->label ? k_wrap("gx_kernel_compile", source, label, opts, &k->source)
+                                       : gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
+    if (s == GX_OK)
+        k->nparams = kp_params(source, entry, k->params);
+    if (s == GX_OK) {
+        gx__lock(ctx);
+        struct gx__kx *kx = gx__kx(ctx);
+        s = kx ? k_get(ctx, k) : GX_ERR_OUT_OF_MEMORY;
+        if (s == GX_OK) {
+            k->next = kx->kernels;
+            kx->kernels = k;
+            gx__handle_add(k);
+        }
+        gx__unlock(ctx);
+    }
+    if (s != GX_OK) {
+        k_free(k);
+        return s;
+    }
+    *out = k;
+    return GX_OK;
+}
+
+gx_status gx_kernel_destroy(gx_kernel *k)
+{
+    if (!k)
+        return GX_OK;
+    if (!gx__handle_remove(k))
+        return gx__err(GX_ERR_INVALID_HANDLE, "gx_kernel_destroy: the kernel handle is not live (destroyed already?)");
+    gx_ctx *ctx = k->ctx;
+    gx__lock(ctx);
+    for (gx_kernel **p = &ctx->kx->kernels; *p; p = &(*p)->next)
+        if (*p == k) {
+            *p = k->next;
+            break;
+        }
+    gx__unlock(ctx);
+    /* The compiled module stays in the context's cache for the next compile. */
+    k_free(k);
+    return GX_OK;
+}
+
+/* ------------------------------------------------------------ arguments */
+
+static void k_params_list(const gx_kernel *k, char *out, size_t n)
+{
+    size_t off = 0;
+    out[0] = 0;
+    for (int i = 0; i < k->nparams && off + 1 < n; i++) {
+        int w = snprintf(out + off, n - off, "%s%s", i ? ", " : "",
+                         k->params[i].name[0] ? k->params[i].name : k->params[i].type);
+        if (w < 0)
+            break;
+        off += (size_t)w;
+    }
+}
+
+static gx_status k_arg_err(const gx_kernel *k, int i, const char *fmt, const char *a, const char *b)
+{
+    char msg[256];
+    snprintf(msg, sizeof msg, fmt, a, b);
+    const kp_param *p = &k->params[i];
+    return gx__err(GX_ERR_TYPE, "gx_kernel_launch(%s): argument %d (%s): the kernel declares %s, %s",
+                   k->label, i, p->name[0] ? p->name : "unnamed", p->type, msg);
+}
+
+static const char *karg_kind_name(gx_karg_kind kd)
+{
+    return kd == GX_KARG_KIND_ARRAY ? "an array" : kd == GX_KARG_KIND_PTR ? "a raw pointer" : "a scalar";
+}
+
+/* One argument against the declared parameter i (when the list was read). */
+static gx_status k_arg_check(const gx_kernel *k, int i, const gx_karg *a)
+{
+    const kp_param *p = &k->params[i];
+    bool is_ptr = a->kind != GX_KARG_KIND_SCALAR;
+    if (p->pointer != is_ptr)
+        return k_arg_err(k, i, "got %s%s", karg_kind_name(a->kind),
+                         p->pointer ? " (pass GX_KARG_ARRAY or GX_KARG_PTR)" : " (pass a GX_KARG_<type> value)");
+    if (a->kind == GX_KARG_KIND_SCALAR && p->dtype != GX_DTYPE_COUNT && p->dtype != a->dtype) {
+        char macro[16];
+        const char *nm = gx_dtype_name(p->dtype);
+        size_t j = 0;
+        for (; nm[j] && j + 1 < sizeof macro; j++)
+            macro[j] = (char)toupper((unsigned char)nm[j]);
+        macro[j] = 0;
+        return k_arg_err(k, i, "got a %s scalar (use GX_KARG_%s)", gx_dtype_name(a->dtype), macro);
+    }
+    if (a->kind == GX_KARG_KIND_ARRAY && p->dtype != GX_DTYPE_COUNT && p->dtype != a->v.array->dtype)
+        return k_arg_err(k, i, "got an array of %s%s", gx_dtype_name(a->v.array->dtype),
+                         " (its element type must match the pointer)");
+    return GX_OK;
+}
+
+/* Validates args and points params[i] at each argument's value. */
+static gx_status k_args(const gx_kernel *k, int nargs, const gx_karg *args, void **vals, void **params)
+{
+    if (k->nparams >= 0 && nargs != k->nparams) {
+        char list[512];
+        k_params_list(k, list, sizeof list);
+        return gx__err(GX_ERR_TYPE, "gx_kernel_launch(%s): the kernel takes %d argument%s (%s), got %d",
+                       k->label, k->nparams, k->nparams == 1 ? "" : "s", list, nargs);
+    }
+    for (int i = 0; i < nargs; i++) {
+        const gx_karg *a = &args[i];
+        if (a->kind == GX_KARG_KIND_ARRAY) {
+            GX__CHECK(gx__array_check(a->v.array, "gx_kernel_launch"));
+            if (a->v.array->ctx != k->ctx)
+                return gx__err(GX_ERR_INVALID_ARGUMENT,
+                               "gx_kernel_launch(%s): argument %d is an array of another context",
+                               k->label, i);
+            vals[i] = gx__array_ptr(a->v.array);
+            params[i] = &vals[i];
+        } else if (a->kind == GX_KARG_KIND_PTR) {
+            params[i] = (void *)&a->v.ptr;
+        } else if (a->kind == GX_KARG_KIND_SCALAR) {
+            if ((unsigned)a->dtype >= GX_DTYPE_COUNT || gx_dtype_size(a->dtype) == 0)
+                return gx__err(GX_ERR_DTYPE, "gx_kernel_launch(%s): argument %d has no valid dtype "
+                               "(build it with a GX_KARG_<type> macro)", k->label, i);
+            params[i] = (void *)&a->v;   /* every member starts at the union's start */
+        } else {
+            return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_kernel_launch(%s): argument %d has kind %d, "
+                           "not one of GX_KARG_KIND_ARRAY/PTR/SCALAR", k->label, i, (int)a->kind);
+        }
+        if (k->nparams >= 0)
+            GX__CHECK(k_arg_check(k, i, a));
+    }
+    return GX_OK;
+}
+
+/* ------------------------------------------------------------ launch */
+
+static gx_status k_cfg(const gx_kernel *k, const gx_launch_cfg *c, gx__launch *l)
+{
+    GX__ARG(c, "gx_kernel_launch(%s): cfg must not be NULL", k->label);
+    if (c->grid[0] == 0 || c->block[0] == 0)
+        return gx__err(GX_ERR_LAUNCH, "gx_kernel_launch(%s): grid[0] = %u and block[0] = %u must be > 0 "
+                       "(0 counts as 1 only in dimensions 1 and 2)", k->label, c->grid[0], c->block[0]);
+    if (c->shmem > UINT_MAX)
+        return gx__err(GX_ERR_LAUNCH, "gx_kernel_launch(%s): %zu bytes of dynamic shared memory exceed "
+                       "any device's limit", k->label, c->shmem);
+    memset(l, 0, sizeof *l);
+    for (int i = 0; i < 3; i++) {
+        l->grid[i] = c->grid[i] ? c->grid[i] : 1;
+        l->block[i] = c->block[i] ? c->block[i] : 1;
+    }
+    l->shmem = (unsigned)c->shmem;
+    return GX_OK;
+}
+
+gx_status gx_kernel_launch(gx_kernel *k, const gx_launch_cfg *cfg, int nargs, const gx_karg *args)
+{
+    GX__CHECK(k_check(k, "gx_kernel_launch"));
+    GX__ARG(nargs >= 0 && nargs <= KP_MAX_PARAMS && (nargs == 0 || args),
+            "gx_kernel_launch(%s): nargs = %d (0..%d, args not NULL)", k->label, nargs, KP_MAX_PARAMS);
+    gx__launch l;
+    GX__CHECK(k_cfg(k, cfg, &l));
+    void *vals[KP_MAX_PARAMS], *params[KP_MAX_PARAMS + 1];
+    GX__CHECK(k_args(k, nargs, args, vals, params));
+    gx_ctx *ctx = k->ctx;
+    gx__range_push(k->label);
+    gx__lock(ctx);
+    void *st = NULL;
+    gx_status s = gx__stream_backend(ctx, cfg->stream, "gx_kernel_launch", &st);
+    if (s == GX_OK)
+        s = ctx->be.iface->launch_user(&ctx->be, k->k.fn, &l, params, st, cfg->cooperative);
+    gx__unlock(ctx);
+    gx__range_pop();
+    if (s != GX_OK && s != GX_ERR_KERNEL_FAULT)
+        return gx__err_prefix(s, "gx_kernel_launch(%s)", k->label);
+    return s;
+}
+
+/* ------------------------------------------------------------ occupancy & reflection */
+
+gx_status gx_kernel_suggest(gx_kernel *k, int64_t n, size_t shmem, gx_launch_cfg *cfg, unsigned *fill_grid)
+{
+    GX__CHECK(k_check(k, "gx_kernel_suggest"));
+    GX__ARG(cfg && n >= 0, "gx_kernel_suggest: cfg must not be NULL and n >= 0 (n = %lld)", (long long)n);
+    GX__ARG(shmem <= UINT_MAX, "gx_kernel_suggest: shmem = %zu is too large", shmem);
+    gx_ctx *ctx = k->ctx;
+    int mg = 0, b = 0;
+    gx__lock(ctx);
+    gx_status s = ctx->be.iface->occupancy_block
+                      ? ctx->be.iface->occupancy_block(&ctx->be, k->k.fn, (unsigned)shmem, &mg, &b)
+                      : k_unsupported(ctx, "gx_kernel_suggest");
+    gx__unlock(ctx);
+    GX__CHECK(s);
+    if (b <= 0)
+        b = 256;
+    int64_t grid = (n + b - 1) / b;
+    grid = grid < 1 ? 1 : grid > INT_MAX ? INT_MAX : grid;
+    memset(cfg, 0, sizeof *cfg);
+    cfg->grid[0] = (unsigned)grid;
+    cfg->block[0] = (unsigned)b;
+    cfg->grid[1] = cfg->grid[2] = cfg->block[1] = cfg->block[2] = 1;
+    cfg->shmem = shmem;
+    if (fill_grid)
+        *fill_grid = (unsigned)(mg > 0 ? mg : 1);
+    return GX_OK;
+}
+
+gx_status gx_kernel_active_blocks(gx_kernel *k, int block, size_t shmem, int *blocks_per_sm)
+{
+    GX__CHECK(k_check(k, "gx_kernel_active_blocks"));
+    GX__ARG(blocks_per_sm && block > 0, "gx_kernel_active_blocks: blocks_per_sm must not be NULL and block > 0");
+    gx_ctx *ctx = k->ctx;
+    gx__lock(ctx);
+    gx_status s = ctx->be.iface->occupancy_active
+                      ? ctx->be.iface->occupancy_active(&ctx->be, k->k.fn, block, shmem, blocks_per_sm)
+                      : k_unsupported(ctx, "gx_kernel_active_blocks");
+    gx__unlock(ctx);
+    return s;
+}
+
+gx_status gx_kernel_attrs_get(gx_kernel *k, gx_kernel_attrs *out)
+{
+    GX__CHECK(k_check(k, "gx_kernel_attrs_get"));
+    GX__ARG(out, "gx_kernel_attrs_get: out must not be NULL");
+    memset(out, 0, sizeof *out);
+    gx_ctx *ctx = k->ctx;
+    gx__lock(ctx);
+    gx_status s = ctx->be.iface->func_attrs ? ctx->be.iface->func_attrs(&ctx->be, k->k.fn, out)
+                                            : k_unsupported(ctx, "gx_kernel_attrs_get");
+    gx__unlock(ctx);
+    GX__CHECK(s);
+    out->nparams = k->nparams;
+    snprintf(out->entry, sizeof out->entry, "%s", k->entry);
+#ifdef GX_HAVE_CUDA
+    int arch = 0, ptx = 0;
+    if (cuda_nvrtc_target(ctx->dinfo.cc_major, ctx->dinfo.cc_minor, &arch, &ptx) == GX_OK)
+        snprintf(out->arch, sizeof out->arch, "%s_%d", ptx ? "compute" : "sm", arch);
+#endif
+    return GX_OK;
+}
+
+/* ------------------------------------------------------------ PTX and SASS */
+
+/* "sm_90", "compute_80", "90", NULL -> cc 9.0 (the default without a device). */
+static gx_status k_arch(const char *what, const char *arch, int *major, int *minor)
+{
+    const char *p = arch ? arch : "sm_90";
+    if (strncmp(p, "sm_", 3) == 0)
+        p += 3;
+    else if (strncmp(p, "compute_", 8) == 0)
+        p += 8;
+    char *end = NULL;
+    long v = strtol(p, &end, 10);
+    if (end == p || *end || v < 10 || v > 999)
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "%s: arch \"%s\" is not like sm_90, compute_80 or 90 (suffixed archs such as "
+                       "sm_90a are not accepted)", what, arch);
+    *major = (int)(v / 10);
+    *minor = (int)(v % 10);
+    return GX_OK;
+}
+
+#ifdef GX_HAVE_CUDA
+static gx_status k_ptx_text(const char *wrapped, const char *label, int ma, int mi, char **text)
+{
+    void *blob = NULL;
+    size_t len = 0;
+    GX__CHECK(cuda_nvrtc_compile_user(wrapped, label, ma, mi, 1, &blob, &len, NULL));
+    char *t = realloc(blob, len + 1);
+    if (!t) {
+        free(blob);
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for PTX");
+    }
+    t[len] = 0;
+    *text = t;
+    return GX_OK;
+}
+
+/* `.entry NAME(` or `.entry NAME\n` in PTX. */
+static bool k_ptx_has_entry(const char *ptx, const char *entry)
+{
+    size_t n = strlen(entry);
+    for (const char *p = strstr(ptx, ".entry "); p; p = strstr(p + 7, ".entry ")) {
+        const char *q = p + 7;
+        while (*q == ' ')
+            q++;
+        if (strncmp(q, entry, n) == 0 && (q[n] == '(' || q[n] == '\n' || q[n] == ' ' || q[n] == '\r'))
+            return true;
+    }
+    return false;
+}
+
+/* The first of the tools found in PATH, $CUDA_HOME/bin, /usr/local/cuda/bin. */
+static bool k_find_tool(const char *name, char *out, size_t n)
+{
+    const char *path = getenv("PATH");
+    const char *home = getenv("CUDA_HOME");
+    char dirs[8192];
+    snprintf(dirs, sizeof dirs, "%s:%s%s:/usr/local/cuda/bin", path ? path : "", home ? home : "",
+             home ? "/bin" : "");
+    for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        if (!*d)
+            continue;
+        snprintf(out, n, "%s/%s", d, name);
+        if (access(out, X_OK) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Runs argv, collecting stdout+stderr; *status gets the exit code (or -1). */
+static gx_status k_run(char *const argv[], char **text, int *status)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return gx__err(GX_ERR_IO, "cannot create a pipe for %s: %s", argv[0], strerror(errno));
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    pid_t pid;
+    int e = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (e != 0) {
+        close(fds[0]);
+        return gx__err(GX_ERR_IO, "cannot run %s: %s", argv[0], strerror(e));
+    }
+    gx__sbuf b = {0};
+    char buf[65536];
+    ssize_t r;
+    while ((r = read(fds[0], buf, sizeof buf - 1)) != 0) {
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            break;
+        buf[r] = 0;
+        gx__sb_puts(&b, buf);
+    }
+    close(fds[0]);
+    int ws = 0;
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+        ;
+    *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+    if (b.oom) {
+        gx__sb_free(&b);
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory reading %s's output", argv[0]);
+    }
+    *text = b.p ? b.p : strdup("");
+    return *text ? GX_OK : gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
+}
+
+/* Disassembles a cubin with cuobjdump --dump-sass, else nvdisasm. */
+static gx_status k_disasm(const void *cubin, size_t len, char **text)
+{
+    char tool[4096];
+    bool objdump = k_find_tool("cuobjdump", tool, sizeof tool);
+    if (!objdump && !k_find_tool("nvdisasm", tool, sizeof tool))
+        return gx__err(GX_ERR_UNSUPPORTED,
+                       "SASS needs cuobjdump or nvdisasm from the CUDA toolkit, and neither is in "
+                       "PATH, $CUDA_HOME/bin or /usr/local/cuda/bin; install the toolkit's binary "
+                       "utilities (e.g. the cuda-cuobjdump package) or use the PTX (gx_kernel_ptx)");
+    const char *tmp = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/gx-sass-XXXXXX.cubin", tmp && *tmp ? tmp : "/tmp");
+    int fd = mkstemps(path, 6);
+    if (fd < 0)
+        return gx__err(GX_ERR_IO, "cannot create a temporary file %s: %s", path, strerror(errno));
+    bool wrote = write(fd, cubin, len) == (ssize_t)len;
+    close(fd);
+    gx_status s = wrote ? GX_OK : gx__err(GX_ERR_IO, "cannot write the cubin to %s", path);
+    int status = 0;
+    char *out = NULL;
+    if (s == GX_OK) {
+        char *argv_o[] = {tool, "--dump-sass", path, NULL};
+        char *argv_n[] = {tool, path, NULL};
+        s = k_run(objdump ? argv_o : argv_n, &out, &status);
+    }
+    unlink(path);
+    if (s == GX_OK && status != 0) {
+        s = gx__err(GX_ERR_BACKEND, "%s exited with status %d:\n%.2000s", tool, status, out);
+        free(out);
+        out = NULL;
+    }
+    *text = out;
+    return s;
+}
+
+static gx_status k_sass_of(const char *wrapped, const char *label, int ma, int mi, char **text)
+{
+    int arch = 0, ptx = 0;
+    if (cuda_nvrtc_target(ma, mi, &arch, &ptx) != GX_OK || ptx)
+        return gx__err(GX_ERR_UNSUPPORTED,
+                       "SASS for sm_%d%d: this NVRTC cannot emit a cubin for that arch (%s)", ma, mi,
+                       cuda_nvrtc_load() ? "the device is newer than the toolkit" : cuda_nvrtc_problem());
+    void *blob = NULL;
+    size_t len = 0;
+    GX__CHECK(cuda_nvrtc_compile_user(wrapped, label, ma, mi, 0, &blob, &len, NULL));
+    gx_status s = k_disasm(blob, len, text);
+    free(blob);
+    return s;
+}
+#endif
+
+#ifndef GX_HAVE_CUDA
+static gx_status k_no_nvrtc(const char *what)
+{
+    return gx__err(GX_ERR_UNSUPPORTED, "%s: gx was built without the CUDA headers, so it cannot "
+                   "drive NVRTC; rebuild with the CUDA toolkit installed", what);
+}
+#endif
+
+gx_status gx_kernel_ptx(gx_kernel *k, char **text)
+{
+    GX__ARG(text, "gx_kernel_ptx: text must not be NULL");
+    *text = NULL;
+    GX__CHECK(k_check(k, "gx_kernel_ptx"));
+#ifdef GX_HAVE_CUDA
+    return k_ptx_text(k->source, k->label, k->ctx->dinfo.cc_major, k->ctx->dinfo.cc_minor, text);
+#else
+    return k_no_nvrtc("gx_kernel_ptx");
+#endif
+}
+
+gx_status gx_kernel_sass(gx_kernel *k, char **text)
+{
+    GX__ARG(text, "gx_kernel_sass: text must not be NULL");
+    *text = NULL;
+    GX__CHECK(k_check(k, "gx_kernel_sass"));
+#ifdef GX_HAVE_CUDA
+    return k_sass_of(k->source, k->label, k->ctx->dinfo.cc_major, k->ctx->dinfo.cc_minor, text);
+#else
+    return k_no_nvrtc("gx_kernel_sass");
+#endif
+}
+
+gx_status gx_kernel_ptx_offline(const char *source, const char *entry, const char *arch,
+                                const gx_kernel_opts *opts, char **text)
+{
+    GX__ARG(text && source, "gx_kernel_ptx_offline: source and text must not be NULL");
+    *text = NULL;
+    int ma, mi;
+    GX__CHECK(k_arch("gx_kernel_ptx_offline", arch, &ma, &mi));
+#ifdef GX_HAVE_CUDA
+    const char *label = opts && opts->label && *opts->label ? opts->label : entry ? entry : "kernel.cu";
+    char *wrapped = NULL;
+    GX__CHECK(k_wrap("gx_kernel_ptx_offline", source, label, opts, &wrapped));
+    gx_status s = k_ptx_text(wrapped, label, ma, mi, text);
+    free(wrapped);
+    if (s == GX_OK && entry && !k_ptx_has_entry(*text, entry)) {
+        free(*text);
+        *text = NULL;
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "gx_kernel_ptx_offline: the source compiled but defines no kernel \"%s\"; "
+                       "declare it extern \"C\" __global__ (C++ names are mangled)", entry);
+    }
+    return s;
+#else
+    (void)entry;
+    (void)opts;
+    return k_no_nvrtc("gx_kernel_ptx_offline");
+#endif
+}
+
+gx_status gx_kernel_sass_offline(const char *source, const char *arch, const gx_kernel_opts *opts,
+                                 char **text)
+{
+    GX__ARG(text && source, "gx_kernel_sass_offline: source and text must not be NULL");
+    *text = NULL;
+    int ma, mi;
+    GX__CHECK(k_arch("gx_kernel_sass_offline", arch, &ma, &mi));
+#ifdef GX_HAVE_CUDA
+    const char *label = opts && opts->label && *opts->label ? opts->label : "kernel.cu";
+    char *wrapped = NULL;
+    GX__CHECK(k_wrap("gx_kernel_sass_offline", source, label, opts, &wrapped));
+    gx_status s = k_sass_of(wrapped, label, ma, mi, text);
+    free(wrapped);
+    return s;
+#else
+    (void)opts;
+    return k_no_nvrtc("gx_kernel_sass_offline");
+#endif
+}

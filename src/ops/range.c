@@ -1,0 +1,762 @@
+/* range.c -- gx_pipe: building pipelines, planning their segments and the terminals
+ * (see range_priv.h for the model). */
+#include "ops/range_priv.h"
+#include "ops/userfns.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Real scalars only: the generated code does arithmetic and comparisons on them. */
+bool rp_dtype_ok(gx_dtype t)
+{
+    return gx__dtype_supported(t) && (t == GX_BOOL || gx__dtype_is_int(t) || t == GX_F32 || t == GX_F64);
+}
+
+/* ------------------------------------------------------------ handles */
+
+static gx_status pipe_check(const gx_pipe *p, const char *what)
+{
+    if (!p)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: the pipeline is NULL", what);
+    if (!gx__handle_live(p) || p->magic != RP_PIPE_MAGIC)
+        return gx__err(GX_ERR_INVALID_HANDLE, "%s: not a live pipeline (destroyed already, or not made by gx_pipe_*)", what);
+    return GX_OK;
+}
+
+static gx_status pipe_new(gx_ctx *ctx, rp_src_kind kind, int64_t count, gx_pipe **out)
+{
+    gx_pipe *p = calloc(1, sizeof *p);
+    if (!p)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "gx_pipe: out of host memory");
+    p->magic = RP_PIPE_MAGIC;
+    p->ctx = ctx;
+    p->src = kind;
+    p->count = count;
+    gx__handle_add(p);
+    *out = p;
+    return GX_OK;
+}
+
+gx_status gx_pipe_from_arrays(gx_ctx *ctx, int n, gx_array *const *arrays, gx_pipe **out)
+{
+    GX__ARG(out, "gx_pipe_from_arrays: out is NULL");
+    *out = NULL;
+    GX__CHECK(gx__ctx_check(ctx));
+    if (n < 1 || n > RP_MAXC || !arrays)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_pipe_from_arrays: %d arrays; between 1 and %d are allowed (and arrays must not be NULL)", n, RP_MAXC);
+    for (int i = 0; i < n; i++) {
+        char what[48];
+        snprintf(what, sizeof what, "gx_pipe_from_arrays (array %d)", i);
+        GX__CHECK(gx__array_check(arrays[i], what));
+        const gx_array *a = arrays[i];
+        if (a->ctx != ctx)
+            return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_pipe_from_arrays: array %d belongs to another context", i);
+        if (!rp_dtype_ok(a->dtype))
+            return gx__err(GX_ERR_DTYPE, "gx_pipe_from_arrays: array %d has dtype %s, which pipelines do not support", i, gx_dtype_name(a->dtype));
+        if (a->size != arrays[0]->size)
+            return gx__err(GX_ERR_SHAPE, "gx_pipe_from_arrays: array %d has %lld elements but array 0 has %lld; zipped arrays must have one size",
+                           i, (long long)a->size, (long long)arrays[0]->size);
+        if (!gx__array_contiguous(a) && a->ndim != 1)
+            return gx__err(GX_ERR_SHAPE, "gx_pipe_from_arrays: array %d is a non-contiguous %d-d view; pass a contiguous array or a 1-d view (gx_array_clone makes one)", i, a->ndim);
+    }
+    GX__CHECK(pipe_new(ctx, RP_SRC_ARRAYS, arrays[0]->size, out));
+    (*out)->nsrc = n;
+    for (int i = 0; i < n; i++)
+        (*out)->arr[i] = arrays[i];
+    return GX_OK;
+}
+
+static void cval_from_double(gx_dtype t, double v, rp_cval *c)
+{
+    if (gx__dtype_is_float(t))
+        c->f = v;
+    else if (gx__dtype_is_signed(t) || t == GX_BOOL)
+        c->i = (int64_t)v;
+    else
+        c->u = v < 0 ? (uint64_t)(int64_t)v : (uint64_t)v;
+}
+
+static gx_status gen_args_ok(gx_ctx *ctx, gx_dtype dt, int64_t count, const char *what)
+{
+    GX__CHECK(gx__ctx_check(ctx));
+    if (!rp_dtype_ok(dt))
+        return gx__err(GX_ERR_DTYPE, "%s: dtype %s is not supported (use bool, an integer dtype, f32 or f64)", what, gx_dtype_name(dt));
+    if (count < 0)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: count is %lld; it must be >= 0", what, (long long)count);
+    return GX_OK;
+}
+
+gx_status gx_pipe_iota(gx_ctx *ctx, gx_dtype dtype, int64_t count, double start, double step, gx_pipe **out)
+{
+    GX__ARG(out, "gx_pipe_iota: out is NULL");
+    *out = NULL;
+    GX__CHECK(gen_args_ok(ctx, dtype, count, "gx_pipe_iota"));
+    GX__CHECK(pipe_new(ctx, RP_SRC_IOTA, count, out));
+    (*out)->sdt = dtype;
+    cval_from_double(dtype, start, &(*out)->start);
+    cval_from_double(dtype, step, &(*out)->step);
+    return GX_OK;
+}
+
+gx_status gx_pipe_random(gx_ctx *ctx, gx_dtype dtype, uint64_t seed, int64_t count, gx_pipe **out)
+{
+    GX__ARG(out, "gx_pipe_random: out is NULL");
+    *out = NULL;
+    GX__CHECK(gen_args_ok(ctx, dtype, count, "gx_pipe_random"));
+    GX__CHECK(pipe_new(ctx, RP_SRC_RANDOM, count, out));
+    (*out)->sdt = dtype;
+    (*out)->seed = seed;
+    return GX_OK;
+}
+
+static void op_free(rp_op *op)
+{
+    lam_free(op->lam);
+    free(op->text);
+    memset(op, 0, sizeof *op);
+}
+
+gx_status gx_pipe_destroy(gx_pipe *p)
+{
+    if (!p)
+        return GX_OK;
+    GX__CHECK(pipe_check(p, "gx_pipe_destroy"));
+    gx__handle_remove(p);
+    for (int i = 0; i < p->nops; i++)
+        op_free(&p->ops[i]);
+    for (int j = 0; j < p->ncst; j++)
+        free(p->cname[j]);
+    for (int i = 0; i < RP_MEMO; i++)
+        free(p->memo[i].key);
+    p->magic = 0;
+    free(p);
+    return GX_OK;
+}
+
+/* ------------------------------------------------------------ stages */
+
+/* Components and dtypes of the stream after every stage. */
+static int pipe_types(const gx_pipe *p, gx_dtype *dt)
+{
+    int m = p->src == RP_SRC_ARRAYS ? p->nsrc : 1;
+    for (int k = 0; k < m; k++)
+        dt[k] = p->src == RP_SRC_ARRAYS ? p->arr[k]->dtype : p->sdt;
+    for (int s = 0; s < p->nops; s++) {
+        const rp_op *op = &p->ops[s];
+        if (op->kind == RP_MAP) {
+            dt[0] = lam_result_type(op->lam);
+            m = 1;
+        } else if (op->kind == RP_ENUM) {
+            memmove(dt + 1, dt, sizeof *dt * (size_t)m);
+            dt[0] = GX_I64;
+            m++;
+        }
+    }
+    return m;
+}
+
+static gx_status compile_lambda(gx_ctx *ctx, const char *what, const char *text, int nargs, const gx_dtype *types,
+                                const gx_const *consts, int nconsts, lam_lambda **out)
+{
+    GX__ARG(text, "%s: the lambda is NULL (pass text such as \"x -> x * 2\")", what);
+    if (nconsts < 0 || (nconsts > 0 && !consts))
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %d constants but consts is NULL", what, nconsts);
+    gx__userfns *u = ctx->userfns;
+    lam_env env = {text, nargs, types, consts, nconsts, u ? u->sigs : NULL, u ? u->count : 0};
+    gx_status s = lam_compile(&env, out);
+    if (s != GX_OK)
+        return gx__err_prefix(s, "%s (the stream has %d component%s here)", what, nargs, nargs == 1 ? "" : "s");
+    return GX_OK;
+}
+
+static gx_status add_consts(gx_pipe *p, const char *what, const gx_const *consts, int nconsts, int *base)
+{
+    if (p->ncst + nconsts > RP_MAXCONST)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: at most %d constants over a whole pipeline", what, RP_MAXCONST);
+    for (int j = 0; j < nconsts; j++)
+        if (!consts[j].name || !rp_dtype_ok(consts[j].dtype))
+            return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: constant %d has no name or an unsupported dtype", what, j);
+    *base = p->ncst;
+    for (int j = 0; j < nconsts; j++) {
+        p->cname[p->ncst] = strdup(consts[j].name);
+        p->cst[p->ncst] = consts[j];
+        p->cst[p->ncst].name = p->cname[p->ncst];
+        p->ncst++;
+    }
+    return GX_OK;
+}
+
+static gx_status add_lambda_op(gx_pipe *p, rp_op_kind kind, const char *what, const char *text, const gx_const *consts,
+                               int nconsts)
+{
+    GX__CHECK(pipe_check(p, what));
+    if (p->nops >= RP_MAXOPS)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: a pipeline has at most %d stages", what, RP_MAXOPS);
+    gx_dtype dt[RP_MAXC];
+    int m = pipe_types(p, dt);
+    lam_lambda *lam = NULL;
+    GX__CHECK(compile_lambda(p->ctx, what, text, m, dt, consts, nconsts, &lam));
+    gx_dtype rt = lam_result_type(lam);
+    if (!rp_dtype_ok(rt)) {
+        lam_free(lam);
+        return gx__err(GX_ERR_TYPE, "%s: the lambda gives %s, which pipelines do not carry", what, gx_dtype_name(rt));
+    }
+    int base = 0;
+    gx_status s = add_consts(p, what, consts, nconsts, &base);
+    char *t = s == GX_OK ? strdup(text) : NULL;
+    if (s == GX_OK && !t)
+        s = gx__err(GX_ERR_OUT_OF_MEMORY, "%s: out of host memory", what);
+    if (s != GX_OK) {
+        lam_free(lam);
+        return s;
+    }
+    p->ops[p->nops++] = (rp_op){kind, t, lam, base, nconsts, 0};
+    return GX_OK;
+}
+
+gx_status gx_pipe_map(gx_pipe *p, const char *lambda, const gx_const *consts, int nconsts)
+{
+    return add_lambda_op(p, RP_MAP, "gx_pipe_map", lambda, consts, nconsts);
+}
+
+gx_status gx_pipe_filter(gx_pipe *p, const char *pred, const gx_const *consts, int nconsts)
+{
+    return add_lambda_op(p, RP_FILTER, "gx_pipe_filter", pred, consts, nconsts);
+}
+
+static gx_status add_plain_op(gx_pipe *p, rp_op_kind kind, int64_t k, const char *what)
+{
+    GX__CHECK(pipe_check(p, what));
+    if (p->nops >= RP_MAXOPS)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: a pipeline has at most %d stages", what, RP_MAXOPS);
+    if (k < 0)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: k is %lld; it must be >= 0", what, (long long)k);
+    gx_dtype dt[RP_MAXC];
+    if (kind == RP_ENUM && pipe_types(p, dt) >= RP_MAXC)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: the stream has %d components already (at most %d); map it first", what, RP_MAXC, RP_MAXC);
+    p->ops[p->nops++] = (rp_op){kind, NULL, NULL, 0, 0, k};
+    return GX_OK;
+}
+
+gx_status gx_pipe_enumerate(gx_pipe *p) { return add_plain_op(p, RP_ENUM, 0, "gx_pipe_enumerate"); }
+gx_status gx_pipe_take(gx_pipe *p, int64_t k) { return add_plain_op(p, RP_TAKE, k, "gx_pipe_take"); }
+gx_status gx_pipe_drop(gx_pipe *p, int64_t k) { return add_plain_op(p, RP_DROP, k, "gx_pipe_drop"); }
+
+gx_status gx_pipe_arity(const gx_pipe *p, int *out)
+{
+    GX__CHECK(pipe_check(p, "gx_pipe_arity"));
+    GX__ARG(out, "gx_pipe_arity: out is NULL");
+    gx_dtype dt[RP_MAXC];
+    *out = pipe_types(p, dt);
+    return GX_OK;
+}
+
+gx_status gx_pipe_dtype(const gx_pipe *p, int i, gx_dtype *out)
+{
+    GX__CHECK(pipe_check(p, "gx_pipe_dtype"));
+    GX__ARG(out, "gx_pipe_dtype: out is NULL");
+    gx_dtype dt[RP_MAXC];
+    int m = pipe_types(p, dt);
+    if (i < 0 || i >= m)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_pipe_dtype: component %d of a stream of %d", i, m);
+    *out = dt[i];
+    return GX_OK;
+}
+
+/* The length when no filter is in effect. */
+static bool pipe_len(const gx_pipe *p, int64_t *len)
+{
+    int64_t n = p->count;
+    for (int s = 0; s < p->nops; s++) {
+        const rp_op *op = &p->ops[s];
+        if (op->kind == RP_FILTER)
+            return false;
+        if (op->kind == RP_TAKE)
+            n = n < op->k ? n : op->k;
+        else if (op->kind == RP_DROP)
+            n = n - (n < op->k ? n : op->k);
+    }
+    *len = n;
+    return true;
+}
+
+gx_status gx_pipe_length(const gx_pipe *p, int64_t *out)
+{
+    GX__CHECK(pipe_check(p, "gx_pipe_length"));
+    GX__ARG(out, "gx_pipe_length: out is NULL");
+    if (!pipe_len(p, out))
+        return gx__err(GX_ERR_SHAPE, "gx_pipe_length: the length is unknown after a filter (count the pipeline with gx_pipe_count)");
+    return GX_OK;
+}
+
+/* ------------------------------------------------------------ planning */
+
+static void seg_from_arrays(rp_seg *sg, const gx_pipe *p, int n, gx_array *const *arr, int64_t count)
+{
+    memset(sg, 0, sizeof *sg);
+    sg->pipe = p;
+    sg->src = RP_SRC_ARRAYS;
+    sg->nsrc = n;
+    sg->contig = true;
+    for (int k = 0; k < n; k++) {
+        sg->sdt[k] = arr[k]->dtype;
+        sg->sptr[k] = (uint64_t)(uintptr_t)gx__array_ptr(arr[k]);
+        sg->sstride[k] = gx__array_contiguous(arr[k]) ? 1 : arr[k]->strides[0];
+        sg->contig = sg->contig && sg->sstride[k] == 1;
+        sg->dt[k] = arr[k]->dtype;
+    }
+    sg->arity = n;
+    sg->n = count;
+}
+
+/* Base pointers advanced to lo, and the vector width every pointer allows. */
+static void seg_finalize(rp_seg *sg, uint64_t *base)
+{
+    if (sg->src != RP_SRC_ARRAYS)
+        return;
+    size_t maxsz = 1;
+    for (int k = 0; k < sg->nsrc; k++) {
+        size_t sz = gx_dtype_size(sg->sdt[k]);
+        sg->sptr[k] = base[k] + (uint64_t)(sg->lo * sg->sstride[k] * (int64_t)sz);
+        maxsz = sz > maxsz ? sz : maxsz;
+    }
+    int vec = sg->contig ? (int)(16 / maxsz) : 1;
+    for (int k = 0; k < sg->nsrc; k++)
+        while (vec > 1 && sg->sptr[k] % (gx_dtype_size(sg->sdt[k]) * (size_t)vec))
+            vec /= 2;
+    sg->vec = vec;
+}
+
+static void seg_apply_types(rp_seg *sg, const rp_op *op)
+{
+    if (op->kind == RP_MAP) {
+        sg->dt[0] = lam_result_type(op->lam);
+        sg->arity = 1;
+    } else if (op->kind == RP_ENUM) {
+        memmove(sg->dt + 1, sg->dt, sizeof *sg->dt * (size_t)sg->arity);
+        sg->dt[0] = GX_I64;
+        sg->arity++;
+    }
+}
+
+void rp_release_tmps(gx_array **tmps, int ntmp)
+{
+    for (int i = 0; i < ntmp; i++)
+        gx_array_release(tmps[i]);
+}
+
+/* Runs the segment as a collect and makes its outputs the source of a fresh one. */
+static gx_status materialise(gx_pipe *p, rp_seg *sg, uint64_t *base, gx_array **tmps, int *ntmp)
+{
+    seg_finalize(sg, base);
+    gx_array *outs[RP_MAXC];
+    GX__CHECK(rp_run_collect(p->ctx, sg, sg->arity, outs));
+    int m = sg->arity;
+    for (int c = 0; c < m; c++)
+        tmps[(*ntmp)++] = outs[c];
+    seg_from_arrays(sg, p, m, outs, outs[0]->size);
+    for (int k = 0; k < m; k++)
+        base[k] = sg->sptr[k];
+    return GX_OK;
+}
+
+#define RP_MAXTMP (RP_MAXC * RP_MAXOPS + RP_MAXC)
+
+gx_status rp_plan(gx_pipe *p, bool positional, rp_seg *sg, gx_array **tmps, int *ntmp)
+{
+    uint64_t base[RP_MAXC] = {0};
+    *ntmp = 0;
+    if (p->src == RP_SRC_ARRAYS) {
+        seg_from_arrays(sg, p, p->nsrc, p->arr, p->count);
+        for (int k = 0; k < p->nsrc; k++)
+            base[k] = sg->sptr[k];
+    } else {
+        memset(sg, 0, sizeof *sg);
+        sg->pipe = p;
+        sg->src = p->src;
+        sg->nsrc = 1;
+        sg->sdt[0] = sg->dt[0] = p->sdt;
+        sg->arity = 1;
+        sg->start = p->start;
+        sg->step = p->step;
+        sg->seed = p->seed;
+        sg->n = p->count;
+    }
+    for (int s = 0; s < p->nops; s++) {
+        const rp_op *op = &p->ops[s];
+        bool positional_op = op->kind == RP_TAKE || op->kind == RP_DROP || op->kind == RP_ENUM;
+        if (positional_op && sg->filtered) {
+            gx_status st = materialise(p, sg, base, tmps, ntmp);
+            if (st != GX_OK) {
+                rp_release_tmps(tmps, *ntmp);
+                *ntmp = 0;
+                return st;
+            }
+        }
+        if (op->kind == RP_TAKE) {
+            sg->n = sg->n < op->k ? sg->n : op->k;
+        } else if (op->kind == RP_DROP) {
+            int64_t d = sg->n < op->k ? sg->n : op->k;
+            sg->lo += d;
+            sg->n -= d;
+        } else {
+            sg->eoff[sg->nops] = sg->lo;
+            sg->ops[sg->nops++] = op;
+            sg->filtered = sg->filtered || op->kind == RP_FILTER;
+            seg_apply_types(sg, op);
+        }
+    }
+    gx_status st = GX_OK;
+    if (positional && sg->filtered)
+        st = materialise(p, sg, base, tmps, ntmp);
+    if (st != GX_OK) {
+        rp_release_tmps(tmps, *ntmp);
+        *ntmp = 0;
+        return st;
+    }
+    seg_finalize(sg, base);
+    return GX_OK;
+}
+
+/* ------------------------------------------------------------ terminals */
+
+typedef struct term {
+    gx_pipe *p;
+    rp_seg sg;
+    gx_array *tmps[RP_MAXTMP];
+    int ntmp;
+    bool locked;
+} term;
+
+static gx_status term_begin(term *t, gx_pipe *p, const char *what, bool positional, bool one_value)
+{
+    memset(t, 0, sizeof *t);
+    GX__CHECK(pipe_check(p, what));
+    t->p = p;
+    gx_dtype dt[RP_MAXC];
+    int m = pipe_types(p, dt);
+    if (one_value && m != 1)
+        return gx__err(GX_ERR_SHAPE, "%s: the stream has %d components; map them to one value first (gx_pipe_map)", what, m);
+    for (int k = 0; k < p->nsrc && p->src == RP_SRC_ARRAYS; k++)
+        GX__CHECK(gx__array_check(p->arr[k], what));
+    gx__lock(p->ctx);
+    t->locked = true;
+    gx_status s = rp_plan(p, positional, &t->sg, t->tmps, &t->ntmp);
+    if (s != GX_OK) {
+        gx__unlock(p->ctx);
+        t->locked = false;
+    }
+    return s;
+}
+
+static gx_status term_end(term *t, gx_status s)
+{
+    rp_release_tmps(t->tmps, t->ntmp);
+    if (t->locked)
+        gx__unlock(t->p->ctx);
+    return s;
+}
+
+/* gx_const -> the accumulator member's field. */
+void rp_const_to_cval(const gx_const *c, gx_dtype acc, rp_cval *v)
+{
+    double d = gx__dtype_is_float(c->dtype) ? c->v.f : gx__dtype_is_signed(c->dtype) || c->dtype == GX_BOOL ? (double)c->v.i : (double)c->v.u;
+    if (gx__dtype_is_float(acc))
+        v->f = d;
+    else if (gx__dtype_is_float(c->dtype))
+        cval_from_double(acc, d, v);
+    else
+        v->i = c->v.i;   /* integer to integer: the bits, converted by the kernel's cast */
+}
+
+
+gx_status rp_op_prepare(gx_ctx *ctx, const char *what, const char *op, gx_dtype elem, gx_dtype forced, rp_opjob *j)
+{
+    gx_dtype two[2] = {elem, elem};
+    lam_lambda *l = NULL;
+    GX__CHECK(compile_lambda(ctx, what, op, 2, two, NULL, 0, &l));
+    gx_dtype acc = forced != GX_DTYPE_COUNT ? forced : lam_result_type(l);
+    lam_free(l);
+    l = NULL;
+    if (!rp_dtype_ok(acc))
+        return gx__err(GX_ERR_TYPE, "%s: the operator gives %s, which cannot accumulate", what, gx_dtype_name(acc));
+    two[0] = two[1] = acc;
+    GX__CHECK(compile_lambda(ctx, what, op, 2, two, NULL, 0, &l));
+    const char *names[2] = {"a.v0", "b.v0"};
+    gx__sbuf e = {0};
+    gx_status s = lam_emit(l, names, NULL, &e);
+    lam_free(l);
+    if (s == GX_OK) {
+        gx__sb_printf(&j->body, "r.v0 = (%s)(%s);", gx__dtype_ctype(acc), e.p);
+        gx__sb_printf(&j->lift, "r.v0 = (%s)r0;", gx__dtype_ctype(acc));
+    }
+    gx__sb_free(&e);
+    j->acc = acc;
+    if (s == GX_OK && (j->body.oom || j->lift.oom))
+        s = gx__err(GX_ERR_OUT_OF_MEMORY, "%s: out of host memory", what);
+    return s;
+}
+
+void rp_opjob_free(rp_opjob *j)
+{
+    gx__sb_free(&j->body);
+    gx__sb_free(&j->lift);
+}
+
+static void store_acc(gx_dtype acc, const uint8_t *slot, void *result)
+{
+    memcpy(result, slot, gx_dtype_size(acc));
+}
+
+gx_status gx_pipe_reduce(gx_pipe *p, const char *op, const gx_const *init, void *result, gx_dtype *acc_dtype)
+{
+    GX__ARG(result, "gx_pipe_reduce: result is NULL (pass room for one value of the accumulator dtype)");
+    term t;
+    GX__CHECK(term_begin(&t, p, "gx_pipe_reduce", false, true));
+    rp_opjob j = {0};
+    gx_status s = rp_op_prepare(p->ctx, "gx_pipe_reduce", op, t.sg.dt[0], GX_DTYPE_COUNT, &j);
+    if (s == GX_OK) {
+        rp_kspec ks = {0};
+        ks.term = RP_T_REDUCE;
+        ks.nacc = 1;
+        ks.acc[0] = j.acc;
+        ks.op_body = j.body.p;
+        ks.lift = j.lift.p;
+        ks.has_init = init != NULL;
+        if (init)
+            rp_const_to_cval(init, j.acc, &ks.init[0]);
+        uint8_t slot[16];
+        bool empty = false;
+        s = rp_run_reduce(p->ctx, &t.sg, &ks, slot, &empty);
+        if (s == GX_OK && empty)
+            s = gx__err(GX_ERR_SHAPE, "gx_pipe_reduce: the stream is empty and no init was given (pass init for empty streams)");
+        if (s == GX_OK)
+            store_acc(j.acc, slot, result);
+        if (s == GX_OK && acc_dtype)
+            *acc_dtype = j.acc;
+    }
+    rp_opjob_free(&j);
+    return term_end(&t, s);
+}
+
+gx_status gx_pipe_mapreduce(gx_pipe *p, const char *map, const char *op, const gx_const *init, void *result,
+                            gx_dtype *acc_dtype)
+{
+    GX__CHECK(gx_pipe_map(p, map, NULL, 0));
+    gx_status s = gx_pipe_reduce(p, op, init, result, acc_dtype);
+    op_free(&p->ops[--p->nops]);
+    return s;
+}
+
+/* Reductions with a fixed operator. */
+static gx_status fixed_reduce(gx_pipe *p, const char *what, bool positional, bool one_value, rp_kspec *ks,
+                              uint8_t *slot, bool *empty)
+{
+    term t;
+    GX__CHECK(term_begin(&t, p, what, positional, one_value));
+    ks->term = RP_T_REDUCE;
+    return term_end(&t, rp_run_reduce(p->ctx, &t.sg, ks, slot, empty));
+}
+
+gx_status gx_pipe_count(gx_pipe *p, int64_t *out)
+{
+    GX__ARG(out, "gx_pipe_count: out is NULL");
+    rp_kspec ks = {0};
+    ks.nacc = 1;
+    ks.acc[0] = GX_I64;
+    ks.op_body = "r.v0 = a.v0 + b.v0;";
+    ks.lift = "r.v0 = 1;";
+    ks.has_identity = true;
+    ks.identity = "GX_ZACC";
+    uint8_t slot[16];
+    bool empty;
+    GX__CHECK(fixed_reduce(p, "gx_pipe_count", false, false, &ks, slot, &empty));
+    memcpy(out, slot, 8);
+    return GX_OK;
+}
+
+/* any(x) directly; all(x) as !any(!x). */
+static gx_status any_of(gx_pipe *p, const char *what, bool negate, int *out)
+{
+    GX__ARG(out, "%s: out is NULL", what);
+    rp_kspec ks = {0};
+    ks.nacc = 1;
+    ks.acc[0] = GX_BOOL;
+    ks.op_body = "r.v0 = a.v0 || b.v0;";
+    ks.lift = negate ? "r.v0 = !(r0 != 0);" : "r.v0 = r0 != 0;";
+    ks.has_identity = true;
+    ks.identity = "GX_ZACC";
+    uint8_t slot[16];
+    bool empty;
+    GX__CHECK(fixed_reduce(p, what, false, true, &ks, slot, &empty));
+    *out = (slot[0] != 0) != negate;
+    return GX_OK;
+}
+
+gx_status gx_pipe_any(gx_pipe *p, int *out) { return any_of(p, "gx_pipe_any", false, out); }
+gx_status gx_pipe_all(gx_pipe *p, int *out) { return any_of(p, "gx_pipe_all", true, out); }
+
+static gx_status extremum(gx_pipe *p, const char *what, bool maxi, bool arg, uint8_t *slot, gx_dtype *dt)
+{
+    GX__CHECK(pipe_check(p, what));
+    gx_dtype dts[RP_MAXC];
+    pipe_types(p, dts);
+    *dt = dts[0];
+    const char *cmp = maxi ? ">" : "<";
+    char body[512];
+    if (arg)
+        snprintf(body, sizeof body,
+                 "const bool an = a.v0 != a.v0, bn = b.v0 != b.v0;\n"
+                 "  const bool tb = an && bn ? b.v1 < a.v1 : an ? true : bn ? false : (b.v0 %s a.v0 || (b.v0 == a.v0 && b.v1 < a.v1));\n"
+                 "  r = tb ? b : a;", cmp);
+    else
+        snprintf(body, sizeof body, "r.v0 = (b.v0 %s a.v0 || a.v0 != a.v0) ? b.v0 : a.v0;", cmp);
+    rp_kspec ks = {0};
+    ks.nacc = arg ? 2 : 1;
+    ks.acc[0] = *dt;
+    ks.acc[1] = GX_I64;
+    ks.op_body = body;
+    ks.lift = arg ? "r.v0 = r0; r.v1 = gx_pos;" : "r.v0 = r0;";
+    bool empty = false;
+    GX__CHECK(fixed_reduce(p, what, arg, true, &ks, slot, &empty));
+    if (empty)
+        return gx__err(GX_ERR_SHAPE, "%s: the stream is empty (there is no %s)", what, maxi ? "largest value" : "smallest value");
+    return GX_OK;
+}
+
+gx_status gx_pipe_min(gx_pipe *p, void *result)
+{
+    GX__ARG(result, "gx_pipe_min: result is NULL");
+    uint8_t slot[24];
+    gx_dtype dt;
+    GX__CHECK(extremum(p, "gx_pipe_min", false, false, slot, &dt));
+    memcpy(result, slot, gx_dtype_size(dt));
+    return GX_OK;
+}
+
+gx_status gx_pipe_max(gx_pipe *p, void *result)
+{
+    GX__ARG(result, "gx_pipe_max: result is NULL");
+    uint8_t slot[24];
+    gx_dtype dt;
+    GX__CHECK(extremum(p, "gx_pipe_max", true, false, slot, &dt));
+    memcpy(result, slot, gx_dtype_size(dt));
+    return GX_OK;
+}
+
+gx_status gx_pipe_argmin(gx_pipe *p, int64_t *out)
+{
+    GX__ARG(out, "gx_pipe_argmin: out is NULL");
+    uint8_t slot[24];
+    gx_dtype dt;
+    GX__CHECK(extremum(p, "gx_pipe_argmin", false, true, slot, &dt));
+    memcpy(out, slot + 8, 8);
+    return GX_OK;
+}
+
+gx_status gx_pipe_argmax(gx_pipe *p, int64_t *out)
+{
+    GX__ARG(out, "gx_pipe_argmax: out is NULL");
+    uint8_t slot[24];
+    gx_dtype dt;
+    GX__CHECK(extremum(p, "gx_pipe_argmax", true, true, slot, &dt));
+    memcpy(out, slot + 8, 8);
+    return GX_OK;
+}
+
+gx_status gx_pipe_collect(gx_pipe *p, int nout, gx_array **out)
+{
+    GX__ARG(out, "gx_pipe_collect: out is NULL");
+    GX__CHECK(pipe_check(p, "gx_pipe_collect"));
+    gx_dtype dt[RP_MAXC];
+    int m = pipe_types(p, dt);
+    if (nout != m)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_pipe_collect: nout is %d but the stream has %d component%s (one array each)",
+                       nout, m, m == 1 ? "" : "s");
+    for (int c = 0; c < nout; c++)
+        out[c] = NULL;
+    term t;
+    GX__CHECK(term_begin(&t, p, "gx_pipe_collect", false, false));
+    return term_end(&t, rp_run_collect(p->ctx, &t.sg, nout, out));
+}
+
+static gx_status scan_out(gx_pipe *p, gx_dtype acc, int64_t len, gx_array **out, bool *made)
+{
+    *made = false;
+    if (!*out) {
+        GX__CHECK(gx__array_new(p->ctx, acc, 1, &len, out));
+        *made = true;
+        return GX_OK;
+    }
+    if ((*out)->size != len)
+        return gx__err(GX_ERR_SHAPE, "gx_pipe_scan: out has %lld elements but the stream has %lld", (long long)(*out)->size, (long long)len);
+    if (!gx__array_contiguous(*out))
+        return gx__err(GX_ERR_SHAPE, "gx_pipe_scan: out must be contiguous (scan into a new array, then gx_array_copy)");
+    return GX_OK;
+}
+
+gx_status gx_pipe_scan(gx_pipe *p, const char *op, int exclusive, const gx_const *init, gx_array **out)
+{
+    GX__ARG(out, "gx_pipe_scan: out is NULL (set *out = NULL to have gx allocate the result)");
+    GX__CHECK(pipe_check(p, "gx_pipe_scan"));
+    int64_t known = 0;
+    gx_dtype forced = GX_DTYPE_COUNT;
+    if (*out) {
+        GX__CHECK(gx__array_check(*out, "gx_pipe_scan (out)"));
+        if (!pipe_len(p, &known))
+            return gx__err(GX_ERR_SHAPE, "gx_pipe_scan: the stream's length is unknown after a filter, so it cannot fill a preallocated array; pass *out = NULL");
+        forced = (*out)->dtype;
+    }
+    if (exclusive && !init)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_pipe_scan: an exclusive scan needs init (its first output)");
+    term t;
+    GX__CHECK(term_begin(&t, p, "gx_pipe_scan", true, true));
+    rp_opjob j = {0};
+    bool made = false;
+    gx_status s = rp_op_prepare(p->ctx, "gx_pipe_scan", op, t.sg.dt[0], forced, &j);
+    if (s == GX_OK)
+        s = scan_out(p, j.acc, t.sg.n, out, &made);
+    if (s == GX_OK) {
+        rp_kspec ks = {0};
+        ks.term = RP_T_SCAN;
+        ks.nacc = 1;
+        ks.acc[0] = j.acc;
+        ks.op_body = j.body.p;
+        ks.lift = j.lift.p;
+        ks.exclusive = exclusive != 0;
+        ks.has_init = init != NULL;
+        if (init)
+            rp_const_to_cval(init, j.acc, &ks.init[0]);
+        s = rp_run_scan(p->ctx, &t.sg, &ks, *out);
+    }
+    if (s != GX_OK && made) {
+        gx_array_release(*out);
+        *out = NULL;
+    }
+    rp_opjob_free(&j);
+    return term_end(&t, s);
+}
+
+gx_status gx_pipe_to_host(gx_pipe *p, void *buf, size_t cap, int64_t *len)
+{
+    GX__ARG(len, "gx_pipe_to_host: len is NULL");
+    GX__ARG(buf || cap == 0, "gx_pipe_to_host: buf is NULL but cap is %zu", cap);
+    GX__CHECK(pipe_check(p, "gx_pipe_to_host"));
+    gx_dtype dt[RP_MAXC];
+    int m = pipe_types(p, dt);
+    if (m != 1)
+        return gx__err(GX_ERR_SHAPE, "gx_pipe_to_host: the stream has %d components; map them to one value first (or use gx_pipe_collect)", m);
+    gx_array *a = NULL;
+    GX__CHECK(gx_pipe_collect(p, 1, &a));
+    *len = a->size;
+    size_t need = (size_t)a->size * gx_dtype_size(a->dtype);
+    gx_status s = GX_OK;
+    if (need > cap)
+        s = gx__err(GX_ERR_INVALID_ARGUMENT, "gx_pipe_to_host: the result has %lld values (%zu bytes) but cap is %zu bytes",
+                    (long long)a->size, need, cap);
+    else if (need > 0)
+        s = gx_array_to_host(a, buf, cap);
+    gx_array_release(a);
+    return s;
+}

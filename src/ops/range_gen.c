@@ -1,0 +1,720 @@
+/* range_gen.c -- the fused pipeline kernel generator (see range_priv.h).
+ *
+ * Every kernel evaluates the segment's element code: the source values at stream
+ * index `idx`, then each stage in registers, ending with `keep` and the result
+ * components r0, r1...  Around it sit the terminals:
+ *  - reduce: per-thread folds, a block tree (CUDA) and a one-block finisher that
+ *    combines the per-block (per-worker on CPU) partials in order, init first;
+ *  - scan and collect on CUDA: one pass with decoupled look-back (Merrill & Garland):
+ *    tiles of RP_BLOCK x ITEMS elements, the tile id from an atomic counter, per-tile
+ *    status slots {flag: 0 invalid / 1 aggregate / 2 inclusive prefix, value}
+ *    published value-then-fence-then-flag, a warp looking back over 32 tiles at a time;
+ *  - scan and collect on the CPU: two passes over per-worker chunks (fold / count,
+ *    then offsets, then write).
+ * Slots hold the accumulator in 8-byte cells so the host can read them. */
+#include "ops/range_priv.h"
+#include "ops/userfns.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static bool gen_cuda(gx_ctx *ctx) { return strcmp(ctx->be.iface->target, "cuda") == 0; }
+
+static const char *cfield(gx_dtype t)
+{
+    if (gx__dtype_is_float(t))
+        return "f";
+    return gx__dtype_is_signed(t) ? "i" : "u";
+}
+
+static const char *ct(gx_dtype t) { return gx__dtype_ctype(t); }
+
+int rp_tile_items(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks)
+{
+    if (!gen_cuda(ctx))
+        return 64;
+    size_t bytes = 0;
+    if (ks->term == RP_T_SCAN)
+        bytes = gx_dtype_size(ks->acc[0]);
+    else
+        for (int c = 0; c < sg->arity; c++)
+            bytes += gx_dtype_size(sg->dt[c]);
+    return bytes <= 4 ? 16 : bytes <= 8 ? 8 : 4;
+}
+
+/* ------------------------------------------------------------ element code */
+
+/* Emits `keep` and r0.. for stream index expression `idx`; `src[k]` spells source
+ * component k (NULL: from the pointer in0.. with stride). `A` is "a->" or "a.". */
+static void emit_elem(gx__sbuf *b, const rp_seg *sg, const char *idx, const char *const *src, const char *A,
+                      const char *ind)
+{
+    gx__sb_printf(b, "%sbool keep = false;\n", ind);
+    for (int c = 0; c < sg->arity; c++)
+        gx__sb_printf(b, "%s%s r%d = 0;\n%s(void)r%d;\n", ind, ct(sg->dt[c]), c, ind, c);
+    gx__sb_printf(b, "%sconst int64_t gx_i = %s;\n%s(void)gx_i;\n%sdo {\n%s  const int64_t gx_si = %slo + gx_i;\n%s  (void)gx_si;\n",
+                  ind, idx, ind, ind, ind, A, ind);
+    char names[RP_MAXC][24];
+    gx_dtype dt[RP_MAXC];
+    int m = sg->nsrc;
+    for (int k = 0; k < sg->nsrc; k++) {
+        gx_dtype t = sg->sdt[k];
+        dt[k] = t;
+        snprintf(names[k], sizeof names[k], "x%d", k);
+        if (sg->src == RP_SRC_ARRAYS) {
+            if (src)
+                gx__sb_printf(b, "%s  const %s x%d = %s;\n", ind, ct(t), k, src[k]);
+            else if (sg->contig)
+                gx__sb_printf(b, "%s  const %s x%d = in%d[gx_i];\n", ind, ct(t), k, k);
+            else
+                gx__sb_printf(b, "%s  const %s x%d = in%d[gx_i * st%d];\n", ind, ct(t), k, k, k);
+        } else if (sg->src == RP_SRC_IOTA) {
+            if (src)
+                gx__sb_printf(b, "%s  const %s x0 = %s;\n", ind, ct(t), src[0]);
+            else if (gx__dtype_is_float(t))
+                gx__sb_printf(b, "%s  const %s x0 = (%s)(gx_st + (%s)gx_si * gx_sp);\n", ind, ct(t), ct(t), ct(t));
+            else
+                gx__sb_printf(b, "%s  const %s x0 = (%s)(gx_st + (uint64_t)gx_si * gx_sp);\n", ind, ct(t), ct(t));
+        } else {
+            gx__sb_printf(b, "%s  const uint64_t gx_z = gx_rp_mix(%sseed, (uint64_t)gx_si);\n", ind, A);
+            if (t == GX_F32)
+                gx__sb_printf(b, "%s  const float x0 = (float)(gx_z >> 40) * 5.9604644775390625e-08f;\n", ind);
+            else if (t == GX_F64)
+                gx__sb_printf(b, "%s  const double x0 = (double)(gx_z >> 11) * 1.1102230246251565e-16;\n", ind);
+            else if (t == GX_BOOL)
+                gx__sb_printf(b, "%s  const bool x0 = (gx_z >> 63) != 0;\n", ind);
+            else
+                gx__sb_printf(b, "%s  const %s x0 = (%s)gx_z;\n", ind, ct(t), ct(t));
+        }
+    }
+    const gx_pipe *p = sg->pipe;
+    int last_filter = -1;
+    for (int s = 0; s < sg->nops; s++)
+        if (sg->ops[s]->kind == RP_MAP)
+            last_filter = -1;
+        else if (sg->ops[s]->kind == RP_FILTER)
+            last_filter = s;
+    gx__sb_printf(b, "%s  bool gx_pass = true;\n%s  (void)keep;\n", ind, ind);
+    for (int s = 0; s < sg->nops; s++) {
+        const rp_op *op = sg->ops[s];
+        if (op->kind == RP_ENUM) {
+            for (int c = m; c > 0; c--) {
+                memcpy(names[c], names[c - 1], sizeof names[c]);
+                dt[c] = dt[c - 1];
+            }
+            snprintf(names[0], sizeof names[0], "e%d", s);
+            dt[0] = GX_I64;
+            m++;
+            gx__sb_printf(b, "%s  const int64_t e%d = gx_si - %seoff[%d];\n", ind, s, A, s);
+            continue;
+        }
+        const char *pn[RP_MAXC + 1], *cn[RP_MAXCONST];
+        char cbuf[RP_MAXCONST][64];
+        for (int c = 0; c < m; c++)
+            pn[c] = names[c];
+        for (int j = 0; j < op->nconst; j++) {
+            gx_dtype t = p->cst[op->cbase + j].dtype;
+            snprintf(cbuf[j], sizeof cbuf[j], "((%s)%sc[%d].%s)", ct(t), A, op->cbase + j, cfield(t));
+            cn[j] = cbuf[j];
+        }
+        gx__sbuf e = {0};
+        lam_emit(op->lam, pn, cn, &e);
+        if (op->kind == RP_FILTER && s == last_filter) {
+            /* No map follows: a plain flag, so compilers can go branch-free. */
+            gx__sb_printf(b, "%s  gx_pass = (%s);\n", ind, e.p ? e.p : "0");
+        } else if (op->kind == RP_FILTER) {
+            gx__sb_printf(b, "%s  if (!(%s)) break;\n", ind, e.p ? e.p : "0");
+        } else {
+            gx_dtype rt = lam_result_type(op->lam);
+            gx__sb_printf(b, "%s  const %s m%d = (%s)(%s);\n", ind, ct(rt), s, ct(rt), e.p ? e.p : "0");
+            snprintf(names[0], sizeof names[0], "m%d", s);
+            dt[0] = rt;
+            m = 1;
+        }
+        gx__sb_free(&e);
+    }
+    for (int c = 0; c < m; c++)
+        gx__sb_printf(b, "%s  r%d = %s;\n", ind, c, names[c]);
+    gx__sb_printf(b, "%s  keep = gx_pass;\n%s} while (0);\n", ind, ind);
+}
+
+/* Source pointers, strides and generator parameters as locals. */
+static void emit_prologue(gx__sbuf *b, const rp_seg *sg, const char *A, bool cuda)
+{
+    const char *rk = cuda ? "__restrict__" : "restrict";
+    if (sg->src == RP_SRC_ARRAYS) {
+        for (int k = 0; k < sg->nsrc; k++) {
+            gx__sb_printf(b, "  const %s *%s in%d = (const %s *)(gx_uptr)%ssrc[%d];\n", ct(sg->sdt[k]), rk, k,
+                          ct(sg->sdt[k]), A, k);
+            if (!sg->contig)
+                gx__sb_printf(b, "  const int64_t st%d = %ssst[%d];\n", k, A, k);
+        }
+    } else if (sg->src == RP_SRC_IOTA) {
+        gx_dtype t = sg->sdt[0];
+        if (gx__dtype_is_float(t))
+            gx__sb_printf(b, "  const %s gx_st = (%s)%sstart.f, gx_sp = (%s)%sstep.f;\n", ct(t), ct(t), A, ct(t), A);
+        else
+            gx__sb_printf(b, "  const uint64_t gx_st = %sstart.u, gx_sp = %sstep.u;\n", A, A);
+    }
+    gx__sb_printf(b, "  const int64_t n = %sn;\n  (void)n;\n", A);
+}
+
+/* ------------------------------------------------------------ shared declarations */
+
+static void emit_common(gx__sbuf *b, const rp_kspec *ks, bool cuda)
+{
+    /* Generated element code sets flags some terminals never read (warning 550). */
+    gx__sb_puts(b, cuda ? "#pragma nv_diag_suppress 550\ntypedef unsigned long long gx_uptr;\n" : "typedef uintptr_t gx_uptr;\n");
+    gx__sb_printf(b,
+                  "typedef union { double f; int64_t i; uint64_t u; } gx_cval;\n"
+                  "typedef struct { uint64_t src[%d]; int64_t sst[%d]; uint64_t out[%d]; uint64_t scratch;\n"
+                  "  int64_t lo, n, ntiles, nparts; uint64_t seed; gx_cval start, step; int64_t eoff[%d];\n"
+                  "  gx_cval c[%d]; gx_cval init[2]; } gx_args;\n",
+                  RP_MAXC, RP_MAXC, RP_MAXC, RP_MAXOPS, RP_MAXCONST);
+    /* SplitMix64 of (seed, index): internal to pipelines' random sources. */
+    gx__sb_puts(b, "GXF uint64_t gx_rp_mix(uint64_t s, uint64_t i)\n{\n"
+                   "  uint64_t z = s + (i + 1) * 0x9E3779B97F4A7C15ull;\n"
+                   "  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;\n"
+                   "  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;\n  return z ^ (z >> 31);\n}\n");
+    const char *al = cuda ? "alignas(8)" : "_Alignas(8)";
+    if (ks->term == RP_T_COLLECT) {
+        gx__sb_printf(b, "typedef struct { %s int64_t v0; } gx_acc;\n", al);
+        gx__sb_puts(b, "GXF gx_acc gx_rp_op(gx_acc a, gx_acc b) { gx_acc r; r.v0 = a.v0 + b.v0; return r; }\n");
+    } else {
+        gx__sb_puts(b, "typedef struct {");
+        for (int c = 0; c < ks->nacc; c++)
+            gx__sb_printf(b, " %s %s v%d;", al, ct(ks->acc[c]), c);
+        gx__sb_printf(b, " } gx_acc;\nGXF gx_acc gx_rp_op(gx_acc a, gx_acc b)\n{\n  gx_acc r;\n  %s\n  return r;\n}\n",
+                      ks->op_body);
+    }
+    gx__sb_puts(b, "typedef struct { gx_acc v; uint32_t flag, has; } gx_slot;\n");
+    gx__sb_puts(b, cuda ? "#define GX_ZACC gx_acc()\n" : "#define GX_ZACC ((gx_acc){0})\n");
+}
+
+/* gx_acc r from the element r0.. at position gx_i. */
+static void emit_lift(gx__sbuf *b, const rp_kspec *ks, const char *ind)
+{
+    if (ks->term == RP_T_COLLECT)
+        gx__sb_printf(b, "%sgx_acc r; r.v0 = 1;\n", ind);
+    else
+        gx__sb_printf(b, "%sgx_acc r;\n%s{ const int64_t gx_pos = gx_i; (void)gx_pos; %s }\n", ind, ind, ks->lift);
+}
+
+static void emit_init_acc(gx__sbuf *b, const rp_kspec *ks, const char *A, const char *var)
+{
+    for (int c = 0; c < ks->nacc; c++)
+        gx__sb_printf(b, "  %s.v%d = (%s)%sinit[%d].%s;\n", var, c, ct(ks->acc[c]), A, c, cfield(ks->acc[c]));
+}
+
+/* Accumulates element into (acc, has). */
+static void emit_accum(gx__sbuf *b, const rp_kspec *ks, const char *ind)
+{
+    if (ks->has_identity) {
+        gx__sb_printf(b, "%sif (keep) {\n", ind);
+        emit_lift(b, ks, ind);
+        gx__sb_printf(b, "%s  acc = gx_rp_op(acc, r);\n%s}\n", ind, ind);
+        return;
+    }
+    gx__sb_printf(b, "%sif (keep) {\n", ind);
+    emit_lift(b, ks, ind);
+    gx__sb_printf(b, "%s  acc = has ? gx_rp_op(acc, r) : r;\n%s  has = 1;\n%s}\n", ind, ind, ind);
+}
+
+static void emit_acc_decl(gx__sbuf *b, const rp_kspec *ks)
+{
+    if (ks->has_identity)
+        gx__sb_printf(b, "  gx_acc acc = %s;\n  uint32_t has = 1;\n", ks->identity);
+    else
+        gx__sb_puts(b, "  gx_acc acc = GX_ZACC;\n  uint32_t has = 0;\n");
+}
+
+/* ------------------------------------------------------------ CPU */
+
+static void cpu_head(gx__sbuf *b, const char *name, const rp_seg *sg)
+{
+    gx__sb_printf(b, "void %s(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
+                     "  const gx_args *a = (const gx_args *)ap;\n  (void)thread; (void)begin; (void)end;\n"
+                     "  gx_slot *part = (gx_slot *)(gx_uptr)(a->scratch + 64);\n  (void)part;\n", name);
+    emit_prologue(b, sg, "a->", false);
+}
+
+/* Combines part[0..upto) in order (empty parts skipped) into (acc, has). */
+static void cpu_prefix(gx__sbuf *b, const rp_kspec *ks, const char *upto)
+{
+    emit_acc_decl(b, ks);
+    if (ks->has_init && ks->term != RP_T_COLLECT) {
+        gx__sb_puts(b, "  gx_acc r;\n");
+        emit_init_acc(b, ks, "a->", "r");
+        gx__sb_puts(b, "  acc = has ? gx_rp_op(acc, r) : r; has = 1;\n");
+    }
+    gx__sb_printf(b, "  for (int64_t t = 0; t < %s; t++)\n"
+                     "    if (part[t].has) { acc = has ? gx_rp_op(acc, part[t].v) : part[t].v; has = 1; }\n", upto);
+}
+
+static void cpu_fold_entry(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, const char *name)
+{
+    cpu_head(b, name, sg);
+    emit_acc_decl(b, ks);
+    if (!sg->filtered && !ks->has_identity) {
+        /* Every element counts: the first starts the fold, the loop needs no flag. */
+        gx__sb_puts(b, "  int64_t i = begin;\n  if (i < end) {\n");
+        emit_elem(b, sg, "i", NULL, "a->", "    ");
+        emit_lift(b, ks, "    ");
+        gx__sb_puts(b, "    acc = r;\n    has = 1;\n    i++;\n  }\n  for (; i < end; i++) {\n");
+        emit_elem(b, sg, "i", NULL, "a->", "    ");
+        emit_lift(b, ks, "    ");
+        gx__sb_puts(b, "    acc = gx_rp_op(acc, r);\n  }\n");
+    } else {
+        gx__sb_puts(b, "  for (int64_t i = begin; i < end; i++) {\n");
+        emit_elem(b, sg, "i", NULL, "a->", "    ");
+        emit_accum(b, ks, "    ");
+        gx__sb_puts(b, "  }\n");
+    }
+    gx__sb_puts(b, "  part[thread].v = acc;\n  part[thread].has = has;\n}\n");
+}
+
+static void gen_cpu(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
+{
+    if (ks->term == RP_T_REDUCE) {
+        cpu_fold_entry(b, sg, ks, "gx_rp_red");
+        gx__sb_puts(b, "void gx_rp_fin(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
+                       "  const gx_args *a = (const gx_args *)ap;\n  (void)begin; (void)end; (void)thread;\n"
+                       "  gx_slot *part = (gx_slot *)(gx_uptr)(a->scratch + 64);\n");
+        cpu_prefix(b, ks, "a->nparts");
+        gx__sb_puts(b, "  part[a->nparts].v = acc;\n  part[a->nparts].has = has;\n}\n");
+        return;
+    }
+    if (ks->term == RP_T_COLLECT) {
+        rp_kspec cnt = *ks;
+        cnt.has_identity = true;
+        cnt.identity = "GX_ZACC";
+        cpu_fold_entry(b, sg, &cnt, "gx_rp_cnt");
+        cpu_head(b, "gx_rp_coll", sg);
+        gx__sb_puts(b, "  int64_t o = 0;\n  for (int t = 0; t < thread; t++) o += part[t].v.v0;\n");
+        for (int c = 0; c < sg->arity; c++)
+            gx__sb_printf(b, "  %s *restrict out%d = (%s *)(gx_uptr)a->out[%d];\n", ct(sg->dt[c]), c, ct(sg->dt[c]), c);
+        /* Blocks of 256 go to a local buffer branch-free (q += keep), then out. */
+        for (int c = 0; c < sg->arity; c++)
+            gx__sb_printf(b, "  %s bf%d[256];\n", ct(sg->dt[c]), c);
+        gx__sb_puts(b, "  for (int64_t i0 = begin; i0 < end; i0 += 256) {\n"
+                       "    const int64_t i1 = end - i0 < 256 ? end : i0 + 256;\n    int q = 0;\n"
+                       "    for (int64_t i = i0; i < i1; i++) {\n");
+        emit_elem(b, sg, "i", NULL, "a->", "      ");
+        for (int c = 0; c < sg->arity; c++)
+            gx__sb_printf(b, "      bf%d[q] = r%d;\n", c, c);
+        gx__sb_puts(b, "      q += keep ? 1 : 0;\n    }\n");
+        for (int c = 0; c < sg->arity; c++)
+            gx__sb_printf(b, "    memcpy(out%d + o, bf%d, sizeof bf%d[0] * (size_t)q);\n", c, c, c);
+        gx__sb_puts(b, "    o += q;\n  }\n}\n");
+        return;
+    }
+    /* scan: fold each chunk, then each worker starts from the parts before it. */
+    cpu_fold_entry(b, sg, ks, "gx_rp_scan_a");
+    cpu_head(b, "gx_rp_scan_b", sg);
+    cpu_prefix(b, ks, "thread");
+    gx__sb_printf(b, "  %s *restrict out = (%s *)(gx_uptr)a->out[0];\n", ct(ks->acc[0]), ct(ks->acc[0]));
+    gx__sb_puts(b, "  for (int64_t i = begin; i < end; i++) {\n");
+    emit_elem(b, sg, "i", NULL, "a->", "    ");
+    emit_lift(b, ks, "    ");
+    if (ks->exclusive)
+        gx__sb_puts(b, "    out[i] = acc.v0;\n    acc = gx_rp_op(acc, r);\n  }\n}\n");
+    else
+        gx__sb_puts(b, "    acc = has ? gx_rp_op(acc, r) : r;\n    has = 1;\n    out[i] = acc.v0;\n  }\n}\n");
+}
+
+/* ------------------------------------------------------------ CUDA helpers */
+
+/* Shuffles of every accumulator member (and a has flag) by `fn` ("__shfl_down_sync"...). */
+static void cu_shfl(gx__sbuf *b, const rp_kspec *ks, const char *fn, const char *dst, const char *src,
+                    const char *arg, const char *ind)
+{
+    int nacc = ks->term == RP_T_COLLECT ? 1 : ks->nacc;
+    for (int c = 0; c < nacc; c++) {
+        gx_dtype t = ks->term == RP_T_COLLECT ? GX_I64 : ks->acc[c];
+        if (gx_dtype_size(t) < 4)
+            gx__sb_printf(b, "%s%s.v%d = (%s)%s(0xffffffffu, (int)%s.v%d, %s);\n", ind, dst, c, ct(t), fn, src, c, arg);
+        else
+            gx__sb_printf(b, "%s%s.v%d = %s(0xffffffffu, %s.v%d, %s);\n", ind, dst, c, fn, src, c, arg);
+    }
+}
+
+/* Warp 0 of the block at tile `tile` (> 0) publishes `agg`, looks back, publishes the
+ * inclusive prefix and leaves the exclusive prefix in s_ex. */
+static void cu_lookback(gx__sbuf *b, const rp_kspec *ks)
+{
+    int nacc = ks->term == RP_T_COLLECT ? 1 : ks->nacc;
+    gx__sb_puts(b, "  if (tile > 0 && threadIdx.x < 32) {\n"
+                   "    const int lane = threadIdx.x;\n"
+                   "    if (lane == 0) {\n");
+    for (int c = 0; c < nacc; c++)
+        gx__sb_printf(b, "      vs[tile].v.v%d = s_agg.v%d;\n", c, c);
+    gx__sb_puts(b, "      __threadfence();\n      vs[tile].flag = 1u;\n    }\n"
+                   "    gx_acc ex = GX_ZACC; uint32_t exh = 0;\n"
+                   "    int64_t j0 = tile - 1;\n"
+                   "    for (;;) {\n"
+                   "      const int64_t j = j0 - lane;\n"
+                   "      uint32_t f = 2u;\n      gx_acc v = GX_ZACC;\n"
+                   "      if (j >= 0) {\n"
+                   "        do { f = vs[j].flag; } while (f == 0u);\n"
+                   "        __threadfence();\n");
+    for (int c = 0; c < nacc; c++)
+        gx__sb_printf(b, "        v.v%d = vs[j].v.v%d;\n", c, c);
+    gx__sb_puts(b, "      }\n"
+                   "      const unsigned pm = __ballot_sync(0xffffffffu, f == 2u);\n"
+                   "      const int p = pm ? __ffs(pm) - 1 : 31;\n"
+                   "      gx_acc w;\n");
+    cu_shfl(b, ks, "__shfl_sync", "w", "v", "p", "      ");
+    gx__sb_puts(b, "      for (int l = p - 1; l >= 0; l--) {\n        gx_acc o;\n");
+    cu_shfl(b, ks, "__shfl_sync", "o", "v", "l", "        ");
+    gx__sb_puts(b, "        w = gx_rp_op(w, o);\n      }\n"
+                   "      ex = exh ? gx_rp_op(w, ex) : w;\n      exh = 1;\n"
+                   "      if (pm) break;\n      j0 -= 32;\n    }\n"
+                   "    if (lane == 0) {\n      const gx_acc inc = gx_rp_op(ex, s_agg);\n");
+    for (int c = 0; c < nacc; c++)
+        gx__sb_printf(b, "      vs[tile].v.v%d = inc.v%d;\n", c, c);
+    gx__sb_puts(b, "      __threadfence();\n      vs[tile].flag = 2u;\n      s_ex = ex;\n      s_exh = 1;\n    }\n  }\n");
+}
+
+/* Block-wide exclusive scan of per-thread (tagg, th): leaves the thread's exclusive
+ * prefix within the tile in (pre, preh) and the tile aggregate in s_agg. */
+static void cu_block_scan(gx__sbuf *b, const rp_kspec *ks)
+{
+    gx__sb_puts(b, "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
+                   "  gx_acc inc = tagg; uint32_t inch = th;\n"
+                   "#pragma unroll\n  for (int d = 1; d < 32; d <<= 1) {\n    gx_acc o;\n");
+    cu_shfl(b, ks, "__shfl_up_sync", "o", "inc", "d", "    ");
+    gx__sb_puts(b, "    const uint32_t oh = __shfl_up_sync(0xffffffffu, inch, d);\n"
+                   "    if (lane >= d && oh) { inc = inch ? gx_rp_op(o, inc) : o; inch = 1; }\n  }\n"
+                   "  gx_acc pre;\n");
+    cu_shfl(b, ks, "__shfl_up_sync", "pre", "inc", "1", "  ");
+    gx__sb_puts(b, "  uint32_t preh = __shfl_up_sync(0xffffffffu, inch, 1);\n  if (lane == 0) preh = 0;\n"
+                   "  if (lane == 31) { s_w[warp] = inc; s_wh[warp] = inch; }\n  __syncthreads();\n"
+                   "  if (threadIdx.x == 0) {\n    gx_acc t = GX_ZACC; uint32_t h = 0;\n"
+                   "    for (int w = 0; w < (int)(blockDim.x >> 5); w++) {\n"
+                   "      s_wx[w] = t; s_wxh[w] = h;\n"
+                   "      if (s_wh[w]) { t = h ? gx_rp_op(t, s_w[w]) : s_w[w]; h = 1; }\n    }\n"
+                   "    s_agg = t;\n  }\n  __syncthreads();\n"
+                   "  if (s_wxh[warp]) { pre = preh ? gx_rp_op(s_wx[warp], pre) : s_wx[warp]; preh = 1; }\n");
+}
+
+static void cu_shared_decls(gx__sbuf *b)
+{
+    gx__sb_puts(b, "  __shared__ int64_t s_tile;\n  __shared__ gx_acc s_w[32], s_wx[32], s_agg, s_ex;\n"
+                   "  __shared__ uint32_t s_wh[32], s_wxh[32], s_exh;\n"
+                   "  gx_slot *slots = (gx_slot *)(gx_uptr)(a.scratch + 64);\n"
+                   "  volatile gx_slot *vs = slots;\n  (void)vs;\n"
+                   "  if (threadIdx.x == 0) {\n    s_tile = (int64_t)atomicAdd((unsigned long long *)(gx_uptr)a.scratch, 1ull);\n"
+                   "    s_exh = 0;\n  }\n  __syncthreads();\n  const int64_t tile = s_tile;\n");
+}
+
+/* Loads of ITEMS consecutive elements per thread, then the element code per item
+ * into kept[k] / rc[k]. */
+static void cu_tile_elements(gx__sbuf *b, const rp_seg *sg, int items)
+{
+    int K = sg->src == RP_SRC_ARRAYS && sg->contig ? sg->vec : 1;
+    if (K > items)
+        K = items;
+    gx__sb_printf(b, "  const int64_t base = tile * %d + (int64_t)threadIdx.x * %d;\n", RP_BLOCK * items, items);
+    gx__sb_printf(b, "  bool kept[%d];\n", items);
+    for (int c = 0; c < sg->arity; c++)
+        gx__sb_printf(b, "  %s rv%d[%d];\n", ct(sg->dt[c]), c, items);
+    const char *srcx[RP_MAXC];
+    char sbuf[RP_MAXC][48];
+    if (K > 1) {
+        for (int k = 0; k < sg->nsrc; k++) {
+            gx__sb_printf(b, "  %s xs%d[%d];\n", ct(sg->sdt[k]), k, items);
+            snprintf(sbuf[k], sizeof sbuf[k], "xs%d[k]", k);
+            srcx[k] = sbuf[k];
+        }
+        gx__sb_printf(b, "  const bool full = base + %d <= n;\n  if (full) {\n", items);
+        for (int k = 0; k < sg->nsrc; k++)
+            gx__sb_printf(b, "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n"
+                             "      const gxv%d v = ((const gxv%d *)in%d)[base / %d + q];\n"
+                             "#pragma unroll\n      for (int e = 0; e < %d; e++) xs%d[q * %d + e] = v.e[e];\n    }\n",
+                          items / K, k, k, k, K, K, k, K);
+        gx__sb_puts(b, "  } else {\n");
+        for (int k = 0; k < sg->nsrc; k++)
+            gx__sb_printf(b, "#pragma unroll\n    for (int k = 0; k < %d; k++) xs%d[k] = base + k < n ? in%d[base + k] : (%s)0;\n",
+                          items, k, k, ct(sg->sdt[k]));
+        gx__sb_puts(b, "  }\n");
+    }
+    gx__sb_printf(b, "#pragma unroll\n  for (int k = 0; k < %d; k++) {\n    kept[k] = false;\n    if (base + k < n) {\n", items);
+    emit_elem(b, sg, "base + k", K > 1 ? srcx : NULL, "a.", "      ");
+    gx__sb_puts(b, "      kept[k] = keep;\n");
+    for (int c = 0; c < sg->arity; c++)
+        gx__sb_printf(b, "      rv%d[k] = r%d;\n", c, c);
+    gx__sb_puts(b, "    }\n  }\n");
+}
+
+static void cu_vec_types(gx__sbuf *b, const rp_seg *sg, int items)
+{
+    int K = sg->src == RP_SRC_ARRAYS && sg->contig ? sg->vec : 1;
+    if (K > items)
+        K = items;
+    if (K <= 1)
+        return;
+    for (int k = 0; k < sg->nsrc; k++)
+        gx__sb_printf(b, "struct __align__(%zu) gxv%d { %s e[%d]; };\n", gx_dtype_size(sg->sdt[k]) * (size_t)K, k,
+                      ct(sg->sdt[k]), K);
+}
+
+static void cu_init_entry(gx__sbuf *b)
+{
+    /* Status slots and the tile counter start at zero for every launch. */
+    gx__sb_puts(b, "extern \"C\" __global__ void gx_rp_init(const gx_args a)\n{\n"
+                   "  gx_slot *slots = (gx_slot *)(gx_uptr)(a.scratch + 64);\n"
+                   "  const int64_t i0 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                   "  if (i0 < 8) ((unsigned long long *)(gx_uptr)a.scratch)[i0] = 0ull;\n"
+                   "  for (int64_t i = i0; i < a.ntiles; i += (int64_t)gridDim.x * blockDim.x) slots[i].flag = 0u;\n}\n");
+}
+
+static void gen_cuda_scan(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, int items)
+{
+    cu_vec_types(b, sg, items);
+    cu_init_entry(b);
+    gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) gx_rp_scan(const gx_args a)\n{\n", RP_BLOCK);
+    emit_prologue(b, sg, "a.", true);
+    cu_shared_decls(b);
+    cu_tile_elements(b, sg, items);
+    /* Running values within the thread's items (inclusive). */
+    gx__sb_printf(b, "  gx_acc x[%d];\n  gx_acc tagg = GX_ZACC; uint32_t th = 0;\n", items);
+    gx__sb_printf(b, "#pragma unroll\n  for (int k = 0; k < %d; k++) {\n    const int64_t gx_i = base + k;\n"
+                     "    const %s r0 = rv0[k];\n", items, ct(sg->dt[0]));
+    gx__sb_printf(b, "    gx_acc r;\n    { const int64_t gx_pos = gx_i; (void)gx_pos; %s }\n", ks->lift);
+    gx__sb_puts(b, "    if (kept[k]) { tagg = th ? gx_rp_op(tagg, r) : r; th = 1; }\n    x[k] = tagg;\n  }\n");
+    cu_block_scan(b, ks);
+    gx__sb_puts(b, "  if (tile == 0 && threadIdx.x == 0) {\n    gx_acc inc = s_agg;\n");
+    if (ks->has_init) {
+        gx__sb_puts(b, "    gx_acc i0;\n");
+        emit_init_acc(b, ks, "a.", "i0");
+        gx__sb_puts(b, "    inc = gx_rp_op(i0, inc);\n    s_ex = i0;\n    s_exh = 1;\n");
+    }
+    for (int c = 0; c < ks->nacc; c++)
+        gx__sb_printf(b, "    vs[0].v.v%d = inc.v%d;\n", c, c);
+    gx__sb_puts(b, "    __threadfence();\n    vs[0].flag = 2u;\n  }\n");
+    cu_lookback(b, ks);
+    gx__sb_puts(b, "  __syncthreads();\n"
+                   "  if (s_exh) { pre = preh ? gx_rp_op(s_ex, pre) : s_ex; preh = 1; }\n");
+    gx__sb_printf(b, "  %s *out = (%s *)(gx_uptr)a.out[0];\n", ct(ks->acc[0]), ct(ks->acc[0]));
+    gx__sb_printf(b, "  %s ys[%d];\n#pragma unroll\n  for (int k = 0; k < %d; k++) {\n", ct(ks->acc[0]), items, items);
+    if (ks->exclusive)
+        gx__sb_puts(b, "    ys[k] = (k == 0 ? pre : gx_rp_op(pre, x[k - 1])).v0;\n  }\n");
+    else
+        gx__sb_puts(b, "    ys[k] = (preh ? gx_rp_op(pre, x[k]) : x[k]).v0;\n  }\n");
+    /* Whole tiles store 16-byte vectors (4 per thread for f32), the rest element-wise. */
+    int KO = (int)(16 / gx_dtype_size(ks->acc[0]));
+    KO = KO > items ? items : KO;
+    gx__sb_printf(b, "  struct __align__(%zu) gxo { %s e[%d]; };\n", gx_dtype_size(ks->acc[0]) * (size_t)KO,
+                  ct(ks->acc[0]), KO);
+    gx__sb_printf(b, "  if (base + %d <= n && (a.out[0] & 15) == 0) {\n"
+                     "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n      gxo v;\n"
+                     "#pragma unroll\n      for (int e = 0; e < %d; e++) v.e[e] = ys[q * %d + e];\n"
+                     "      ((gxo *)out)[base / %d + q] = v;\n    }\n  } else {\n"
+                     "#pragma unroll\n    for (int k = 0; k < %d; k++)\n      if (base + k < n) out[base + k] = ys[k];\n  }\n}\n",
+                  items, items / KO, KO, KO, KO, items);
+}
+
+static void gen_cuda_collect(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, int items)
+{
+    cu_vec_types(b, sg, items);
+    cu_init_entry(b);
+    gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) gx_rp_coll(const gx_args a)\n{\n", RP_BLOCK);
+    emit_prologue(b, sg, "a.", true);
+    cu_shared_decls(b);
+    size_t maxsz = 1;
+    for (int c = 0; c < sg->arity; c++)
+        maxsz = gx_dtype_size(sg->dt[c]) > maxsz ? gx_dtype_size(sg->dt[c]) : maxsz;
+    /* Room for one tile of the widest component, staged one component at a time. */
+    gx__sb_printf(b, "  __shared__ uint64_t s_buf[%zu];\n", ((size_t)RP_BLOCK * (size_t)items * maxsz + 7) / 8);
+    cu_tile_elements(b, sg, items);
+    gx__sb_printf(b, "  int cnt = 0;\n#pragma unroll\n  for (int k = 0; k < %d; k++) cnt += kept[k] ? 1 : 0;\n"
+                     "  gx_acc tagg; tagg.v0 = cnt;\n  const uint32_t th = 1;\n", items);
+    cu_block_scan(b, ks);
+    gx__sb_puts(b, "  if (tile == 0 && threadIdx.x == 0) {\n    vs[0].v.v0 = s_agg.v0;\n    __threadfence();\n    vs[0].flag = 2u;\n  }\n");
+    cu_lookback(b, ks);
+    gx__sb_puts(b, "  __syncthreads();\n"
+                   "  const int64_t tbase = s_exh ? s_ex.v0 : 0;\n"
+                   "  const int tcount = (int)s_agg.v0;\n"
+                   "  int rk = preh ? (int)pre.v0 : 0;\n"
+                   "  if (tile == a.ntiles - 1 && threadIdx.x == 0)\n"
+                   "    ((int64_t *)(gx_uptr)a.scratch)[1] = tbase + tcount;\n");
+    /* Stage each component through shared memory so the stores are coalesced. */
+    for (int c = 0; c < sg->arity; c++) {
+        const char *t = ct(sg->dt[c]);
+        gx__sb_printf(b, "  {\n    %s *sb = (%s *)s_buf;\n    int q = rk;\n"
+                         "#pragma unroll\n    for (int k = 0; k < %d; k++) if (kept[k]) sb[q++] = rv%d[k];\n"
+                         "    __syncthreads();\n    %s *out = (%s *)(gx_uptr)a.out[%d];\n"
+                         "    for (int q2 = threadIdx.x; q2 < tcount; q2 += %d) out[tbase + q2] = sb[q2];\n"
+                         "    __syncthreads();\n  }\n",
+                      t, t, items, c, t, t, c, RP_BLOCK);
+    }
+    gx__sb_puts(b, "}\n");
+}
+
+/* Reduce: per-thread folds (striped vector loads for arrays, contiguous runs for
+ * generators), a warp tree, one slot per block; gx_rp_fin combines the slots. */
+static void cu_block_reduce(gx__sbuf *b, const rp_kspec *ks, const char *slot)
+{
+    gx__sb_puts(b, "  {\n    __shared__ gx_acc s_w[32];\n    __shared__ uint32_t s_wh[32];\n"
+                   "    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
+                   "#pragma unroll\n    for (int d = 16; d > 0; d >>= 1) {\n      gx_acc o;\n");
+    cu_shfl(b, ks, "__shfl_down_sync", "o", "acc", "d", "      ");
+    gx__sb_puts(b, "      const uint32_t oh = __shfl_down_sync(0xffffffffu, has, d);\n"
+                   "      if (oh && lane + d < 32) { acc = has ? gx_rp_op(acc, o) : o; has = 1; }\n    }\n"
+                   "    if (lane == 0) { s_w[warp] = acc; s_wh[warp] = has; }\n    __syncthreads();\n"
+                   "    if (threadIdx.x == 0) {\n      has = 0;\n"
+                   "      for (int w = 0; w < (int)(blockDim.x >> 5); w++)\n"
+                   "        if (s_wh[w]) { acc = has ? gx_rp_op(acc, s_w[w]) : s_w[w]; has = 1; }\n");
+    gx__sb_printf(b, "      %s\n    }\n  }\n", slot);
+}
+
+static void gen_cuda_reduce(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
+{
+    int K = sg->src == RP_SRC_ARRAYS && sg->contig ? sg->vec : 1, U = 4;
+    cu_vec_types(b, sg, 16);
+    gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) gx_rp_red(const gx_args a)\n{\n", RP_BLOCK);
+    emit_prologue(b, sg, "a.", true);
+    gx__sb_puts(b, "  gx_slot *part = (gx_slot *)(gx_uptr)(a.scratch + 64);\n");
+    emit_acc_decl(b, ks);
+    gx__sb_puts(b, "  const int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                   "  const int64_t nth = (int64_t)gridDim.x * blockDim.x;\n");
+    if (sg->src == RP_SRC_ARRAYS && K > 1) {
+        const char *srcx[RP_MAXC];
+        char sbuf[RP_MAXC][32];
+        for (int k = 0; k < sg->nsrc; k++) {
+            snprintf(sbuf[k], sizeof sbuf[k], "xv%d[u].e[e]", k);
+            srcx[k] = sbuf[k];
+        }
+        gx__sb_printf(b, "  const int64_t nv = n / %d;\n  for (int64_t v0 = tid; v0 < nv; v0 += nth * %d) {\n", K, U);
+        for (int k = 0; k < sg->nsrc; k++)
+            gx__sb_printf(b, "    gxv%d xv%d[%d];\n", k, k, U);
+        gx__sb_printf(b, "#pragma unroll\n    for (int u = 0; u < %d; u++) {\n      const int64_t v = v0 + u * nth;\n      if (v < nv) {\n", U);
+        for (int k = 0; k < sg->nsrc; k++)
+            gx__sb_printf(b, "        xv%d[u] = ((const gxv%d *)in%d)[v];\n", k, k, k);
+        gx__sb_printf(b, "      }\n    }\n#pragma unroll\n    for (int u = 0; u < %d; u++) {\n      const int64_t v = v0 + u * nth;\n"
+                         "      if (v < nv) {\n#pragma unroll\n        for (int e = 0; e < %d; e++) {\n", U, K);
+        char idx[48];
+        snprintf(idx, sizeof idx, "v * %d + e", K);
+        emit_elem(b, sg, idx, srcx, "a.", "          ");
+        emit_accum(b, ks, "          ");
+        gx__sb_printf(b, "        }\n      }\n    }\n  }\n  for (int64_t i = nv * %d + tid; i < n; i += nth) {\n", K);
+        emit_elem(b, sg, "i", NULL, "a.", "    ");
+        emit_accum(b, ks, "    ");
+        gx__sb_puts(b, "  }\n");
+    } else if (sg->src == RP_SRC_ARRAYS) {
+        gx__sb_puts(b, "#pragma unroll 4\n  for (int64_t i = tid; i < n; i += nth) {\n");
+        emit_elem(b, sg, "i", NULL, "a.", "    ");
+        emit_accum(b, ks, "    ");
+        gx__sb_puts(b, "  }\n");
+    } else {
+        /* Generators read no memory: a contiguous run per thread, a 32-bit counter. */
+        gx__sb_puts(b, "  const int64_t run = (n + nth - 1) / nth;\n"
+                       "  const int64_t b0 = tid * run;\n"
+                       "  const int64_t len = b0 < n ? (n - b0 < run ? n - b0 : run) : 0;\n");
+        /* Integer iota: the value advances by one add per element (same wrap-around). */
+        bool inc = sg->src == RP_SRC_IOTA && !gx__dtype_is_float(sg->sdt[0]);
+        const char *cur[1] = {"gx_cur"};
+        if (inc)
+            gx__sb_printf(b, "  %s gx_cur = (%s)(gx_st + (uint64_t)(a.lo + b0) * gx_sp);\n", ct(sg->sdt[0]), ct(sg->sdt[0]));
+        int64_t j0 = 0;
+        if (!sg->filtered && !ks->has_identity) {
+            gx__sb_puts(b, "  if (len > 0) {\n");
+            emit_elem(b, sg, "b0", inc ? cur : NULL, "a.", "    ");
+            emit_lift(b, ks, "    ");
+            gx__sb_puts(b, "    acc = r;\n    has = 1;\n");
+            if (inc)
+                gx__sb_printf(b, "    gx_cur = (%s)((uint64_t)gx_cur + gx_sp);\n", ct(sg->sdt[0]));
+            gx__sb_puts(b, "  }\n");
+            j0 = 1;
+        }
+        gx__sb_printf(b, "#pragma unroll 4\n  for (int64_t j = %lld; j < len; j++) {\n", (long long)j0);
+        emit_elem(b, sg, "b0 + j", inc ? cur : NULL, "a.", "    ");
+        if (j0) {
+            emit_lift(b, ks, "    ");
+            gx__sb_puts(b, "    acc = gx_rp_op(acc, r);\n");
+        } else {
+            emit_accum(b, ks, "    ");
+        }
+        if (inc)
+            gx__sb_printf(b, "    gx_cur = (%s)((uint64_t)gx_cur + gx_sp);\n", ct(sg->sdt[0]));
+        gx__sb_puts(b, "  }\n");
+    }
+    cu_block_reduce(b, ks, "part[blockIdx.x].v = acc; part[blockIdx.x].has = has;");
+    gx__sb_puts(b, "}\n");
+    /* The finisher: one block over the per-block slots, init first. */
+    gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) gx_rp_fin(const gx_args a)\n{\n"
+                     "  gx_slot *part = (gx_slot *)(gx_uptr)(a.scratch + 64);\n", RP_BLOCK);
+    emit_acc_decl(b, ks);
+    gx__sb_puts(b, "  for (int64_t t = threadIdx.x; t < a.nparts; t += blockDim.x)\n"
+                   "    if (part[t].has) { acc = has ? gx_rp_op(acc, part[t].v) : part[t].v; has = 1; }\n");
+    gx__sbuf fin = {0};
+    if (ks->has_init) {
+        gx__sb_puts(&fin, "gx_acc i0; ");
+        for (int c = 0; c < ks->nacc; c++)
+            gx__sb_printf(&fin, "i0.v%d = (%s)a.init[%d].%s; ", c, ct(ks->acc[c]), c, cfield(ks->acc[c]));
+        gx__sb_puts(&fin, "acc = has ? gx_rp_op(i0, acc) : i0; has = 1; ");
+    }
+    gx__sb_puts(&fin, "part[a.nparts].v = acc; part[a.nparts].has = has;");
+    cu_block_reduce(b, ks, fin.p ? fin.p : "");
+    gx__sb_free(&fin);
+    gx__sb_puts(b, "}\n");
+}
+
+/* ------------------------------------------------------------ entry */
+
+gx_status rp_generate_body(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx__sbuf *b)
+{
+    bool cuda = gen_cuda(ctx);
+    gx__sb_puts(b, "\n#line 1 \"gx-generated\"\n");
+    emit_common(b, ks, cuda);
+    if (!cuda)
+        gen_cpu(b, sg, ks);
+    else if (ks->term == RP_T_REDUCE)
+        gen_cuda_reduce(b, sg, ks);
+    else if (ks->term == RP_T_SCAN)
+        gen_cuda_scan(b, sg, ks, rp_tile_items(ctx, sg, ks));
+    else
+        gen_cuda_collect(b, sg, ks, rp_tile_items(ctx, sg, ks));
+    if (b->oom)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory generating a pipeline kernel");
+    return GX_OK;
+}
+
+gx_status rp_generate_head(gx_ctx *ctx, gx__sbuf *b)
+{
+    bool cuda = gen_cuda(ctx);
+    gx__sb_puts(b, lam_prelude(cuda ? "cuda" : "c"));
+    if (!cuda)
+        gx__sb_puts(b, "#include <string.h>\n");
+    gx__userfns *u = ctx->userfns;
+    if (u && u->code.p)
+        gx__sb_puts(b, u->code.p);
+    if (b->oom)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory generating a pipeline kernel");
+    return GX_OK;
+}
+
+void rp_fill_args(const rp_seg *sg, rp_args *a)
+{
+    memset(a, 0, sizeof *a);
+    for (int k = 0; k < sg->nsrc && sg->src == RP_SRC_ARRAYS; k++) {
+        a->src[k] = sg->sptr[k];
+        a->sst[k] = sg->sstride[k];
+    }
+    a->lo = sg->lo;
+    a->n = sg->n;
+    a->seed = sg->seed;
+    a->start = sg->start;
+    a->step = sg->step;
+    for (int s = 0; s < sg->nops; s++)
+        a->eoff[s] = sg->eoff[s];
+    for (int j = 0; j < sg->pipe->ncst; j++) {
+        const gx_const *c = &sg->pipe->cst[j];
+        if (gx__dtype_is_float(c->dtype))
+            a->c[j].f = c->v.f;
+        else if (gx__dtype_is_signed(c->dtype))
+            a->c[j].i = c->v.i;
+        else
+            a->c[j].u = c->v.u;
+    }
+}

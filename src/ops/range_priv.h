@@ -1,0 +1,148 @@
+/* range_priv.h -- pipelines inside gx: the stage list, the fused-kernel generator
+ * (range_gen.c) and the terminals' drivers (range_run.c).
+ *
+ * A run splits the stage list into segments.  A segment is a source (arrays or a
+ * generator) over a contiguous index range [lo, lo + n) followed by maps, filters and
+ * enumerates; take/drop fold into the range while no filter precedes them.  A
+ * position-dependent stage after a filter (take, drop, enumerate, scan, argmin...)
+ * ends the segment: it is materialised (single-pass compaction) into temporary
+ * arrays that source the next segment.  Each segment runs as one kernel. */
+#ifndef GX_RANGE_PRIV_H
+#define GX_RANGE_PRIV_H
+
+#include "core/gx_internal.h"
+#include "jit/lambda.h"
+
+#define RP_MAXC 8        /* components of a tuple */
+#define RP_MAXOPS 32     /* stages of a pipeline */
+#define RP_MAXCONST 16   /* named constants over all stages */
+
+typedef enum rp_src_kind { RP_SRC_ARRAYS, RP_SRC_IOTA, RP_SRC_RANDOM } rp_src_kind;
+typedef enum rp_op_kind { RP_MAP, RP_FILTER, RP_ENUM, RP_TAKE, RP_DROP } rp_op_kind;
+
+typedef union rp_cval { double f; int64_t i; uint64_t u; } rp_cval;
+
+typedef struct rp_op {
+    rp_op_kind kind;
+    char *text;              /* lambda (map/filter) */
+    lam_lambda *lam;
+    int cbase, nconst;       /* its constants: slots cbase.. of the pipe */
+    int64_t k;               /* take/drop count */
+} rp_op;
+
+/* Kernels a pipeline ran before, keyed by the generated body (plus the user-function
+ * state), so repeated runs skip generating and hashing the whole source. */
+#define RP_MEMO 4
+typedef struct rp_memo {
+    char *key;          /* entries, user-function state, generated body */
+    gx__kernel k[2];
+} rp_memo;
+
+struct gx_pipe {
+    uint64_t magic;
+    gx_ctx *ctx;
+    rp_src_kind src;
+    int nsrc;
+    gx_array *arr[RP_MAXC];
+    gx_dtype sdt;            /* generator dtype */
+    rp_cval start, step;     /* iota, in sdt's field */
+    uint64_t seed;
+    int64_t count;           /* source length */
+    rp_op ops[RP_MAXOPS];
+    int nops;
+    gx_const cst[RP_MAXCONST];
+    char *cname[RP_MAXCONST];
+    int ncst;
+    rp_memo memo[RP_MEMO];
+    int memo_next;
+};
+#define RP_PIPE_MAGIC 0x6778706970652121ull
+
+/* ------------------------------------------------------------ one segment, ready to generate */
+
+typedef struct rp_seg {
+    rp_src_kind src;
+    int nsrc;
+    gx_dtype sdt[RP_MAXC];      /* source component dtypes */
+    uint64_t sptr[RP_MAXC];
+    int64_t sstride[RP_MAXC];   /* elements */
+    bool contig;                /* every array source has stride 1 */
+    int vec;                    /* CUDA: elements per vector load (1 = scalar) */
+    rp_cval start, step;
+    uint64_t seed;
+    int64_t lo, n;
+    const rp_op *ops[RP_MAXOPS]; /* maps, filters, enumerates */
+    int64_t eoff[RP_MAXOPS];     /* enumerate: source index of position 0 */
+    int nops;
+    bool filtered;
+    int arity;                  /* components at the end */
+    gx_dtype dt[RP_MAXC];
+    const gx_pipe *pipe;        /* constants */
+} rp_seg;
+
+/* The terminal a kernel ends in. */
+typedef enum rp_term { RP_T_REDUCE, RP_T_SCAN, RP_T_COLLECT } rp_term;
+
+typedef struct rp_kspec {
+    rp_term term;
+    /* reduce & scan: the accumulator (1 component, or 2 for argmin/argmax: value, index) */
+    int nacc;
+    gx_dtype acc[2];
+    const char *op_body;        /* C statements: combine a (earlier) and b into r (gx_acc) */
+    const char *lift;           /* C statements: set r (gx_acc) from the element r0.. and position gx_pos */
+    bool has_identity;          /* reduce: `identity` is a neutral gx_acc initialiser */
+    const char *identity;
+    bool exclusive;             /* scan */
+    bool has_init;              /* scan/reduce: init is combined first */
+    rp_cval init[2];            /* in the accumulator members' fields */
+} rp_kspec;
+
+/* Argument block shared by every pipeline kernel (matches rp_args_decl()). */
+typedef struct rp_args {
+    uint64_t src[RP_MAXC];
+    int64_t sst[RP_MAXC];
+    uint64_t out[RP_MAXC];
+    uint64_t scratch;
+    int64_t lo, n, ntiles, nparts;
+    uint64_t seed;
+    rp_cval start, step;
+    int64_t eoff[RP_MAXOPS];
+    rp_cval c[RP_MAXCONST];
+    rp_cval init[2];
+} rp_args;
+
+/* Source text of a kernel module for the segment and terminal: the head (prelude and
+ * user functions) and the body (everything gx generates for this pipeline). */
+gx_status rp_generate_head(gx_ctx *ctx, gx__sbuf *out);
+gx_status rp_generate_body(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx__sbuf *out);
+void rp_fill_args(const rp_seg *sg, rp_args *a);
+/* The tile (CUDA) / alignment (CPU) the generated scan and collect kernels use. */
+int rp_tile_items(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks);
+#define RP_BLOCK 256
+
+/* Runs a terminal over a segment (range_run.c). */
+gx_status rp_run_reduce(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, void *result, bool *empty);
+gx_status rp_run_scan(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx_array *out);
+gx_status rp_run_collect(gx_ctx *ctx, const rp_seg *sg, int nout, gx_array **out);
+
+/* Builds the runnable last segment of p (materialising earlier ones into *tmps, which
+ * the caller releases: up to RP_MAXC * RP_MAXOPS arrays).  `positional` forces the
+ * final segment to be unfiltered. */
+gx_status rp_plan(gx_pipe *p, bool positional, rp_seg *sg, gx_array **tmps, int *ntmp);
+void rp_release_tmps(gx_array **tmps, int ntmp);
+
+/* Element dtype checks shared by scan/filter. */
+bool rp_dtype_ok(gx_dtype t);
+
+/* A binary operator lambda over the accumulator: body "r.v0 = (A)(op(a.v0, b.v0));",
+ * lift "r.v0 = (A)r0;".  acc = forced, or op's result dtype on (elem, elem). */
+typedef struct rp_opjob {
+    gx__sbuf body, lift;
+    gx_dtype acc;
+} rp_opjob;
+gx_status rp_op_prepare(gx_ctx *ctx, const char *what, const char *op, gx_dtype elem, gx_dtype forced, rp_opjob *j);
+void rp_opjob_free(rp_opjob *j);
+/* An init value (gx_const) in the accumulator dtype's field. */
+void rp_const_to_cval(const gx_const *c, gx_dtype acc, rp_cval *v);
+
+#endif

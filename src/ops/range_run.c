@@ -1,0 +1,270 @@
+/* range_run.c -- launching the generated pipeline kernels (see range_priv.h).
+ * Scratch memory (tile status slots, per-block partials) comes from the pool for
+ * each run: 64 bytes of counters, then one slot per tile / part. */
+#include "ops/range_priv.h"
+#include "ops/userfns.h"
+
+#include <stdio.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool run_cuda(gx_ctx *ctx) { return strcmp(ctx->be.iface->target, "cuda") == 0; }
+
+static size_t slot_bytes(const rp_kspec *ks)
+{
+    int nacc = ks->term == RP_T_COLLECT ? 1 : ks->nacc;
+    return 8 * (size_t)nacc + 8;
+}
+
+/* The two entries of the module for (sg, ks): from the pipeline's memo when it ran
+ * this body before, else generated and fetched through the kernel cache. */
+static gx_status get_kernels(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, const char *e1, const char *e2,
+                             gx__kernel *k1, gx__kernel *k2)
+{
+    gx_pipe *p = (gx_pipe *)sg->pipe;   /* the terminal holds the context lock */
+    gx__userfns *u = ctx->userfns;
+    gx__sbuf key = {0};
+    gx__sb_printf(&key, "%s|%s|%d|%zu\n", e1, e2, u ? u->count : 0, u ? u->code.len : 0);
+    gx_status s = rp_generate_body(ctx, sg, ks, &key);
+    for (int i = 0; s == GX_OK && i < RP_MEMO; i++) {
+        const rp_memo *m = &p->memo[i];
+        if (m->key && strcmp(m->key, key.p) == 0) {
+            *k1 = m->k[0];
+            *k2 = m->k[1];
+            gx__sb_free(&key);
+            return GX_OK;
+        }
+    }
+    gx__sbuf src = {0};
+    if (s == GX_OK)
+        s = rp_generate_head(ctx, &src);
+    if (s == GX_OK)
+        s = rp_generate_body(ctx, sg, ks, &src);
+    if (s == GX_OK)
+        s = gx__kernel_get(ctx, src.p, "gx_pipe", e1, k1);
+    if (s == GX_OK)
+        s = gx__kernel_get(ctx, src.p, "gx_pipe", e2, k2);
+    gx__sb_free(&src);
+    if (s != GX_OK) {
+        gx__sb_free(&key);
+        return s;
+    }
+    rp_memo *m = &p->memo[p->memo_next];
+    p->memo_next = (p->memo_next + 1) % RP_MEMO;
+    free(m->key);
+    m->key = key.p;   /* owned by the memo now */
+    m->k[0] = *k1;
+    m->k[1] = *k2;
+    return GX_OK;
+}
+
+static gx_status launch(gx_ctx *ctx, const gx__kernel *k, const rp_args *a, int64_t cpu_n, int64_t grid)
+{
+    gx__launch l;
+    memset(&l, 0, sizeof l);
+    l.args = a;
+    l.args_size = sizeof *a;
+    l.n = cpu_n;
+    l.cpu_align = 64;
+    l.grid[0] = (unsigned)(grid > 0 ? grid : 1);
+    l.grid[1] = l.grid[2] = 1;
+    l.block[0] = RP_BLOCK;
+    l.block[1] = l.block[2] = 1;
+    return ctx->be.iface->launch(&ctx->be, k->fn, &l);
+}
+
+/* Pool memory for the scratch area, zeroed (the CPU kernels rely on empty parts). */
+static gx_status scratch_new(gx_ctx *ctx, size_t bytes, void **p)
+{
+    GX__CHECK(gx__mem_alloc(ctx, bytes, p));
+    if (run_cuda(ctx))
+        return GX_OK;   /* the init kernel / every block writes what is read */
+    void *z = calloc(1, bytes);
+    if (!z) {
+        gx__mem_free(ctx, *p, bytes);
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "pipeline: out of host memory (%zu bytes of scratch)", bytes);
+    }
+    gx_status s = ctx->be.iface->h2d(&ctx->be, *p, z, bytes);
+    free(z);
+    if (s != GX_OK)
+        gx__mem_free(ctx, *p, bytes);
+    return s;
+}
+
+static int64_t cpu_parts(gx_ctx *ctx) { return gx__cpu_workers(&ctx->be); }
+
+gx_status rp_run_reduce(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, void *result, bool *empty)
+{
+    gx__kernel kr, kf;
+    gx_status s = get_kernels(ctx, sg, ks, "gx_rp_red", "gx_rp_fin", &kr, &kf);
+    GX__CHECK(s);
+    bool cuda = run_cuda(ctx);
+    rp_args a;
+    rp_fill_args(sg, &a);
+    memcpy(a.init, ks->init, sizeof a.init);
+    int64_t grid = 1;
+    if (cuda) {
+        int K = sg->src == RP_SRC_ARRAYS && sg->contig ? sg->vec : 1;
+        int64_t want = (sg->n / K + RP_BLOCK - 1) / RP_BLOCK;
+        int64_t full = kr.min_grid > 0 ? kr.min_grid : 1024;
+        grid = want < full ? want : full;
+        grid = grid > 0 ? grid : 1;
+    }
+    a.nparts = cuda ? grid : cpu_parts(ctx);
+    size_t sb = slot_bytes(ks), bytes = 64 + (size_t)(a.nparts + 1) * sb;
+    void *scr = NULL;
+    GX__CHECK(scratch_new(ctx, bytes, &scr));
+    a.scratch = (uint64_t)(uintptr_t)scr;
+    if (sg->n > 0)
+        s = launch(ctx, &kr, &a, sg->n, grid);
+    else
+        a.nparts = 0;
+    if (s == GX_OK)
+        s = launch(ctx, &kf, &a, 1, 1);
+    uint8_t slot[32];
+    if (s == GX_OK)
+        s = ctx->be.iface->d2h(&ctx->be, slot, (char *)scr + 64 + (size_t)a.nparts * sb, sb);
+    gx__mem_free(ctx, scr, bytes);
+    GX__CHECK(s);
+    uint32_t has;
+    memcpy(&has, slot + sb - 4, 4);
+    *empty = has == 0;
+    memcpy(result, slot, sb - 8);
+    return GX_OK;
+}
+
+gx_status rp_run_scan(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx_array *out)
+{
+    if (sg->n == 0)
+        return GX_OK;
+    gx__kernel k1, k2;
+    bool cuda = run_cuda(ctx);
+    gx_status s = get_kernels(ctx, sg, ks, cuda ? "gx_rp_init" : "gx_rp_scan_a", cuda ? "gx_rp_scan" : "gx_rp_scan_b", &k1, &k2);
+    GX__CHECK(s);
+    rp_args a;
+    rp_fill_args(sg, &a);
+    memcpy(a.init, ks->init, sizeof a.init);
+    a.out[0] = (uint64_t)(uintptr_t)gx__array_ptr(out);
+    int64_t tile = (int64_t)RP_BLOCK * rp_tile_items(ctx, sg, ks);
+    a.ntiles = (sg->n + tile - 1) / tile;
+    a.nparts = cuda ? a.ntiles : cpu_parts(ctx);
+    size_t bytes = 64 + (size_t)(a.nparts + 1) * slot_bytes(ks);
+    void *scr = NULL;
+    GX__CHECK(scratch_new(ctx, bytes, &scr));
+    a.scratch = (uint64_t)(uintptr_t)scr;
+    int64_t igrid = (a.ntiles + RP_BLOCK - 1) / RP_BLOCK;
+    s = launch(ctx, &k1, &a, sg->n, igrid < 1024 ? igrid : 1024);
+    if (s == GX_OK)
+        s = launch(ctx, &k2, &a, sg->n, a.ntiles);
+    gx__mem_free(ctx, scr, bytes);
+    return s;
+}
+
+/* Outputs: exact on the CPU (counted first); on CUDA allocated at the upper bound n
+ * and narrowed to a view of the kept length after the single pass. */
+static gx_status collect_outputs(gx_ctx *ctx, const rp_seg *sg, int64_t len, gx_array **out)
+{
+    for (int c = 0; c < sg->arity; c++) {
+        gx_status s = gx__array_new(ctx, sg->dt[c], 1, &len, &out[c]);
+        if (s != GX_OK) {
+            for (int j = 0; j < c; j++) {
+                gx_array_release(out[j]);
+                out[j] = NULL;
+            }
+            return s;
+        }
+    }
+    return GX_OK;
+}
+
+static gx_status narrow(gx_ctx *ctx, int arity, int64_t total, int64_t cap, gx_array **out)
+{
+    (void)ctx;
+    if (total == cap)
+        return GX_OK;
+    for (int c = 0; c < arity; c++) {
+        gx_slice sl = {0, total, 1};
+        gx_array *v = NULL;
+        GX__CHECK(gx_array_view(out[c], &sl, &v));
+        gx_array_release(out[c]);
+        out[c] = v;
+    }
+    return GX_OK;
+}
+
+static gx_status collect_cpu(gx_ctx *ctx, const rp_seg *sg, const gx__kernel *kc, const gx__kernel *kw,
+                             rp_args *a, void *scr, gx_array **out)
+{
+    size_t sb = slot_bytes(&(rp_kspec){.term = RP_T_COLLECT});
+    GX__CHECK(launch(ctx, kc, a, sg->n, 1));
+    int64_t parts = a->nparts, total = 0;
+    uint8_t *h = malloc((size_t)parts * sb);
+    if (!h)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "pipeline collect: out of host memory");
+    gx_status s = ctx->be.iface->d2h(&ctx->be, h, (char *)scr + 64, (size_t)parts * sb);
+    for (int64_t t = 0; s == GX_OK && t < parts; t++) {
+        int64_t c;
+        memcpy(&c, h + (size_t)t * sb, 8);
+        total += c;
+    }
+    free(h);
+    GX__CHECK(s);
+    GX__CHECK(collect_outputs(ctx, sg, total, out));
+    for (int c = 0; c < sg->arity; c++)
+        a->out[c] = (uint64_t)(uintptr_t)gx__array_ptr(out[c]);
+    return total > 0 ? launch(ctx, kw, a, sg->n, 1) : GX_OK;
+}
+
+static gx_status collect_cuda(gx_ctx *ctx, const rp_seg *sg, const gx__kernel *ki, const gx__kernel *kw,
+                              rp_args *a, void *scr, gx_array **out)
+{
+    GX__CHECK(collect_outputs(ctx, sg, sg->n, out));
+    for (int c = 0; c < sg->arity; c++)
+        a->out[c] = (uint64_t)(uintptr_t)gx__array_ptr(out[c]);
+    int64_t igrid = (a->ntiles + RP_BLOCK - 1) / RP_BLOCK;
+    gx_status s = launch(ctx, ki, a, sg->n, igrid < 1024 ? igrid : 1024);
+    if (s == GX_OK)
+        s = launch(ctx, kw, a, sg->n, a->ntiles);
+    int64_t total = 0;
+    if (s == GX_OK)
+        s = ctx->be.iface->d2h(&ctx->be, &total, (char *)scr + 8, 8);
+    if (s == GX_OK && (total < 0 || total > sg->n))
+        s = gx__err(GX_ERR_INTERNAL, "pipeline collect: kernel reported %lld kept of %lld", (long long)total,
+                    (long long)sg->n);
+    if (s == GX_OK)
+        s = narrow(ctx, sg->arity, total, sg->n, out);
+    return s;
+}
+
+gx_status rp_run_collect(gx_ctx *ctx, const rp_seg *sg, int nout, gx_array **out)
+{
+    for (int c = 0; c < nout; c++)
+        out[c] = NULL;
+    if (sg->n == 0)
+        return collect_outputs(ctx, sg, 0, out);
+    bool cuda = run_cuda(ctx);
+    rp_kspec ks;
+    memset(&ks, 0, sizeof ks);
+    ks.term = RP_T_COLLECT;
+    gx__kernel k1, k2;
+    gx_status s = get_kernels(ctx, sg, &ks, cuda ? "gx_rp_init" : "gx_rp_cnt", "gx_rp_coll", &k1, &k2);
+    GX__CHECK(s);
+    rp_args a;
+    rp_fill_args(sg, &a);
+    int64_t tile = (int64_t)RP_BLOCK * rp_tile_items(ctx, sg, &ks);
+    a.ntiles = (sg->n + tile - 1) / tile;
+    a.nparts = cuda ? a.ntiles : cpu_parts(ctx);
+    size_t bytes = 64 + (size_t)(a.nparts + 1) * slot_bytes(&ks);
+    void *scr = NULL;
+    GX__CHECK(scratch_new(ctx, bytes, &scr));
+    a.scratch = (uint64_t)(uintptr_t)scr;
+    s = cuda ? collect_cuda(ctx, sg, &k1, &k2, &a, scr, out) : collect_cpu(ctx, sg, &k1, &k2, &a, scr, out);
+    gx__mem_free(ctx, scr, bytes);
+    if (s != GX_OK)
+        for (int c = 0; c < sg->arity; c++) {
+            gx_array_release(out[c]);
+            out[c] = NULL;
+        }
+    return s;
+}

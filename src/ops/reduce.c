@@ -1,0 +1,711 @@
+/* reduce.c -- gx_reduce, gx_mapreduce and the conveniences: checks, operators as C
+ * text, element expressions, whole-array reductions (through reduce_gen), results. */
+#include "ops/reduce_priv.h"
+#include "jit/lambda.h"
+#include "ops/userfns.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ literals */
+
+/* A C literal of dtype t for the value of s (converted as C converts). */
+static void rd_literal(gx_dtype t, gx_scalar s, char *buf, size_t n)
+{
+    if (gx__dtype_is_float(t)) {
+        double f = gx_scalar_to_f64(s);
+        if (isnan(f))
+            snprintf(buf, n, t == GX_F32 ? "rg_f32_bits(0x7fc00000u)" : "rg_f64_bits(0x7ff8000000000000ull)");
+        else if (isinf(f))
+            snprintf(buf, n, t == GX_F32 ? "rg_f32_bits(%s)" : "rg_f64_bits(%s)",
+                     t == GX_F32 ? (f > 0 ? "0x7f800000u" : "0xff800000u")
+                                 : (f > 0 ? "0x7ff0000000000000ull" : "0xfff0000000000000ull"));
+        else
+            snprintf(buf, n, "(rg_acc)%.17g", f);
+        return;
+    }
+    if (t == GX_BOOL) {
+        snprintf(buf, n, "(rg_acc)%d", gx_scalar_to_f64(s) != 0);
+        return;
+    }
+    /* Integers: the value's bits wrapped to t's width, converted back by the cast. */
+    unsigned char v[8] = {0};
+    uint64_t u = 0;
+    if (gx__dtype_is_float(s.dtype)) {
+        gx__dtype_from_f64(t, s.v.f, v);
+        memcpy(&u, v, gx_dtype_size(t));
+    } else {
+        u = s.dtype == GX_U64 ? s.v.u : (uint64_t)s.v.i;
+        if (gx_dtype_size(t) < 8)
+            u &= (1ull << (8 * gx_dtype_size(t))) - 1;
+    }
+    snprintf(buf, n, "(rg_acc)%lluull", (unsigned long long)u);
+}
+
+/* Lowest / highest value of t as text. */
+static void rd_extreme(gx_dtype t, bool highest, char *buf, size_t n)
+{
+    if (t == GX_F32)
+        snprintf(buf, n, "rg_f32_bits(%s)", highest ? "0x7f800000u" : "0xff800000u");
+    else if (t == GX_F64)
+        snprintf(buf, n, "rg_f64_bits(%s)", highest ? "0x7ff0000000000000ull" : "0xfff0000000000000ull");
+    else if (t == GX_BOOL)
+        snprintf(buf, n, "(rg_acc)%d", highest);
+    else if (!gx__dtype_is_signed(t))
+        snprintf(buf, n, highest ? "(rg_acc)~(rg_acc)0" : "(rg_acc)0");
+    else {
+        int bits = (int)gx_dtype_size(t) * 8;
+        unsigned long long mx = (1ull << (bits - 1)) - 1;
+        if (highest)
+            snprintf(buf, n, "(rg_acc)%lluull", mx);
+        else
+            snprintf(buf, n, "(rg_acc)(-(int64_t)%lluull - 1)", mx);
+    }
+}
+
+double gx_scalar_to_f64(gx_scalar s)
+{
+    if (gx__dtype_is_float(s.dtype))
+        return s.v.f;
+    if (s.dtype == GX_U64)
+        return (double)s.v.u;
+    return (double)s.v.i;
+}
+
+/* ------------------------------------------------------------ operators */
+
+typedef enum rd_kind { RK_ADD, RK_MUL, RK_MAX, RK_MIN, RK_AND, RK_OR, RK_XOR, RK_LAND, RK_LOR, RK_COUNT, RK_MEAN,
+                       RK_FINDMIN, RK_FINDMAX, RK_LAMBDA, RK_UNKNOWN } rd_kind;
+
+static rd_kind rd_kind_of(const char *op)
+{
+    static const struct { const char *name; rd_kind k; } names[] = {
+        {"+", RK_ADD}, {"sum", RK_ADD}, {"*", RK_MUL}, {"prod", RK_MUL}, {"max", RK_MAX}, {"maximum", RK_MAX},
+        {"min", RK_MIN}, {"minimum", RK_MIN}, {"&", RK_AND}, {"|", RK_OR}, {"^", RK_XOR}, {"&&", RK_LAND},
+        {"all", RK_LAND}, {"||", RK_LOR}, {"any", RK_LOR}, {"count", RK_COUNT}, {"mean", RK_MEAN},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(op, names[i].name) == 0)
+            return names[i].k;
+    return strstr(op, "->") ? RK_LAMBDA : RK_UNKNOWN;
+}
+
+static bool rd_dtype_set(const gx_reduce_opts *o) { return o && o->dtype != GX_BOOL && o->dtype != GX_DTYPE_COUNT; }
+
+/* The default accumulator of "+" and "*": 64-bit integers, floats as they are. */
+static gx_dtype rd_sum_dtype(gx_dtype et)
+{
+    if (gx__dtype_is_float(et))
+        return et;
+    return gx__dtype_is_signed(et) || et == GX_BOOL ? GX_I64 : GX_U64;
+}
+
+static gx_status rd_arith(rd_op *o, rd_kind k, const char *fn)
+{
+    gx_dtype t = o->acc;
+    const char *s = gx_dtype_name(t);
+    if (t == GX_BOOL && (k == RK_ADD || k == RK_MUL))
+        return gx__err(GX_ERR_DTYPE, "%s: \"+\" and \"*\" need a numeric result dtype, not bool (use \"count\" or \"||\")", fn);
+    if (gx__dtype_is_float(t) && (k == RK_AND || k == RK_OR || k == RK_XOR))
+        return gx__err(GX_ERR_DTYPE, "%s: bitwise operators need integer or bool data, got %s", fn, s);
+    bool fl = gx__dtype_is_float(t), bo = t == GX_BOOL;
+    char *c = o->combine;
+    size_t n = sizeof o->combine;
+    switch (k) {
+    case RK_ADD: case RK_MEAN:
+        snprintf(c, n, fl ? "gx_l + gx_r" : "RG_WRAP(+, gx_l, gx_r)");
+        snprintf(o->identity, sizeof o->identity, "(rg_acc)0");
+        break;
+    case RK_MUL:
+        snprintf(c, n, fl ? "gx_l * gx_r" : "RG_WRAP(*, gx_l, gx_r)");
+        snprintf(o->identity, sizeof o->identity, "(rg_acc)1");
+        break;
+    case RK_MAX: case RK_MIN:
+        if (bo)
+            snprintf(c, n, k == RK_MAX ? "gx_l || gx_r" : "gx_l && gx_r");
+        else if (fl)
+            snprintf(c, n, "rg_f%s%s(gx_l, gx_r)", k == RK_MAX ? "max" : "min", t == GX_F32 ? "32" : "64");
+        else
+            snprintf(c, n, "gx_l %s gx_r ? gx_l : gx_r", k == RK_MAX ? ">" : "<");
+        if (fl)   /* fmax/fmin's neutral element: all-NaN (and empty) input gives NaN */
+            snprintf(o->identity, sizeof o->identity, t == GX_F32 ? "rg_f32_bits(0x7fc00000u)" : "rg_f64_bits(0x7ff8000000000000ull)");
+        else
+            rd_extreme(t, k == RK_MIN, o->identity, sizeof o->identity);
+        break;
+    case RK_AND:
+        snprintf(c, n, "(rg_acc)(gx_l & gx_r)");
+        snprintf(o->identity, sizeof o->identity, "(rg_acc)-1");
+        break;
+    case RK_OR: case RK_XOR:
+        snprintf(c, n, bo && k == RK_XOR ? "gx_l != gx_r" : k == RK_OR ? "(rg_acc)(gx_l | gx_r)" : "(rg_acc)(gx_l ^ gx_r)");
+        snprintf(o->identity, sizeof o->identity, "(rg_acc)0");
+        break;
+    default:
+        return gx__err(GX_ERR_INTERNAL, "%s: operator kind %d has no arithmetic form", fn, (int)k);
+    }
+    return GX_OK;
+}
+
+static void rd_find(rd_op *o, bool want_max)
+{
+    gx_dtype t = o->acc;
+    const char *cmp = want_max ? ">" : "<";
+    if (gx__dtype_is_float(t)) {
+        /* Non-NaN beats NaN; the identity is NaN, so all-NaN input gives its first index. */
+        snprintf(o->better, sizeof o->better, "gx_l %s gx_r || (gx_r != gx_r && gx_l == gx_l)", cmp);
+        snprintf(o->identity, sizeof o->identity, t == GX_F32 ? "rg_f32_bits(0x7fc00000u)" : "rg_f64_bits(0x7ff8000000000000ull)");
+    } else {
+        snprintf(o->better, sizeof o->better, t == GX_BOOL ? (want_max ? "gx_l && !gx_r" : "!gx_l && gx_r") : "gx_l %s gx_r", cmp);
+        rd_extreme(t, !want_max, o->identity, sizeof o->identity);
+    }
+    o->find = true;
+    o->out = t;
+}
+
+static gx_status rd_lambda_op(rd_op *o, gx_ctx *ctx, const char *op, const gx_reduce_opts *opts, const char *fn)
+{
+    int np = 0;
+    GX__CHECK(lam_parse_arity(op, &np));
+    if (np != 2)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: an operator lambda takes two parameters (\"a, b -> ...\"); \"%s\" takes %d",
+                       fn, op, np);
+    if (!opts || !opts->init)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: the operator \"%s\" is a lambda, so gx cannot know its neutral element: "
+                       "pass it as opts->init (e.g. 0 for a sum, -inf for a max)", fn, op);
+    o->acc = o->out = rd_dtype_set(opts) ? opts->dtype : opts->init->dtype;
+    if (!gx__dtype_supported(o->acc))
+        return gx__err(GX_ERR_DTYPE, "%s: accumulator dtype %s is not supported", fn, gx_dtype_name(o->acc));
+    gx_dtype at[2] = {o->acc, o->acc};
+    gx__userfns *u = ctx->userfns;
+    lam_env env = {op, 2, at, NULL, 0, u ? u->sigs : NULL, u ? u->count : 0};
+    lam_lambda *lam = NULL;
+    GX__CHECK(lam_compile(&env, &lam));
+    const char *pn[2] = {"gx_l", "gx_r"};
+    gx_status s = lam_emit(lam, pn, NULL, &o->lam);
+    lam_free(lam);
+    if (s == GX_OK && o->lam.oom)
+        s = gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
+    return s;   /* rd_spec_base uses o->lam as the combine expression */
+}
+
+/* Resolves `op` for elements of dtype et. */
+static gx_status rd_op_make(rd_op *o, gx_ctx *ctx, const char *op, gx_dtype et, const gx_reduce_opts *opts, const char *fn)
+{
+    GX__ARG(op, "%s: op is NULL (pass \"+\", \"max\", ... or a lambda \"a, b -> ...\")", fn);
+    rd_kind k = rd_kind_of(op);
+    switch (k) {
+    case RK_UNKNOWN:
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: unknown operator \"%s\"; use + * max min & | ^ && || sum prod mean any "
+                       "all count, or a lambda \"a, b -> ...\"", fn, op);
+    case RK_LAMBDA:
+        GX__CHECK(rd_lambda_op(o, ctx, op, opts, fn));
+        break;
+    case RK_FINDMIN: case RK_FINDMAX:
+        o->acc = et;
+        rd_find(o, k == RK_FINDMAX);
+        return GX_OK;
+    case RK_LAND: case RK_LOR: case RK_COUNT:
+        o->truth = true;
+        o->acc = o->out = k == RK_COUNT ? GX_I64 : GX_BOOL;
+        snprintf(o->combine, sizeof o->combine, k == RK_COUNT ? "gx_l + gx_r" : k == RK_LAND ? "gx_l && gx_r" : "gx_l || gx_r");
+        snprintf(o->identity, sizeof o->identity, "(rg_acc)%d", k == RK_LAND);
+        break;
+    case RK_MEAN:
+        o->mean = true;
+        o->acc = o->out = rd_dtype_set(opts) ? opts->dtype : et == GX_F32 ? GX_F32 : GX_F64;
+        if (!gx__dtype_is_float(o->acc))
+            return gx__err(GX_ERR_DTYPE, "%s: \"mean\" needs a float result dtype, not %s", fn, gx_dtype_name(o->acc));
+        GX__CHECK(rd_arith(o, RK_ADD, fn));
+        break;
+    default:
+        o->acc = o->out = rd_dtype_set(opts) ? opts->dtype : (k == RK_ADD || k == RK_MUL) ? rd_sum_dtype(et) : et;
+        GX__CHECK(rd_arith(o, k, fn));
+    }
+    if (opts && opts->init)
+        rd_literal(o->acc, *opts->init, o->identity, sizeof o->identity);
+    return GX_OK;
+}
+
+/* ------------------------------------------------------------ element expressions */
+
+static const char *rd_cval_field(gx_dtype t)
+{
+    if (gx__dtype_is_float(t))
+        return "f";
+    return gx__dtype_is_signed(t) ? "i" : "u";
+}
+
+void rd_elem_text(const rd_job *job, const char *const *load, gx__sbuf *b)
+{
+    for (int k = 0; k < job->nin; k++)
+        gx__sb_printf(b, "const %s m%d = %s; ", gx__dtype_ctype(job->in[k]->dtype), k, load[k]);
+    for (int j = 0; j < job->nconst; j++)
+        gx__sb_printf(b, "const %s c%d = (%s)u->c[%d].%s; ", gx__dtype_ctype(job->cdt[j]), j, gx__dtype_ctype(job->cdt[j]), j,
+                      rd_cval_field(job->cdt[j]));
+    if (job->op.truth)
+        gx__sb_printf(b, "v = (rg_acc)((%s) != 0);", job->expr.p);
+    else
+        gx__sb_printf(b, "v = (rg_acc)(%s);", job->expr.p);
+}
+
+void rd_spec_base(const rd_job *job, rg_spec *sp)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->acc = job->op.acc;
+    sp->out_dtype = job->op.out;
+    sp->combine = job->op.lam.p ? job->op.lam.p : job->op.combine;
+    sp->better = job->op.better;
+    sp->identity = job->op.identity;
+    sp->with_index = job->op.find;
+    sp->final = job->op.mean ? "r / (rg_acc)u->cnt" : NULL;
+    sp->user_code = job->ucode;
+    sp->label = "gx_reduce";
+}
+
+void rd_bcast_strides(const rd_job *job, int k, int64_t *st)
+{
+    const gx_array *a = job->in[k];
+    int off = job->ndim - a->ndim;
+    for (int d = 0; d < job->ndim; d++) {
+        int e = d - off;
+        st[d] = (e < 0 || a->shape[e] == 1) ? 0 : a->strides[e];
+    }
+}
+
+/* ------------------------------------------------------------ whole-array reductions */
+
+typedef struct rd_user {
+    uint64_t p[RD_MAXIN];
+    int64_t st[RD_MAXIN][GX_MAX_DIMS];
+    int64_t shape[GX_MAX_DIMS];
+    ew_cval c[EW_MAXCONST];
+    double cnt;
+} rd_user;
+
+static void rd_user_fields(char *buf, size_t n)
+{
+    snprintf(buf, n, "uint64_t p[%d]; int64_t st[%d][%d]; int64_t shape[%d]; "
+                     "union { double f; int64_t i; uint64_t u; } c[%d]; double cnt;",
+             RD_MAXIN, RD_MAXIN, GX_MAX_DIMS, GX_MAX_DIMS, EW_MAXCONST);
+}
+
+/* Dense inputs of the full shape stream at index i; size-1 inputs are read once;
+ * anything else (broadcast, strided views) gathers through the shape. */
+static void rd_full_inputs(const rd_job *job, int64_t total, rg_spec *sp, rd_user *u, gx__sbuf *elem)
+{
+    char ld[RD_MAXIN][96];
+    const char *load[RD_MAXIN];
+    bool gather = false;
+    for (int k = 0; k < job->nin; k++) {
+        const gx_array *a = job->in[k];
+        const char *ct = gx__dtype_ctype(a->dtype);
+        u->p[k] = (uint64_t)(uintptr_t)gx__array_ptr(a);
+        if (a->size == total && gx__array_contiguous(a) && sp->nstreams < RG_MAXSTREAMS) {
+            sp->stream_dt[sp->nstreams] = a->dtype;
+            sp->stream_ptr[sp->nstreams] = u->p[k];
+            snprintf(ld[k], sizeof ld[k], "x%d", sp->nstreams++);
+        } else if (a->size == 1) {
+            snprintf(ld[k], sizeof ld[k], "((const %s *)(rg_uptr)u->p[%d])[0]", ct, k);
+        } else {
+            rd_bcast_strides(job, k, u->st[k]);
+            snprintf(ld[k], sizeof ld[k], "((const %s *)(rg_uptr)u->p[%d])[go%d]", ct, k, k);
+            gather = true;
+        }
+        load[k] = ld[k];
+    }
+    memcpy(u->shape, job->shape, sizeof u->shape);
+    if (gather) {
+        gx__sb_puts(elem, "int64_t gq = i, gc; ");
+        for (int k = 0; k < job->nin; k++)
+            gx__sb_printf(elem, "int64_t go%d = 0; (void)go%d; ", k, k);
+        for (int d = job->ndim - 1; d >= 0; d--) {
+            if (job->shape[d] == 1)
+                continue;
+            gx__sb_printf(elem, "gc = gq %% u->shape[%d]; gq /= u->shape[%d]; ", d, d);
+            for (int k = 0; k < job->nin; k++)
+                if (u->st[k][d])
+                    gx__sb_printf(elem, "go%d += gc * u->st[%d][%d]; ", k, k, d);
+        }
+        gx__sb_puts(elem, "(void)gq; (void)gc; ");
+    }
+    rd_elem_text(job, load, elem);
+}
+
+static gx_status rd_full(rd_job *job, uint64_t out, uint64_t out_idx, void *host_val, int64_t *host_idx)
+{
+    int64_t total = job->nout * job->nred;
+    rg_spec sp;
+    rd_spec_base(job, &sp);
+    rd_user u;
+    memset(&u, 0, sizeof u);
+    for (int j = 0; j < job->nconst; j++)
+        u.c[j] = job->cval[j];
+    u.cnt = (double)total;
+    char fields[256];
+    rd_user_fields(fields, sizeof fields);
+    sp.user_fields = fields;
+    gx__sbuf elem = {0};
+    rd_full_inputs(job, total, &sp, &u, &elem);
+    sp.elem = elem.p;
+    gx_status s = elem.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory") : GX_OK;
+    if (s == GX_OK)
+        s = rg_run(job->ctx, &sp, total, &u, sizeof u, out, out_idx, host_val, host_idx);
+    gx__sb_free(&elem);
+    return s;
+}
+
+/* ------------------------------------------------------------ preparing a job */
+
+static gx_status rd_check_inputs(gx_ctx *ctx, const char *fn, int nin, gx_array *const *in)
+{
+    if (nin < 1 || nin > RD_MAXIN)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %d inputs; between 1 and %d are allowed", fn, nin, RD_MAXIN);
+    GX__ARG(in, "%s: in is NULL", fn);
+    for (int i = 0; i < nin; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s (input %d)", fn, i + 1);
+        GX__CHECK(gx__array_check(in[i], what));
+        if (ctx && in[i]->ctx != ctx)
+            return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: input %d belongs to another context", fn, i + 1);
+        if (!gx__dtype_supported(in[i]->dtype))
+            return gx__err(GX_ERR_DTYPE, "%s: input %d has dtype %s, which reductions do not support yet", fn, i + 1,
+                           gx_dtype_name(in[i]->dtype));
+    }
+    return GX_OK;
+}
+
+static gx_status rd_axes(rd_job *job, const gx_reduce_opts *opts)
+{
+    int na = opts ? opts->naxes : 0;
+    if (na < 0 || (na > 0 && !opts->axes))
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: naxes is %d (and axes %s); pass 0 and NULL to reduce every axis", job->fn,
+                       na, opts && opts->axes ? "set" : "NULL");
+    for (int d = 0; d < job->ndim; d++)
+        job->red[d] = na == 0;
+    for (int i = 0; i < na; i++) {
+        int a = opts->axes[i], d = a < 0 ? a + job->ndim : a;
+        if (d < 0 || d >= job->ndim)
+            return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: axis %d is out of range for a %d-d array (use 0..%d, or -1 for the last)",
+                           job->fn, a, job->ndim, job->ndim - 1);
+        if (job->red[d])
+            return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: axis %d is listed twice in axes", job->fn, a);
+        job->red[d] = true;
+    }
+    job->nout = job->nred = 1;
+    for (int d = 0; d < job->ndim; d++)
+        *(job->red[d] ? &job->nred : &job->nout) *= job->shape[d];
+    return GX_OK;
+}
+
+static void rd_cval(const gx_const *c, ew_cval *v)
+{
+    if (gx__dtype_is_float(c->dtype))
+        v->f = c->v.f;
+    else if (c->dtype == GX_U64)
+        v->u = c->v.u;
+    else
+        v->i = c->v.i;
+}
+
+static gx_status rd_map(rd_job *job, const char *map, const gx_reduce_opts *opts)
+{
+    int nc = opts ? opts->nconsts : 0;
+    if (nc < 0 || nc > EW_MAXCONST || (nc > 0 && !opts->consts))
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %d constants; between 0 and %d are allowed (and consts must not be NULL)",
+                       job->fn, nc, EW_MAXCONST);
+    for (int j = 0; j < nc; j++) {
+        if (!opts->consts[j].name || !gx__dtype_supported(opts->consts[j].dtype))
+            return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: constant %d has no name or an unsupported dtype", job->fn, j);
+        job->cdt[j] = opts->consts[j].dtype;
+        rd_cval(&opts->consts[j], &job->cval[j]);
+    }
+    job->nconst = nc;
+    if (!map) {
+        job->et = job->in[0]->dtype;
+        gx__sb_puts(&job->expr, "m0");
+        return job->expr.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory") : GX_OK;
+    }
+    gx_dtype at[RD_MAXIN];
+    for (int i = 0; i < job->nin; i++)
+        at[i] = job->in[i]->dtype;
+    gx__userfns *u = job->ctx->userfns;
+    lam_env env = {map, job->nin, at, nc ? opts->consts : NULL, nc, u ? u->sigs : NULL, u ? u->count : 0};
+    lam_lambda *lam = NULL;
+    GX__CHECK(lam_compile(&env, &lam));
+    job->et = lam_result_type(lam);
+    char pn[RD_MAXIN][8], cn[EW_MAXCONST][8];
+    const char *pnames[RD_MAXIN], *cnames[EW_MAXCONST];
+    for (int i = 0; i < job->nin; i++)
+        snprintf(pn[i], sizeof pn[i], "m%d", i), pnames[i] = pn[i];
+    for (int j = 0; j < nc; j++)
+        snprintf(cn[j], sizeof cn[j], "c%d", j), cnames[j] = cn[j];
+    gx_status s = lam_emit(lam, pnames, cnames, &job->expr);
+    lam_free(lam);
+    if (s == GX_OK && !gx__dtype_supported(job->et))
+        s = gx__err(GX_ERR_DTYPE, "%s: the map lambda gives %s, which reductions do not support", job->fn, gx_dtype_name(job->et));
+    return s;
+}
+
+/* Everything but the output: inputs, map, operator, shape, axes.  `find` selects
+ * findmin (1) / findmax (2) instead of `op`. */
+static gx_status rd_prepare(rd_job *job, gx_ctx *ctx, const char *fn, const char *map, const char *op, int find, int nin,
+                            gx_array *const *in, const gx_reduce_opts *opts)
+{
+    memset(job, 0, sizeof *job);
+    job->ctx = ctx;
+    job->fn = fn;
+    job->nin = nin;
+    for (int i = 0; i < nin; i++)
+        job->in[i] = in[i];
+    gx__userfns *u = ctx->userfns;
+    job->ucode = u ? u->code.p : NULL;
+    GX__CHECK(ew_broadcast_shape(nin, in, &job->ndim, job->shape));
+    GX__CHECK(rd_map(job, map, opts));
+    if (find) {
+        job->op.acc = job->et;
+        rd_find(&job->op, find == 2);
+    } else {
+        GX__CHECK(rd_op_make(&job->op, ctx, op, job->et, opts, fn));
+    }
+    GX__CHECK(rd_axes(job, opts));
+    if (job->nred == 0 && (job->op.find || job->op.mean) && job->nout > 0)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %s of an empty %s has no value (it has no neutral element)", fn,
+                       job->op.mean ? "the mean" : "the best index", job->ndim && job->nout > 1 ? "axis" : "array");
+    return GX_OK;
+}
+
+static void rd_job_free(rd_job *job)
+{
+    gx__sb_free(&job->expr);
+    gx__sb_free(&job->op.lam);
+}
+
+/* ------------------------------------------------------------ results */
+
+static void rd_to_scalar(gx_dtype t, const unsigned char *v, gx_scalar *out)
+{
+    out->dtype = t;
+    out->v.u = 0;
+    if (gx__dtype_is_float(t))
+        out->v.f = gx__dtype_to_f64(t, v);
+    else if (t == GX_U64)
+        memcpy(&out->v.u, v, 8);
+    else if (t == GX_I64)
+        memcpy(&out->v.i, v, 8);
+    else
+        out->v.i = (int64_t)gx__dtype_to_f64(t, v);
+}
+
+/* An output array for the job: given (checked) or new with kept dims. */
+static gx_status rd_out_array(rd_job *job, gx_dtype dt, gx_array **out, bool *made, const char *what)
+{
+    *made = false;
+    if (*out) {
+        GX__CHECK(gx__array_check(*out, what));
+        gx_array *o = *out;
+        if (o->ctx != job->ctx)
+            return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %s belongs to another context", job->fn, what);
+        if (o->dtype != dt || o->size != job->nout || !gx__array_contiguous(o))
+            return gx__err(GX_ERR_SHAPE, "%s: %s must be a contiguous %s array of %lld elements; it is %s with %lld elements%s",
+                           job->fn, what, gx_dtype_name(dt), (long long)job->nout, gx_dtype_name(o->dtype), (long long)o->size,
+                           gx__array_contiguous(o) ? "" : " (not contiguous)");
+        for (int i = 0; i < job->nin; i++)
+            if (gx__arrays_overlap(o, job->in[i]) || gx__array_ptr(o) == gx__array_ptr(job->in[i]))
+                if (o->size && job->in[i]->size)
+                    return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %s shares memory with input %d; write into a separate array",
+                                   job->fn, what, i + 1);
+        return GX_OK;
+    }
+    int64_t shape[GX_MAX_DIMS];
+    for (int d = 0; d < job->ndim; d++)
+        shape[d] = job->red[d] ? 1 : job->shape[d];
+    GX__CHECK(gx__array_new(job->ctx, dt, job->ndim, shape, out));
+    *made = true;
+    return GX_OK;
+}
+
+static bool rd_all_reduced(const rd_job *job)
+{
+    for (int d = 0; d < job->ndim; d++)
+        if (!job->red[d] && job->shape[d] != 1)
+            return false;
+    return true;
+}
+
+static gx_status rd_exec(rd_job *job, gx_array *vals, gx_array *idx)
+{
+    uint64_t o = vals ? (uint64_t)(uintptr_t)gx__array_ptr(vals) : 0;
+    uint64_t q = idx ? (uint64_t)(uintptr_t)gx__array_ptr(idx) : 0;
+    if (job->nout == 0)
+        return GX_OK;
+    if (rd_all_reduced(job)) {
+        if (!o && !q)
+            return GX_OK;
+        unsigned char junk[16];
+        int64_t jq;
+        return rd_full(job, o, q, junk, &jq);
+    }
+    return ra_run(job, o, q);
+}
+
+/* ------------------------------------------------------------ public API */
+
+static gx_status rd_scalar(gx_ctx *ctx, const char *fn, const char *map, const char *op, int find, int nin,
+                           gx_array *const *in, const gx_reduce_opts *opts, gx_scalar *val, int64_t *idx)
+{
+    GX__CHECK(rd_check_inputs(ctx, fn, nin, in));
+    if (!ctx)
+        ctx = in[0]->ctx;
+    GX__CHECK(gx__ctx_check(ctx));
+    GX__ARG(val || idx, "%s: the result pointer is NULL", fn);
+    gx__lock(ctx);
+    rd_job job;
+    gx_status s = rd_prepare(&job, ctx, fn, map, op, find, nin, in, opts);
+    if (s == GX_OK && !rd_all_reduced(&job))
+        s = gx__err(GX_ERR_INVALID_ARGUMENT, "%s: a host scalar holds one value, but opts->axes keeps some axes; use the _to "
+                    "form for reductions along axes", fn);
+    unsigned char v[16] = {0};
+    int64_t q = -1;
+    if (s == GX_OK && job.nout * job.nred == 0 && job.op.find)
+        s = gx__err(GX_ERR_INVALID_ARGUMENT, "%s: the array is empty, so it has no smallest or largest element", fn);
+    if (s == GX_OK && job.nout * job.nred == 0 && job.op.mean)
+        s = gx__err(GX_ERR_INVALID_ARGUMENT, "%s: the mean of an empty array is undefined", fn);
+    if (s == GX_OK)
+        s = rd_full(&job, 0, 0, v, &q);
+    if (s == GX_OK && val)
+        rd_to_scalar(job.op.out, v, val);
+    if (s == GX_OK && idx)
+        *idx = q;
+    rd_job_free(&job);
+    gx__unlock(ctx);
+    return s;
+}
+
+static gx_status rd_into(gx_ctx *ctx, const char *fn, const char *map, const char *op, int find, int nin, gx_array *const *in,
+                         const gx_reduce_opts *opts, gx_array **vals, gx_array **idx)
+{
+    GX__CHECK(gx__ctx_check(ctx));
+    GX__CHECK(rd_check_inputs(ctx, fn, nin, in));
+    GX__ARG(vals || idx, "%s: out is NULL (set *out = NULL to have gx allocate the result)", fn);
+    gx__lock(ctx);
+    rd_job job;
+    bool made_v = false, made_i = false;
+    gx_status s = rd_prepare(&job, ctx, fn, map, op, find, nin, in, opts);
+    if (s == GX_OK && vals)
+        s = rd_out_array(&job, job.op.out, vals, &made_v, find ? "values" : "out");
+    if (s == GX_OK && idx)
+        s = rd_out_array(&job, GX_I64, idx, &made_i, "indices");
+    if (s == GX_OK)
+        s = rd_exec(&job, vals ? *vals : NULL, idx ? *idx : NULL);
+    if (s != GX_OK && made_v) {
+        gx_array_release(*vals);
+        *vals = NULL;
+    }
+    if (s != GX_OK && made_i) {
+        gx_array_release(*idx);
+        *idx = NULL;
+    }
+    rd_job_free(&job);
+    gx__unlock(ctx);
+    return s;
+}
+
+gx_status gx_reduce(gx_ctx *ctx, const char *op, gx_array *x, const gx_reduce_opts *opts, gx_scalar *out)
+{
+    GX__CHECK(gx__ctx_check(ctx));
+    return rd_scalar(ctx, "gx_reduce", NULL, op, 0, 1, &x, opts, out, NULL);
+}
+
+gx_status gx_reduce_to(gx_ctx *ctx, const char *op, gx_array *x, const gx_reduce_opts *opts, gx_array **out)
+{
+    GX__ARG(out, "gx_reduce_to: out is NULL (set *out = NULL to have gx allocate the result)");
+    return rd_into(ctx, "gx_reduce_to", NULL, op, 0, 1, &x, opts, out, NULL);
+}
+
+gx_status gx_mapreduce(gx_ctx *ctx, const char *map, const char *op, int nin, gx_array *const *in,
+                       const gx_reduce_opts *opts, gx_scalar *out)
+{
+    GX__CHECK(gx__ctx_check(ctx));
+    GX__ARG(map, "gx_mapreduce: map is NULL (pass a lambda such as \"x -> x * x\")");
+    return rd_scalar(ctx, "gx_mapreduce", map, op, 0, nin, in, opts, out, NULL);
+}
+
+gx_status gx_mapreduce_to(gx_ctx *ctx, const char *map, const char *op, int nin, gx_array *const *in,
+                          const gx_reduce_opts *opts, gx_array **out)
+{
+    GX__ARG(map, "gx_mapreduce_to: map is NULL (pass a lambda such as \"x -> x * x\")");
+    GX__ARG(out, "gx_mapreduce_to: out is NULL (set *out = NULL to have gx allocate the result)");
+    return rd_into(ctx, "gx_mapreduce_to", map, op, 0, nin, in, opts, out, NULL);
+}
+
+gx_status gx_find_to(gx_ctx *ctx, const char *which, gx_array *x, const gx_reduce_opts *opts, gx_array **values,
+                     gx_array **indices)
+{
+    GX__ARG(which && (strcmp(which, "min") == 0 || strcmp(which, "max") == 0),
+            "gx_find_to: which must be \"min\" or \"max\", got %s%s%s", which ? "\"" : "", which ? which : "NULL",
+            which ? "\"" : "");
+    return rd_into(ctx, "gx_find_to", NULL, NULL, which[1] == 'a' ? 2 : 1, 1, &x, opts, values, indices);
+}
+
+#define RD_CONV(name, opname)                                                          \
+    gx_status name(gx_array *x, gx_scalar *out)                                        \
+    {                                                                                  \
+        return rd_scalar(NULL, #name, NULL, opname, 0, 1, &x, NULL, out, NULL);        \
+    }
+RD_CONV(gx_sum, "+")
+RD_CONV(gx_prod, "*")
+RD_CONV(gx_maximum, "max")
+RD_CONV(gx_minimum, "min")
+RD_CONV(gx_mean, "mean")
+
+gx_status gx_any(gx_array *x, bool *out)
+{
+    GX__ARG(out, "gx_any: out is NULL");
+    gx_scalar s;
+    GX__CHECK(rd_scalar(NULL, "gx_any", NULL, "||", 0, 1, &x, NULL, &s, NULL));
+    *out = s.v.i != 0;
+    return GX_OK;
+}
+
+gx_status gx_all(gx_array *x, bool *out)
+{
+    GX__ARG(out, "gx_all: out is NULL");
+    gx_scalar s;
+    GX__CHECK(rd_scalar(NULL, "gx_all", NULL, "&&", 0, 1, &x, NULL, &s, NULL));
+    *out = s.v.i != 0;
+    return GX_OK;
+}
+
+gx_status gx_count(gx_array *x, int64_t *out)
+{
+    GX__ARG(out, "gx_count: out is NULL");
+    gx_scalar s;
+    GX__CHECK(rd_scalar(NULL, "gx_count", NULL, "count", 0, 1, &x, NULL, &s, NULL));
+    *out = s.v.i;
+    return GX_OK;
+}
+
+gx_status gx_argmin(gx_array *x, int64_t *index)
+{
+    GX__ARG(index, "gx_argmin: index is NULL");
+    return rd_scalar(NULL, "gx_argmin", NULL, NULL, 1, 1, &x, NULL, NULL, index);
+}
+
+gx_status gx_argmax(gx_array *x, int64_t *index)
+{
+    GX__ARG(index, "gx_argmax: index is NULL");
+    return rd_scalar(NULL, "gx_argmax", NULL, NULL, 2, 1, &x, NULL, NULL, index);
+}
+
+gx_status gx_findmin(gx_array *x, gx_scalar *value, int64_t *index)
+{
+    GX__ARG(value && index, "gx_findmin: value and index must not be NULL");
+    return rd_scalar(NULL, "gx_findmin", NULL, NULL, 1, 1, &x, NULL, value, index);
+}
+
+gx_status gx_findmax(gx_array *x, gx_scalar *value, int64_t *index)
+{
+    GX__ARG(value && index, "gx_findmax: value and index must not be NULL");
+    return rd_scalar(NULL, "gx_findmax", NULL, NULL, 2, 1, &x, NULL, value, index);
+}

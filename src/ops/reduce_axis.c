@@ -1,0 +1,594 @@
+/* reduce_axis.c -- reductions along axes.
+ *
+ * The broadcast shape is split into kept dimensions (the output, in order) and
+ * reduced dimensions; size-1 dimensions drop out and neighbours in each list merge
+ * when every input's strides allow, so a dense (R, C) array summed over either axis
+ * becomes one kept and one reduced dimension.  Two kernels then cover everything:
+ *  - column: consecutive outputs sit on consecutive addresses (reducing a strided
+ *    axis): one thread per output, the warp reads coalesced rows;
+ *  - row: a warp (short rows) or a block (long rows) folds each output, with 16-byte
+ *    vector loads where the reduced axis is contiguous and aligned.
+ * With few outputs the reduced range is split over gridDim.y blocks whose partials
+ * the last block to finish (per column tile / row group, threadfence + counter)
+ * combines in y order: deterministic, one launch.  Several unmerged reduced
+ * dimensions (views, axis sets like (0, 2)) go through div/mod per element:
+ * correct, slower. */
+#include "ops/reduce_priv.h"
+#include "jit/lambda.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define RA_BLOCK 256
+#define RA_COLCHUNK 64       /* CPU: outputs folded side by side */
+
+typedef struct ra_plan {
+    int nk, nr;
+    int64_t ks[GX_MAX_DIMS], rs[GX_MAX_DIMS];
+    int64_t kst[RD_MAXIN][GX_MAX_DIMS], rst[RD_MAXIN][GX_MAX_DIMS];
+    bool col;
+    int G;                   /* row kernel: threads per output (32 or 256) */
+    int vec;                 /* row kernel: elements per vector load (1 = none) */
+    bool vin[RD_MAXIN];      /* row kernel, vec > 1: input read by vectors (else row-constant) */
+} ra_plan;
+
+typedef struct ra_user {
+    uint64_t p[RD_MAXIN];
+    int64_t ks[GX_MAX_DIMS], rs[GX_MAX_DIMS];
+    int64_t kst[RD_MAXIN][GX_MAX_DIMS], rst[RD_MAXIN][GX_MAX_DIMS];
+    ew_cval c[EW_MAXCONST];
+    double cnt;
+    int64_t nout, nred, chunk, wmul;
+} ra_user;
+
+static void ra_user_fields(char *buf, size_t n)
+{
+    snprintf(buf, n, "uint64_t p[%d]; int64_t ks[%d], rs[%d]; int64_t kst[%d][%d], rst[%d][%d]; "
+                     "union { double f; int64_t i; uint64_t u; } c[%d]; double cnt; int64_t nout, nred, chunk, wmul;",
+             RD_MAXIN, GX_MAX_DIMS, GX_MAX_DIMS, RD_MAXIN, GX_MAX_DIMS, RD_MAXIN, GX_MAX_DIMS, EW_MAXCONST);
+}
+
+/* ------------------------------------------------------------ plan */
+
+/* Appends a dimension to a list, merging it into the previous one when every input
+ * steps through both as through one. */
+static void ra_push(int nin, int64_t *sizes, int64_t st[][GX_MAX_DIMS], int *cnt, int64_t size, const int64_t *s)
+{
+    int c = *cnt;
+    bool merge = c > 0;
+    for (int k = 0; k < nin && merge; k++)
+        merge = st[k][c - 1] == s[k] * size;
+    if (merge) {
+        sizes[c - 1] *= size;
+        for (int k = 0; k < nin; k++)
+            st[k][c - 1] = s[k];
+        return;
+    }
+    sizes[c] = size;
+    for (int k = 0; k < nin; k++)
+        st[k][c] = s[k];
+    *cnt = c + 1;
+}
+
+static void ra_plan_dims(const rd_job *job, ra_plan *pl)
+{
+    int64_t bst[RD_MAXIN][GX_MAX_DIMS];
+    for (int k = 0; k < job->nin; k++)
+        rd_bcast_strides(job, k, bst[k]);
+    for (int d = 0; d < job->ndim; d++) {
+        if (job->shape[d] == 1)
+            continue;
+        int64_t s[RD_MAXIN];
+        for (int k = 0; k < job->nin; k++)
+            s[k] = bst[k][d];
+        if (job->red[d])
+            ra_push(job->nin, pl->rs, pl->rst, &pl->nr, job->shape[d], s);
+        else
+            ra_push(job->nin, pl->ks, pl->kst, &pl->nk, job->shape[d], s);
+    }
+    if (pl->nr == 0) {        /* nothing (or an empty axis) to fold: one pseudo element */
+        pl->rs[0] = job->nred;
+        for (int k = 0; k < job->nin; k++)
+            pl->rst[k][0] = 0;
+        pl->nr = 1;
+    }
+}
+
+/* Vector loads along rows: every input either contiguous along the (single) reduced
+ * dimension with 16-byte aligned rows, or constant along it. */
+static void ra_plan_vec(const rd_job *job, ra_plan *pl)
+{
+    pl->vec = 1;
+    if (pl->nr != 1)
+        return;
+    size_t maxsz = 0;
+    for (int k = 0; k < job->nin; k++) {
+        pl->vin[k] = pl->rst[k][0] == 1;
+        if (!pl->vin[k] && pl->rst[k][0] != 0)
+            return;
+        size_t es = gx_dtype_size(job->in[k]->dtype);
+        if (!pl->vin[k])
+            continue;
+        maxsz = es > maxsz ? es : maxsz;
+        if ((uintptr_t)gx__array_ptr(job->in[k]) % 16)
+            return;
+        for (int d = 0; d < pl->nk; d++)
+            if ((pl->kst[k][d] * (int64_t)es) % 16)
+                return;
+    }
+    if (maxsz)
+        pl->vec = (int)(16 / maxsz);
+}
+
+static void ra_plan_make(const rd_job *job, ra_plan *pl)
+{
+    memset(pl, 0, sizeof *pl);
+    ra_plan_dims(job, pl);
+    bool unit = false, ok = true;
+    for (int k = 0; k < job->nin; k++) {
+        int64_t s = pl->kst[k][pl->nk - 1];
+        unit = unit || s == 1;
+        ok = ok && (s == 0 || s == 1);
+    }
+    /* Short reductions read well per thread even when strided (the cache lines are
+     * shared by neighbouring threads). */
+    pl->col = (unit && ok) || job->nred <= 16;
+    pl->G = job->nred >= 2048 ? RA_BLOCK : 32;
+    if (!pl->col)
+        ra_plan_vec(job, pl);
+}
+
+/* ------------------------------------------------------------ code pieces */
+
+/* Offsets b<k> of output j's first element in every input. */
+static void ra_gen_base(gx__sbuf *b, const rd_job *job, const ra_plan *pl, const char *j, const char *ind)
+{
+    gx__sb_printf(b, "%sint64_t bt = %s, bc;\n%s(void)bc;\n", ind, j, ind);
+    for (int k = 0; k < job->nin; k++)
+        gx__sb_printf(b, "%sint64_t b%d = 0;\n", ind, k);
+    for (int d = pl->nk - 1; d >= 0; d--) {
+        if (d > 0)
+            gx__sb_printf(b, "%sbc = bt %% u->ks[%d]; bt /= u->ks[%d];\n", ind, d, d);
+        else
+            gx__sb_printf(b, "%sbc = bt;\n", ind);
+        for (int k = 0; k < job->nin; k++)
+            gx__sb_printf(b, "%sb%d += bc * u->kst[%d][%d];\n", ind, k, k, d);
+    }
+}
+
+/* Offsets ro<k><tag> of reduced element R (relative to the output's base). */
+static void ra_gen_ro(gx__sbuf *b, const rd_job *job, const ra_plan *pl, const char *R, const char *tag, const char *ind)
+{
+    if (pl->nr == 1) {
+        for (int k = 0; k < job->nin; k++)
+            gx__sb_printf(b, "%sconst int64_t ro%d%s = (%s) * u->rst[%d][0];\n", ind, k, tag, R, k);
+        return;
+    }
+    gx__sb_printf(b, "%sint64_t rt%s = %s, rc%s;\n", ind, tag, R, tag);
+    for (int k = 0; k < job->nin; k++)
+        gx__sb_printf(b, "%sint64_t ro%d%s = 0;\n", ind, k, tag);
+    for (int d = pl->nr - 1; d >= 0; d--) {
+        if (d > 0)
+            gx__sb_printf(b, "%src%s = rt%s %% u->rs[%d]; rt%s /= u->rs[%d];\n", ind, tag, tag, d, tag, d);
+        else
+            gx__sb_printf(b, "%src%s = rt%s;\n", ind, tag, tag);
+        for (int k = 0; k < job->nin; k++)
+            gx__sb_printf(b, "%sro%d%s += rc%s * u->rst[%d][%d];\n", ind, k, tag, tag, k, d);
+    }
+}
+
+static void ra_gen_fold(gx__sbuf *b, const rd_job *job, const char *acc, const char *q, const char *R, const char *ind)
+{
+    /* Every loop meets a given accumulator's indices in increasing order: the first
+     * value replaces the identity, later ones only when strictly better. */
+    if (job->op.find)
+        gx__sb_printf(b, "%sif (rg_better(v, %s) || %s == RG_IMAX) { %s = v; %s = %s; }\n", ind, acc, q, acc, q, R);
+    else
+        gx__sb_printf(b, "%s%s = rg_comb(%s, v);\n", ind, acc, acc);
+}
+
+/* One element: loads given per input, folded into acc / q with index R. */
+static void ra_gen_elem(gx__sbuf *b, const rd_job *job, const char *const *load, const char *acc, const char *q,
+                        const char *R, const char *ind)
+{
+    gx__sb_printf(b, "%s{\n%s  rg_acc v;\n%s  ", ind, ind, ind);
+    rd_elem_text(job, load, b);
+    gx__sb_puts(b, "\n");
+    char ind2[32];
+    snprintf(ind2, sizeof ind2, "%s  ", ind);
+    ra_gen_fold(b, job, acc, q, R, ind2);
+    gx__sb_printf(b, "%s}\n", ind);
+}
+
+/* Element R of output j (bases b<k>, offsets computed here with `tag`). */
+static void ra_gen_strided_elem(gx__sbuf *b, const rd_job *job, const ra_plan *pl, const char *R, const char *tag,
+                                const char *acc, const char *q, const char *extra, const char *ind)
+{
+    char ld[RD_MAXIN][128];
+    const char *load[RD_MAXIN];
+    gx__sb_printf(b, "%s{\n", ind);
+    char ind2[32];
+    snprintf(ind2, sizeof ind2, "%s  ", ind);
+    ra_gen_ro(b, job, pl, R, tag, ind2);
+    for (int k = 0; k < job->nin; k++) {
+        snprintf(ld[k], sizeof ld[k], "((const %s *)(rg_uptr)u->p[%d])[b%d%s + ro%d%s]", gx__dtype_ctype(job->in[k]->dtype), k, k,
+                 extra, k, tag);
+        load[k] = ld[k];
+    }
+    ra_gen_elem(b, job, load, acc, q, R, ind2);
+    gx__sb_printf(b, "%s}\n", ind);
+}
+
+static void ra_gen_store(gx__sbuf *b, const char *j, const char *acc, const char *q, const char *ind)
+{
+    gx__sb_printf(b, "%sif (a->out) ((rg_out *)(rg_uptr)a->out)[%s] = rg_final(%s, u);\n", ind, j, acc);
+    gx__sb_printf(b, "%sif (a->out_idx) ((int64_t *)(rg_uptr)a->out_idx)[%s] = %s;\n", ind, j, q);
+}
+
+/* ------------------------------------------------------------ CPU */
+
+static void ra_gen_cpu_col(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
+{
+    gx__sb_printf(b, "  for (int64_t j0 = jb; j0 < je;) {\n"
+                     "    int64_t cn = je - j0, inner = u->ks[%d] - j0 %% u->ks[%d];\n"
+                     "    if (cn > inner) cn = inner;\n    if (cn > %d) cn = %d;\n",
+                  pl->nk - 1, pl->nk - 1, RA_COLCHUNK, RA_COLCHUNK);
+    ra_gen_base(b, job, pl, "j0", "    ");
+    gx__sb_printf(b, "    rg_acc acc[%d];\n    int64_t q[%d];\n"
+                     "    for (int64_t t = 0; t < cn; t++) { acc[t] = rg_identity(u); q[t] = RG_IMAX; }\n"
+                     "    for (int64_t R = 0; R < u->nred; R++) {\n",
+                  RA_COLCHUNK, RA_COLCHUNK);
+    ra_gen_ro(b, job, pl, "R", "", "      ");
+    gx__sb_puts(b, "      for (int64_t t = 0; t < cn; t++) {\n");
+    char ld[RD_MAXIN][128];
+    const char *load[RD_MAXIN];
+    for (int k = 0; k < job->nin; k++) {
+        snprintf(ld[k], sizeof ld[k], "((const %s *)(rg_uptr)u->p[%d])[b%d + t * u->kst[%d][%d] + ro%d]",
+                 gx__dtype_ctype(job->in[k]->dtype), k, k, k, pl->nk - 1, k);
+        load[k] = ld[k];
+    }
+    ra_gen_elem(b, job, load, "acc[t]", "q[t]", "R", "        ");
+    gx__sb_puts(b, "      }\n    }\n    for (int64_t t = 0; t < cn; t++) {\n");
+    ra_gen_store(b, "j0 + t", "acc[t]", "q[t]", "      ");
+    gx__sb_puts(b, "    }\n    j0 += cn;\n  }\n");
+}
+
+static void ra_gen_cpu_row(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
+{
+    gx__sb_puts(b, "  for (int64_t j = jb; j < je; j++) {\n");
+    ra_gen_base(b, job, pl, "j", "    ");
+    /* Four independent accumulators keep the loop free of one long dependency chain. */
+    gx__sb_puts(b, "    rg_acc r0 = rg_identity(u), r1 = r0, r2 = r0, r3 = r0;\n"
+                   "    int64_t q0 = RG_IMAX, q1 = q0, q2 = q0, q3 = q0;\n    int64_t R = 0;\n"
+                   "    for (; R + 4 <= u->nred; R += 4) {\n");
+    const char *tags[4] = {"a", "b", "c", "d"}, *acc[4] = {"r0", "r1", "r2", "r3"}, *q[4] = {"q0", "q1", "q2", "q3"};
+    const char *Rs[4] = {"R", "R + 1", "R + 2", "R + 3"};
+    for (int t = 0; t < 4; t++)
+        ra_gen_strided_elem(b, job, pl, Rs[t], tags[t], acc[t], q[t], "", "      ");
+    gx__sb_puts(b, "    }\n    for (; R < u->nred; R++) {\n");
+    ra_gen_strided_elem(b, job, pl, "R", "a", "r0", "q0", "", "      ");
+    gx__sb_puts(b, "    }\n");
+    if (job->op.find)
+        gx__sb_puts(b, "    rg_pick(&r0, &q0, r1, q1);\n    rg_pick(&r2, &q2, r3, q3);\n    rg_pick(&r0, &q0, r2, q2);\n");
+    else
+        gx__sb_puts(b, "    r0 = rg_comb(r0, r1);\n    r2 = rg_comb(r2, r3);\n    r0 = rg_comb(r0, r2);\n");
+    ra_gen_store(b, "j", "r0", "q0", "    ");
+    gx__sb_puts(b, "  }\n");
+}
+
+static void ra_gen_cpu(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
+{
+    /* The pool splits [0, nout * wmul) on multiples of wmul: output j is item j*wmul. */
+    gx__sb_puts(b, "void gx_ra(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
+                   "  const gx_args *a = (const gx_args *)ap;\n  const rg_user_t *u = &a->u;\n  (void)thread;\n"
+                   "  const int64_t jb = begin / u->wmul, je = end / u->wmul;\n");
+    if (pl->col)
+        ra_gen_cpu_col(b, job, pl);
+    else
+        ra_gen_cpu_row(b, job, pl);
+    gx__sb_puts(b, "}\n");
+}
+
+/* ------------------------------------------------------------ CUDA */
+
+/* The split tail shared by both kernels: publish partials, the last block of the
+ * tile folds them in y order.  `lead` is true for the thread owning output j. */
+static void ra_gen_cuda_split(gx__sbuf *b, const char *lead)
+{
+    gx__sb_printf(b, "    if (gridDim.y == 1) {\n      if (%s) {\n", lead);
+    gx__sb_puts(b, "        if (a.out) ((rg_out *)(rg_uptr)a.out)[j] = rg_final(acc, u);\n"
+                   "        if (a.out_idx) ((int64_t *)(rg_uptr)a.out_idx)[j] = q;\n      }\n      continue;\n    }\n");
+    gx__sb_printf(b, "    if (%s) {\n      part[(int64_t)blockIdx.y * nout + j] = acc;\n"
+                     "      part_idx[(int64_t)blockIdx.y * nout + j] = q;\n    }\n", lead);
+    gx__sb_puts(b, "    __threadfence();\n    __syncthreads();\n"
+                   "    if (threadIdx.x == 0) last = atomicAdd(&counter[tile], 1u) == gridDim.y - 1;\n"
+                   "    __syncthreads();\n    if (!last) continue;\n    __threadfence();\n");
+    gx__sb_printf(b, "    if (%s) {\n      acc = rg_identity(u);\n      q = RG_IMAX;\n"
+                     "      for (unsigned yy = 0; yy < gridDim.y; yy++) {\n", lead);
+    gx__sb_puts(b, "        const rg_acc pv = rg_vload(&part[(int64_t)yy * nout + j]);\n"
+                   "        const int64_t pq = rg_vload(&part_idx[(int64_t)yy * nout + j]);\n        (void)pq;\n");
+    gx__sb_puts(b, "        RA_MERGE(acc, q, pv, pq);\n      }\n"
+                   "      if (a.out) ((rg_out *)(rg_uptr)a.out)[j] = rg_final(acc, u);\n"
+                   "      if (a.out_idx) ((int64_t *)(rg_uptr)a.out_idx)[j] = q;\n    }\n"
+                   "    if (threadIdx.x == 0) counter[tile] = 0u;\n");
+}
+
+static void ra_gen_cuda_head(gx__sbuf *b, const rd_job *job)
+{
+    if (job->op.find)
+        gx__sb_puts(b, "#define RA_MERGE(A, Q, V, VQ) rg_pick(&(A), &(Q), (V), (VQ))\n");
+    else
+        gx__sb_puts(b, "#define RA_MERGE(A, Q, V, VQ) ((A) = rg_comb((A), (V)))\n");
+    gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) gx_ra(const gx_args a)\n{\n"
+                     "  const rg_user_t *u = &a.u;\n  const int64_t nout = u->nout, nred = u->nred;\n"
+                     "  const int64_t r0 = (int64_t)blockIdx.y * u->chunk;\n"
+                     "  const int64_t r1 = r0 + u->chunk < nred ? r0 + u->chunk : nred;\n"
+                     "  rg_acc *part = (rg_acc *)(rg_uptr)a.part;\n"
+                     "  int64_t *part_idx = (int64_t *)(rg_uptr)a.part_idx;\n"
+                     "  unsigned *counter = (unsigned *)(rg_uptr)a.counter;\n"
+                     "  __shared__ bool last;\n  (void)part; (void)part_idx; (void)counter; (void)r1;\n",
+                  RA_BLOCK);
+}
+
+static void ra_gen_cuda_col(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
+{
+    ra_gen_cuda_head(b, job);
+    gx__sb_printf(b, "  for (int64_t tile = blockIdx.x; tile * %d < nout; tile += gridDim.x) {\n"
+                     "    const int64_t j = tile * %d + threadIdx.x;\n    const bool valid = j < nout;\n"
+                     "    rg_acc acc = rg_identity(u);\n    int64_t q = RG_IMAX;\n    (void)q;\n    if (valid) {\n",
+                  RA_BLOCK, RA_BLOCK);
+    ra_gen_base(b, job, pl, "j", "      ");
+    /* Eight rows per step: their loads are independent, so they are in flight together
+     * (8 x 4 bytes per thread keeps enough bytes moving per SM). */
+    gx__sb_puts(b, "      int64_t R = r0;\n      for (; R + 8 <= r1; R += 8) {\n");
+    const char *tags[8] = {"a", "b", "c", "d", "e", "f", "g", "h"};
+    const char *Rs[8] = {"R", "R + 1", "R + 2", "R + 3", "R + 4", "R + 5", "R + 6", "R + 7"};
+    for (int t = 0; t < 8; t++)
+        ra_gen_strided_elem(b, job, pl, Rs[t], tags[t], "acc", "q", "", "        ");
+    gx__sb_puts(b, "      }\n      for (; R < r1; R++) {\n");
+    ra_gen_strided_elem(b, job, pl, "R", "a", "acc", "q", "", "        ");
+    gx__sb_puts(b, "      }\n    }\n");
+    ra_gen_cuda_split(b, "valid");
+    gx__sb_puts(b, "  }\n}\n");
+}
+
+/* Row kernel body for one output: lane folds its share of [r0, r1). */
+static void ra_gen_cuda_row_body(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
+{
+    int G = pl->G, K = pl->vec, U = 4;
+    if (K > 1) {
+        char ld[RD_MAXIN][64];
+        const char *load[RD_MAXIN];
+        for (int k = 0; k < job->nin; k++) {
+            const char *ct = gx__dtype_ctype(job->in[k]->dtype);
+            if (pl->vin[k]) {
+                gx__sb_printf(b, "      struct __align__(%zu) rav%d { %s e[%d]; };\n", gx_dtype_size(job->in[k]->dtype) * (size_t)K,
+                              k, ct, K);
+                gx__sb_printf(b, "      const rav%d *vp%d = (const rav%d *)((const %s *)(rg_uptr)u->p[%d] + b%d + r0);\n", k, k,
+                              k, ct, k, k);
+                snprintf(ld[k], sizeof ld[k], "xv%d[uu].e[e]", k);
+            } else {
+                gx__sb_printf(b, "      const %s rc%d = ((const %s *)(rg_uptr)u->p[%d])[b%d];\n", ct, k, ct, k, k);
+                snprintf(ld[k], sizeof ld[k], "rc%d", k);
+            }
+            load[k] = ld[k];
+        }
+        gx__sb_printf(b, "      const int64_t nv = (r1 - r0) / %d;\n"
+                         "      for (int64_t v0 = lane; v0 < nv; v0 += %d) {\n", K, G * U);
+        for (int k = 0; k < job->nin; k++)
+            if (pl->vin[k])
+                gx__sb_printf(b, "        rav%d xv%d[%d];\n", k, k, U);
+        gx__sb_printf(b, "#pragma unroll\n        for (int uu = 0; uu < %d; uu++)\n          if (v0 + uu * %d < nv) {\n", U, G);
+        for (int k = 0; k < job->nin; k++)
+            if (pl->vin[k])
+                gx__sb_printf(b, "            xv%d[uu] = vp%d[v0 + uu * %d];\n", k, k, G);
+        gx__sb_printf(b, "          }\n#pragma unroll\n        for (int uu = 0; uu < %d; uu++)\n"
+                         "          if (v0 + uu * %d < nv) {\n#pragma unroll\n            for (int e = 0; e < %d; e++) {\n"
+                         "              const int64_t R = r0 + (v0 + uu * %d) * %d + e;\n",
+                      U, G, K, G, K);
+        ra_gen_elem(b, job, load, "acc", "q", "R", "              ");
+        gx__sb_printf(b, "            }\n          }\n      }\n      for (int64_t R = r0 + nv * %d + lane; R < r1; R += %d) {\n", K, G);
+        ra_gen_strided_elem(b, job, pl, "R", "a", "acc", "q", "", "        ");
+        gx__sb_puts(b, "      }\n");
+        return;
+    }
+    gx__sb_printf(b, "      int64_t R = r0 + lane;\n      for (; R + %d < r1; R += %d) {\n", 3 * G, 4 * G);
+    char Rs[4][24];
+    const char *tags[4] = {"a", "b", "c", "d"};
+    for (int t = 0; t < 4; t++) {
+        snprintf(Rs[t], sizeof Rs[t], "R + %d", t * G);
+        ra_gen_strided_elem(b, job, pl, Rs[t], tags[t], "acc", "q", "", "        ");
+    }
+    gx__sb_printf(b, "      }\n      for (; R < r1; R += %d) {\n", G);
+    ra_gen_strided_elem(b, job, pl, "R", "a", "acc", "q", "", "        ");
+    gx__sb_puts(b, "      }\n");
+}
+
+static void ra_gen_cuda_row(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
+{
+    int G = pl->G, RPB = RA_BLOCK / G;
+    ra_gen_cuda_head(b, job);
+    gx__sb_printf(b, "  const int lane = threadIdx.x %% %d;\n"
+                     "  for (int64_t tile = blockIdx.x; tile * %d < nout; tile += gridDim.x) {\n"
+                     "    const int64_t j = tile * %d + threadIdx.x / %d;\n    const bool valid = j < nout;\n"
+                     "    rg_acc acc = rg_identity(u);\n    int64_t q = RG_IMAX;\n    (void)q;\n    if (valid) {\n",
+                  G, RPB, RPB, G);
+    ra_gen_base(b, job, pl, "j", "      ");
+    ra_gen_cuda_row_body(b, job, pl);
+    gx__sb_puts(b, "    }\n");
+    if (G == RA_BLOCK) {
+        gx__sb_puts(b, "    rg_block(&acc, &q, u);\n");
+    } else if (job->op.find) {
+        gx__sb_puts(b, "    for (int off = 16; off > 0; off >>= 1) {\n"
+                       "      const rg_acc ov = rg_shfl(acc, off);\n      const int64_t oq = rg_shfl(q, off);\n"
+                       "      rg_pick(&acc, &q, ov, oq);\n    }\n");
+    } else {
+        gx__sb_puts(b, "    for (int off = 16; off > 0; off >>= 1) acc = rg_comb(acc, rg_shfl(acc, off));\n");
+    }
+    ra_gen_cuda_split(b, "valid && lane == 0");
+    gx__sb_puts(b, "  }\n}\n");
+}
+
+static gx_status ra_source(const rd_job *job, const ra_plan *pl, const rg_spec *sp, bool cuda, gx__sbuf *b)
+{
+    gx__sb_puts(b, lam_prelude(cuda ? "cuda" : "c"));
+    if (job->ucode)
+        gx__sb_puts(b, job->ucode);
+    gx__sb_puts(b, "\n#line 1 \"gx-generated\"\n");
+    rg_gen_common(b, sp);
+    if (!cuda)
+        ra_gen_cpu(b, job, pl);
+    else {
+        gx__sb_puts(b, rg_cuda_helpers());
+        if (!pl->col && pl->G == RA_BLOCK)
+            rg_gen_cuda_block(b, sp);
+        if (pl->col)
+            ra_gen_cuda_col(b, job, pl);
+        else
+            ra_gen_cuda_row(b, job, pl);
+    }
+    if (b->oom)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory generating a reduction kernel");
+    return GX_OK;
+}
+
+/* ------------------------------------------------------------ running */
+
+typedef struct ra_argbuf {
+    rg_head h;
+    ra_user u;
+} ra_argbuf;
+
+static gx_status ra_launch_cpu(rd_job *job, const gx__kernel *k, ra_argbuf *ab)
+{
+    gx_ctx *ctx = job->ctx;
+    /* Few outputs would leave most workers idle (the pool wants 4096 items per
+     * worker): each output counts as wmul items. */
+    int64_t workers = gx__cpu_workers(&ctx->be), want = 4096 * workers;
+    ab->u.wmul = job->nout >= want ? 1 : (want + job->nout - 1) / job->nout;
+    gx__launch l;
+    memset(&l, 0, sizeof l);
+    l.args = ab;
+    l.args_size = sizeof *ab;
+    l.n = job->nout * ab->u.wmul;
+    l.cpu_align = ab->u.wmul;
+    return ctx->be.iface->launch(&ctx->be, k->fn, &l);
+}
+
+/* Grid: tiles of outputs across x; when they do not fill the device, the reduced
+ * range is split over y (chunks of at least `minchunk`). */
+static gx_status ra_launch_cuda(rd_job *job, const ra_plan *pl, const gx__kernel *k, ra_argbuf *ab, size_t accsz)
+{
+    gx_ctx *ctx = job->ctx;
+    int64_t per_tile = pl->col ? RA_BLOCK : RA_BLOCK / pl->G;
+    int64_t tiles = (job->nout + per_tile - 1) / per_tile;
+    int64_t full = k->min_grid > 0 ? (int64_t)k->min_grid * k->block / RA_BLOCK : 1024;
+    int64_t minchunk = pl->col ? 64 : (int64_t)pl->G * pl->vec * 4;
+    int64_t ys = 1, nred = job->nred;
+    if (tiles < full && nred > 2 * minchunk) {
+        ys = (full + tiles - 1) / tiles;
+        int64_t maxys = (nred + minchunk - 1) / minchunk;
+        ys = ys < maxys ? ys : maxys;
+        ys = ys < 65535 ? ys : 65535;
+    }
+    int64_t chunk = (nred + ys - 1) / ys;
+    if (pl->vec > 1)
+        chunk = (chunk + pl->vec - 1) / pl->vec * pl->vec;   /* keeps every chunk's start aligned */
+    chunk = chunk < 1 ? 1 : chunk;
+    ys = (nred + chunk - 1) / chunk;
+    ys = ys < 1 ? 1 : ys;
+    ab->u.chunk = chunk;
+    uint64_t part = 0, cnt = 0;
+    if (ys > 1) {
+        size_t n = (size_t)(ys * job->nout);
+        GX__CHECK(rg_scratch(ctx, n * (accsz + 8) + 16, tiles, &part, &cnt));
+        ab->h.part = part;
+        ab->h.part_idx = part + ((n * accsz + 15) & ~(size_t)15);
+        ab->h.counter = cnt;
+    }
+    int64_t gx = ys > 1 ? tiles : (tiles < 0x7fffffff ? tiles : 0x7fffffff);
+    gx__launch l;
+    memset(&l, 0, sizeof l);
+    l.args = ab;
+    l.args_size = sizeof *ab;
+    l.grid[0] = (unsigned)gx;
+    l.grid[1] = (unsigned)ys;
+    l.grid[2] = 1;
+    l.block[0] = RA_BLOCK;
+    l.block[1] = l.block[2] = 1;
+    return ctx->be.iface->launch(&ctx->be, k->fn, &l);
+}
+
+static void ra_fill_args(const rd_job *job, const ra_plan *pl, ra_argbuf *ab, uint64_t out, uint64_t idx)
+{
+    memset(ab, 0, sizeof *ab);
+    ab->h.n = job->nout;
+    ab->h.out = out;
+    ab->h.out_idx = idx;
+    ra_user *u = &ab->u;
+    for (int k = 0; k < job->nin; k++)
+        u->p[k] = (uint64_t)(uintptr_t)gx__array_ptr(job->in[k]);
+    memcpy(u->ks, pl->ks, sizeof u->ks);
+    memcpy(u->rs, pl->rs, sizeof u->rs);
+    memcpy(u->kst, pl->kst, sizeof u->kst);
+    memcpy(u->rst, pl->rst, sizeof u->rst);
+    for (int j = 0; j < job->nconst; j++)
+        u->c[j] = job->cval[j];
+    u->cnt = (double)job->nred;
+    u->nout = job->nout;
+    u->nred = job->nred;
+    u->chunk = job->nred;
+    u->wmul = 1;
+}
+
+/* Everything ra_source depends on, short of the prelude (see rg_memo_get). */
+static void ra_key(const rd_job *job, const ra_plan *pl, const rg_spec *sp, bool cuda, gx__sbuf *b)
+{
+    gx__sb_printf(b, "ra1|%s|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|", cuda ? "cuda" : "c", (int)sp->acc, (int)sp->out_dtype,
+                  sp->with_index, job->op.truth, pl->nk, pl->nr, pl->col, pl->G, pl->vec, job->nin);
+    for (int k = 0; k < job->nin; k++)
+        gx__sb_printf(b, "%d%c,", (int)job->in[k]->dtype, pl->vin[k] ? 'v' : 's');
+    for (int j = 0; j < job->nconst; j++)
+        gx__sb_printf(b, "c%d,", (int)job->cdt[j]);
+    const char *parts[] = {sp->combine, sp->better, sp->identity, sp->final, job->expr.p, job->ucode};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        gx__sb_printf(b, "|%zu:%s", parts[i] ? strlen(parts[i]) : 0, parts[i] ? parts[i] : "");
+}
+
+static gx_status ra_kernel(const rd_job *job, const ra_plan *pl, const rg_spec *sp, bool cuda, gx__kernel *k)
+{
+    gx__sbuf key = {0}, src = {0};
+    ra_key(job, pl, sp, cuda, &key);
+    gx_status s = key.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory") : GX_OK;
+    if (s == GX_OK && rg_memo_get(job->ctx, key.p, k, 1)) {
+        gx__sb_free(&key);
+        return GX_OK;
+    }
+    if (s == GX_OK)
+        s = ra_source(job, pl, sp, cuda, &src);
+    if (s == GX_OK)
+        s = gx__kernel_get(job->ctx, src.p, "gx_reduce_axes", "gx_ra", k);
+    if (s == GX_OK)
+        rg_memo_put(job->ctx, key.p, k, 1);
+    gx__sb_free(&src);
+    gx__sb_free(&key);
+    return s;
+}
+
+gx_status ra_run(rd_job *job, uint64_t out, uint64_t idx)
+{
+    ra_plan pl;
+    ra_plan_make(job, &pl);
+    rg_spec sp;
+    rd_spec_base(job, &sp);
+    char fields[320];
+    ra_user_fields(fields, sizeof fields);
+    sp.user_fields = fields;
+    sp.elem = "";
+    bool cuda = strcmp(job->ctx->be.iface->target, "cuda") == 0;
+    gx__kernel k;
+    GX__CHECK(ra_kernel(job, &pl, &sp, cuda, &k));
+    ra_argbuf ab;
+    ra_fill_args(job, &pl, &ab, out, idx);
+    return cuda ? ra_launch_cuda(job, &pl, &k, &ab, gx_dtype_size(sp.acc)) : ra_launch_cpu(job, &k, &ab);
+}

@@ -1,0 +1,597 @@
+/* reduce_gen.c -- the single-pass reduction generator (see reduce_gen.h). */
+#include "ops/reduce_gen.h"
+#include "core/stream_priv.h"
+#include "jit/lambda.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RG_BLOCK 256
+#define RG_UNROLL 4      /* independent vector loads per stream in flight (CUDA) */
+#define RG_CPU_ACC 8     /* independent accumulators per CPU thread */
+
+/* ------------------------------------------------------------ scratch */
+
+/* Scratch for one stream: reductions issued on different streams of a context may
+ * run at the same time, so each stream gets its own partials, counters and result
+ * slot (the default stream is the NULL token). */
+typedef struct rg_slot {
+    const void *stream;
+    void *part;
+    size_t part_bytes;
+    void *cnt;           /* ncnt 8-byte slots, all zero between kernels */
+    int64_t ncnt;
+    void *res;           /* RG_RES_BYTES for results read back by the host */
+    struct rg_slot *next;
+} rg_slot;
+
+/* Kernels by a short description of what they compute: generating and hashing the
+ * full source (prelude included) costs tens of microseconds per call, more than a
+ * small reduction takes on the GPU. */
+typedef struct rg_memo {
+    char *key;
+    gx__kernel k[2];
+    struct rg_memo *next;
+} rg_memo;
+#define RG_MEMO_MAX 512
+#define RG_RES_BYTES 64
+
+typedef struct rg_scr {
+    rg_slot *slots;
+    rg_memo *memo;
+    int nmemo;
+} rg_scr;
+
+void gx__reduce_scratch_free(gx_ctx *ctx)
+{
+    rg_scr *s = ctx->reduce_scratch;
+    if (!s)
+        return;
+    for (rg_slot *sl = s->slots, *nx; sl; sl = nx) {
+        nx = sl->next;
+        gx__mem_free(ctx, sl->part, sl->part_bytes);
+        gx__mem_free(ctx, sl->cnt, (size_t)sl->ncnt * 8);
+        gx__mem_free(ctx, sl->res, RG_RES_BYTES);
+        free(sl);
+    }
+    for (rg_memo *m = s->memo, *nx; m; m = nx) {
+        nx = m->next;
+        free(m->key);
+        free(m);
+    }
+    free(s);
+    ctx->reduce_scratch = NULL;
+}
+
+static gx_status rg_grow_counters(gx_ctx *ctx, rg_slot *s, int64_t want)
+{
+    int64_t n = want < 1024 ? 1024 : want;
+    void *p = NULL, *zeros = calloc((size_t)n, 8);
+    if (!zeros)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for reduction counters");
+    gx_status st = gx__mem_alloc(ctx, (size_t)n * 8, &p);
+    if (st == GX_OK)
+        st = ctx->be.iface->h2d(&ctx->be, p, zeros, (size_t)n * 8);
+    free(zeros);
+    if (st != GX_OK) {
+        gx__mem_free(ctx, p, p ? (size_t)n * 8 : 0);
+        return gx__err_prefix(st, "allocating reduction counters");
+    }
+    gx__mem_free(ctx, s->cnt, (size_t)s->ncnt * 8);
+    s->cnt = p;
+    s->ncnt = n;
+    return GX_OK;
+}
+
+static gx_status rg_scr_get(gx_ctx *ctx, rg_scr **out)
+{
+    rg_scr *s = ctx->reduce_scratch;
+    if (!s) {
+        s = calloc(1, sizeof *s);
+        if (!s)
+            return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for reduction scratch");
+        ctx->reduce_scratch = s;
+    }
+    *out = s;
+    return GX_OK;
+}
+
+/* The slot of the context's current stream, made on first use. */
+static gx_status rg_slot_get(gx_ctx *ctx, rg_slot **out)
+{
+    rg_scr *s = NULL;
+    GX__CHECK(rg_scr_get(ctx, &s));
+    const void *stream = ctx->kx ? (const void *)ctx->kx->current : NULL;
+    for (rg_slot *sl = s->slots; sl; sl = sl->next)
+        if (sl->stream == stream) {
+            *out = sl;
+            return GX_OK;
+        }
+    rg_slot *sl = calloc(1, sizeof *sl);
+    if (!sl)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for reduction scratch");
+    gx_status st = gx__mem_alloc(ctx, RG_RES_BYTES, &sl->res);
+    if (st != GX_OK) {
+        free(sl);
+        return gx__err_prefix(st, "allocating reduction scratch");
+    }
+    sl->stream = stream;
+    sl->next = s->slots;
+    s->slots = sl;
+    *out = sl;
+    return GX_OK;
+}
+
+bool rg_memo_get(gx_ctx *ctx, const char *key, gx__kernel *k, int nk)
+{
+    rg_scr *s = ctx->reduce_scratch;
+    for (rg_memo *m = s ? s->memo : NULL; m; m = m->next)
+        if (strcmp(m->key, key) == 0) {
+            memcpy(k, m->k, sizeof *k * (size_t)nk);
+            return true;
+        }
+    return false;
+}
+
+void rg_memo_put(gx_ctx *ctx, const char *key, const gx__kernel *k, int nk)
+{
+    rg_scr *s = NULL;
+    if (rg_scr_get(ctx, &s) != GX_OK || s->nmemo >= RG_MEMO_MAX)
+        return;   /* only a cache: a miss costs time, never correctness */
+    rg_memo *m = calloc(1, sizeof *m);
+    size_t len = strlen(key);
+    char *kc = m ? malloc(len + 1) : NULL;
+    if (!kc) {
+        free(m);
+        return;
+    }
+    memcpy(kc, key, len + 1);
+    m->key = kc;
+    memcpy(m->k, k, sizeof *k * (size_t)nk);
+    m->next = s->memo;
+    s->memo = m;
+    s->nmemo++;
+}
+
+gx_status rg_scratch(gx_ctx *ctx, size_t part_bytes, int64_t ncounters, uint64_t *part, uint64_t *counters)
+{
+    rg_slot *s;
+    GX__CHECK(rg_slot_get(ctx, &s));
+    if (part_bytes > s->part_bytes) {
+        size_t want = part_bytes < 65536 ? 65536 : part_bytes + part_bytes / 2;
+        void *p = NULL;
+        GX__CHECK(gx__mem_alloc(ctx, want, &p));
+        gx__mem_free(ctx, s->part, s->part_bytes);
+        s->part = p;
+        s->part_bytes = want;
+    }
+    if (ncounters > s->ncnt)
+        GX__CHECK(rg_grow_counters(ctx, s, ncounters));
+    *part = (uint64_t)(uintptr_t)s->part;
+    *counters = (uint64_t)(uintptr_t)s->cnt;
+    return GX_OK;
+}
+
+/* ------------------------------------------------------------ shared generated text */
+
+const char *rg_cuda_helpers(void)
+{
+    return "template <typename T> static __device__ __forceinline__ T rg_shfl(T v, int off)\n"
+           "{\n"
+           "  union { T t; unsigned w; unsigned long long d; } x;\n"
+           "  x.d = 0ull;\n"
+           "  x.t = v;\n"
+           "  if (sizeof(T) <= 4) x.w = __shfl_down_sync(0xffffffffu, x.w, off);\n"
+           "  else x.d = __shfl_down_sync(0xffffffffu, x.d, off);\n"
+           "  return x.t;\n"
+           "}\n"
+           "template <typename T> static __device__ __forceinline__ T rg_vload(const T *p) { return *(const volatile T *)p; }\n";
+}
+
+static bool rg_is_cuda(gx_ctx *ctx) { return strcmp(ctx->be.iface->target, "cuda") == 0; }
+
+void rg_gen_common(gx__sbuf *b, const rg_spec *sp)
+{
+    /* NVRTC has no <stdint.h>: the prelude's fixed-width types only. */
+    gx__sb_puts(b, "typedef uint64_t rg_uptr;\n#define RG_IMAX ((int64_t)0x7fffffffffffffffLL)\n");
+    gx__sb_printf(b, "typedef struct { %s } rg_user_t;\n",
+                  sp->user_fields && sp->user_fields[0] ? sp->user_fields : "int64_t rg_unused_;");
+    gx__sb_printf(b, "typedef struct { int64_t n; uint64_t part, part_idx, counter, seen, out, out_idx; "
+                     "uint64_t stream[%d]; rg_user_t u; } gx_args;\n", RG_MAXSTREAMS);
+    gx__sb_printf(b, "typedef %s rg_acc;\ntypedef %s rg_out;\n", gx__dtype_ctype(sp->acc), gx__dtype_ctype(sp->out_dtype));
+    /* Wrapping integer + and *: through uint64_t on CUDA; on the CPU plainly, as the
+     * compiler runs with -fwrapv (GCC 12 -O3 -march=native miscompiles the uint64_t
+     * form in vectorised reduction loops over widened int32 inputs). */
+    gx__sb_puts(b, "#if defined(__CUDACC__)\n#define RG_WRAP(op, x, y) (rg_acc)((uint64_t)(x) op (uint64_t)(y))\n"
+                   "#else\n#define RG_WRAP(op, x, y) (rg_acc)((x) op (y))\n#endif\n");
+    /* fmax/fmin: one instruction on the GPU; a select the CPU compiler vectorises. */
+    gx__sb_puts(b, "#if defined(__CUDACC__)\n"
+                   "GXF float rg_fmax32(float x, float y) { return fmaxf(x, y); }\n"
+                   "GXF float rg_fmin32(float x, float y) { return fminf(x, y); }\n"
+                   "GXF double rg_fmax64(double x, double y) { return fmax(x, y); }\n"
+                   "GXF double rg_fmin64(double x, double y) { return fmin(x, y); }\n#else\n"
+                   "GXF float rg_fmax32(float x, float y) { return (y != y || x > y) ? x : y; }\n"
+                   "GXF float rg_fmin32(float x, float y) { return (y != y || x < y) ? x : y; }\n"
+                   "GXF double rg_fmax64(double x, double y) { return (y != y || x > y) ? x : y; }\n"
+                   "GXF double rg_fmin64(double x, double y) { return (y != y || x < y) ? x : y; }\n#endif\n");
+    /* Infinities and NaN from their bits: no math.h macro is common to C and NVRTC. */
+    gx__sb_puts(b, "GXF float rg_f32_bits(uint32_t v) { union { uint32_t u; float f; } x; x.u = v; return x.f; }\n"
+                   "GXF double rg_f64_bits(uint64_t v) { union { uint64_t u; double f; } x; x.u = v; return x.f; }\n");
+    gx__sb_printf(b, "GXF rg_acc rg_identity(const rg_user_t *u) { (void)u; return (rg_acc)(%s); }\n", sp->identity);
+    if (sp->with_index) {
+        gx__sb_printf(b, "GXF bool rg_better(rg_acc gx_l, rg_acc gx_r) { return (%s); }\n", sp->better);
+        /* Strictly better wins; equal candidates keep the smaller index (first best). */
+        gx__sb_puts(b, "GXF void rg_pick(rg_acc *v, int64_t *ix, rg_acc ov, int64_t oix)\n{\n"
+                       "  if (rg_better(ov, *v) || (!rg_better(*v, ov) && oix < *ix)) { *v = ov; *ix = oix; }\n}\n");
+    } else {
+        gx__sb_printf(b, "GXF rg_acc rg_comb(rg_acc gx_l, rg_acc gx_r) { return (rg_acc)(%s); }\n", sp->combine);
+    }
+    gx__sb_printf(b, "GXF rg_out rg_final(rg_acc r, const rg_user_t *u) { (void)u; return (rg_out)(%s); }\n",
+                  sp->final ? sp->final : "r");
+}
+
+/* Folds value `v` of index `i` into accumulator r (and index q). */
+static void rg_gen_fold(gx__sbuf *b, const rg_spec *sp, const char *r, const char *q, const char *ind)
+{
+    /* A thread meets its indices in increasing order: the first value replaces the
+     * identity, later ones only when strictly better (ties keep the earlier index). */
+    if (sp->with_index)
+        gx__sb_printf(b, "%sif (%s(rg_better(v, %s) || %s == RG_IMAX)) { %s = v; %s = i; }\n", ind,
+                      sp->filtered ? "keep && " : "", r, q, r, q);
+    else
+        gx__sb_printf(b, "%s%s%s = rg_comb(%s, v);\n", ind, sp->filtered ? "if (keep) " : "", r, r);
+}
+
+/* One element: i is set by the caller's text `idx`; stream values come from `load[k]`. */
+static void rg_gen_elem(gx__sbuf *b, const rg_spec *sp, const char *idx, const char *const *load, const char *r,
+                        const char *q, const char *ind)
+{
+    gx__sb_printf(b, "%s{\n%s  const int64_t i = %s;\n%s  (void)i;\n", ind, ind, idx, ind);
+    for (int k = 0; k < sp->nstreams; k++)
+        gx__sb_printf(b, "%s  const %s x%d = %s;\n%s  (void)x%d;\n", ind, gx__dtype_ctype(sp->stream_dt[k]), k, load[k],
+                      ind, k);
+    gx__sb_printf(b, "%s  rg_acc v;\n", ind);
+    if (sp->filtered)
+        gx__sb_printf(b, "%s  bool keep = true;\n", ind);
+    gx__sb_printf(b, "%s  %s\n", ind, sp->elem);
+    char ind2[32];
+    snprintf(ind2, sizeof ind2, "%s  ", ind);
+    rg_gen_fold(b, sp, r, q, ind2);
+    gx__sb_printf(b, "%s}\n", ind);
+}
+
+static void rg_gen_streams(gx__sbuf *b, const rg_spec *sp, const char *acc, const char *restrict_kw)
+{
+    for (int k = 0; k < sp->nstreams; k++)
+        gx__sb_printf(b, "  const %s *%s s%d = (const %s *)(rg_uptr)%sstream[%d];\n", gx__dtype_ctype(sp->stream_dt[k]),
+                      restrict_kw, k, gx__dtype_ctype(sp->stream_dt[k]), acc, k);
+}
+
+/* ------------------------------------------------------------ CPU */
+
+static void rg_gen_cpu(gx__sbuf *b, const rg_spec *sp)
+{
+    /* GCC 12 -O3 -march=native -fwrapv miscompiles the vectorised form of this loop
+     * when the combine wraps through uint64_t, as the lambda prelude's integer
+     * helpers (gx_add_i64...) do; gx's own integer operators use plain C there. */
+    if (!gx__dtype_is_float(sp->acc) && sp->combine && strstr(sp->combine, "gx_"))
+        gx__sb_puts(b, "#if defined(__GNUC__) && !defined(__clang__)\n"
+                       "__attribute__((optimize(\"no-tree-loop-vectorize\")))\n#endif\n");
+    gx__sb_puts(b, "void gx_rg(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
+                   "  const gx_args *a = (const gx_args *)ap;\n  const rg_user_t *u = &a->u;\n  (void)u;\n");
+    rg_gen_streams(b, sp, "a->", "restrict");
+    char r[RG_CPU_ACC][8], q[RG_CPU_ACC][8], idx[RG_CPU_ACC][24], ld[RG_MAXSTREAMS][32];
+    const char *load[RG_MAXSTREAMS];
+    for (int k = 0; k < RG_CPU_ACC; k++) {
+        snprintf(r[k], sizeof r[k], "r%d", k);
+        snprintf(q[k], sizeof q[k], "q%d", k);
+        snprintf(idx[k], sizeof idx[k], "i0 + %d", k);
+        gx__sb_printf(b, "  rg_acc r%d = rg_identity(u);\n  int64_t q%d = RG_IMAX;\n  (void)q%d;\n", k, k, k);
+    }
+    for (int s = 0; s < sp->nstreams; s++) {
+        snprintf(ld[s], sizeof ld[s], "s%d[i]", s);
+        load[s] = ld[s];
+    }
+    /* Independent accumulators let the compiler keep one vector lane per accumulator. */
+    gx__sb_printf(b, "  int64_t i0 = begin;\n  for (; i0 + %d <= end; i0 += %d) {\n", RG_CPU_ACC, RG_CPU_ACC);
+    for (int k = 0; k < RG_CPU_ACC; k++)
+        rg_gen_elem(b, sp, idx[k], load, r[k], q[k], "    ");
+    gx__sb_puts(b, "  }\n  for (; i0 < end; i0++) {\n");
+    rg_gen_elem(b, sp, "i0", load, "r0", "q0", "    ");
+    gx__sb_puts(b, "  }\n");
+    for (int step = 1; step < RG_CPU_ACC; step *= 2)
+        for (int k = 0; k + step < RG_CPU_ACC; k += 2 * step) {
+            if (sp->with_index)
+                gx__sb_printf(b, "  rg_pick(&r%d, &q%d, r%d, q%d);\n", k, k, k + step, k + step);
+            else
+                gx__sb_printf(b, "  r%d = rg_comb(r%d, r%d);\n", k, k, k + step);
+        }
+    gx__sb_puts(b, "  ((rg_acc *)(rg_uptr)a->part)[thread] = r0;\n");
+    if (sp->with_index)
+        gx__sb_puts(b, "  ((int64_t *)(rg_uptr)a->part_idx)[thread] = q0;\n");
+    gx__sb_puts(b, "  ((int64_t *)(rg_uptr)a->seen)[thread] = 1;\n}\n");
+
+    /* The second call: a->n is the number of worker slots; combined in thread order. */
+    gx__sb_puts(b, "void gx_rg_fin(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
+                   "  const gx_args *a = (const gx_args *)ap;\n  const rg_user_t *u = &a->u;\n"
+                   "  (void)begin; (void)end; (void)thread;\n"
+                   "  int64_t *seen = (int64_t *)(rg_uptr)a->seen;\n"
+                   "  const rg_acc *part = (const rg_acc *)(rg_uptr)a->part;\n"
+                   "  rg_acc r = rg_identity(u);\n  int64_t q = RG_IMAX;\n"
+                   "  for (int64_t t = 0; t < a->n; t++) {\n    if (!seen[t]) continue;\n    seen[t] = 0;\n");
+    if (sp->with_index)
+        gx__sb_puts(b, "    rg_pick(&r, &q, part[t], ((const int64_t *)(rg_uptr)a->part_idx)[t]);\n");
+    else
+        gx__sb_puts(b, "    r = rg_comb(r, part[t]);\n");
+    gx__sb_puts(b, "  }\n  if (a->out) *(rg_out *)(rg_uptr)a->out = rg_final(r, u);\n"
+                   "  if (a->out_idx) *(int64_t *)(rg_uptr)a->out_idx = q;\n  (void)q;\n}\n");
+}
+
+/* ------------------------------------------------------------ CUDA */
+
+/* Block-wide reduction: thread 0 ends with the block's value.  Shuffles within each
+ * warp, one shared slot per warp, then warp 0 folds the slots. */
+void rg_gen_cuda_block(gx__sbuf *b, const rg_spec *sp)
+{
+    gx__sb_puts(b, "static __device__ __forceinline__ void rg_block(rg_acc *r, int64_t *q, const rg_user_t *u)\n{\n"
+                   "  __shared__ rg_acc sv[32];\n  __shared__ int64_t sq[32];\n"
+                   "  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;\n"
+                   "  (void)sq;\n");
+    const char *warp = sp->with_index
+        ? "  for (int off = 16; off > 0; off >>= 1) {\n"
+          "    const rg_acc ov = rg_shfl(*r, off);\n    const int64_t oq = rg_shfl(*q, off);\n"
+          "    rg_pick(r, q, ov, oq);\n  }\n"
+        : "  for (int off = 16; off > 0; off >>= 1) *r = rg_comb(*r, rg_shfl(*r, off));\n";
+    gx__sb_puts(b, warp);
+    gx__sb_puts(b, "  __syncthreads();   /* an earlier call's readers are done with sv */\n"
+                   "  if (lane == 0) { sv[w] = *r; sq[w] = *q; }\n  __syncthreads();\n"
+                   "  if (w != 0) return;\n"
+                   "  *r = lane < nw ? sv[lane] : rg_identity(u);\n  *q = lane < nw ? sq[lane] : RG_IMAX;\n");
+    gx__sb_puts(b, warp);
+    gx__sb_puts(b, "}\n");
+}
+
+static void rg_gen_cuda_main_loop(gx__sbuf *b, const rg_spec *sp, int vec)
+{
+    char ld[RG_MAXSTREAMS][40];
+    const char *load[RG_MAXSTREAMS];
+    if (vec > 1 && sp->nstreams > 0) {
+        for (int k = 0; k < sp->nstreams; k++) {
+            gx__sb_printf(b, "  struct __align__(%zu) rgv%d { %s e[%d]; };\n", gx_dtype_size(sp->stream_dt[k]) * (size_t)vec,
+                          k, gx__dtype_ctype(sp->stream_dt[k]), vec);
+            snprintf(ld[k], sizeof ld[k], "xv%d[uu].e[k]", k);
+            load[k] = ld[k];
+        }
+        gx__sb_printf(b, "  const int64_t nv = n / %d;\n", vec);
+        gx__sb_printf(b, "  for (int64_t v0 = tid; v0 < nv; v0 += nth * %d) {\n", RG_UNROLL);
+        for (int k = 0; k < sp->nstreams; k++)
+            gx__sb_printf(b, "    rgv%d xv%d[%d];\n", k, k, RG_UNROLL);
+        /* Every load issued before any use: RG_UNROLL x 16 bytes in flight per stream. */
+        gx__sb_printf(b, "#pragma unroll\n    for (int uu = 0; uu < %d; uu++) {\n      const int64_t vv = v0 + uu * nth;\n"
+                         "      if (vv < nv) {\n", RG_UNROLL);
+        for (int k = 0; k < sp->nstreams; k++)
+            gx__sb_printf(b, "        xv%d[uu] = ((const rgv%d *)s%d)[vv];\n", k, k, k);
+        gx__sb_printf(b, "      }\n    }\n#pragma unroll\n    for (int uu = 0; uu < %d; uu++) {\n"
+                         "      const int64_t vv = v0 + uu * nth;\n      if (vv < nv) {\n"
+                         "#pragma unroll\n        for (int k = 0; k < %d; k++)\n", RG_UNROLL, vec);
+        char idx[32];
+        snprintf(idx, sizeof idx, "vv * %d + k", vec);
+        rg_gen_elem(b, sp, idx, load, "r", "q", "        ");
+        gx__sb_puts(b, "      }\n    }\n  }\n");
+        gx__sb_printf(b, "  for (int64_t ii = nv * %d + tid; ii < n; ii += nth)\n", vec);
+    } else {
+        gx__sb_puts(b, "  for (int64_t ii = tid; ii < n; ii += nth)\n");
+    }
+    for (int k = 0; k < sp->nstreams; k++) {
+        snprintf(ld[k], sizeof ld[k], "s%d[ii]", k);
+        load[k] = ld[k];
+    }
+    rg_gen_elem(b, sp, "ii", load, "r", "q", "  ");
+}
+
+static void rg_gen_cuda(gx__sbuf *b, const rg_spec *sp, int vec)
+{
+    gx__sb_puts(b, rg_cuda_helpers());
+    rg_gen_cuda_block(b, sp);
+    gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) gx_rg(const gx_args a)\n{\n"
+                     "  const rg_user_t *u = &a.u;\n  (void)u;\n  const int64_t n = a.n;\n"
+                     "  const int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                     "  const int64_t nth = (int64_t)gridDim.x * blockDim.x;\n"
+                     "  rg_acc r = rg_identity(u);\n  int64_t q = RG_IMAX;\n  (void)q;\n", RG_BLOCK);
+    rg_gen_streams(b, sp, "a.", "__restrict__");
+    rg_gen_cuda_main_loop(b, sp, vec);
+    gx__sb_puts(b, "  rg_block(&r, &q, u);\n"
+                   "  if (gridDim.x == 1) {\n"
+                   "    if (threadIdx.x == 0) {\n"
+                   "      if (a.out) *(rg_out *)(rg_uptr)a.out = rg_final(r, u);\n"
+                   "      if (a.out_idx) *(int64_t *)(rg_uptr)a.out_idx = q;\n    }\n    return;\n  }\n"
+                   "  __shared__ bool last;\n"
+                   "  unsigned *counter = (unsigned *)(rg_uptr)a.counter;\n"
+                   "  rg_acc *part = (rg_acc *)(rg_uptr)a.part;\n"
+                   "  int64_t *part_idx = (int64_t *)(rg_uptr)a.part_idx;\n"
+                   "  (void)part_idx;\n"
+                   "  if (threadIdx.x == 0) {\n    part[blockIdx.x] = r;\n");
+    if (sp->with_index)
+        gx__sb_puts(b, "    part_idx[blockIdx.x] = q;\n");
+    /* Publish the partial before counting in; the block that counts last sees all. */
+    gx__sb_puts(b, "    __threadfence();\n    last = atomicAdd(counter, 1u) == gridDim.x - 1;\n  }\n"
+                   "  __syncthreads();\n  if (!last) return;\n  __threadfence();\n"
+                   "  r = rg_identity(u);\n  q = RG_IMAX;\n"
+                   "  for (unsigned bb = threadIdx.x; bb < gridDim.x; bb += blockDim.x) {\n");
+    if (sp->with_index)
+        gx__sb_puts(b, "    rg_pick(&r, &q, rg_vload(&part[bb]), rg_vload(&part_idx[bb]));\n");
+    else
+        gx__sb_puts(b, "    r = rg_comb(r, rg_vload(&part[bb]));\n");
+    gx__sb_puts(b, "  }\n  rg_block(&r, &q, u);\n"
+                   "  if (threadIdx.x == 0) {\n"
+                   "    if (a.out) *(rg_out *)(rg_uptr)a.out = rg_final(r, u);\n"
+                   "    if (a.out_idx) *(int64_t *)(rg_uptr)a.out_idx = q;\n"
+                   "    *counter = 0u;   /* ready for the next launch */\n  }\n}\n");
+}
+
+gx_status rg_source(gx_ctx *ctx, const rg_spec *sp, int vec, gx__sbuf *b)
+{
+    bool cuda = rg_is_cuda(ctx);
+    gx__sb_puts(b, lam_prelude(cuda ? "cuda" : "c"));
+    if (sp->user_code)
+        gx__sb_puts(b, sp->user_code);
+    gx__sb_puts(b, "\n#line 1 \"gx-generated\"\n");
+    rg_gen_common(b, sp);
+    if (cuda)
+        rg_gen_cuda(b, sp, vec);
+    else
+        rg_gen_cpu(b, sp);
+    if (b->oom)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory generating a reduction kernel");
+    return GX_OK;
+}
+
+/* ------------------------------------------------------------ running */
+
+/* Widest vector (elements) every stream's address allows, up to 16 bytes. */
+static int rg_vec(const rg_spec *sp)
+{
+    size_t maxsz = 1;
+    for (int k = 0; k < sp->nstreams; k++)
+        maxsz = gx_dtype_size(sp->stream_dt[k]) > maxsz ? gx_dtype_size(sp->stream_dt[k]) : maxsz;
+    int vec = (int)(16 / maxsz);
+    for (int k = 0; k < sp->nstreams; k++)
+        while (vec > 1 && sp->stream_ptr[k] % (gx_dtype_size(sp->stream_dt[k]) * (size_t)vec))
+            vec /= 2;
+    return sp->nstreams ? vec : 1;
+}
+
+typedef struct rg_argbuf {
+    rg_head h;
+    unsigned char u[RG_MAXUSER];
+} rg_argbuf;
+
+static gx_status rg_launch(gx_ctx *ctx, const gx__kernel *k, const rg_argbuf *ab, size_t size, int64_t n,
+                           unsigned grid)
+{
+    gx__launch l;
+    memset(&l, 0, sizeof l);
+    l.args = ab;
+    l.args_size = size;
+    l.n = n;
+    l.cpu_align = 64;
+    l.grid[0] = grid;
+    l.grid[1] = l.grid[2] = 1;
+    l.block[0] = RG_BLOCK;
+    l.block[1] = l.block[2] = 1;
+    return ctx->be.iface->launch(&ctx->be, k->fn, &l);
+}
+
+/* Blocks: enough to fill the device once (occupancy), no more than the work needs.
+ * A function of (n, device) only, which makes float results reproducible. */
+static unsigned rg_grid(const gx__kernel *k, int64_t n, int vec)
+{
+    int64_t per_block = (int64_t)RG_BLOCK * vec * RG_UNROLL;
+    int64_t want = (n + per_block - 1) / per_block;
+    int64_t full = k->min_grid > 0 ? (int64_t)k->min_grid * k->block / RG_BLOCK : 1024;
+    int64_t g = want < full ? want : full;
+    return (unsigned)(g < 1 ? 1 : g);
+}
+
+static gx_status rg_run_cuda(gx_ctx *ctx, const rg_spec *sp, rg_argbuf *ab, size_t size, int vec, const gx__kernel *k)
+{
+    unsigned grid = rg_grid(k, ab->h.n, vec);
+    size_t accsz = gx_dtype_size(sp->acc);
+    uint64_t part, cnt;
+    GX__CHECK(rg_scratch(ctx, (size_t)grid * (accsz + 8) + 16, 1, &part, &cnt));
+    ab->h.part = part;
+    ab->h.part_idx = part + (((size_t)grid * accsz + 15) & ~(size_t)15);
+    ab->h.counter = cnt;
+    return rg_launch(ctx, k, ab, size, ab->h.n, grid);
+}
+
+static gx_status rg_run_cpu(gx_ctx *ctx, const rg_spec *sp, rg_argbuf *ab, size_t size, const gx__kernel *k)
+{
+    int64_t workers = gx__cpu_workers(&ctx->be);
+    size_t accsz = gx_dtype_size(sp->acc);
+    uint64_t part, cnt;
+    GX__CHECK(rg_scratch(ctx, (size_t)workers * (accsz + 8) + 16, workers, &part, &cnt));
+    ab->h.part = part;
+    ab->h.part_idx = part + (((size_t)workers * accsz + 15) & ~(size_t)15);
+    ab->h.seen = cnt;
+    if (ab->h.n > 0)
+        GX__CHECK(rg_launch(ctx, &k[0], ab, size, ab->h.n, 1));
+    ab->h.n = workers;
+    return rg_launch(ctx, &k[1], ab, size, 1, 1);
+}
+
+/* Everything the source depends on, short of the prelude. */
+static void rg_key(gx_ctx *ctx, const rg_spec *sp, int vec, gx__sbuf *b)
+{
+    gx__sb_printf(b, "rg1|%s|%d|%d|%d|%d|%d|%d|", ctx->be.iface->target, (int)sp->acc, (int)sp->out_dtype, vec,
+                  sp->filtered, sp->with_index, sp->nstreams);
+    for (int k = 0; k < sp->nstreams; k++)
+        gx__sb_printf(b, "%d,", (int)sp->stream_dt[k]);
+    const char *parts[] = {sp->combine, sp->better, sp->identity, sp->elem, sp->final, sp->user_fields, sp->user_code};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        gx__sb_printf(b, "|%zu:%s", parts[i] ? strlen(parts[i]) : 0, parts[i] ? parts[i] : "");
+}
+
+static gx_status rg_kernels(gx_ctx *ctx, const rg_spec *sp, int vec, gx__kernel *k)
+{
+    bool cuda = rg_is_cuda(ctx);
+    gx__sbuf key = {0};
+    rg_key(ctx, sp, vec, &key);
+    if (key.oom) {
+        gx__sb_free(&key);
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    if (rg_memo_get(ctx, key.p, k, 2)) {
+        gx__sb_free(&key);
+        return GX_OK;
+    }
+    gx__sbuf src = {0};
+    gx_status s = rg_source(ctx, sp, vec, &src);
+    if (s == GX_OK)
+        s = gx__kernel_get(ctx, src.p, sp->label, "gx_rg", &k[0]);
+    if (s == GX_OK && !cuda)
+        s = gx__kernel_get(ctx, src.p, sp->label, "gx_rg_fin", &k[1]);
+    if (s == GX_OK)
+        rg_memo_put(ctx, key.p, k, 2);
+    gx__sb_free(&src);
+    gx__sb_free(&key);
+    return s;
+}
+
+gx_status rg_run(gx_ctx *ctx, const rg_spec *sp, int64_t n, const void *user, size_t user_size, uint64_t out,
+                 uint64_t out_idx, void *host_val, int64_t *host_idx)
+{
+    if (user_size > RG_MAXUSER || sp->nstreams < 0 || sp->nstreams > RG_MAXSTREAMS)
+        return gx__err(GX_ERR_INTERNAL, "rg_run: %zu bytes of user arguments or %d streams exceed the limits", user_size,
+                       sp->nstreams);
+    rg_slot *scr;
+    GX__CHECK(rg_slot_get(ctx, &scr));
+    rg_argbuf ab;
+    memset(&ab.h, 0, sizeof ab.h);
+    if (user_size)
+        memcpy(ab.u, user, user_size);
+    memset(ab.u + user_size, 0, sizeof ab.u - user_size);
+    ab.h.n = n;
+    bool to_host = out == 0 && out_idx == 0;
+    uint64_t res = (uint64_t)(uintptr_t)scr->res;
+    ab.h.out = to_host ? res : out;
+    ab.h.out_idx = to_host ? (sp->with_index ? res + 32 : 0) : out_idx;
+    for (int k = 0; k < sp->nstreams; k++)
+        ab.h.stream[k] = sp->stream_ptr[k];
+    bool cuda = rg_is_cuda(ctx);
+    int vec = cuda ? rg_vec(sp) : 1;
+    gx__kernel k[2];
+    memset(k, 0, sizeof k);
+    GX__CHECK(rg_kernels(ctx, sp, vec, k));
+    size_t size = sizeof ab.h + ((user_size + 7) & ~(size_t)7);
+    GX__CHECK(cuda ? rg_run_cuda(ctx, sp, &ab, size, vec, &k[0]) : rg_run_cpu(ctx, sp, &ab, size, k));
+    if (!to_host)
+        return GX_OK;
+    unsigned char buf[40];
+    GX__CHECK(ctx->be.iface->d2h(&ctx->be, buf, scr->res, sp->with_index ? 40 : gx_dtype_size(sp->out_dtype)));
+    memcpy(host_val, buf, gx_dtype_size(sp->out_dtype));
+    if (sp->with_index && host_idx)
+        memcpy(host_idx, buf + 32, 8);
+    return GX_OK;
+}

@@ -1,0 +1,327 @@
+/* scan.c -- gx_scan: running operators along one axis of an N-d array.
+ *
+ * One line (a 1-d array, or one non-trivial axis): the pipeline scan, single pass with
+ * decoupled look-back on the GPU.  A few very long rows: that scan per row.
+ * Otherwise the array is seen as (outer, len, inner): with inner == 1 (the contiguous
+ * last axis) a warp per row walks it 32 elements at a time (warp scan + carry); with
+ * inner > 1 a thread per (outer, inner) line walks the axis sequentially, so
+ * neighbouring threads touch neighbouring addresses (coalesced).  The CPU runs a
+ * worker per range of lines. */
+#include "ops/range_priv.h"
+#include "ops/userfns.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct ax_args {
+    uint64_t x, o;
+    int64_t outer, len, inner;
+    rp_cval init;
+} ax_args;
+
+typedef struct ax_job {
+    gx_dtype in, acc;
+    bool exclusive, has_init;
+    const char *body;
+} ax_job;
+
+static bool ax_cuda(gx_ctx *ctx) { return strcmp(ctx->be.iface->target, "cuda") == 0; }
+
+static const char *fld(gx_dtype t)
+{
+    if (gx__dtype_is_float(t))
+        return "f";
+    return gx__dtype_is_signed(t) ? "i" : "u";
+}
+
+static void ax_common(gx__sbuf *b, const ax_job *j, bool cuda)
+{
+    const char *A = gx__dtype_ctype(j->acc);
+    gx__sb_puts(b, cuda ? "typedef unsigned long long gx_uptr;\n" : "typedef uintptr_t gx_uptr;\n");
+    gx__sb_printf(b, "typedef union { double f; int64_t i; uint64_t u; } gx_cval;\n"
+                     "typedef struct { uint64_t x, o; int64_t outer, len, inner; gx_cval init; } gx_args;\n"
+                     "typedef struct { %s v0; } gx_acc;\n"
+                     "GXF gx_acc gx_ax_op(gx_acc a, gx_acc b)\n{\n  gx_acc r;\n  %s\n  return r;\n}\n",
+                  A, j->body);
+    gx__sb_printf(b, "GXF gx_acc gx_ax_lift(%s x) { gx_acc r; r.v0 = (%s)x; return r; }\n", gx__dtype_ctype(j->in), A);
+}
+
+/* One line at (o, jj): sequential along the axis. */
+static void ax_line(gx__sbuf *b, const ax_job *j, const char *A)
+{
+    gx__sb_printf(b, "    const int64_t o = line / %sinner, jj = line - o * %sinner;\n"
+                     "    const int64_t off = o * %slen * %sinner + jj, st = %sinner;\n"
+                     "    gx_acc acc; acc.v0 = 0; uint32_t has = 0;\n    (void)has;\n", A, A, A, A, A);
+    if (j->has_init)
+        gx__sb_printf(b, "    acc.v0 = (%s)%sinit.%s; has = 1;\n", gx__dtype_ctype(j->acc), A, fld(j->acc));
+    gx__sb_printf(b, "    for (int64_t k = 0; k < %slen; k++) {\n      const gx_acc v = gx_ax_lift(x[off + k * st]);\n", A);
+    if (j->exclusive)
+        gx__sb_puts(b, "      o_[off + k * st] = acc.v0;\n      acc = gx_ax_op(acc, v);\n");
+    else
+        gx__sb_puts(b, "      acc = has ? gx_ax_op(acc, v) : v;\n      has = 1;\n      o_[off + k * st] = acc.v0;\n");
+    gx__sb_puts(b, "    }\n");
+}
+
+static void ax_ptrs(gx__sbuf *b, const ax_job *j, const char *A)
+{
+    gx__sb_printf(b, "  const %s *x = (const %s *)(gx_uptr)%sx;\n  %s *o_ = (%s *)(gx_uptr)%so;\n",
+                  gx__dtype_ctype(j->in), gx__dtype_ctype(j->in), A, gx__dtype_ctype(j->acc), gx__dtype_ctype(j->acc), A);
+}
+
+static void ax_cpu(gx__sbuf *b, const ax_job *j)
+{
+    gx__sb_puts(b, "void gx_ax_cols(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
+                   "  const gx_args *a = (const gx_args *)ap;\n  (void)thread;\n");
+    ax_ptrs(b, j, "a->");
+    gx__sb_puts(b, "  for (int64_t line = begin; line < end; line++) {\n");
+    ax_line(b, j, "a->");
+    gx__sb_puts(b, "  }\n}\n");
+}
+
+static void ax_shfl(gx__sbuf *b, gx_dtype t, const char *fn, const char *dst, const char *src, const char *arg)
+{
+    if (gx_dtype_size(t) < 4)
+        gx__sb_printf(b, "      %s.v0 = (%s)%s(0xffffffffu, (int)%s.v0, %s);\n", dst, gx__dtype_ctype(t), fn, src, arg);
+    else
+        gx__sb_printf(b, "      %s.v0 = %s(0xffffffffu, %s.v0, %s);\n", dst, fn, src, arg);
+}
+
+static void ax_cuda_rows(gx__sbuf *b, const ax_job *j)
+{
+    gx__sb_puts(b, "extern \"C\" __global__ void gx_ax_rows(const gx_args a)\n{\n");
+    ax_ptrs(b, j, "a.");
+    gx__sb_puts(b, "  const int lane = threadIdx.x & 31;\n"
+                   "  const int64_t gw = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;\n"
+                   "  const int64_t nw = ((int64_t)gridDim.x * blockDim.x) >> 5;\n"
+                   "  for (int64_t row = gw; row < a.outer; row += nw) {\n"
+                   "    const int64_t off = row * a.len;\n"
+                   "    gx_acc carry; carry.v0 = 0; uint32_t ch = 0;\n");
+    if (j->has_init)
+        gx__sb_printf(b, "    carry.v0 = (%s)a.init.%s; ch = 1;\n", gx__dtype_ctype(j->acc), fld(j->acc));
+    gx__sb_printf(b, "    for (int64_t c = 0; c < a.len; c += 32) {\n"
+                     "      const int64_t k = c + lane;\n      const bool ok = k < a.len;\n"
+                     "      gx_acc v; v.v0 = 0;\n      if (ok) v = gx_ax_lift(x[off + k]);\n"
+                     "      uint32_t h = ok;\n"
+                     "#pragma unroll\n      for (int d = 1; d < 32; d <<= 1) {\n        gx_acc w;\n");
+    ax_shfl(b, j->acc, "__shfl_up_sync", "  w", "v", "d");
+    gx__sb_puts(b, "        const uint32_t wh = __shfl_up_sync(0xffffffffu, h, d);\n"
+                   "        if (lane >= d && wh) { v = h ? gx_ax_op(w, v) : w; h = 1; }\n      }\n"
+                   "      gx_acc y;\n");
+    if (j->exclusive) {
+        gx__sb_puts(b, "      gx_acc e;\n");
+        ax_shfl(b, j->acc, "__shfl_up_sync", "e", "v", "1");
+        gx__sb_puts(b, "      y = lane > 0 ? gx_ax_op(carry, e) : carry;\n");
+    } else {
+        gx__sb_puts(b, "      y = ch ? gx_ax_op(carry, v) : v;\n");
+    }
+    gx__sb_puts(b, "      if (ok) o_[off + k] = y.v0;\n      gx_acc t;\n");
+    ax_shfl(b, j->acc, "__shfl_sync", "t", "v", "31");
+    gx__sb_puts(b, "      carry = ch ? gx_ax_op(carry, t) : t;\n      ch = 1;\n    }\n  }\n}\n");
+}
+
+static void ax_cuda_cols(gx__sbuf *b, const ax_job *j)
+{
+    gx__sb_puts(b, "extern \"C\" __global__ void gx_ax_cols(const gx_args a)\n{\n");
+    ax_ptrs(b, j, "a.");
+    gx__sb_puts(b, "  const int64_t nth = (int64_t)gridDim.x * blockDim.x;\n"
+                   "  for (int64_t line = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; line < a.outer * a.inner; line += nth) {\n");
+    ax_line(b, j, "a.");
+    gx__sb_puts(b, "  }\n}\n");
+}
+
+static gx_status ax_run(gx_ctx *ctx, const ax_job *j, const ax_args *args)
+{
+    bool cuda = ax_cuda(ctx);
+    gx__sbuf b = {0};
+    gx__sb_puts(&b, lam_prelude(cuda ? "cuda" : "c"));
+    gx__userfns *u = ctx->userfns;
+    if (u && u->code.p)
+        gx__sb_puts(&b, u->code.p);
+    gx__sb_puts(&b, "\n#line 1 \"gx-generated\"\n");
+    ax_common(&b, j, cuda);
+    if (cuda) {
+        ax_cuda_rows(&b, j);
+        ax_cuda_cols(&b, j);
+    } else {
+        ax_cpu(&b, j);
+    }
+    bool rows = cuda && args->inner == 1;
+    gx__kernel k;
+    gx_status s = b.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "gx_scan: out of host memory") : GX_OK;
+    if (s == GX_OK)
+        s = gx__kernel_get(ctx, b.p, "gx_scan", rows ? "gx_ax_rows" : "gx_ax_cols", &k);
+    gx__sb_free(&b);
+    GX__CHECK(s);
+    int64_t lines = args->outer * args->inner;
+    int64_t threads = rows ? args->outer * 32 : lines;
+    int64_t grid = (threads + RP_BLOCK - 1) / RP_BLOCK;
+    gx__launch l;
+    memset(&l, 0, sizeof l);
+    l.args = args;
+    l.args_size = sizeof *args;
+    l.n = lines;
+    l.cpu_align = 1;
+    l.grid[0] = (unsigned)(grid < (1 << 20) ? (grid > 0 ? grid : 1) : (1 << 20));
+    l.grid[1] = l.grid[2] = 1;
+    l.block[0] = RP_BLOCK;
+    l.block[1] = l.block[2] = 1;
+    return ctx->be.iface->launch(&ctx->be, k.fn, &l);
+}
+
+/* ------------------------------------------------------------ the API */
+
+typedef struct scan_plan {
+    int axis;
+    int64_t outer, len, inner;
+} scan_plan;
+
+static gx_status scan_axes(const gx_array *x, const gx_scan_opts *o, scan_plan *sp)
+{
+    int nd = x->ndim > 0 ? x->ndim : 1;
+    int ax = o->axis < 0 ? o->axis + nd : o->axis;
+    if (ax < 0 || ax >= nd)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_scan: axis %d is out of range for a %d-d array (use 0..%d or -1..-%d)", o->axis, nd,
+                       nd - 1, nd);
+    sp->axis = ax;
+    sp->outer = sp->inner = 1;
+    sp->len = x->ndim > 0 ? x->shape[ax] : 1;
+    for (int d = 0; d < ax && d < x->ndim; d++)
+        sp->outer *= x->shape[d];
+    for (int d = ax + 1; d < x->ndim; d++)
+        sp->inner *= x->shape[d];
+    return GX_OK;
+}
+
+static gx_status scan_dst(gx_ctx *ctx, gx_array *x, gx_dtype acc, gx_array **out, bool *made)
+{
+    *made = false;
+    if (!*out) {
+        GX__CHECK(gx__array_new(ctx, acc, x->ndim, x->shape, out));
+        *made = true;
+        return GX_OK;
+    }
+    GX__CHECK(gx__array_check(*out, "gx_scan (out)"));
+    if ((*out)->ctx != ctx)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_scan: out belongs to another context");
+    bool same = (*out)->ndim == x->ndim;
+    for (int d = 0; same && d < x->ndim; d++)
+        same = (*out)->shape[d] == x->shape[d];
+    if (!same)
+        return gx__err(GX_ERR_SHAPE, "gx_scan: out must have the input's shape");
+    return GX_OK;
+}
+
+/* The pipeline scan of one contiguous line (1-d arrays src -> dst). */
+static gx_status scan_line(gx_ctx *ctx, const char *op, gx_array *src, gx_array *dst, const gx_scan_opts *o)
+{
+    gx_pipe *p = NULL;
+    GX__CHECK(gx_pipe_from_arrays(ctx, 1, &src, &p));
+    gx_status s = gx_pipe_scan(p, op, o->exclusive, o->init, &dst);
+    gx_pipe_destroy(p);
+    return s;
+}
+
+static gx_status scan_rows(gx_ctx *ctx, const char *op, gx_array *src, gx_array *dst, const scan_plan *sp,
+                           const gx_scan_opts *o)
+{
+    gx_array *s2 = NULL, *d2 = NULL;
+    int64_t shape[2] = {sp->outer, sp->len};
+    gx_status s = gx_array_reshape(src, 2, shape, &s2);
+    if (s == GX_OK)
+        s = gx_array_reshape(dst, 2, shape, &d2);
+    for (int64_t r = 0; s == GX_OK && r < sp->outer; r++) {
+        gx_slice sl[2] = {{r, r + 1, 1}, GX_ALL};
+        gx_array *sv = NULL, *dv = NULL, *s1 = NULL, *d1 = NULL;
+        s = gx_array_view(s2, sl, &sv);
+        if (s == GX_OK)
+            s = gx_array_view(d2, sl, &dv);
+        if (s == GX_OK)
+            s = gx_array_reshape(sv, 1, &sp->len, &s1);
+        if (s == GX_OK)
+            s = gx_array_reshape(dv, 1, &sp->len, &d1);
+        if (s == GX_OK)
+            s = scan_line(ctx, op, s1, d1, o);
+        gx_array_release(sv);
+        gx_array_release(dv);
+        gx_array_release(s1);
+        gx_array_release(d1);
+    }
+    gx_array_release(s2);
+    gx_array_release(d2);
+    return s;
+}
+
+static gx_status scan_body(gx_ctx *ctx, const char *op, gx_array *x, const gx_scan_opts *o, gx_dtype acc,
+                           const char *body, gx_array *dst)
+{
+    scan_plan sp;
+    GX__CHECK(scan_axes(x, o, &sp));
+    if (x->size == 0)
+        return GX_OK;
+    if (sp.outer * sp.inner == 1)
+        return scan_line(ctx, op, x, dst, o);
+    if (sp.inner == 1 && sp.outer <= 4 && sp.len >= (1 << 16))
+        return scan_rows(ctx, op, x, dst, &sp, o);
+    ax_job j = {x->dtype, acc, o->exclusive != 0, o->init != NULL, body};
+    ax_args a;
+    memset(&a, 0, sizeof a);
+    a.x = (uint64_t)(uintptr_t)gx__array_ptr(x);
+    a.o = (uint64_t)(uintptr_t)gx__array_ptr(dst);
+    a.outer = sp.outer;
+    a.len = sp.len;
+    a.inner = sp.inner;
+    if (o->init)
+        rp_const_to_cval(o->init, acc, &a.init);
+    return ax_run(ctx, &j, &a);
+}
+
+gx_status gx_scan(gx_ctx *ctx, const char *op, gx_array *x, const gx_scan_opts *opts, gx_array **out)
+{
+    GX__CHECK(gx__ctx_check(ctx));
+    GX__ARG(out, "gx_scan: out is NULL (set *out = NULL to have gx allocate the result)");
+    GX__CHECK(gx__array_check(x, "gx_scan (x)"));
+    if (x->ctx != ctx)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_scan: x belongs to another context");
+    if (!rp_dtype_ok(x->dtype))
+        return gx__err(GX_ERR_DTYPE, "gx_scan: x has dtype %s, which scans do not support", gx_dtype_name(x->dtype));
+    gx_scan_opts o = {-1, 0, NULL, GX_DTYPE_COUNT};
+    if (opts)
+        o = *opts;
+    if (o.exclusive && !o.init)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_scan: an exclusive scan needs opts->init (its first output)");
+    scan_plan sp;
+    GX__CHECK(scan_axes(x, &o, &sp));
+    gx__lock(ctx);
+    gx_dtype forced = o.acc_dtype != GX_DTYPE_COUNT ? o.acc_dtype : *out ? (*out)->dtype : GX_DTYPE_COUNT;
+    rp_opjob j = {0};
+    bool made = false;
+    gx_array *src = x, *dst = NULL;
+    gx_status s = rp_op_prepare(ctx, "gx_scan", op, x->dtype, forced, &j);
+    if (s == GX_OK)
+        s = scan_dst(ctx, x, j.acc, out, &made);
+    if (s == GX_OK && (*out)->dtype != j.acc)
+        s = gx__err(GX_ERR_DTYPE, "gx_scan: out has dtype %s but the accumulator is %s", gx_dtype_name((*out)->dtype), gx_dtype_name(j.acc));
+    /* Dense working copies where the input or output is a view (or they overlap). */
+    if (s == GX_OK && !gx__array_contiguous(x))
+        s = gx_array_clone(x, GX_DTYPE_COUNT, &src);
+    if (s == GX_OK) {
+        dst = *out;
+        if (!gx__array_contiguous(dst) || gx__arrays_overlap(dst, src))
+            s = gx__array_new(ctx, j.acc, x->ndim, x->shape, &dst);
+    }
+    if (s == GX_OK)
+        s = scan_body(ctx, op, src, &o, j.acc, j.body.p, dst);
+    if (s == GX_OK && dst != *out)
+        s = gx_array_copy(*out, dst);
+    if (dst && dst != *out)
+        gx_array_release(dst);
+    if (src != x)
+        gx_array_release(src);
+    if (s != GX_OK && made) {
+        gx_array_release(*out);
+        *out = NULL;
+    }
+    rp_opjob_free(&j);
+    gx__unlock(ctx);
+    return s;
+}

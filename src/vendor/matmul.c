@@ -1,0 +1,434 @@
+/* matmul.c -- gx_matmul: GEMM through cuBLAS (CUDA, dlopen'ed) or CBLAS (CPU).
+ *
+ * gx arrays are row-major.  Each operand's last two axes are classified: a unit
+ * column stride is a row-major matrix (leading dimension = row stride); a unit row
+ * stride is the transpose of a row-major matrix, folded into the op flag; anything
+ * else is copied to a dense temporary.  CBLAS takes row-major directly; cuBLAS is
+ * column-major, so gx computes C^T = op(B)^T op(A)^T by swapping the operands. */
+#include "vendor/vendor.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#ifdef GX_HAVE_CBLAS
+#include <cblas.h>
+#endif
+
+/* One operand as a library sees it. */
+typedef struct mm_operand {
+    gx_array *tmp;      /* dense copy, when one was needed */
+    const gx_array *a;  /* what the library reads: the caller's array or tmp */
+    gx_op op;           /* op after folding a transposed layout */
+    int64_t ld;         /* leading dimension (row-major) */
+    int64_t bstride;    /* elements between batch entries (0 = shared) */
+} mm_operand;
+
+typedef struct mm_call {
+    gx_dtype dt;
+    int64_t m, n, k, batch;
+    mm_operand A, B, C;
+    gx_array *c_user;   /* C when the library writes a temporary instead */
+    gx_matmul_opts o;
+} mm_call;
+
+static bool mm_dtype_ok(gx_dtype t) { return t == GX_F32 || t == GX_F64 || t == GX_C64 || t == GX_C128; }
+
+/* Rows/cols strides of the last two axes. */
+static void mm_rc(const gx_array *a, int64_t *r, int64_t *c, int64_t *sr, int64_t *sc)
+{
+    *r = a->shape[a->ndim - 2], *c = a->shape[a->ndim - 1];
+    *sr = a->strides[a->ndim - 2], *sc = a->strides[a->ndim - 1];
+}
+
+/* Classifies `a`; copies it when no library layout fits.  op is the caller's op. */
+static gx_status mm_operand_make(const gx_array *a, gx_op op, mm_operand *o)
+{
+    memset(o, 0, sizeof *o);
+    o->a = a;
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t r, c, sr, sc;
+        mm_rc(o->a, &r, &c, &sr, &sc);
+        int64_t sb = o->a->ndim == 3 ? o->a->strides[0] : 0;
+        bool batch_ok = sb >= 0 && (o->a->ndim == 2 || o->a->shape[0] == 1 || sb > 0);
+        if (r == 0 || c == 0) {   /* nothing to read: any layout with a legal ld */
+            o->op = op;
+            o->ld = c > 1 ? c : 1;
+            return GX_OK;
+        }
+        if (batch_ok && (sc == 1 || c == 1) && (sr >= c || r == 1)) {
+            o->op = op;
+            o->ld = r == 1 ? c : sr;
+            o->bstride = sb;
+            return GX_OK;
+        }
+        if (batch_ok && op != GX_OP_C && (sr == 1 || r == 1) && (sc >= r || c == 1)) {
+            o->op = op == GX_OP_N ? GX_OP_T : GX_OP_N;
+            o->ld = c == 1 ? r : sc;
+            o->bstride = sb;
+            return GX_OK;
+        }
+        if (pass == 1 || o->tmp)
+            break;
+        vendor_count_copy();
+        GX__CHECK(gx_array_clone(a, GX_DTYPE_COUNT, &o->tmp));
+        o->a = o->tmp;
+    }
+    return gx__err(GX_ERR_INTERNAL, "gx_matmul: a dense copy still has no library layout");
+}
+
+static gx_status mm_check(const gx_array *c, const gx_array *a, const gx_array *b, const gx_matmul_opts *o)
+{
+    GX__CHECK(gx__array_check(c, "gx_matmul (c)"));
+    GX__CHECK(gx__array_check(a, "gx_matmul (a)"));
+    GX__CHECK(gx__array_check(b, "gx_matmul (b)"));
+    if (a->ctx != c->ctx || b->ctx != c->ctx)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_matmul: a, b and c belong to different contexts");
+    if (a->dtype != c->dtype || b->dtype != c->dtype || !mm_dtype_ok(c->dtype))
+        return gx__err(GX_ERR_DTYPE, "gx_matmul: dtypes a=%s, b=%s, c=%s; all three must be one of f32, f64, c64, c128 "
+                                     "(convert with gx_array_clone)", gx_dtype_name(a->dtype), gx_dtype_name(b->dtype),
+                       gx_dtype_name(c->dtype));
+    if ((unsigned)o->op_a > GX_OP_C || (unsigned)o->op_b > GX_OP_C || (unsigned)o->math > GX_MATH_BF16)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_matmul: op_a/op_b must be GX_OP_N, GX_OP_T or GX_OP_C and math a gx_math_mode");
+    if (c->st == a->st || c->st == b->st)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_matmul: c shares storage with a or b; write into a separate array");
+    return GX_OK;
+}
+
+static gx_status mm_shapes(const gx_array *c, const gx_array *a, const gx_array *b, const gx_matmul_opts *o, mm_call *mc)
+{
+    char sa[96], sb[96], sc[96];
+    vendor_shape_str(sa, sizeof sa, a->ndim, a->shape);
+    vendor_shape_str(sb, sizeof sb, b->ndim, b->shape);
+    vendor_shape_str(sc, sizeof sc, c->ndim, c->shape);
+    if (a->ndim < 2 || a->ndim > 3 || b->ndim < 2 || b->ndim > 3 || c->ndim != (a->ndim == 3 || b->ndim == 3 ? 3 : 2))
+        return gx__err(GX_ERR_SHAPE, "gx_matmul: a %s, b %s, c %s: matrices are 2-D, batches 3-D (c is 3-D when a or b is)",
+                       sa, sb, sc);
+    int64_t ar = a->shape[a->ndim - 2], ac = a->shape[a->ndim - 1], br = b->shape[b->ndim - 2], bc = b->shape[b->ndim - 1];
+    int64_t m = o->op_a == GX_OP_N ? ar : ac, ka = o->op_a == GX_OP_N ? ac : ar;
+    int64_t kb = o->op_b == GX_OP_N ? br : bc, n = o->op_b == GX_OP_N ? bc : br;
+    if (ka != kb)
+        return gx__err(GX_ERR_SHAPE, "gx_matmul: inner sizes differ: op(a) of a %s has %lld columns, op(b) of b %s has %lld rows",
+                       sa, (long long)ka, sb, (long long)kb);
+    int64_t batch = c->ndim == 3 ? c->shape[0] : 1;
+    bool bad_batch = (a->ndim == 3 && a->shape[0] != batch) || (b->ndim == 3 && b->shape[0] != batch);
+    if (c->shape[c->ndim - 2] != m || c->shape[c->ndim - 1] != n || bad_batch)
+        return gx__err(GX_ERR_SHAPE, "gx_matmul: c has shape %s but op(a)·op(b) of a %s and b %s is (%s%lld, %lld)", sc, sa, sb,
+                       c->ndim == 3 ? "batch, " : "", (long long)m, (long long)n);
+    if (m > INT32_MAX || n > INT32_MAX || ka > INT32_MAX || batch > INT32_MAX)
+        return gx__err(GX_ERR_UNSUPPORTED, "gx_matmul: m=%lld, n=%lld, k=%lld, batch=%lld: the BLAS libraries take 32-bit "
+                                           "sizes (at most 2147483647); split the product into blocks",
+                       (long long)m, (long long)n, (long long)ka, (long long)batch);
+    mc->dt = c->dtype, mc->m = m, mc->n = n, mc->k = ka, mc->batch = batch, mc->o = *o;
+    return GX_OK;
+}
+
+/* C must be row-major with a unit column stride; otherwise compute into a dense
+ * copy (holding C's values for beta) and copy back afterwards. */
+static gx_status mm_output(gx_array *c, mm_call *mc)
+{
+    int64_t r, cc, sr, sc;
+    mm_rc(c, &r, &cc, &sr, &sc);
+    int64_t sb = c->ndim == 3 ? c->strides[0] : 0;
+    bool ok = r == 0 || cc == 0 ||
+              ((sc == 1 || cc == 1) && (sr >= cc || r == 1) && (c->ndim == 2 || c->shape[0] == 1 || sb >= r * sr));
+    memset(&mc->C, 0, sizeof mc->C);
+    mc->C.a = c;
+    mc->C.op = GX_OP_N;
+    if (!ok) {
+        vendor_count_copy();
+        GX__CHECK(gx_array_clone(c, GX_DTYPE_COUNT, &mc->C.tmp));
+        mc->C.a = mc->C.tmp;
+        mc->c_user = c;
+        mm_rc(mc->C.a, &r, &cc, &sr, &sc);
+        sb = c->ndim == 3 ? mc->C.a->strides[0] : 0;
+    }
+    mc->C.ld = r <= 1 || cc == 0 ? (cc > 1 ? cc : 1) : sr;
+    mc->C.bstride = sb;
+    if (mc->A.ld > INT32_MAX || mc->B.ld > INT32_MAX || mc->C.ld > INT32_MAX)
+        return gx__err(GX_ERR_UNSUPPORTED, "gx_matmul: a leading dimension (lda=%lld, ldb=%lld, ldc=%lld) exceeds the BLAS "
+                                           "32-bit limit 2147483647; copy the view to a dense array first",
+                       (long long)mc->A.ld, (long long)mc->B.ld, (long long)mc->C.ld);
+    return GX_OK;
+}
+
+/* ------------------------------------------------------------ CPU: CBLAS */
+
+#ifdef GX_HAVE_CBLAS
+static enum CBLAS_TRANSPOSE mm_cblas_op(gx_op op) { return op == GX_OP_N ? CblasNoTrans : op == GX_OP_T ? CblasTrans : CblasConjTrans; }
+
+static void mm_cblas_one(const mm_call *mc, char *a, char *b, char *c)
+{
+    enum CBLAS_TRANSPOSE ta = mm_cblas_op(mc->A.op), tb = mm_cblas_op(mc->B.op);
+    int m = (int)mc->m, n = (int)mc->n, k = (int)mc->k, lda = (int)mc->A.ld, ldb = (int)mc->B.ld, ldc = (int)mc->C.ld;
+    const double *al = mc->o.alpha, *be = mc->o.beta;
+    switch (mc->dt) {
+    case GX_F32:
+        cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, (float)al[0], (float *)a, lda, (float *)b, ldb, (float)be[0], (float *)c, ldc);
+        break;
+    case GX_F64:
+        cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, al[0], (double *)a, lda, (double *)b, ldb, be[0], (double *)c, ldc);
+        break;
+    case GX_C64: {
+        float fa[2] = {(float)al[0], (float)al[1]}, fb[2] = {(float)be[0], (float)be[1]};
+        cblas_cgemm(CblasRowMajor, ta, tb, m, n, k, fa, a, lda, b, ldb, fb, c, ldc);
+        break;
+    }
+    default:
+        cblas_zgemm(CblasRowMajor, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc);
+        break;
+    }
+}
+
+static gx_status mm_cpu(gx_ctx *ctx, const mm_call *mc)
+{
+    (void)ctx;
+    size_t esz = gx_dtype_size(mc->dt);
+    char *a = gx__array_ptr(mc->A.a), *b = gx__array_ptr(mc->B.a), *c = gx__array_ptr(mc->C.a);
+    for (int64_t i = 0; i < mc->batch; i++)
+        mm_cblas_one(mc, a + (size_t)(i * mc->A.bstride) * esz, b + (size_t)(i * mc->B.bstride) * esz,
+                     c + (size_t)(i * mc->C.bstride) * esz);
+    return GX_OK;
+}
+#else
+static gx_status mm_cpu(gx_ctx *ctx, const mm_call *mc)
+{
+    (void)ctx, (void)mc;
+    return gx__err(GX_ERR_UNSUPPORTED, "gx_matmul: this gx was built without CBLAS, so the CPU backend has no matmul; "
+                                       "install libopenblas-dev and rebuild gx (or use the CUDA backend)");
+}
+#endif
+
+/* ------------------------------------------------------------ CUDA: cuBLAS */
+
+#ifdef GX_HAVE_CUDA
+#include "backend/cuda/cuda_priv.h"
+#include <cublas_v2.h>
+#include <dlfcn.h>
+
+#define MM_STR_(x) #x
+#define MM_STR(x) MM_STR_(x)
+#define CUBLAS_FUNCS(X)                                       \
+    X(Create, cublasCreate, 1)                                \
+    X(Destroy, cublasDestroy, 1)                              \
+    X(SetStream, cublasSetStream, 1)                          \
+    X(GemmEx, cublasGemmEx, 1)                                \
+    X(GemmStridedBatchedEx, cublasGemmStridedBatchedEx, 1)    \
+    X(GetStatusString, cublasGetStatusString, 0)
+
+#define MM_FIELD(f, sym, req) __typeof__(&sym) f;
+static struct { CUBLAS_FUNCS(MM_FIELD) } cublas;
+#undef MM_FIELD
+
+static pthread_once_t cublas_once = PTHREAD_ONCE_INIT;
+static char cublas_problem[512];
+static bool cublas_ok;
+
+static void cublas_load(void)
+{
+    static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so", NULL};
+    char tried[256];
+    void *h = vendor_dlopen(names, tried, sizeof tried);
+    if (!h) {
+        snprintf(cublas_problem, sizeof cublas_problem, "cuBLAS was not found (tried %s, also in /usr/local/cuda/lib64); "
+                                                        "install the CUDA toolkit's libcublas or add its folder to LD_LIBRARY_PATH", tried);
+        return;
+    }
+#define MM_LOAD(f, sym, req)                                                                              \
+    *(void **)&cublas.f = dlsym(h, MM_STR(sym));                                                          \
+    if (!cublas.f && req) {                                                                               \
+        snprintf(cublas_problem, sizeof cublas_problem, "cuBLAS lacks %s: install a newer CUDA toolkit", MM_STR(sym)); \
+        return;                                                                                           \
+    }
+    CUBLAS_FUNCS(MM_LOAD)
+#undef MM_LOAD
+    cublas_ok = true;
+}
+
+static gx_status cublas_err(cublasStatus_t st, const char *what)
+{
+    const char *s = cublas.GetStatusString ? cublas.GetStatusString(st) : "";
+    gx_status g = st == CUBLAS_STATUS_ALLOC_FAILED ? GX_ERR_OUT_OF_MEMORY
+                  : st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_ARCH_MISMATCH ? GX_ERR_UNSUPPORTED
+                                                                                           : GX_ERR_BACKEND;
+    return gx__err(g, "gx_matmul: %s failed: cuBLAS status %d %s", what, (int)st, s);
+}
+
+/* The context's handle, bound to its stream. */
+static gx_status cublas_handle(gx_ctx *ctx, cublasHandle_t *out)
+{
+    pthread_once(&cublas_once, cublas_load);
+    if (!cublas_ok)
+        return gx__err(GX_ERR_UNSUPPORTED, "gx_matmul: %s", cublas_problem);
+    CUstream stream;
+    GX__CHECK(cuda_current(&ctx->be, &stream, NULL));
+    vendor_slot *s = vendor_slot_get(ctx);
+    if (!s)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "gx_matmul: out of host memory");
+    if (!s->blas) {
+        cublasHandle_t h;
+        cublasStatus_t st = cublas.Create(&h);
+        if (st != CUBLAS_STATUS_SUCCESS)
+            return cublas_err(st, "cublasCreate");
+        s->blas = h;
+    }
+    cublasStatus_t st = cublas.SetStream(s->blas, (cudaStream_t)stream);
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return cublas_err(st, "cublasSetStream");
+    *out = s->blas;
+    return GX_OK;
+}
+
+void vendor_blas_release(vendor_slot *s)
+{
+    if (!s->blas || !cublas_ok)
+        return;
+    if (cuda_current(&s->ctx->be, NULL, NULL) == GX_OK)
+        cublas.Destroy(s->blas);
+    s->blas = NULL;
+}
+
+static cublasOperation_t mm_cu_op(gx_op op) { return op == GX_OP_N ? CUBLAS_OP_N : op == GX_OP_T ? CUBLAS_OP_T : CUBLAS_OP_C; }
+
+static void mm_cu_types(const mm_call *mc, cudaDataType *dt, cublasComputeType_t *ct, double *al, double *be)
+{
+    switch (mc->dt) {
+    case GX_F32: *dt = CUDA_R_32F; break;
+    case GX_F64: *dt = CUDA_R_64F; break;
+    case GX_C64: *dt = CUDA_C_32F; break;
+    default: *dt = CUDA_C_64F; break;
+    }
+    bool wide = mc->dt == GX_F64 || mc->dt == GX_C128;
+    *ct = wide ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+    if (mc->dt == GX_F32 && mc->o.math == GX_MATH_TF32)
+        *ct = CUBLAS_COMPUTE_32F_FAST_TF32;
+    else if (mc->dt == GX_F32 && mc->o.math == GX_MATH_BF16)
+        *ct = CUBLAS_COMPUTE_32F_FAST_16BF;
+    /* Scalars in the compute precision, host memory (the default pointer mode). */
+    if (wide) {
+        memcpy(al, mc->o.alpha, 16);
+        memcpy(be, mc->o.beta, 16);
+    } else {
+        float fa[2] = {(float)mc->o.alpha[0], (float)mc->o.alpha[1]}, fb[2] = {(float)mc->o.beta[0], (float)mc->o.beta[1]};
+        memcpy(al, fa, 8);
+        memcpy(be, fb, 8);
+    }
+}
+
+static gx_status mm_cuda(gx_ctx *ctx, const mm_call *mc)
+{
+    cublasHandle_t h = NULL;
+    GX__CHECK(cublas_handle(ctx, &h));
+    cudaDataType dt;
+    cublasComputeType_t ct;
+    double al[2], be[2];
+    mm_cu_types(mc, &dt, &ct, al, be);
+    /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T. */
+    const void *A = gx__array_ptr(mc->B.a), *B = gx__array_ptr(mc->A.a);
+    void *C = gx__array_ptr(mc->C.a);
+    cublasOperation_t ta = mm_cu_op(mc->B.op), tb = mm_cu_op(mc->A.op);
+    int m = (int)mc->n, n = (int)mc->m, k = (int)mc->k, lda = (int)mc->B.ld, ldb = (int)mc->A.ld, ldc = (int)mc->C.ld;
+    cublasStatus_t st;
+    if (mc->batch == 1)
+        st = cublas.GemmEx(h, ta, tb, m, n, k, al, A, dt, lda, B, dt, ldb, be, C, dt, ldc, ct, CUBLAS_GEMM_DEFAULT);
+    else
+        st = cublas.GemmStridedBatchedEx(h, ta, tb, m, n, k, al, A, dt, lda, mc->B.bstride, B, dt, ldb, mc->A.bstride, be, C,
+                                         dt, ldc, mc->C.bstride, (int)mc->batch, ct, CUBLAS_GEMM_DEFAULT);
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return cublas_err(st, mc->batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx");
+    return GX_OK;
+}
+#else
+void vendor_blas_release(vendor_slot *s) { (void)s; }
+#endif
+
+/* ------------------------------------------------------------ entry points */
+
+static void mm_call_free(mm_call *mc)
+{
+    gx_array_release(mc->A.tmp);
+    gx_array_release(mc->B.tmp);
+    gx_array_release(mc->C.tmp);
+}
+
+static gx_status mm_run(gx_ctx *ctx, mm_call *mc)
+{
+    if (mc->m == 0 || mc->n == 0 || mc->batch == 0)
+        return GX_OK;
+    gx_status s;
+    gx__range_push("gx_matmul");   /* NVTX: names the library's kernels in Nsight Systems */
+#ifdef GX_HAVE_CUDA
+    if (vendor_is_cuda(ctx))
+        s = mm_cuda(ctx, mc);
+    else
+#endif
+        s = mm_cpu(ctx, mc);
+    gx__range_pop();
+    if (s == GX_OK && mc->c_user)
+        s = gx_array_copy(mc->c_user, mc->C.a);
+    return s;
+}
+
+gx_status gx_matmul(gx_array *c, const gx_array *a, const gx_array *b, const gx_matmul_opts *opts)
+{
+    gx_matmul_opts o = opts ? *opts : GX_MATMUL_DEFAULTS;
+    GX__CHECK(mm_check(c, a, b, &o));
+    mm_call mc;
+    memset(&mc, 0, sizeof mc);
+    GX__CHECK(mm_shapes(c, a, b, &o, &mc));
+    if (!vendor_is_complex(mc.dt)) {   /* conjugation means nothing for real numbers */
+        mc.o.op_a = o.op_a == GX_OP_C ? GX_OP_T : o.op_a;
+        mc.o.op_b = o.op_b == GX_OP_C ? GX_OP_T : o.op_b;
+    }
+    gx_ctx *ctx = c->ctx;
+    gx__lock(ctx);
+    gx_status s = mm_operand_make(a, mc.o.op_a, &mc.A);
+    if (s == GX_OK)
+        s = mm_operand_make(b, mc.o.op_b, &mc.B);
+    if (s == GX_OK)
+        s = mm_output(c, &mc);
+    if (s == GX_OK)
+        s = mm_run(ctx, &mc);
+    mm_call_free(&mc);
+    gx__unlock(ctx);
+    return s;
+}
+
+gx_status gx_matmul_new(const gx_array *a, const gx_array *b, const gx_matmul_opts *opts, gx_array **out)
+{
+    GX__ARG(out, "gx_matmul_new: out must not be NULL");
+    *out = NULL;
+    GX__CHECK(gx__array_check(a, "gx_matmul_new (a)"));
+    GX__CHECK(gx__array_check(b, "gx_matmul_new (b)"));
+    gx_matmul_opts o = opts ? *opts : GX_MATMUL_DEFAULTS;
+    o.beta[0] = o.beta[1] = 0;
+    if (a->ndim < 2 || b->ndim < 2)
+        return gx__err(GX_ERR_SHAPE, "gx_matmul_new: a and b must be matrices (2-D) or batches (3-D); got %d-D and %d-D",
+                       a->ndim, b->ndim);
+    int64_t shape[3];
+    int nd = a->ndim == 3 || b->ndim == 3 ? 3 : 2;
+    if (nd == 3)
+        shape[0] = a->ndim == 3 ? a->shape[0] : b->shape[0];
+    shape[nd - 2] = o.op_a == GX_OP_N ? a->shape[a->ndim - 2] : a->shape[a->ndim - 1];
+    shape[nd - 1] = o.op_b == GX_OP_N ? b->shape[b->ndim - 1] : b->shape[b->ndim - 2];
+    gx_array *c = NULL;
+    GX__CHECK(gx_array_zeros(a->ctx, a->dtype, nd, shape, &c));
+    gx_status s = gx_matmul(c, a, b, &o);
+    if (s != GX_OK)
+        gx_array_release(c);
+    else
+        *out = c;
+    return s;
+}
+
+gx_status gx_matmul_batched(int count, gx_array *const *c, const gx_array *const *a, const gx_array *const *b,
+                            const gx_matmul_opts *opts)
+{
+    GX__ARG(count >= 0, "gx_matmul_batched: count %d is negative", count);
+    GX__ARG(count == 0 || (c && a && b), "gx_matmul_batched: c, a and b must not be NULL");
+    for (int i = 0; i < count; i++) {
+        gx_status s = gx_matmul(c[i], a[i], b[i], opts);
+        if (s != GX_OK)
+            return gx__err_prefix(s, "gx_matmul_batched (entry %d)", i);
+    }
+    return GX_OK;
+}

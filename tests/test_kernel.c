@@ -1,0 +1,608 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+/* test_kernel.c -- user CUDA kernels: compile, argument checks, launch limits,
+ * faults, occupancy, reflection, PTX/SASS, gx/device.h (Philox known answers,
+ * reductions), and the CPU backend's refusals.  GPU tests skip on the CPU
+ * backend; the NVRTC-only ones run wherever NVRTC is installed. */
+#include "gx_test.h"
+#include "gx/device.h"   /* its portable part: Philox on the host */
+#include "ops/kernel_parse.h"
+
+#include <unistd.h>
+
+static const char *VADD =
+    "#include <gx/device.h>\n"
+    "extern \"C\" __global__ void vadd(const float *a, const float *b, float *c, int n)\n"
+    "{\n"
+    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n)\n"
+    "        c[i] = a[i] + b[i];\n"
+    "}\n";
+
+/* The context when it runs on CUDA; else NULL and the test is marked skipped. */
+static gx_ctx *cuda_ctx(void)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_backend_kind k;
+    if (gx_ctx_backend(ctx, &k) != GX_OK || k != GX_BACKEND_CUDA) {
+        gxt_skip("needs the CUDA backend (GX_BACKEND=cuda on a GPU machine)");
+        return NULL;
+    }
+    return ctx;
+}
+
+/* NVRTC present?  Probes with a trivial offline compile. */
+static bool have_nvrtc(void)
+{
+    char *t = NULL;
+    gx_status s = gx_kernel_ptx_offline("extern \"C\" __global__ void k() {}", "k", NULL, NULL, &t);
+    gx_text_free(t);
+    if (s == GX_ERR_UNSUPPORTED) {
+        gxt_skip("NVRTC is not installed here");
+        return false;
+    }
+    return true;
+}
+
+static void fill_rand_f32(float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        x[i] = (float)(gxt_rand01() * 200 - 100);
+}
+
+/* ------------------------------------------------------------ backend-free */
+
+GXT_TEST(kernel_device_header_matches)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/include/gx/device.h", GX_SOURCE_DIR);
+    FILE *f = fopen(path, "rb");
+    GXT_CHECK(f != NULL);
+    if (!f)
+        return;
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    /* gx hands NVRTC the text compiled into the library: it must be the file. */
+    GXT_CHECK(strcmp(buf, gx_device_header()) == 0);
+}
+
+GXT_TEST(kernel_philox_known_answers)
+{
+    /* Random123 kat_vectors, philox4x32 10 rounds. */
+    static const uint32_t kat[3][10] = {
+        {0, 0, 0, 0, 0, 0, 0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
+        {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0x408f276d,
+         0x41c83b0e, 0xa20bc7c6, 0x6d5451fd},
+        {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0, 0xd16cfe09,
+         0x94fdcceb, 0x5001e420, 0x24126ea1},
+    };
+    for (int t = 0; t < 3; t++) {
+        gx_u32x4 r = gx_philox4x32_10(kat[t], kat[t] + 4);
+        for (int w = 0; w < 4; w++)
+            GXT_EQ_I64(r.v[w], kat[t][6 + w]);
+    }
+    GXT_CHECK(gx_uniform_f32(0) == 0.0f);
+    GXT_CHECK(gx_uniform_f32(0xffffffffu) < 1.0f);
+    GXT_CHECK(gx_uniform_f64(0xffffffffu, 0xffffffffu) < 1.0);
+    GXT_NEAR(gx_uniform_f32(0x80000000u), 0.5, 0);
+}
+
+GXT_TEST(kernel_parse_params)
+{
+    kp_param p[KP_MAX_PARAMS];
+    const char *src = "// __global__ void vadd(int x) in a comment\n"
+                      "template <int N> __device__ int helper(int);\n"
+                      "extern \"C\" __global__ void __launch_bounds__(256) other(double *q) {}\n"
+                      "extern \"C\" __global__ void vadd(const float *__restrict__ a, float b[],\n"
+                      "    unsigned long long n, int64_t m, const double s, bool flag) {}\n"
+                      "extern \"C\" __global__ void none(void) {}\n";
+    GXT_EQ_I64(kp_params(src, "vadd", p), 6);
+    GXT_CHECK(p[0].pointer && p[0].dtype == GX_F32 && strcmp(p[0].name, "a") == 0);
+    GXT_CHECK(p[1].pointer && p[1].dtype == GX_F32 && strcmp(p[1].name, "b") == 0);
+    GXT_CHECK(!p[2].pointer && p[2].dtype == GX_U64 && strcmp(p[2].name, "n") == 0);
+    GXT_CHECK(!p[3].pointer && p[3].dtype == GX_I64);
+    GXT_CHECK(!p[4].pointer && p[4].dtype == GX_F64 && strcmp(p[4].name, "s") == 0);
+    GXT_CHECK(!p[5].pointer && p[5].dtype == GX_BOOL);
+    GXT_EQ_I64(kp_params(src, "none", p), 0);
+    GXT_EQ_I64(kp_params(src, "other", p), 1);
+    GXT_CHECK(p[0].pointer && p[0].dtype == GX_F64);
+    GXT_EQ_I64(kp_params(src, "missing", p), -1);
+    GXT_EQ_I64(kp_params("__global__ void t(T *x, MyStruct s) {}", "t", p), 2);
+    GXT_CHECK(p[0].pointer && p[0].dtype == GX_DTYPE_COUNT && p[1].dtype == GX_DTYPE_COUNT);
+}
+
+GXT_TEST(kernel_ptx_offline)
+{
+    if (!have_nvrtc())
+        return;
+    char *ptx = NULL;
+    GXT_OK(gx_kernel_ptx_offline(VADD, "vadd", "sm_80", NULL, &ptx));
+    GXT_CHECK(strstr(ptx, ".entry vadd") != NULL);
+    GXT_CHECK(strstr(ptx, ".target sm_80") != NULL);
+    gx_text_free(ptx);
+    ptx = NULL;
+    /* Options reach NVRTC; gx/device.h (templates, Philox) compiles. */
+    const char *scaled =
+        "#include <gx/device.h>\n"
+        "extern \"C\" __global__ void scaled(float *x, long long n)\n"
+        "{\n"
+        "    GX_FOR_EACH(i, n) {\n"
+        "        uint32_t c[4] = {(uint32_t)i, 0, 0, 0}, k[2] = {1, 2};\n"
+        "        float s = gx_block_sum(x[i]) + gx_warp_inclusive_sum(1.0f);\n"
+        "        x[i] = SCALE * s + gx_uniform_f32(gx_philox4x32_10(c, k).v[0]);\n"
+        "    }\n"
+        "}\n";
+    const char *opt[] = {"-DSCALE=3.0f"};
+    gx_kernel_opts o = {opt, 1, "scaled.cu"};
+    GXT_OK(gx_kernel_ptx_offline(scaled, "scaled", "90", &o, &ptx));
+    GXT_CHECK(strstr(ptx, ".entry scaled") != NULL);
+    gx_text_free(ptx);
+    ptx = NULL;
+    /* Without the option the macro is undefined: a compile error on the user's line 7. */
+    GXT_STATUS(gx_kernel_ptx_offline(scaled, "scaled", NULL, NULL, &ptx), GX_ERR_COMPILE);
+    GXT_MSG_HAS("SCALE");
+    GXT_MSG_HAS("(7)");
+    GXT_CHECK(ptx == NULL);
+    GXT_STATUS(gx_kernel_ptx_offline(VADD, "vsub", NULL, NULL, &ptx), GX_ERR_INVALID_ARGUMENT);
+    GXT_MSG_HAS("vsub");
+    GXT_STATUS(gx_kernel_ptx_offline(VADD, "vadd", "sm_x", NULL, &ptx), GX_ERR_INVALID_ARGUMENT);
+    const char *bad[] = {"--gpu-architecture=sm_70"};
+    gx_kernel_opts ob = {bad, 1, NULL};
+    GXT_STATUS(gx_kernel_ptx_offline(VADD, "vadd", NULL, &ob, &ptx), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_kernel_ptx_offline(VADD, "vadd", NULL, NULL, NULL), GX_ERR_INVALID_ARGUMENT);
+}
+
+GXT_TEST(kernel_sass_offline)
+{
+    if (!have_nvrtc())
+        return;
+    char *sass = NULL;
+    gx_status s = gx_kernel_sass_offline(VADD, "sm_90", NULL, &sass);
+    if (s == GX_ERR_UNSUPPORTED) {
+        GXT_MSG_HAS("cuobjdump");   /* the message names the missing tools */
+        return;
+    }
+    GXT_OK(s);
+    GXT_CHECK(strstr(sass, "vadd") != NULL);
+    gx_text_free(sass);
+}
+
+/* ------------------------------------------------------------ CPU backend */
+
+GXT_TEST(kernel_cpu_unsupported)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_backend_kind k;
+    GXT_OK(gx_ctx_backend(ctx, &k));
+    if (k != GX_BACKEND_CPU) {
+        gxt_skip("checks the CPU backend's refusal");
+        return;
+    }
+    gx_kernel *kern = (gx_kernel *)1;
+    GXT_STATUS(gx_kernel_compile(ctx, VADD, "vadd", NULL, &kern), GX_ERR_UNSUPPORTED);
+    GXT_MSG_HAS("GPU-only");
+    GXT_CHECK(kern == NULL);
+    GXT_OK(gx_kernel_destroy(NULL));
+    GXT_STATUS(gx_kernel_launch(NULL, NULL, 0, NULL), GX_ERR_INVALID_ARGUMENT);
+}
+
+/* ------------------------------------------------------------ CUDA */
+
+static gx_status upload(gx_ctx *ctx, const float *h, int64_t n, gx_array **out)
+{
+    return gx_array_from_host(ctx, GX_F32, 1, &n, h, out);
+}
+
+GXT_TEST(kernel_vadd_suggested_launch)
+{
+    gx_ctx *ctx = cuda_ctx();
+    if (!ctx)
+        return;
+    gx_kernel *k = NULL;
+    GXT_OK(gx_kernel_compile(ctx, VADD, "vadd", NULL, &k));
+    const int64_t sizes[] = {1, 31, 32, 33, 1000, 100003, (1 << 20) + 7};
+    for (size_t t = 0; t < sizeof sizes / sizeof sizes[0]; t++) {
+        int64_t n = sizes[t];
+        float *a = malloc((size_t)n * 4), *b = malloc((size_t)n * 4), *c = malloc((size_t)n * 4);
+        fill_rand_f32(a, n);
+        fill_rand_f32(b, n);
+        gx_array *da = NULL, *db = NULL, *dc = NULL;
+        GXT_OK(upload(ctx, a, n, &da));
+        GXT_OK(upload(ctx, b, n, &db));
+        GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &dc));
+        gx_launch_cfg cfg;
+        unsigned fill = 0;
+        GXT_OK(gx_kernel_suggest(k, n, 0, &cfg, &fill));
+        GXT_CHECK(cfg.block[0] >= 32 && cfg.block[0] <= 1024 && fill > 0);
+        GXT_CHECK((int64_t)cfg.grid[0] * cfg.block[0] >= n);
+        gx_karg args[] = {GX_KARG_ARRAY(da), GX_KARG_ARRAY(db), GX_KARG_ARRAY(dc), GX_KARG_I32((int32_t)n)};
+        GXT_OK(gx_kernel_launch(k, &cfg, 4, args));
+        GXT_OK(gx_array_to_host(dc, c, (size_t)n * 4));
+        int bad = 0;
+        for (int64_t i = 0; i < n; i++)
+            bad += c[i] != a[i] + b[i];
+        GXT_EQ_I64(bad, 0);
+        gx_array_release(da);
+        gx_array_release(db);
+        gx_array_release(dc);
+        free(a);
+        free(b);
+        free(c);
+    }
+    /* A second compile of the same text comes from the cache. */
+    gx_cache_stats before, after;
+    gx_kernel *k2 = NULL;
+    GXT_OK(gx_cache_stats_get(ctx, &before));
+    GXT_OK(gx_kernel_compile(ctx, VADD, "vadd", NULL, &k2));
+    GXT_OK(gx_cache_stats_get(ctx, &after));
+    GXT_EQ_I64(after.compiles, before.compiles);
+    GXT_OK(gx_kernel_destroy(k2));
+    GXT_OK(gx_kernel_destroy(k));
+}
+
+GXT_TEST(kernel_2d_launch)
+{
+    gx_ctx *ctx = cuda_ctx();
+    if (!ctx)
+        return;
+    const char *src =
+        "extern \"C\" __global__ void coords(long long *out, int w, int h)\n"
+        "{\n"
+        "    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;\n"
+        "    if (x < w && y < h) out[(long long)y * w + x] = x + 100000LL * y + 7 * blockIdx.z;\n"
+        "}\n";
+    gx_kernel *k = NULL;
+    GXT_OK(gx_kernel_compile(ctx, src, "coords", NULL, &k));
+    int w = 100, h = 37;
+    int64_t shape[2] = {h, w};
+    gx_array *out = NULL;
+    GXT_OK(gx_array_zeros(ctx, GX_I64, 2, shape, &out));
+    gx_launch_cfg cfg = {.grid = {(unsigned)(w + 15) / 16, (unsigned)(h + 7) / 8}, .block = {16, 8}};
+    gx_karg args[] = {GX_KARG_ARRAY(out), GX_KARG_I32(w), GX_KARG_I32(h)};
+    GXT_OK(gx_kernel_launch(k, &cfg, 3, args));
+    int64_t *hst = malloc((size_t)w * h * 8);
+    GXT_OK(gx_array_to_host(out, hst, (size_t)w * h * 8));
+    int bad = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            bad += hst[y * w + x] != x + 100000LL * y;
+    GXT_EQ_I64(bad, 0);
+    free(hst);
+    gx_array_release(out);
+    gx_kernel_destroy(k);
+}
+
+GXT_TEST(kernel_dynamic_shared)
+{
+    gx_ctx *ctx = cuda_ctx();
+    if (!ctx)
+        return;
+    /* Reverses each block's chunk through dynamic shared memory. */
+    const char *src =
+        "extern \"C\" __global__ void rev(const float *in, float *out, int per)\n"
+        "{\n"
+        "    extern __shared__ float s[];\n"
+        "    const float *src = in + (long long)blockIdx.x * per;\n"
+        "    for (int i = threadIdx.x; i < per; i += blockDim.x) s[i] = src[i];\n"
+        "    __syncthreads();\n"
+        "    for (int i = threadIdx.x; i < per; i += blockDim.x) out[(long long)blockIdx.x * per + i] = s[per - 1 - i];\n"
+        "}\n";
+    gx_kernel *k = NULL;
+    GXT_OK(gx_kernel_compile(ctx, src, "rev", NULL, &k));
+    gx_device_info info;
+    GXT_OK(gx_device_info_get(ctx, &info));
+    /* 1 KB (below the 48 KB default) and, where the device allows, 64 KB (opt-in). */
+    int pers[2] = {256, 16384};
+    for (int t = 0; t < 2; t++) {
+        int per = pers[t];
+        if ((size_t)per * 4 > info.shared_per_block_optin)
+            continue;
+        int64_t n = (int64_t)per * 5;
+        float *a = malloc((size_t)n * 4), *o = malloc((size_t)n * 4);
+        fill_rand_f32(a, n);
+        gx_array *din = NULL, *dout = NULL;
+        GXT_OK(upload(ctx, a, n, &din));
+        GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &dout));
+        gx_launch_cfg cfg = {.grid = {5}, .block = {256}, .shmem = (size_t)per * 4};
+        gx_karg args[] = {GX_KARG_ARRAY(din), GX_KARG_ARRAY(dout), GX_KARG_I32(per)};
+        GXT_OK(gx_kernel_launch(k, &cfg, 3, args));
+        GXT_OK(gx_array_to_host(dout, o, (size_t)n * 4));
+        int bad = 0;
+        for (int64_t i = 0; i < n; i++)
+            bad += o[i] != a[(i / per) * per + per - 1 - i % per];
+        GXT_EQ_I64(bad, 0);
+        gx_array_release(din);
+        gx_array_release(dout);
+        free(a);
+        free(o);
+    }
+    gx_kernel_destroy(k);
+}
+
+GXT_TEST(kernel_launch_limits)
+{
+    gx_ctx *ctx = cuda_ctx();
+    if (!ctx)
+        return;
+    gx_kernel *k = NULL;
+    GXT_OK(gx_kernel_compile(ctx, VADD, "vadd", NULL, &k));
+    int64_t n = 100000;
+    gx_array *a = NULL;
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &a));
+    gx_karg args[] = {GX_KARG_ARRAY(a), GX_KARG_ARRAY(a), GX_KARG_ARRAY(a), GX_KARG_I32(100000)};
+    gx_device_info info;
+    GXT_OK(gx_device_info_get(ctx, &info));
+    char want[128];
+    /* The notebook's mistake: one block of n threads. */
+    gx_launch_cfg cfg = {.grid = {1}, .block = {100000}};
+    GXT_STATUS(gx_kernel_launch(k, &cfg, 4, args), GX_ERR_LAUNCH);
+    snprintf(want, sizeof want, "block of 100000 threads exceeds the device limit of %d",
+             info.max_threads_per_block);
+    GXT_MSG_HAS(want);
+    gx_launch_cfg sh = {.grid = {1}, .block = {32}, .shmem = info.shared_per_block_optin + 1};
+    GXT_STATUS(gx_kernel_launch(k, &sh, 4, args), GX_ERR_LAUNCH);
+    GXT_MSG_HAS("shared memory exceed the device limit");
+    gx_launch_cfg gy = {.grid = {1, 70000}, .block = {32}};
+    GXT_STATUS(gx_kernel_launch(k, &gy, 4, args), GX_ERR_LAUNCH);
+    GXT_MSG_HAS("grid dimension y = 70000 exceeds the device limit");
+    gx_launch_cfg bz = {.grid = {1}, .block = {1, 1, 128}};
+    GXT_STATUS(gx_kernel_launch(k, &bz, 4, args), GX_ERR_LAUNCH);
+    GXT_MSG_HAS("block dimension z = 128");
+    gx_launch_cfg zero = {.grid = {0}, .block = {32}};
+    GXT_STATUS(gx_kernel_launch(k, &zero, 4, args), GX_ERR_LAUNCH);
+    /* The context still works after refused launches. */
+    gx_launch_cfg ok = {.grid = {(100000 + 255) / 256}, .block = {256}};
+    GXT_OK(gx_kernel_launch(k, &ok, 4, args));
+    GXT_OK(gx_sync(ctx));
+    gx_array_release(a);
+    gx_kernel_destroy(k);
+}
+
+GXT_TEST(kernel_param_mismatch)
+{
+    gx_ctx *ctx = cuda_ctx();
+    if (!ctx)
+        return;
+    gx_kernel *k = NULL;
+    GXT_OK(gx_kernel_compile(ctx, VADD, "vadd", NULL, &k));
+    int64_t n = 64;
+    gx_array *a = NULL, *d = NULL;
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &a));
+    GXT_OK(gx_array_zeros(ctx, GX_F64, 1, &n, &d));
+    gx_launch_cfg cfg = {.grid = {1}, .block = {64}};
+    gx_karg wrong_scalar[] = {GX_KARG_ARRAY(a), GX_KARG_ARRAY(a), GX_KARG_ARRAY(a), GX_KARG_F64(64)};
+    GXT_STATUS(gx_kernel_launch(k, &cfg, 4, wrong_scalar), GX_ERR_TYPE);
+    GXT_MSG_HAS("argument 3 (n)");
+    GXT_MSG_HAS("GX_KARG_I32");
+    gx_karg wrong_kind[] = {GX_KARG_ARRAY(a), GX_KARG_I32(1), GX_KARG_ARRAY(a), GX_KARG_I32(64)};
+    GXT_STATUS(gx_kernel_launch(k, &cfg, 4, wrong_kind), GX_ERR_TYPE);
+    GXT_MSG_HAS("argument 1 (b)");
+    gx_karg wrong_elem[] = {GX_KARG_ARRAY(d), GX_KARG_ARRAY(a), GX_KARG_ARRAY(a), GX_KARG_I32(64)};
+    GXT_STATUS(gx_kernel_launch(k, &cfg, 4, wrong_elem), GX_ERR_TYPE);
+    GXT_MSG_HAS("argument 0 (a)");
+    GXT_MSG_HAS("f64");
+    GXT_STATUS(gx_kernel_launch(k, &cfg, 3, wrong_scalar), GX_ERR_TYPE);
+    GXT_MSG_HAS("takes 4 arguments (a, b, c, n), got 3");
+    gx_karg raw[] = {GX_KARG_PTR(NULL), GX_KARG_ARRAY(a), GX_KARG_ARRAY(a), GX_KARG_I32(0)};
+    GXT_OK(gx_kernel_launch(k, &cfg, 4, raw));   /* n = 0: touches nothing */
+    GXT_OK(gx_sync(ctx));
+    gx_kernel *none = NULL;
+    GXT_STATUS(gx_kernel_compile(ctx, VADD, "vsub", NULL, &none), GX_ERR_INVALID_ARGUMENT);
+    GXT_MSG_HAS("vsub");
+    GXT_STATUS(gx_kernel_compile(ctx, "extern \"C\" __global__ void k() { oops; }", "k", NULL, &none),
+               GX_ERR_COMPILE);
+    GXT_MSG_HAS("oops");
+    gx_array_release(a);
+    gx_array_release(d);
+    gx_kernel_destroy(k);
+}
+
+GXT_TEST(kernel_illegal_address_fault)
+{
+    /* Its own context: the device resets only when its last gx context goes, so
+     * this test must not touch the runner's shared context. */
+    const char *be = getenv("GX_BACKEND");
+    int count = 0;
+    gx_cuda_device_count(&count);
+    if (!be || strcmp(be, "cuda") != 0 || count == 0) {
+        gxt_skip("needs GX_BACKEND=cuda and a GPU");
+        return;
+    }
+    gx_ctx *ctx = NULL;
+    GXT_OK(gx_ctx_create(&ctx, GX_BACKEND_CUDA));
+    const char *src = "extern \"C\" __global__ void bad(float *p) { p[threadIdx.x] = 1.0f; }\n";
+    gx_kernel *k = NULL;
+    GXT_OK(gx_kernel_compile(ctx, src, "bad", NULL, &k));
+    gx_launch_cfg cfg = {.grid = {1}, .block = {32}};
+    gx_karg args[] = {GX_KARG_PTR((void *)(uintptr_t)0x10)};
+    gx_status s = gx_kernel_launch(k, &cfg, 1, args);
+    GXT_CHECK(s == GX_OK || s == GX_ERR_KERNEL_FAULT);
+    GXT_STATUS(gx_sync(ctx), GX_ERR_KERNEL_FAULT);
+    GXT_MSG_HAS("illegal");
+    /* Documented state: every later call on the context reports the fault. */
+    int64_t n = 8;
+    gx_array *z = NULL;
+    GXT_STATUS(gx_array_zeros(ctx, GX_F32, 1, &n, &z), GX_ERR_KERNEL_FAULT);
+    GXT_MSG_HAS("destroy this gx context");
+    GXT_STATUS(gx_kernel_launch(k, &cfg, 1, args), GX_ERR_KERNEL_FAULT);
+    gx_ctx_destroy(ctx);
+    /* After every gx context on the device is gone, gx resets the primary context.
+     * Whether the driver then gives a usable one is the driver's call: with driver
+     * 580 (CUDA 13.0) on an H200 it keeps reporting the fault for the rest of the
+     * process.  Either way gx must answer with a status, never crash. */
+    s = gx_ctx_create(&ctx, GX_BACKEND_CUDA);
+    if (s != GX_OK) {
+        GXT_CHECK(s == GX_ERR_KERNEL_FAULT);
+        GXT_MSG_HAS("illegal");
+        printf("note: the driver keeps the fault for this process; a new process gets a working device\n");
+        gx_kernel_destroy(k);
+        return;
+    }
+    GXT_OK(gx_array_iota(ctx, GX_F32, 1000, 1, 1, &z));
+    gx_array *y = NULL;
+    GXT_OK(gx_map(ctx, "x -> x * 2", 1, &z, NULL, &y));
+    float h[1000];
+    GXT_OK(gx_array_to_host(y, h, sizeof h));
+    GXT_CHECK(h[0] == 2 && h[999] == 2000);
+    GXT_OK(gx_kernel_compile(ctx, VADD, "vadd", NULL, &k));
+    gx_kernel_destroy(k);
+    gx_array_release(z);
+    gx_array_release(y);
+    GXT_OK(gx_ctx_destroy(ctx));
+}
+
+GXT_TEST(kernel_reflection)
+{
+    gx_ctx *ctx = cuda_ctx();
+    if (!ctx)
+        return;
+    gx_kernel *k = NULL;
+    const char *src = "extern \"C\" __global__ void stat(float *x) {\n"
+                      "    __shared__ float s[100];\n"
+                      "    s[threadIdx.x % 100] = x[threadIdx.x];\n"
+                      "    __syncthreads();\n"
+                      "    x[threadIdx.x] = s[(threadIdx.x + 1) % 100];\n"
+                      "}\n";
+    GXT_OK(gx_kernel_compile(ctx, src, "stat", NULL, &k));
+    gx_kernel_attrs at;
+    GXT_OK(gx_kernel_attrs_get(k, &at));
+    GXT_CHECK(at.registers > 0 && at.registers <= 255);
+    GXT_CHECK(at.max_threads_per_block > 0 && at.max_threads_per_block <= 1024);
+    GXT_CHECK(at.static_shared >= 400);   /* __shared__ float s[100] */
+    GXT_CHECK(at.binary_version >= 50 && at.ptx_version >= 50);
+    GXT_EQ_I64(at.nparams, 1);
+    GXT_CHECK(strcmp(at.entry, "stat") == 0);
+    GXT_CHECK(strncmp(at.arch, "sm_", 3) == 0 || strncmp(at.arch, "compute_", 8) == 0);
+    int blocks = 0;
+    GXT_OK(gx_kernel_active_blocks(k, 128, 0, &blocks));
+    GXT_CHECK(blocks > 0 && blocks <= 64);
+    char *ptx = NULL;
+    GXT_OK(gx_kernel_ptx(k, &ptx));
+    GXT_CHECK(strstr(ptx, ".entry stat") != NULL);
+    gx_text_free(ptx);
+    char *sass = NULL;
+    gx_status s = gx_kernel_sass(k, &sass);
+    GXT_CHECK(s == GX_OK || s == GX_ERR_UNSUPPORTED);
+    if (s == GX_OK)
+        GXT_CHECK(strstr(sass, "stat") != NULL);
+    gx_text_free(sass);
+    gx_kernel_destroy(k);
+}
+
+GXT_TEST(kernel_device_helpers)
+{
+    gx_ctx *ctx = cuda_ctx();
+    if (!ctx)
+        return;
+    /* Per block: sum, min, inclusive/exclusive scans; per thread: Philox words. */
+    const char *src =
+        "#include <gx/device.h>\n"
+        "extern \"C\" __global__ void helpers(const int *x, int *sum, int *mn, int *inc, int *exc,\n"
+        "                                    int *wsum, unsigned *rnd, long long n)\n"
+        "{\n"
+        "    long long i = gx_global_id();\n"
+        "    int v = i < n ? x[i] : 0;\n"
+        "    int s = gx_block_sum(v), m = gx_block_min(i < n ? v : 2147483647);\n"
+        "    int a = gx_block_inclusive_sum(v), b = gx_block_exclusive_sum(v);\n"
+        "    int w = gx_warp_sum(v);\n"
+        "    if (i < n) {\n"
+        "        inc[i] = a; exc[i] = b; wsum[i] = w;\n"
+        "        uint32_t c[4] = {(uint32_t)i, 7u, 0u, 0u}, k[2] = {42u, 43u};\n"
+        "        rnd[i] = gx_philox4x32_10(c, k).v[i % 4];\n"
+        "    }\n"
+        "    if (gx_thread_rank() == 0) { sum[blockIdx.x] = s; mn[blockIdx.x] = m; }\n"
+        "}\n";
+    gx_kernel *k = NULL;
+    GXT_OK(gx_kernel_compile(ctx, src, "helpers", NULL, &k));
+    const int B = 256;
+    int64_t n = 1000, nb = (n + B - 1) / B;
+    int32_t *x = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++)
+        x[i] = (int32_t)(gxt_rand_u64() % 2001) - 1000;
+    gx_array *dx = NULL, *o[6] = {0}, *dr = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_I32, 1, &n, x, &dx));
+    for (int j = 0; j < 2; j++)
+        GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &nb, &o[j]));
+    for (int j = 2; j < 5; j++)
+        GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &n, &o[j]));
+    GXT_OK(gx_array_zeros(ctx, GX_U32, 1, &n, &dr));
+    gx_launch_cfg cfg = {.grid = {(unsigned)nb}, .block = {B}};
+    gx_karg args[] = {GX_KARG_ARRAY(dx), GX_KARG_ARRAY(o[0]), GX_KARG_ARRAY(o[1]), GX_KARG_ARRAY(o[2]),
+                      GX_KARG_ARRAY(o[3]), GX_KARG_ARRAY(o[4]), GX_KARG_ARRAY(dr), GX_KARG_I64(n)};
+    GXT_OK(gx_kernel_launch(k, &cfg, 8, args));
+    int32_t hs[4], hm[4], *hi = malloc((size_t)n * 4), *he = malloc((size_t)n * 4), *hw = malloc((size_t)n * 4);
+    uint32_t *hr = malloc((size_t)n * 4);
+    GXT_OK(gx_array_to_host(o[0], hs, sizeof hs));
+    GXT_OK(gx_array_to_host(o[1], hm, sizeof hm));
+    GXT_OK(gx_array_to_host(o[2], hi, (size_t)n * 4));
+    GXT_OK(gx_array_to_host(o[3], he, (size_t)n * 4));
+    GXT_OK(gx_array_to_host(o[4], hw, (size_t)n * 4));
+    GXT_OK(gx_array_to_host(dr, hr, (size_t)n * 4));
+    int bad = 0;
+    for (int64_t b = 0; b < nb; b++) {
+        int s = 0, m = 2147483647, run = 0;
+        for (int64_t i = b * B; i < (b + 1) * B && i < n; i++) {
+            s += x[i];
+            m = x[i] < m ? x[i] : m;
+            bad += he[i] != run;
+            run += x[i];
+            bad += hi[i] != run;
+        }
+        bad += hs[b] != s || hm[b] != m;
+    }
+    for (int64_t w = 0; w < n; w += 32) {
+        int s = 0;
+        for (int64_t i = w; i < w + 32; i++)
+            s += i < n ? x[i] : 0;
+        for (int64_t i = w; i < w + 32 && i < n; i++)
+            bad += hw[i] != s;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t c[4] = {(uint32_t)i, 7u, 0u, 0u}, key[2] = {42u, 43u};
+        bad += hr[i] != gx_philox4x32_10(c, key).v[i % 4];   /* bit-exact with the host */
+    }
+    GXT_EQ_I64(bad, 0);
+    free(x);
+    free(hi);
+    free(he);
+    free(hw);
+    free(hr);
+    gx_array_release(dx);
+    gx_array_release(dr);
+    for (int j = 0; j < 5; j++)
+        gx_array_release(o[j]);
+    gx_kernel_destroy(k);
+}
+
+GXT_TEST(kernel_cooperative)
+{
+    gx_ctx *ctx = cuda_ctx();
+    if (!ctx)
+        return;
+    gx_kernel *k = NULL;
+    GXT_OK(gx_kernel_compile(ctx, VADD, "vadd", NULL, &k));
+    int64_t n = 4096;
+    gx_array *a = NULL, *c = NULL;
+    GXT_OK(gx_array_iota(ctx, GX_F32, n, 0, 1, &a));
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &c));
+    gx_karg args[] = {GX_KARG_ARRAY(a), GX_KARG_ARRAY(a), GX_KARG_ARRAY(c), GX_KARG_I32((int32_t)n)};
+    gx_launch_cfg cfg = {.grid = {16}, .block = {256}, .cooperative = 1};
+    gx_status s = gx_kernel_launch(k, &cfg, 4, args);
+    if (s == GX_ERR_UNSUPPORTED) {
+        gxt_skip("cooperative launch not supported on this device");
+        return;
+    }
+    GXT_OK(s);
+    float h[4096];
+    GXT_OK(gx_array_to_host(c, h, sizeof h));
+    GXT_CHECK(h[0] == 0 && h[4095] == 8190);
+    gx_launch_cfg big = {.grid = {1u << 24}, .block = {1024}, .cooperative = 1};
+    GXT_STATUS(gx_kernel_launch(k, &big, 4, args), GX_ERR_LAUNCH);
+    GXT_MSG_HAS("resident at once");
+    gx_array_release(a);
+    gx_array_release(c);
+    gx_kernel_destroy(k);
+}

@@ -1,0 +1,604 @@
+/* test_range.c -- range pipelines (every terminal against host references, several
+ * dtypes and lengths, take/drop/enumerate around filters, repeated runs, bad input)
+ * and gx_filter / gx_findall (stream compaction). */
+#include "gx_test.h"
+
+/* Lengths around the CUDA tile sizes (256 x 16, 256 x 8, 256 x 4) and the CPU align. */
+static const int64_t lens[] = {0, 1, 2, 63, 64, 65, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097,
+                               3 * 4096 + 1, 65536 * 2 + 5, (1 << 20) + 7};
+#define NLENS ((int)(sizeof lens / sizeof lens[0]))
+
+static gx_pipe *iota_pipe(gx_ctx *ctx, gx_dtype dt, int64_t n, double start, double step)
+{
+    gx_pipe *p = NULL;
+    if (gx_pipe_iota(ctx, dt, n, start, step, &p) != GX_OK)
+        return NULL;
+    return p;
+}
+
+GXT_TEST(range_count_iota_filter)
+{
+    gx_ctx *ctx = gxt_ctx();
+    for (int li = 0; li < NLENS; li++) {
+        int64_t n = lens[li];
+        gx_pipe *p = iota_pipe(ctx, GX_I64, n, 0, 1);
+        GXT_CHECK(p != NULL);
+        GXT_OK(gx_pipe_map(p, "i -> (i * i) % 1000", NULL, 0));
+        GXT_OK(gx_pipe_filter(p, "v -> v % 3 == 0", NULL, 0));
+        int64_t want = 0;
+        for (int64_t i = 0; i < n; i++)
+            want += ((i * i) % 1000) % 3 == 0;
+        for (int rep = 0; rep < 2; rep++) {   /* the same pipeline runs again */
+            int64_t got = -1;
+            GXT_OK(gx_pipe_count(p, &got));
+            GXT_EQ_I64(got, want);
+        }
+        gx_pipe_destroy(p);
+    }
+}
+
+GXT_TEST(range_reduce_dtypes)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const gx_dtype dts[] = {GX_I8, GX_I16, GX_I32, GX_I64, GX_U8, GX_U16, GX_U32, GX_U64, GX_F32, GX_F64};
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+        for (int li = 1; li < NLENS; li += 3) {
+            int64_t n = lens[li];
+            gx_pipe *p = iota_pipe(ctx, dts[d], n, 1, 1);
+            GXT_OK(gx_pipe_map(p, "x -> i64(x) % 7", NULL, 0));
+            int64_t got = 0, want = 0;
+            gx_dtype acc;
+            for (int64_t i = 0; i < n; i++) {
+                int64_t v;
+                switch (dts[d]) {
+                case GX_I8: v = (int8_t)(i + 1); break;
+                case GX_U8: v = (uint8_t)(i + 1); break;
+                case GX_I16: v = (int16_t)(i + 1); break;
+                case GX_U16: v = (uint16_t)(i + 1); break;
+                default: v = i + 1;
+                }
+                if (dts[d] == GX_F32)
+                    v = (int64_t)(float)(i + 1);
+                want += v % 7;
+            }
+            GXT_OK(gx_pipe_reduce(p, "a, b -> a + b", NULL, &got, &acc));
+            GXT_CHECK(acc == GX_I64);
+            GXT_EQ_I64(got, want);
+            gx_pipe_destroy(p);
+        }
+    }
+}
+
+GXT_TEST(range_reduce_init_and_empty)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_pipe *p = iota_pipe(ctx, GX_I32, 0, 0, 1);
+    int32_t r = 0;
+    gx_const init = GX_CONST_I32("", 42);
+    GXT_OK(gx_pipe_reduce(p, "a, b -> a + b", &init, &r, NULL));
+    GXT_EQ_I64(r, 42);
+    GXT_STATUS(gx_pipe_reduce(p, "a, b -> a + b", NULL, &r, NULL), GX_ERR_SHAPE);
+    GXT_MSG_HAS("empty");
+    gx_pipe_destroy(p);
+    p = iota_pipe(ctx, GX_I32, 100, 1, 1);
+    GXT_OK(gx_pipe_reduce(p, "a, b -> a * 2 - a + b", &init, &r, NULL));
+    GXT_EQ_I64(r, 42 + 5050);
+    double f = 0;
+    GXT_OK(gx_pipe_mapreduce(p, "x -> f64(x) * 0.5", "a, b -> a + b", NULL, &f, NULL));
+    GXT_NEAR(f, 2525.0, 1e-12);
+    int arity = 0;
+    GXT_OK(gx_pipe_arity(p, &arity));   /* mapreduce leaves p as it was */
+    GXT_EQ_I64(arity, 1);
+    gx_dtype dt;
+    GXT_OK(gx_pipe_dtype(p, 0, &dt));
+    GXT_CHECK(dt == GX_I32);
+    gx_pipe_destroy(p);
+}
+
+GXT_TEST(range_any_all_min_max_arg)
+{
+    gx_ctx *ctx = gxt_ctx();
+    for (int li = 1; li < NLENS; li += 2) {
+        int64_t n = lens[li];
+        float *h = malloc((size_t)n * sizeof *h);
+        for (int64_t i = 0; i < n; i++)
+            h[i] = (float)(gxt_rand01() * 100 - 50);
+        int64_t imin = n / 3, imax = n / 2;
+        h[imin] = -1000;
+        h[imax] = 1000;
+        if (n > 4)
+            h[n - 1] = -1000;   /* a tie later: argmin must stay at the first */
+        gx_array *x = NULL;
+        GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, h, &x));
+        gx_pipe *p = NULL;
+        GXT_OK(gx_pipe_from_arrays(ctx, 1, &x, &p));
+        float mn = 0, mx = 0;
+        int64_t amn = -1, amx = -1;
+        GXT_OK(gx_pipe_min(p, &mn));
+        GXT_OK(gx_pipe_max(p, &mx));
+        GXT_OK(gx_pipe_argmin(p, &amn));
+        GXT_OK(gx_pipe_argmax(p, &amx));
+        GXT_NEAR(mn, n == 1 ? 1000 : -1000, 0);   /* n == 1: h[0] is set to -1000, then 1000 */
+        GXT_NEAR(mx, 1000, 0);
+        GXT_EQ_I64(amn, imin);
+        GXT_EQ_I64(amx, imax);
+        int any = -1, all = -1;
+        GXT_OK(gx_pipe_map(p, "x -> x > 999.0f", NULL, 0));
+        GXT_OK(gx_pipe_any(p, &any));
+        GXT_OK(gx_pipe_all(p, &all));
+        GXT_EQ_I64(any, 1);
+        GXT_EQ_I64(all, n == 1);
+        gx_pipe_destroy(p);
+        gx_array_release(x);
+        free(h);
+    }
+    /* empty: any false, all true, min an error */
+    gx_pipe *p = iota_pipe(ctx, GX_BOOL, 0, 0, 1);
+    int any = -1, all = -1;
+    GXT_OK(gx_pipe_any(p, &any));
+    GXT_OK(gx_pipe_all(p, &all));
+    GXT_EQ_I64(any, 0);
+    GXT_EQ_I64(all, 1);
+    bool b;
+    GXT_STATUS(gx_pipe_min(p, &b), GX_ERR_SHAPE);
+    int64_t i;
+    GXT_STATUS(gx_pipe_argmax(p, &i), GX_ERR_SHAPE);
+    gx_pipe_destroy(p);
+}
+
+GXT_TEST(range_min_skips_nan)
+{
+    gx_ctx *ctx = gxt_ctx();
+    double h[5] = {NAN, 3, NAN, -2, 7};
+    int64_t n = 5;
+    gx_array *x = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, h, &x));
+    gx_pipe *p = NULL;
+    GXT_OK(gx_pipe_from_arrays(ctx, 1, &x, &p));
+    double mn, mx;
+    int64_t a;
+    GXT_OK(gx_pipe_min(p, &mn));
+    GXT_OK(gx_pipe_max(p, &mx));
+    GXT_NEAR(mn, -2, 0);
+    GXT_NEAR(mx, 7, 0);
+    GXT_OK(gx_pipe_argmin(p, &a));
+    GXT_EQ_I64(a, 3);
+    gx_pipe_destroy(p);
+    gx_array_release(x);
+}
+
+/* collect after a filter: order preserved, every length and keep pattern. */
+GXT_TEST(range_collect_filters)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const char *preds[] = {"x -> false", "x -> true", "x -> x % 2 == 0", "x -> (x * 2654435761u) % 7u < 3u"};
+    for (int li = 0; li < NLENS; li++) {
+        int64_t n = lens[li];
+        for (int k = 0; k < 4; k++) {
+            gx_pipe *p = iota_pipe(ctx, GX_U32, n, 5, 1);
+            GXT_OK(gx_pipe_filter(p, preds[k], NULL, 0));
+            gx_array *o = NULL;
+            GXT_OK(gx_pipe_collect(p, 1, &o));
+            int64_t m = 0;
+            GXT_OK(gx_array_size(o, &m));
+            uint32_t *h = malloc((size_t)(m + 1) * 4);
+            GXT_OK(gx_array_to_host(o, h, (size_t)(m + 1) * 4));
+            int64_t j = 0;
+            bool ok = true;
+            for (int64_t i = 0; i < n; i++) {
+                uint32_t x = (uint32_t)(i + 5);
+                bool keep = k == 0 ? false : k == 1 ? true : k == 2 ? x % 2 == 0 : (uint32_t)(x * 2654435761u) % 7u < 3u;
+                if (!keep)
+                    continue;
+                if (j >= m || h[j] != x)
+                    ok = false;
+                j++;
+            }
+            if (!ok || j != m)
+                GXT_FAIL_AT(__FILE__, __LINE__, "collect n=%lld pred=%s: got %lld values, want %lld", (long long)n,
+                            preds[k], (long long)m, (long long)j);
+            free(h);
+            gx_array_release(o);
+            gx_pipe_destroy(p);
+        }
+    }
+}
+
+GXT_TEST(range_zip_enumerate_collect)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t n = 10007;
+    float *x = malloc((size_t)n * 4);
+    double *y = malloc((size_t)n * 8);
+    for (int64_t i = 0; i < n; i++)
+        x[i] = (float)gxt_rand01(), y[i] = gxt_rand01();
+    gx_array *a[2] = {NULL, NULL};
+    GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, x, &a[0]));
+    GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, y, &a[1]));
+    gx_pipe *p = NULL;
+    GXT_OK(gx_pipe_from_arrays(ctx, 2, a, &p));
+    GXT_OK(gx_pipe_drop(p, 3));
+    GXT_OK(gx_pipe_enumerate(p));
+    GXT_OK(gx_pipe_filter(p, "i, x, y -> x < y && i % 2 == 1", NULL, 0));
+    int arity = 0;
+    GXT_OK(gx_pipe_arity(p, &arity));
+    GXT_EQ_I64(arity, 3);
+    gx_array *o[3] = {NULL, NULL, NULL};
+    GXT_OK(gx_pipe_collect(p, 3, o));
+    int64_t m;
+    GXT_OK(gx_array_size(o[0], &m));
+    int64_t *hi = malloc((size_t)(m + 1) * 8);
+    float *hx = malloc((size_t)(m + 1) * 4);
+    double *hy = malloc((size_t)(m + 1) * 8);
+    GXT_OK(gx_array_to_host(o[0], hi, (size_t)(m + 1) * 8));
+    GXT_OK(gx_array_to_host(o[1], hx, (size_t)(m + 1) * 4));
+    GXT_OK(gx_array_to_host(o[2], hy, (size_t)(m + 1) * 8));
+    int64_t j = 0;
+    for (int64_t i = 3; i < n; i++) {
+        int64_t e = i - 3;
+        if (!(x[i] < y[i] && e % 2 == 1))
+            continue;
+        if (j < m && (hi[j] != e || hx[j] != x[i] || hy[j] != y[i])) {
+            GXT_FAIL_AT(__FILE__, __LINE__, "zip/enumerate collect differs at %lld", (long long)j);
+            break;
+        }
+        j++;
+    }
+    GXT_EQ_I64(m, j);
+    /* take after the filter: the first 5 kept; drop 2 of them; then enumerate again */
+    GXT_OK(gx_pipe_take(p, 5));
+    GXT_OK(gx_pipe_drop(p, 2));
+    GXT_OK(gx_pipe_map(p, "i, x, y -> i", NULL, 0));
+    GXT_OK(gx_pipe_enumerate(p));
+    GXT_OK(gx_pipe_map(p, "k, i -> k * 1000000 + i", NULL, 0));
+    int64_t got[8];
+    int64_t len = 0;
+    GXT_OK(gx_pipe_to_host(p, got, sizeof got, &len));
+    GXT_EQ_I64(len, m < 5 ? (m > 2 ? m - 2 : 0) : 3);
+    for (int64_t k = 0; k < len; k++)
+        GXT_EQ_I64(got[k], k * 1000000 + hi[k + 2]);
+    int64_t small[1];
+    if (len > 1) {
+        GXT_STATUS(gx_pipe_to_host(p, small, sizeof small, &len), GX_ERR_INVALID_ARGUMENT);
+        GXT_EQ_I64(len, 3);
+    }
+    free(hi);
+    free(hx);
+    free(hy);
+    for (int c = 0; c < 3; c++)
+        gx_array_release(o[c]);
+    gx_pipe_destroy(p);
+    gx_array_release(a[0]);
+    gx_array_release(a[1]);
+    free(x);
+    free(y);
+}
+
+/* A scan of a pipeline: exclusive/inclusive, init, and after a filter (materialised). */
+GXT_TEST(range_scan_pipeline)
+{
+    gx_ctx *ctx = gxt_ctx();
+    for (int li = 0; li < NLENS; li++) {
+        int64_t n = lens[li];
+        gx_pipe *p = iota_pipe(ctx, GX_I64, n, 0, 1);
+        GXT_OK(gx_pipe_map(p, "i -> (i * 7) % 13 - 6", NULL, 0));
+        for (int ex = 0; ex < 2; ex++) {
+            gx_array *o = NULL;
+            gx_const init = GX_CONST_I64("", 100);
+            GXT_OK(gx_pipe_scan(p, "a, b -> a + b", ex, ex ? &init : NULL, &o));
+            int64_t *h = malloc((size_t)(n + 1) * 8);
+            GXT_OK(gx_array_to_host(o, h, (size_t)(n + 1) * 8));
+            int64_t acc = ex ? 100 : 0;
+            for (int64_t i = 0; i < n; i++) {
+                int64_t v = (i * 7) % 13 - 6;
+                int64_t want = ex ? acc : acc + v;
+                acc += v;
+                if (h[i] != want) {
+                    GXT_FAIL_AT(__FILE__, __LINE__, "scan n=%lld ex=%d at %lld: %lld != %lld", (long long)n, ex,
+                                (long long)i, (long long)h[i], (long long)want);
+                    break;
+                }
+            }
+            free(h);
+            gx_array_release(o);
+        }
+        /* after a filter: scan of the kept values */
+        GXT_OK(gx_pipe_filter(p, "v -> v > 0", NULL, 0));
+        gx_array *o = NULL;
+        GXT_OK(gx_pipe_scan(p, "a, b -> a + b", 0, NULL, &o));
+        int64_t m = 0, acc = 0, j = 0;
+        GXT_OK(gx_array_size(o, &m));
+        int64_t *h = malloc((size_t)(m + 1) * 8);
+        GXT_OK(gx_array_to_host(o, h, (size_t)(m + 1) * 8));
+        for (int64_t i = 0; i < n; i++) {
+            int64_t v = (i * 7) % 13 - 6;
+            if (v <= 0)
+                continue;
+            acc += v;
+            if (j < m && h[j] != acc) {
+                GXT_FAIL_AT(__FILE__, __LINE__, "filtered scan at %lld", (long long)j);
+                break;
+            }
+            j++;
+        }
+        GXT_EQ_I64(m, j);
+        free(h);
+        gx_array_release(o);
+        gx_pipe_destroy(p);
+    }
+}
+
+/* Non-commutative associative operators catch any reordering. */
+GXT_TEST(range_scan_noncommutative)
+{
+    gx_ctx *ctx = gxt_ctx();
+    for (int li = 1; li < NLENS; li++) {
+        int64_t n = lens[li];
+        gx_pipe *p = iota_pipe(ctx, GX_I32, n, 3, 1);
+        gx_array *first = NULL, *last = NULL;
+        GXT_OK(gx_pipe_scan(p, "a, b -> a", 0, NULL, &first));
+        GXT_OK(gx_pipe_scan(p, "a, b -> b", 0, NULL, &last));
+        int32_t *h1 = malloc((size_t)n * 4), *h2 = malloc((size_t)n * 4);
+        GXT_OK(gx_array_to_host(first, h1, (size_t)n * 4));
+        GXT_OK(gx_array_to_host(last, h2, (size_t)n * 4));
+        for (int64_t i = 0; i < n; i++)
+            if (h1[i] != 3 || h2[i] != (int32_t)(i + 3)) {
+                GXT_FAIL_AT(__FILE__, __LINE__, "n=%lld at %lld: first %d last %d", (long long)n, (long long)i, h1[i], h2[i]);
+                break;
+            }
+        free(h1);
+        free(h2);
+        gx_array_release(first);
+        gx_array_release(last);
+        gx_pipe_destroy(p);
+    }
+}
+
+/* Random source: reproducible, in range, and the same stream on every run. */
+GXT_TEST(range_random_source)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_pipe *p = NULL;
+    int64_t n = 100003;
+    GXT_OK(gx_pipe_random(ctx, GX_F32, 1234, n, &p));
+    float mn = 0, mx = 0;
+    GXT_OK(gx_pipe_min(p, &mn));
+    GXT_OK(gx_pipe_max(p, &mx));
+    GXT_CHECK(mn >= 0 && mx < 1 && mx > 0.99f && mn < 0.01f);
+    double sum = 0, sum2 = 0;
+    GXT_OK(gx_pipe_mapreduce(p, "x -> f64(x)", "a, b -> a + b", NULL, &sum, NULL));
+    GXT_OK(gx_pipe_mapreduce(p, "x -> f64(x)", "a, b -> a + b", NULL, &sum2, NULL));
+    GXT_NEAR(sum / (double)n, 0.5, 0.01);
+    GXT_NEAR(sum, sum2, 1e-12);
+    gx_pipe_destroy(p);
+}
+
+/* Above 2^31 elements: iota sources need no memory (CUDA only: too slow on a CPU). */
+GXT_TEST(range_count_above_2_31)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_backend_kind k;
+    GXT_OK(gx_ctx_backend(ctx, &k));
+    if (k != GX_BACKEND_CUDA) {
+        gxt_skip("2^31+77 elements: run on the CUDA backend");
+        return;
+    }
+    int64_t n = ((int64_t)1 << 31) + 77;
+    gx_pipe *p = iota_pipe(ctx, GX_I64, n, 0, 1);
+    int64_t c = 0;
+    GXT_OK(gx_pipe_count(p, &c));
+    GXT_EQ_I64(c, n);
+    GXT_OK(gx_pipe_filter(p, "i -> i % 5 == 4", NULL, 0));
+    GXT_OK(gx_pipe_count(p, &c));
+    GXT_EQ_I64(c, (n + 0) / 5);
+    int64_t s = 0;
+    GXT_OK(gx_pipe_reduce(p, "a, b -> a + b", NULL, &s, NULL));
+    int64_t want = 0;
+    for (int64_t i = 4; i < n; i += 5)
+        want += i;
+    GXT_EQ_I64(s, want);
+    gx_pipe_destroy(p);
+    /* argmax over the whole range: the last index */
+    p = iota_pipe(ctx, GX_I64, n, 0, 1);
+    int64_t am = 0;
+    GXT_OK(gx_pipe_argmax(p, &am));
+    GXT_EQ_I64(am, n - 1);
+    gx_pipe_destroy(p);
+}
+
+GXT_TEST(range_bad_input)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_pipe *p = iota_pipe(ctx, GX_F32, 100, 0, 1);
+    /* wrong arity */
+    GXT_STATUS(gx_pipe_map(p, "x, y -> x + y", NULL, 0), GX_ERR_TYPE);
+    GXT_MSG_HAS("gx_pipe_map");
+    /* type mismatch between stages: & on a float stream */
+    GXT_STATUS(gx_pipe_filter(p, "x -> (x & 1) == 0", NULL, 0), GX_ERR_TYPE);
+    GXT_STATUS(gx_pipe_map(p, "x -> x +", NULL, 0), GX_ERR_SYNTAX);
+    int arity = 0;
+    GXT_OK(gx_pipe_arity(p, &arity));   /* failed stages left p unchanged */
+    GXT_EQ_I64(arity, 1);
+    GXT_STATUS(gx_pipe_take(p, -1), GX_ERR_INVALID_ARGUMENT);
+    /* a preallocated scan output needs a known length */
+    GXT_OK(gx_pipe_filter(p, "x -> x > 10.0f", NULL, 0));
+    int64_t len;
+    GXT_STATUS(gx_pipe_length(p, &len), GX_ERR_SHAPE);
+    gx_array *o = NULL;
+    int64_t n = 89;
+    GXT_OK(gx_array_empty(ctx, GX_F32, 1, &n, &o));
+    GXT_STATUS(gx_pipe_scan(p, "a, b -> a + b", 0, NULL, &o), GX_ERR_SHAPE);
+    GXT_MSG_HAS("unknown");
+    /* take after the filter is fine */
+    GXT_OK(gx_pipe_take(p, 10));
+    int64_t c = 0;
+    GXT_OK(gx_pipe_count(p, &c));
+    GXT_EQ_I64(c, 10);
+    /* exclusive scan without init */
+    gx_pipe *q = iota_pipe(ctx, GX_F32, 10, 0, 1);
+    gx_array *o2 = NULL;
+    GXT_STATUS(gx_pipe_scan(q, "a, b -> a + b", 1, NULL, &o2), GX_ERR_INVALID_ARGUMENT);
+    /* wrong preallocated size */
+    GXT_STATUS(gx_pipe_scan(q, "a, b -> a + b", 0, NULL, &o), GX_ERR_SHAPE);
+    /* tuples need a map before a one-value terminal; collect wants one array per component */
+    GXT_OK(gx_pipe_enumerate(q));
+    float f;
+    GXT_STATUS(gx_pipe_min(q, &f), GX_ERR_SHAPE);
+    GXT_MSG_HAS("components");
+    gx_array *one = NULL;
+    GXT_STATUS(gx_pipe_collect(q, 1, &one), GX_ERR_INVALID_ARGUMENT);
+    /* a destroyed pipeline */
+    gx_pipe_destroy(q);
+    GXT_STATUS(gx_pipe_count(q, &c), GX_ERR_INVALID_HANDLE);
+    GXT_STATUS(gx_pipe_iota(ctx, GX_F16, 10, 0, 1, &q), GX_ERR_DTYPE);
+    GXT_CHECK(q == NULL);
+    GXT_STATUS(gx_pipe_random(ctx, GX_C64, 1, 10, &q), GX_ERR_DTYPE);
+    gx_array_release(o);
+    gx_pipe_destroy(p);
+}
+
+GXT_TEST(range_constants_and_strided_source)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t n = 5001;
+    gx_array *x = NULL, *v = NULL;
+    GXT_OK(gx_array_iota(ctx, GX_F64, n, 0, 1, &x));
+    gx_slice sl = {1, GX_END, 3};
+    GXT_OK(gx_array_view(x, &sl, &v));   /* 1, 4, 7, ... */
+    gx_pipe *p = NULL;
+    GXT_OK(gx_pipe_from_arrays(ctx, 1, &v, &p));
+    gx_const c[2] = {GX_CONST_F64("lo", 100.0), GX_CONST_I32("m", 2)};
+    GXT_OK(gx_pipe_filter(p, "x -> x >= lo", c, 1));
+    GXT_OK(gx_pipe_map(p, "x -> i64(x) * m", c + 1, 1));
+    int64_t s = 0, want = 0;
+    GXT_OK(gx_pipe_reduce(p, "a, b -> a + b", NULL, &s, NULL));
+    for (int64_t i = 1; i < n; i += 3)
+        if (i >= 100)
+            want += i * 2;
+    GXT_EQ_I64(s, want);
+    gx_pipe_destroy(p);
+    gx_array_release(v);
+    gx_array_release(x);
+}
+
+/* ------------------------------------------------------------ gx_filter / gx_findall */
+
+GXT_TEST(filter_keeps_order_all_dtypes)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const gx_dtype dts[] = {GX_I8, GX_U16, GX_I32, GX_U64, GX_F32, GX_F64};
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+        for (int li = 0; li < NLENS; li += 2) {
+            int64_t n = lens[li];
+            gx_array *x = NULL, *o = NULL, *ix = NULL;
+            GXT_OK(gx_array_iota(ctx, dts[d], n, 0, 1, &x));
+            GXT_OK(gx_filter(ctx, "x -> i64(x) % 3 == 1", 1, &x, NULL, 0, &o));
+            GXT_OK(gx_findall(ctx, "x -> i64(x) % 3 == 1", 1, &x, NULL, 0, &ix));
+            gx_array_desc od;
+            GXT_OK(gx_array_describe(o, &od));
+            GXT_CHECK(od.dtype == dts[d] && od.ndim == 1);
+            int64_t m = od.size, want = 0;
+            double *h = malloc((size_t)(m + 1) * 8);
+            int64_t *hi = malloc((size_t)(m + 1) * 8);
+            gx_array *od64 = NULL;
+            GXT_OK(gx_array_clone(o, GX_F64, &od64));
+            GXT_OK(gx_array_to_host(od64, h, (size_t)(m + 1) * 8));
+            GXT_OK(gx_array_to_host(ix, hi, (size_t)(m + 1) * 8));
+            /* the reference: iota in the dtype's arithmetic (i8 wraps) */
+            for (int64_t i = 0; i < n; i++) {
+                double xv = dts[d] == GX_I8 ? (double)(int8_t)i : dts[d] == GX_U16 ? (double)(uint16_t)i : (double)i;
+                if ((int64_t)xv % 3 != 1)
+                    continue;
+                if (want < m && (h[want] != xv || hi[want] != i)) {
+                    GXT_FAIL_AT(__FILE__, __LINE__, "dtype %s n=%lld at %lld", gx_dtype_name(dts[d]), (long long)n, (long long)want);
+                    break;
+                }
+                want++;
+            }
+            GXT_EQ_I64(m, want);
+            free(h);
+            free(hi);
+            gx_array_release(od64);
+            gx_array_release(x);
+            gx_array_release(o);
+            gx_array_release(ix);
+        }
+    }
+}
+
+GXT_TEST(filter_float_threshold)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t n = (1 << 20) + 7;
+    float *h = malloc((size_t)n * 4), *r = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++)
+        h[i] = (float)gxt_rand01();
+    gx_array *x = NULL, *o = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, h, &x));
+    gx_const t = GX_CONST_F32("t", 0.5);
+    GXT_OK(gx_filter(ctx, "x -> x > t", 1, &x, &t, 1, &o));
+    int64_t m = 0, j = 0;
+    GXT_OK(gx_array_size(o, &m));
+    GXT_OK(gx_array_to_host(o, r, (size_t)n * 4));
+    for (int64_t i = 0; i < n; i++)
+        if (h[i] > 0.5f) {
+            if (j < m && r[j] != h[i]) {
+                GXT_FAIL_AT(__FILE__, __LINE__, "at %lld", (long long)j);
+                break;
+            }
+            j++;
+        }
+    GXT_EQ_I64(m, j);
+    free(h);
+    free(r);
+    gx_array_release(x);
+    gx_array_release(o);
+}
+
+GXT_TEST(filter_zipped_and_nd)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t shape[2] = {37, 41}, n = 37 * 41;
+    gx_array *a = NULL, *b = NULL, *bt = NULL, *o[2] = {NULL, NULL}, *ix = NULL;
+    GXT_OK(gx_array_iota(ctx, GX_I32, n, 0, 1, &a));
+    GXT_OK(gx_array_iota(ctx, GX_I32, n, 0, 1, &b));
+    gx_array *a2 = NULL, *b2 = NULL;
+    GXT_OK(gx_array_reshape(a, 2, shape, &a2));
+    int64_t sh2[2] = {41, 37};
+    GXT_OK(gx_array_reshape(b, 2, sh2, &b2));
+    int perm[2] = {1, 0};
+    GXT_OK(gx_array_permute(b2, perm, &bt));   /* a non-contiguous 37x41 view */
+    gx_array *in[2] = {a2, bt};
+    GXT_OK(gx_filter(ctx, "x, y -> (x + y) % 4 == 0", 2, in, NULL, 0, o));
+    GXT_OK(gx_findall(ctx, "x, y -> (x + y) % 4 == 0", 2, in, NULL, 0, &ix));
+    int64_t m;
+    GXT_OK(gx_array_size(o[0], &m));
+    int32_t *hx = malloc((size_t)n * 4), *hy = malloc((size_t)n * 4);
+    int64_t *hi = malloc((size_t)n * 8);
+    GXT_OK(gx_array_to_host(o[0], hx, (size_t)n * 4));
+    GXT_OK(gx_array_to_host(o[1], hy, (size_t)n * 4));
+    GXT_OK(gx_array_to_host(ix, hi, (size_t)n * 8));
+    int64_t j = 0;
+    for (int64_t r = 0; r < 37; r++)
+        for (int64_t c = 0; c < 41; c++) {
+            int32_t x = (int32_t)(r * 41 + c), y = (int32_t)(c * 37 + r);
+            if ((x + y) % 4 != 0)
+                continue;
+            if (j < m && (hx[j] != x || hy[j] != y || hi[j] != r * 41 + c)) {
+                GXT_FAIL_AT(__FILE__, __LINE__, "zipped filter at %lld", (long long)j);
+                r = 37;
+                break;
+            }
+            j++;
+        }
+    GXT_EQ_I64(m, j);
+    gx_array *bad[2] = {NULL, NULL};
+    GXT_STATUS(gx_filter(ctx, "x -> x > 0", 2, in, NULL, 0, bad), GX_ERR_TYPE);
+    GXT_STATUS(gx_findall(ctx, "x, y -> x +", 2, in, NULL, 0, bad), GX_ERR_SYNTAX);
+    free(hx);
+    free(hy);
+    free(hi);
+    gx_array *all[] = {a, b, a2, b2, bt, o[0], o[1], ix};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gx_array_release(all[i]);
+}

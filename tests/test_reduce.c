@@ -1,0 +1,842 @@
+/* test_reduce.c -- gx_reduce / gx_mapreduce / along axes / argmin & co.: values against
+ * host references for every operator and dtype at edge sizes, determinism, axes on
+ * 3-D and 4-D arrays and views, device-array chains, > 2^31 elements (CUDA), bad input.
+ *
+ * Float tolerances: relative, scaled by n (f32 sums accumulate in f32 per thread, so
+ * the bound grows with n: 1e-6 + 2e-8 * n for f32, 1e-13 + 1e-16 * n for f64). */
+#include "gx_test.h"
+
+#include <stdbool.h>
+
+static const int64_t SIZES[] = {0, 1, 31, 32, 33, 1023, 1025, (1 << 20) + 7};
+#define NSIZES ((int)(sizeof SIZES / sizeof SIZES[0]))
+
+static double f_tol(gx_dtype t, int64_t n) { return t == GX_F32 ? 1e-6 + 2e-8 * (double)n : 1e-13 + 1e-16 * (double)n; }
+
+/* Writes value v (an integer or a float) as one element of dtype t. */
+static void put(gx_dtype t, void *buf, int64_t i, int64_t iv, double fv)
+{
+    char *p = (char *)buf + i * (int64_t)gx_dtype_size(t);
+    switch (t) {
+    case GX_BOOL: { bool x = iv != 0; memcpy(p, &x, 1); break; }
+    case GX_I8: { int8_t x = (int8_t)iv; memcpy(p, &x, 1); break; }
+    case GX_I16: { int16_t x = (int16_t)iv; memcpy(p, &x, 2); break; }
+    case GX_I32: { int32_t x = (int32_t)iv; memcpy(p, &x, 4); break; }
+    case GX_I64: memcpy(p, &iv, 8); break;
+    case GX_U8: { uint8_t x = (uint8_t)iv; memcpy(p, &x, 1); break; }
+    case GX_U16: { uint16_t x = (uint16_t)iv; memcpy(p, &x, 2); break; }
+    case GX_U32: { uint32_t x = (uint32_t)iv; memcpy(p, &x, 4); break; }
+    case GX_U64: { uint64_t x = (uint64_t)iv; memcpy(p, &x, 8); break; }
+    case GX_F32: { float x = (float)fv; memcpy(p, &x, 4); break; }
+    case GX_F64: memcpy(p, &fv, 8); break;
+    default: break;
+    }
+}
+
+/* x converted to dtype t and back, as C does (bit pattern for u64). */
+static int64_t norm(gx_dtype t, int64_t x)
+{
+    switch (t) {
+    case GX_BOOL: return x != 0;
+    case GX_I8: return (int8_t)x;
+    case GX_I16: return (int16_t)x;
+    case GX_I32: return (int32_t)x;
+    case GX_U8: return (uint8_t)x;
+    case GX_U16: return (uint16_t)x;
+    case GX_U32: return (uint32_t)x;
+    default: return x;
+    }
+}
+
+static int64_t sc_i(gx_scalar s) { return s.dtype == GX_U64 ? (int64_t)s.v.u : s.v.i; }
+
+static bool is_float(gx_dtype t) { return t == GX_F32 || t == GX_F64; }
+static bool is_unsigned(gx_dtype t) { return t >= GX_U8 && t <= GX_U64; }
+
+/* Host data for an operator: products get mostly ones (no overflow noise in floats). */
+static void make_data(gx_dtype t, const char *op, int64_t n, int64_t *iv, double *fv)
+{
+    bool mul = strcmp(op, "*") == 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t r = gxt_rand_u64();
+        if (t == GX_BOOL)
+            iv[i] = (int64_t)(r % 2);
+        else if (mul)
+            iv[i] = r % 97 == 0 ? 2 : r % 89 == 0 ? (is_unsigned(t) ? 3 : -1) : 1;
+        else
+            iv[i] = is_unsigned(t) ? (int64_t)(r % 101) : (int64_t)(r % 101) - 50;
+        fv[i] = mul ? 1.0 + ((double)(r % 1000) - 500.0) * 1e-6 : gxt_rand01() * 20 - 10;
+        if (t == GX_F32)
+            fv[i] = (float)fv[i];
+    }
+}
+
+typedef struct ref { int64_t i; double f; bool isf; } ref;
+
+static ref host_ref(gx_dtype t, const char *op, int64_t n, const int64_t *iv, const double *fv)
+{
+    ref r = {0, 0, is_float(t)};
+    bool fl = is_float(t);
+    if (!strcmp(op, "+") || !strcmp(op, "mean")) {
+        uint64_t s = 0;
+        double d = 0;
+        for (int64_t i = 0; i < n; i++)
+            s += (uint64_t)norm(t, iv[i]), d += fl ? fv[i] : (double)norm(t, iv[i]);
+        r.i = (int64_t)s, r.f = d;
+        if (!strcmp(op, "mean"))
+            r.f = d / (double)n, r.isf = true;
+    } else if (!strcmp(op, "*")) {
+        uint64_t s = 1;
+        double d = 1;
+        for (int64_t i = 0; i < n; i++)
+            s *= (uint64_t)norm(t, iv[i]), d *= fv[i];
+        r.i = (int64_t)s, r.f = d;
+    } else if (!strcmp(op, "max") || !strcmp(op, "min")) {
+        bool mx = op[1] == 'a';
+        int64_t s = 0;
+        double d = NAN;   /* fmax's neutral element */
+        for (int64_t i = 0; i < n; i++) {
+            int64_t x = norm(t, iv[i]);
+            if (i == 0 || (mx ? x > s : x < s))
+                s = x;
+            d = mx ? fmax(d, fv[i]) : fmin(d, fv[i]);
+        }
+        if (n == 0 && !fl) {   /* the neutral elements: lowest / highest of the dtype */
+            static const int64_t lo[] = {0, INT8_MIN, INT16_MIN, INT32_MIN, INT64_MIN, 0, 0, 0, 0};
+            static const int64_t hi[] = {1, INT8_MAX, INT16_MAX, INT32_MAX, INT64_MAX, UINT8_MAX, UINT16_MAX, UINT32_MAX, -1};
+            s = mx ? lo[t] : hi[t];
+        }
+        r.i = s, r.f = d;
+    } else if (!strcmp(op, "&") || !strcmp(op, "|") || !strcmp(op, "^")) {
+        int64_t s = op[0] == '&' ? -1 : 0;
+        for (int64_t i = 0; i < n; i++)
+            s = op[0] == '&' ? s & iv[i] : op[0] == '|' ? s | iv[i] : s ^ iv[i];
+        r.i = norm(t, s);
+    } else if (!strcmp(op, "&&") || !strcmp(op, "||") || !strcmp(op, "count")) {
+        int64_t c = 0;
+        for (int64_t i = 0; i < n; i++)
+            c += fl ? fv[i] != 0 : norm(t, iv[i]) != 0;
+        r.i = op[0] == '&' ? c == n : op[0] == '|' ? c > 0 : c;
+        r.isf = false;
+    }
+    return r;
+}
+
+static void check_op(gx_ctx *ctx, gx_dtype t, const char *op, int64_t n)
+{
+    int64_t *iv = malloc((size_t)(n + 1) * 8);
+    double *fv = malloc((size_t)(n + 1) * 8);
+    void *raw = malloc((size_t)(n + 1) * 8);
+    make_data(t, op, n, iv, fv);
+    for (int64_t i = 0; i < n; i++)
+        put(t, raw, i, iv[i], fv[i]);
+    gx_array *x = NULL;
+    gx_scalar s;
+    gx_status st = gx_array_from_host(ctx, t, 1, &n, raw, &x);
+    if (st == GX_OK)
+        st = gx_reduce(ctx, op, x, NULL, &s);
+    if (!strcmp(op, "mean") && n == 0) {
+        GXT_CHECK(st == GX_ERR_INVALID_ARGUMENT);
+    } else if (st != GX_OK) {
+        GXT_FAIL_AT(__FILE__, __LINE__, "%s %s n=%lld: %s: %s", gx_dtype_name(t), op, (long long)n, gx_status_string(st),
+                    gx_last_error());
+    } else {
+        ref r = host_ref(t, op, n, iv, fv);
+        if (r.isf) {
+            double tol = f_tol(is_float(t) ? t : GX_F64, n) * (strcmp(op, "*") == 0 ? 10 : 1);
+            if (s.v.f != r.f && !(isnan(s.v.f) && isnan(r.f)) && !(fabs(s.v.f - r.f) <= tol * (1 + fabs(r.f))))
+                GXT_FAIL_AT(__FILE__, __LINE__, "%s %s n=%lld: %.17g vs host %.17g", gx_dtype_name(t), op, (long long)n, s.v.f, r.f);
+        } else if (sc_i(s) != r.i) {
+            GXT_FAIL_AT(__FILE__, __LINE__, "%s %s n=%lld: %lld vs host %lld", gx_dtype_name(t), op, (long long)n,
+                        (long long)sc_i(s), (long long)r.i);
+        }
+    }
+    gx_array_release(x);
+    free(iv);
+    free(fv);
+    free(raw);
+}
+
+/* findmin / findmax (value and first index) against a host scan; sizes > 0. */
+static void check_find(gx_ctx *ctx, gx_dtype t, int64_t n)
+{
+    int64_t *iv = malloc((size_t)n * 8);
+    double *fv = malloc((size_t)n * 8);
+    void *raw = malloc((size_t)n * 8);
+    make_data(t, "max", n, iv, fv);
+    for (int64_t i = 0; i < n; i++)
+        put(t, raw, i, iv[i], fv[i]);
+    int64_t lo = 0, hi = 0;
+    for (int64_t i = 1; i < n; i++) {
+        double a = is_float(t) ? fv[i] : (double)norm(t, iv[i]), l = is_float(t) ? fv[lo] : (double)norm(t, iv[lo]),
+               h = is_float(t) ? fv[hi] : (double)norm(t, iv[hi]);
+        if (t == GX_U64 ? (uint64_t)iv[i] < (uint64_t)iv[lo] : a < l)
+            lo = i;
+        if (t == GX_U64 ? (uint64_t)iv[i] > (uint64_t)iv[hi] : a > h)
+            hi = i;
+    }
+    gx_array *x = NULL;
+    gx_scalar v;
+    int64_t i1 = -1, i2 = -1;
+    gx_status st = gx_array_from_host(ctx, t, 1, &n, raw, &x);
+    if (st == GX_OK)
+        st = gx_findmin(x, &v, &i1);
+    if (st == GX_OK)
+        st = gx_findmax(x, &v, &i2);
+    if (st != GX_OK || i1 != lo || i2 != hi)
+        GXT_FAIL_AT(__FILE__, __LINE__, "%s find n=%lld: %s, argmin %lld (host %lld), argmax %lld (host %lld)", gx_dtype_name(t),
+                    (long long)n, gx_status_string(st), (long long)i1, (long long)lo, (long long)i2, (long long)hi);
+    gx_array_release(x);
+    free(iv);
+    free(fv);
+    free(raw);
+}
+
+static void check_dtypes(const gx_dtype *dts, int ndt)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const char *ops[] = {"+", "*", "max", "min", "&", "|", "^", "&&", "||", "count", "mean"};
+    for (int d = 0; d < ndt; d++)
+        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+            if (is_float(dts[d]) && (ops[o][0] == '&' || ops[o][0] == '|' || ops[o][0] == '^') && ops[o][1] == 0)
+                continue;
+            for (int k = 0; k < NSIZES; k++)
+                check_op(ctx, dts[d], ops[o], SIZES[k]);
+        }
+    for (int d = 0; d < ndt; d++)
+        for (int k = 1; k < NSIZES; k++)
+            check_find(ctx, dts[d], SIZES[k]);
+}
+
+/* One test per dtype: each loads its own kernels (one per operator). */
+GXT_TEST(reduce_ops_bool) { check_dtypes((const gx_dtype[]){GX_BOOL}, 1); }
+GXT_TEST(reduce_ops_i8) { check_dtypes((const gx_dtype[]){GX_I8}, 1); }
+GXT_TEST(reduce_ops_i16) { check_dtypes((const gx_dtype[]){GX_I16}, 1); }
+GXT_TEST(reduce_ops_i32) { check_dtypes((const gx_dtype[]){GX_I32}, 1); }
+GXT_TEST(reduce_ops_i64) { check_dtypes((const gx_dtype[]){GX_I64}, 1); }
+GXT_TEST(reduce_ops_u8) { check_dtypes((const gx_dtype[]){GX_U8}, 1); }
+GXT_TEST(reduce_ops_u16) { check_dtypes((const gx_dtype[]){GX_U16}, 1); }
+GXT_TEST(reduce_ops_u32) { check_dtypes((const gx_dtype[]){GX_U32}, 1); }
+GXT_TEST(reduce_ops_u64) { check_dtypes((const gx_dtype[]){GX_U64}, 1); }
+GXT_TEST(reduce_ops_f32) { check_dtypes((const gx_dtype[]){GX_F32}, 1); }
+GXT_TEST(reduce_ops_f64) { check_dtypes((const gx_dtype[]){GX_F64}, 1); }
+
+GXT_TEST(reduce_float_errors_on_bitwise_and_result_dtypes)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_array *x = NULL;
+    GXT_OK(gx_array_iota(ctx, GX_F32, 10, 0, 1, &x));
+    gx_scalar s;
+    GXT_STATUS(gx_reduce(ctx, "&", x, NULL, &s), GX_ERR_DTYPE);
+    GXT_MSG_HAS("bitwise");
+    GXT_OK(gx_reduce(ctx, "+", x, NULL, &s));
+    GXT_CHECK(s.dtype == GX_F32);
+    GXT_NEAR(s.v.f, 45, 0);
+    gx_reduce_opts o = {0};
+    o.dtype = GX_F64;
+    GXT_OK(gx_reduce(ctx, "+", x, &o, &s));
+    GXT_CHECK(s.dtype == GX_F64);
+    gx_array *y = NULL;
+    GXT_OK(gx_array_iota(ctx, GX_I16, 10, 0, 1, &y));
+    GXT_OK(gx_reduce(ctx, "sum", y, NULL, &s));
+    GXT_CHECK(s.dtype == GX_I64);
+    GXT_EQ_I64(s.v.i, 45);
+    GXT_OK(gx_reduce(ctx, "max", y, NULL, &s));
+    GXT_CHECK(s.dtype == GX_I16);
+    GXT_EQ_I64(s.v.i, 9);
+    gx_array_release(x);
+    gx_array_release(y);
+}
+
+GXT_TEST(reduce_conveniences)
+{
+    gx_ctx *ctx = gxt_ctx();
+    double h[] = {3, -1, 4, 1, -5, 9, 2, 6, -5, 9};
+    int64_t n = 10;
+    gx_array *x = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, h, &x));
+    gx_scalar s;
+    GXT_OK(gx_sum(x, &s));
+    GXT_NEAR(s.v.f, 23, 0);
+    GXT_OK(gx_prod(x, &s));
+    GXT_NEAR(s.v.f, 3.0 * -1 * 4 * 1 * -5 * 9 * 2 * 6 * -5 * 9, 0);
+    GXT_OK(gx_maximum(x, &s));
+    GXT_NEAR(s.v.f, 9, 0);
+    GXT_OK(gx_minimum(x, &s));
+    GXT_NEAR(s.v.f, -5, 0);
+    GXT_OK(gx_mean(x, &s));
+    GXT_NEAR(s.v.f, 2.3, 1e-15);
+    bool b;
+    GXT_OK(gx_any(x, &b));
+    GXT_CHECK(b);
+    GXT_OK(gx_all(x, &b));
+    GXT_CHECK(b);
+    int64_t c, i;
+    GXT_OK(gx_count(x, &c));
+    GXT_EQ_I64(c, 10);
+    GXT_OK(gx_argmin(x, &i));
+    GXT_EQ_I64(i, 4);   /* first of the tied -5s */
+    GXT_OK(gx_argmax(x, &i));
+    GXT_EQ_I64(i, 5);   /* first of the tied 9s */
+    GXT_OK(gx_findmax(x, &s, &i));
+    GXT_NEAR(s.v.f, 9, 0);
+    GXT_EQ_I64(i, 5);
+    GXT_OK(gx_findmin(x, &s, &i));
+    GXT_NEAR(s.v.f, -5, 0);
+    GXT_EQ_I64(i, 4);
+    gx_array_release(x);
+}
+
+/* Many ties spread over the whole array (and so over threads and blocks): the
+ * first index must win; NaN is ignored unless everything is NaN. */
+GXT_TEST(reduce_argmin_argmax_ties_and_nan)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const int64_t sizes[] = {33, 1025, (1 << 20) + 7};
+    for (int k = 0; k < 3; k++) {
+        int64_t n = sizes[k];
+        float *h = malloc((size_t)n * 4);
+        for (int64_t i = 0; i < n; i++)
+            h[i] = (float)(gxt_rand_u64() % 1000) + 1;
+        int64_t lo = n / 3, hi = n / 2;
+        h[n - 1] = 0, h[lo] = 0, h[n / 4 + (n > 4)] = 0;   /* ties for the min */
+        h[hi] = 5000, h[n - 1 - (n > 2)] = 5000;           /* ties for the max */
+        if (n > 8)
+            h[1] = NAN, h[n - 2] = NAN;
+        int64_t wmin = n, wmax = n;
+        for (int64_t i = 0; i < n; i++) {
+            if (h[i] == 0 && wmin == n)
+                wmin = i;
+            if (h[i] == 5000 && wmax == n)
+                wmax = i;
+        }
+        gx_array *x = NULL;
+        GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, h, &x));
+        int64_t i;
+        GXT_OK(gx_argmin(x, &i));
+        GXT_EQ_I64(i, wmin);
+        GXT_OK(gx_argmax(x, &i));
+        GXT_EQ_I64(i, wmax);
+        gx_scalar s;
+        GXT_OK(gx_maximum(x, &s));
+        GXT_NEAR(s.v.f, 5000, 0);
+        gx_array_release(x);
+        /* all NaN: value NaN, index of the first */
+        for (int64_t j = 0; j < n; j++)
+            h[j] = NAN;
+        GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, h, &x));
+        GXT_OK(gx_findmin(x, &s, &i));
+        GXT_CHECK(isnan(s.v.f));
+        GXT_EQ_I64(i, 0);
+        GXT_OK(gx_maximum(x, &s));
+        GXT_CHECK(isnan(s.v.f));
+        gx_array_release(x);
+        free(h);
+    }
+    /* integers at the dtype's extreme tie with the neutral element: a real index wins */
+    int32_t hv[5] = {INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX};
+    int64_t n = 5, i;
+    gx_array *x = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_I32, 1, &n, hv, &x));
+    GXT_OK(gx_argmin(x, &i));
+    GXT_EQ_I64(i, 0);
+    gx_array_release(x);
+}
+
+GXT_TEST(reduce_deterministic_float_sum_10_runs)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t n = (1 << 22) + 7;
+    float *h = malloc((size_t)n * 4);
+    double want = 0;
+    for (int64_t i = 0; i < n; i++)
+        h[i] = (float)gxt_rand01(), want += h[i];
+    gx_array *x = NULL, *y = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, h, &x));
+    GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, h, &y));
+    gx_array *in[2] = {x, y};
+    gx_scalar first, s, m0, m;
+    GXT_OK(gx_sum(x, &first));
+    GXT_NEAR(first.v.f, want, f_tol(GX_F32, n));
+    GXT_OK(gx_mapreduce(ctx, "x, y -> x * y", "+", 2, in, NULL, &m0));
+    for (int r = 0; r < 10; r++) {
+        GXT_OK(gx_sum(x, &s));
+        GXT_CHECK(memcmp(&s.v.f, &first.v.f, sizeof(double)) == 0);
+        GXT_OK(gx_mapreduce(ctx, "x, y -> x * y", "+", 2, in, NULL, &m));
+        GXT_CHECK(memcmp(&m.v.f, &m0.v.f, sizeof(double)) == 0);
+    }
+    gx_array_release(x);
+    gx_array_release(y);
+    free(h);
+}
+
+GXT_TEST(reduce_lambda_operator_matches_builtin)
+{
+    gx_ctx *ctx = gxt_ctx();
+    for (int k = 0; k < NSIZES; k++) {
+        int64_t n = SIZES[k];
+        gx_array *x = NULL;
+        float *h = malloc((size_t)(n + 1) * 4);
+        for (int64_t i = 0; i < n; i++)
+            h[i] = (float)(gxt_rand01() * 200 - 100);
+        GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, h, &x));
+        gx_scalar init = GX_SCALAR_F32(-INFINITY), a, b;
+        gx_reduce_opts o = {0};
+        o.init = &init;
+        GXT_OK(gx_reduce(ctx, "a, b -> max(a, b)", x, &o, &a));
+        GXT_OK(gx_reduce(ctx, "max", x, NULL, &b));
+        GXT_CHECK(a.dtype == GX_F32);
+        GXT_CHECK(n == 0 || a.v.f == b.v.f);   /* empty: the inits differ (-inf vs NaN) */
+        /* an integer lambda with its own accumulator dtype */
+        gx_scalar zero = GX_SCALAR_I64(0), c;
+        gx_reduce_opts oi = {0};
+        oi.init = &zero;
+        GXT_OK(gx_mapreduce(ctx, "x -> i64(x > 0)", "a, b -> a + b", 1, &x, &oi, &c));
+        int64_t want = 0;
+        for (int64_t i = 0; i < n; i++)
+            want += h[i] > 0;
+        GXT_EQ_I64(c.v.i, want);
+        gx_array_release(x);
+        free(h);
+    }
+}
+
+GXT_TEST(reduce_mapreduce_l2dist_broadcast_consts)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t n = (1 << 20) + 7;
+    float *hx = malloc((size_t)n * 4), *hy = malloc((size_t)n * 4);
+    double want = 0;
+    for (int64_t i = 0; i < n; i++) {
+        hx[i] = (float)gxt_rand01(), hy[i] = (float)gxt_rand01();
+        float d = hx[i] - hy[i];
+        want += (double)(d * d);
+    }
+    gx_array *x = NULL, *y = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, hx, &x));
+    GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, hy, &y));
+    gx_array *in[2] = {x, y};
+    gx_scalar s;
+    GXT_OK(gx_mapreduce(ctx, "x, y -> (x-y)*(x-y)", "+", 2, in, NULL, &s));
+    GXT_NEAR(sqrt(s.v.f), sqrt(want), f_tol(GX_F32, n));
+    /* broadcasting: a (rows, cols) matrix against a row vector, and a named constant */
+    int64_t sh[2] = {37, 41}, rn = 41;
+    double *hm = malloc(37 * 41 * 8), hr[41], w2 = 0;
+    for (int i = 0; i < 41; i++)
+        hr[i] = gxt_rand01();
+    for (int i = 0; i < 37 * 41; i++) {
+        hm[i] = gxt_rand01();
+        w2 += 3 * (hm[i] - hr[i % 41]);
+    }
+    gx_array *m = NULL, *r = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F64, 2, sh, hm, &m));
+    GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &rn, hr, &r));
+    gx_array *in2[2] = {m, r};
+    gx_const k = GX_CONST_F64("k", 3);
+    gx_reduce_opts o = {0};
+    o.consts = &k;
+    o.nconsts = 1;
+    GXT_OK(gx_mapreduce(ctx, "a, b -> k * (a - b)", "+", 2, in2, &o, &s));
+    GXT_NEAR(s.v.f, w2, 1e-12);
+    gx_array_release(x);
+    gx_array_release(y);
+    gx_array_release(m);
+    gx_array_release(r);
+    free(hx);
+    free(hy);
+    free(hm);
+}
+
+/* ------------------------------------------------------------ axes */
+
+/* Host reference along a set of axes for int32 data: sum (i64), max, argmin. */
+static void axes_ref(int nd, const int64_t *shape, const int64_t *st, const int32_t *base, const bool *red, int64_t *sum,
+                     int32_t *mx, int64_t *amin)
+{
+    int64_t total = 1, nout = 1;
+    for (int d = 0; d < nd; d++) {
+        total *= shape[d];
+        nout *= red[d] ? 1 : shape[d];
+    }
+    for (int64_t j = 0; j < nout; j++)
+        sum[j] = 0, mx[j] = INT32_MIN, amin[j] = -1;
+    int32_t *mn = malloc((size_t)(nout ? nout : 1) * 4);
+    for (int64_t e = 0; e < total; e++) {
+        int64_t rem = e, j = 0, jm = 1, r = 0, rm = 1, off = 0;
+        for (int d = nd - 1; d >= 0; d--) {
+            int64_t c = rem % shape[d];
+            rem /= shape[d];
+            off += c * st[d];
+            if (red[d])
+                r += c * rm, rm *= shape[d];
+            else
+                j += c * jm, jm *= shape[d];
+        }
+        int32_t v = base[off];
+        sum[j] += v;
+        mx[j] = v > mx[j] ? v : mx[j];
+        if (amin[j] < 0 || v < mn[j] || (v == mn[j] && r < amin[j]))
+            mn[j] = v, amin[j] = r;
+    }
+    free(mn);
+}
+
+static void check_axes(gx_ctx *ctx, gx_array *x, const int32_t *base, const int *axes, int naxes)
+{
+    gx_array_desc d;
+    GXT_OK(gx_array_describe(x, &d));
+    bool red[GX_MAX_DIMS] = {false};
+    for (int i = 0; i < naxes; i++)
+        red[axes[i] < 0 ? axes[i] + d.ndim : axes[i]] = true;
+    int64_t nout = 1;
+    for (int k = 0; k < d.ndim; k++)
+        nout *= red[k] ? 1 : d.shape[k];
+    int64_t *sum = malloc((size_t)nout * 8), *amin = malloc((size_t)nout * 8), *gs = malloc((size_t)nout * 8),
+            *ga = malloc((size_t)nout * 8);
+    int32_t *mx = malloc((size_t)nout * 4), *gm = malloc((size_t)nout * 4);
+    axes_ref(d.ndim, d.shape, d.strides, base, red, sum, mx, amin);
+    gx_reduce_opts o = {0};
+    o.axes = axes;
+    o.naxes = naxes;
+    gx_array *s = NULL, *m = NULL, *a = NULL;
+    GXT_OK(gx_reduce_to(ctx, "+", x, &o, &s));
+    GXT_OK(gx_reduce_to(ctx, "max", x, &o, &m));
+    GXT_OK(gx_find_to(ctx, "min", x, &o, NULL, &a));
+    gx_array_desc sd;
+    GXT_OK(gx_array_describe(s, &sd));
+    GXT_EQ_I64(sd.ndim, d.ndim);
+    for (int k = 0; k < d.ndim; k++)
+        GXT_EQ_I64(sd.shape[k], red[k] ? 1 : d.shape[k]);
+    GXT_OK(gx_array_to_host(s, gs, (size_t)nout * 8));
+    GXT_OK(gx_array_to_host(m, gm, (size_t)nout * 4));
+    GXT_OK(gx_array_to_host(a, ga, (size_t)nout * 8));
+    for (int64_t j = 0; j < nout; j++) {
+        if (gs[j] != sum[j] || gm[j] != mx[j] || ga[j] != amin[j]) {
+            GXT_FAIL_AT(__FILE__, __LINE__, "ndim %d naxes %d (axis0 %d) output %lld: sum %lld/%lld max %d/%d argmin %lld/%lld",
+                        d.ndim, naxes, axes[0], (long long)j, (long long)gs[j], (long long)sum[j], gm[j], mx[j],
+                        (long long)ga[j], (long long)amin[j]);
+            break;
+        }
+    }
+    gx_array_release(s);
+    gx_array_release(m);
+    gx_array_release(a);
+    free(sum), free(amin), free(gs), free(ga), free(mx), free(gm);
+}
+
+/* Every non-empty subset of axes (as a bit mask). */
+static void check_all_subsets(gx_ctx *ctx, gx_array *x, const int32_t *base, int nd)
+{
+    for (int mask = 1; mask < (1 << nd); mask++) {
+        int axes[GX_MAX_DIMS], na = 0;
+        for (int k = 0; k < nd; k++)
+            if (mask & (1 << k)) {
+                axes[na] = (na % 2) ? k - nd : k;   /* negative axes too */
+                na++;
+            }
+        check_axes(ctx, x, base, axes, na);
+    }
+}
+
+static int32_t *rand_i32(int64_t n)
+{
+    int32_t *h = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++)
+        h[i] = (int32_t)(gxt_rand_u64() % 2001) - 1000;
+    return h;
+}
+
+GXT_TEST(reduce_axes_3d_4d)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const int64_t shapes[][4] = {{3, 4, 5, 0}, {2, 3, 4, 5}, {1, 7, 1, 9}, {5, 1, 300, 0}, {3, 2, 1100, 0}};
+    const int nds[] = {3, 4, 4, 3, 3};
+    for (int s = 0; s < 5; s++) {
+        int64_t n = 1;
+        for (int k = 0; k < nds[s]; k++)
+            n *= shapes[s][k];
+        int32_t *h = rand_i32(n);
+        gx_array *x = NULL;
+        GXT_OK(gx_array_from_host(ctx, GX_I32, nds[s], shapes[s], h, &x));
+        check_all_subsets(ctx, x, h, nds[s]);
+        gx_array_release(x);
+        free(h);
+    }
+}
+
+GXT_TEST(reduce_axes_strided_views)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t shape[3] = {6, 10, 14}, n = 6 * 10 * 14;
+    int32_t *h = rand_i32(n);
+    gx_array *x = NULL, *v = NULL, *p = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_I32, 3, shape, h, &x));
+    gx_slice sl[3] = {{1, GX_END, 2}, {8, 0, -1}, {0, 13, 3}};
+    GXT_OK(gx_array_view(x, sl, &v));
+    /* the view's elements relative to its first one, through the full buffer */
+    int64_t first = 1 * 140 + 8 * 14 + 0;
+    check_all_subsets(ctx, v, h + first, 3);
+    int perm[3] = {2, 0, 1};
+    GXT_OK(gx_array_permute(x, perm, &p));
+    check_all_subsets(ctx, p, h, 3);
+    gx_array_release(v);
+    gx_array_release(p);
+    gx_array_release(x);
+    free(h);
+}
+
+/* Long rows, long columns, few outputs: the split-over-blocks paths, in f32. */
+GXT_TEST(reduce_axes_rows_cols_f32)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const int64_t shapes[][2] = {{300, 5000}, {5000, 300}, {2, 300000}, {300000, 3}, {64, 64}};
+    for (int s = 0; s < 5; s++) {
+        int64_t R = shapes[s][0], C = shapes[s][1], n = R * C;
+        float *h = malloc((size_t)n * 4);
+        for (int64_t i = 0; i < n; i++)
+            h[i] = (float)gxt_rand01();
+        gx_array *x = NULL;
+        GXT_OK(gx_array_from_host(ctx, GX_F32, 2, shapes[s], h, &x));
+        for (int ax = 0; ax < 2; ax++) {
+            gx_reduce_opts o = {0};
+            o.axes = &ax;
+            o.naxes = 1;
+            gx_array *y = NULL;
+            GXT_OK(gx_reduce_to(ctx, "sum", x, &o, &y));
+            int64_t nout = ax ? R : C, len = ax ? C : R;
+            float *g = malloc((size_t)nout * 4);
+            GXT_OK(gx_array_to_host(y, g, (size_t)nout * 4));
+            for (int64_t j = 0; j < nout; j++) {
+                double w = 0;
+                for (int64_t r = 0; r < len; r++)
+                    w += ax ? h[j * C + r] : h[r * C + j];
+                if (!(fabs(g[j] - w) <= f_tol(GX_F32, len) * (1 + w))) {
+                    GXT_FAIL_AT(__FILE__, __LINE__, "(%lld, %lld) axis %d output %lld: %g vs %g", (long long)R, (long long)C,
+                                ax, (long long)j, g[j], w);
+                    break;
+                }
+            }
+            gx_array_release(y);
+            free(g);
+        }
+        gx_array_release(x);
+        free(h);
+    }
+}
+
+/* Results stay on the device and feed the next reduction: variance through the mean. */
+GXT_TEST(reduce_device_chain)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t n = 100003;
+    double *h = malloc((size_t)n * 8), mean = 0, var = 0;
+    for (int64_t i = 0; i < n; i++)
+        h[i] = gxt_rand01() * 10, mean += h[i];
+    mean /= (double)n;
+    for (int64_t i = 0; i < n; i++)
+        var += (h[i] - mean) * (h[i] - mean);
+    gx_array *x = NULL, *m = NULL, *v = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, h, &x));
+    GXT_OK(gx_reduce_to(ctx, "mean", x, NULL, &m));
+    gx_array *in[2] = {x, m};
+    GXT_OK(gx_mapreduce_to(ctx, "x, m -> (x - m) * (x - m)", "+", 2, in, NULL, &v));
+    gx_array *in2[1] = {v};
+    gx_scalar s;
+    GXT_OK(gx_mapreduce(ctx, "v -> sqrt(v)", "+", 1, in2, NULL, &s));
+    GXT_NEAR(s.v.f, sqrt(var), 1e-10);
+    /* into a caller's array, and a per-row chain along an axis */
+    int64_t sh[2] = {100, 1000};
+    gx_array *mat = NULL, *rows = NULL;
+    GXT_OK(gx_array_ones(ctx, GX_F64, 2, sh, &mat));
+    int ax = 1;
+    gx_reduce_opts o = {0};
+    o.axes = &ax;
+    o.naxes = 1;
+    GXT_OK(gx_reduce_to(ctx, "+", mat, &o, &rows));
+    gx_array *dst = NULL;
+    GXT_OK(gx_array_zeros(ctx, GX_F64, 1, (int64_t[]){1}, &dst));
+    GXT_OK(gx_reduce_to(ctx, "+", rows, NULL, &dst));
+    double got;
+    GXT_OK(gx_array_to_host(dst, &got, 8));
+    GXT_NEAR(got, 100000, 0);
+    gx_array_release(x), gx_array_release(m), gx_array_release(v), gx_array_release(mat);
+    gx_array_release(rows), gx_array_release(dst);
+    free(h);
+}
+
+GXT_TEST(reduce_empty_inputs)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t z = 0, sh[2] = {0, 4};
+    gx_array *x = NULL, *m = NULL;
+    GXT_OK(gx_array_empty(ctx, GX_F32, 1, &z, &x));
+    gx_scalar s;
+    GXT_OK(gx_reduce(ctx, "+", x, NULL, &s));
+    GXT_NEAR(s.v.f, 0, 0);
+    GXT_OK(gx_reduce(ctx, "*", x, NULL, &s));
+    GXT_NEAR(s.v.f, 1, 0);
+    GXT_OK(gx_reduce(ctx, "max", x, NULL, &s));
+    GXT_CHECK(isnan(s.v.f));
+    GXT_OK(gx_reduce(ctx, "&&", x, NULL, &s));
+    GXT_EQ_I64(s.v.i, 1);
+    /* init is the operator's neutral element (gx may fold it in once per thread) */
+    gx_scalar init = GX_SCALAR_F32(INFINITY);
+    gx_reduce_opts o = {0};
+    o.init = &init;
+    GXT_OK(gx_reduce(ctx, "a, b -> min(a, b)", x, &o, &s));
+    GXT_CHECK(isinf(s.v.f) && s.v.f > 0);
+    int64_t i;
+    GXT_STATUS(gx_argmin(x, &i), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_mean(x, &s), GX_ERR_INVALID_ARGUMENT);
+    /* an empty reduced axis gives the neutral element per output */
+    GXT_OK(gx_array_empty(ctx, GX_F32, 2, sh, &m));
+    int ax = 0;
+    gx_reduce_opts oa = {0};
+    oa.axes = &ax;
+    oa.naxes = 1;
+    gx_array *y = NULL, *q = NULL;
+    GXT_OK(gx_reduce_to(ctx, "+", m, &oa, &y));
+    float g[4] = {1, 1, 1, 1};
+    GXT_OK(gx_array_to_host(y, g, sizeof g));
+    for (int k = 0; k < 4; k++)
+        GXT_NEAR(g[k], 0, 0);
+    GXT_STATUS(gx_find_to(ctx, "max", m, &oa, NULL, &q), GX_ERR_INVALID_ARGUMENT);
+    gx_array_release(x), gx_array_release(m), gx_array_release(y);
+}
+
+GXT_TEST(reduce_bad_input)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_array *x = NULL, *y = NULL;
+    int64_t sh[3] = {2, 3, 4};
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 3, sh, &x));
+    gx_scalar s;
+    GXT_STATUS(gx_reduce(ctx, "plus", x, NULL, &s), GX_ERR_INVALID_ARGUMENT);
+    GXT_MSG_HAS("unknown operator");
+    gx_scalar init = GX_SCALAR_F32(0);
+    gx_reduce_opts o = {0};
+    o.init = &init;
+    GXT_STATUS(gx_reduce(ctx, "a, b, c -> a + b + c", x, &o, &s), GX_ERR_INVALID_ARGUMENT);
+    GXT_MSG_HAS("two parameters");
+    GXT_STATUS(gx_reduce(ctx, "a, b -> a + b", x, NULL, &s), GX_ERR_INVALID_ARGUMENT);
+    GXT_MSG_HAS("init");
+    GXT_STATUS(gx_reduce(ctx, "a, b -> a +", x, &o, &s), GX_ERR_SYNTAX);
+    GXT_STATUS(gx_reduce(ctx, NULL, x, NULL, &s), GX_ERR_INVALID_ARGUMENT);
+    int bad = 3, neg = -4, dup[2] = {1, -2};
+    gx_reduce_opts oa = {0};
+    oa.axes = &bad;
+    oa.naxes = 1;
+    GXT_STATUS(gx_reduce_to(ctx, "+", x, &oa, &y), GX_ERR_INVALID_ARGUMENT);
+    GXT_MSG_HAS("out of range");
+    oa.axes = &neg;
+    GXT_STATUS(gx_reduce_to(ctx, "+", x, &oa, &y), GX_ERR_INVALID_ARGUMENT);
+    oa.axes = dup;
+    oa.naxes = 2;
+    GXT_STATUS(gx_reduce_to(ctx, "+", x, &oa, &y), GX_ERR_INVALID_ARGUMENT);
+    GXT_MSG_HAS("twice");
+    GXT_CHECK(y == NULL);
+    oa.axes = &bad;
+    bad = 0;
+    oa.naxes = 1;
+    GXT_STATUS(gx_reduce(ctx, "+", x, &oa, &s), GX_ERR_INVALID_ARGUMENT);
+    GXT_MSG_HAS("_to");
+    GXT_STATUS(gx_reduce_to(ctx, "+", x, NULL, NULL), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_mapreduce(ctx, "x -> x", "+", 0, NULL, NULL, &s), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_mapreduce(ctx, "x, y -> x", "+", 1, &x, NULL, &s), GX_ERR_TYPE);
+    GXT_STATUS(gx_find_to(ctx, "median", x, NULL, &y, NULL), GX_ERR_INVALID_ARGUMENT);
+    /* a caller's output of the wrong size */
+    gx_array *small = NULL;
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, (int64_t[]){5}, &small));
+    oa.axes = &bad;
+    GXT_STATUS(gx_reduce_to(ctx, "+", x, &oa, &small), GX_ERR_SHAPE);
+    GXT_STATUS(gx_sum(NULL, &s), GX_ERR_INVALID_ARGUMENT);
+    gx_array_release(small);
+    gx_array_release(x);
+}
+
+/* More than 2^31 elements (u8, ~2 GB): int64 indexing end to end.  CUDA only. */
+GXT_TEST(reduce_huge_count_cuda)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_backend_kind k;
+    GXT_OK(gx_ctx_backend(ctx, &k));
+    if (k != GX_BACKEND_CUDA) {
+        gxt_skip("needs the CUDA backend (2^31+123 elements)");
+        return;
+    }
+    int64_t n = ((int64_t)1 << 31) + 123;
+    gx_array *x = NULL;
+    GXT_OK(gx_array_zeros(ctx, GX_U8, 1, &n, &x));
+    uint8_t one = 1, two = 2;
+    int64_t at[3] = {5, ((int64_t)1 << 31) + 7, n - 1};
+    GXT_OK(gx_array_set(x, &at[0], &one));
+    GXT_OK(gx_array_set(x, &at[1], &two));
+    GXT_OK(gx_array_set(x, &at[2], &one));
+    gx_scalar s;
+    GXT_OK(gx_mapreduce(ctx, "x -> x > 0", "count", 1, &x, NULL, &s));
+    GXT_EQ_I64(s.v.i, 3);
+    GXT_OK(gx_sum(x, &s));
+    GXT_EQ_I64(s.v.u, 4);
+    int64_t i;
+    GXT_OK(gx_argmax(x, &i));
+    GXT_EQ_I64(i, at[1]);
+    gx_array_release(x);
+}
+
+/* The generator API that range pipelines use directly: a filtered count and a
+ * "first index whose value passes" (with_index, every candidate equal). */
+#include "core/gx_internal.h"
+#include "ops/reduce_gen.h"
+
+static gx_status rg_count_and_first(gx_ctx *ctx, gx_array *x, int64_t n, double cut, int64_t *count, int64_t *first)
+{
+    void *p = NULL;
+    GX__CHECK(gx_array_device_ptr(x, &p));
+    rg_spec sp;
+    memset(&sp, 0, sizeof sp);
+    sp.acc = sp.out_dtype = GX_I64;
+    sp.combine = "gx_l + gx_r";
+    sp.identity = "0";
+    sp.elem = "v = 1; keep = x0 > u->cut;";
+    sp.filtered = true;
+    sp.nstreams = 1;
+    sp.stream_dt[0] = GX_F32;
+    sp.stream_ptr[0] = (uint64_t)(uintptr_t)p;
+    sp.user_fields = "double cut;";
+    sp.label = "test_rg";
+    gx__lock(ctx);
+    gx_status s = rg_run(ctx, &sp, n, &cut, sizeof cut, 0, 0, count, NULL);
+    sp.with_index = true;
+    sp.better = "false";
+    sp.elem = "v = 0; keep = x0 > u->cut;";
+    int64_t v = 0;
+    if (s == GX_OK)
+        s = rg_run(ctx, &sp, n, &cut, sizeof cut, 0, 0, &v, first);
+    gx__unlock(ctx);
+    return s;
+}
+
+GXT_TEST(reduce_gen_filtered_and_first_index)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const int64_t sizes[] = {0, 1, 33, 1025, (1 << 20) + 7};
+    for (int k = 0; k < 5; k++) {
+        int64_t n = sizes[k], want = 0, first = INT64_MAX;
+        float *h = malloc((size_t)(n + 1) * 4);
+        for (int64_t i = 0; i < n; i++) {
+            h[i] = (float)gxt_rand01();
+            if (h[i] > 0.75f) {
+                want++;
+                first = first == INT64_MAX ? i : first;
+            }
+        }
+        gx_array *x = NULL;
+        GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, h, &x));
+        int64_t got = -1, idx = -1;
+        GXT_OK(rg_count_and_first(ctx, x, n, 0.75, &got, &idx));
+        GXT_EQ_I64(got, want);
+        GXT_EQ_I64(idx, first);   /* INT64_MAX when nothing passes */
+        gx_array_release(x);
+        free(h);
+    }
+}

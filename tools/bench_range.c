@@ -1,0 +1,131 @@
+/* bench_range.c -- scans, stream compaction and fused range pipelines.
+ * Bytes: every input read once, every output written once.  The iota pipelines read
+ * no memory: they report elements per second and run at 2n (2^29 for --sizes 28). */
+#include "bench_cases.h"
+
+#include <string.h>
+
+typedef struct scan_state { gx_ctx *ctx; gx_array *x, *y; } scan_state;
+
+static gx_status run_scan(void *p)
+{
+    scan_state *s = p;
+    return gx_scan(s->ctx, "a, b -> a + b", s->x, NULL, &s->y);
+}
+
+gx_status bench_case_scan_sum(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)k;
+    scan_state s = {ctx, NULL, NULL};
+    gx_status st = bench_random_f32(ctx, n, 21, &s.x);
+    if (st == GX_OK)
+        st = gx_array_similar(s.x, &s.y);
+    double us = 0;
+    if (st == GX_OK)
+        st = bench_time(ctx, run_scan, &s, reps, &us);
+    if (st == GX_OK)
+        rows[(*nrows)++] = (bench_result){"gx", "scan_sum", "f32", n, us, 2.0 * (double)n * 4, 0, 0};
+    gx_array_release(s.x);
+    gx_array_release(s.y);
+    return st;
+}
+
+typedef struct select_state { gx_ctx *ctx; gx_array *x; int64_t kept; } select_state;
+
+static gx_status run_select(void *p)
+{
+    select_state *s = p;
+    gx_array *o = NULL;
+    gx_const t = GX_CONST_F32("t", 0.5);
+    gx_status st = gx_filter(s->ctx, "x -> x > t", 1, &s->x, &t, 1, &o);
+    if (st == GX_OK)
+        st = gx_array_size(o, &s->kept);
+    gx_array_release(o);
+    return st;
+}
+
+gx_status bench_case_select_gt05(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)k;
+    select_state s = {ctx, NULL, 0};
+    gx_status st = bench_random_f32(ctx, n, 22, &s.x);
+    double us = 0;
+    if (st == GX_OK)
+        st = bench_time(ctx, run_select, &s, reps, &us);
+    if (st == GX_OK)
+        rows[(*nrows)++] = (bench_result){"gx", "select_gt05", "f32", n, us, (double)n * 4 + (double)s.kept * 4, 0, 0};
+    gx_array_release(s.x);
+    return st;
+}
+
+/* A prebuilt pipeline run by one terminal per repetition. */
+typedef struct pipe_state { gx_pipe *p; int term; int64_t out; } pipe_state;
+
+static gx_status run_pipe(void *v)
+{
+    pipe_state *s = v;
+    if (s->term == 0)
+        return gx_pipe_reduce(s->p, "a, b -> a + b", NULL, &s->out, NULL);
+    return gx_pipe_count(s->p, &s->out);
+}
+
+static gx_status time_pipe(gx_ctx *ctx, gx_pipe *p, int term, const char *op, const char *dt, int64_t n, int reps,
+                           double bytes, double elems, bench_result *rows, int *nrows)
+{
+    pipe_state s = {p, term, 0};
+    double us = 0;
+    gx_status st = bench_time(ctx, run_pipe, &s, reps, &us);
+    if (st == GX_OK)
+        rows[(*nrows)++] = (bench_result){"gx", op, dt, n, us, bytes, 0, elems};
+    return st;
+}
+
+gx_status bench_case_iota_sum_i64(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)k;
+    n *= 2;
+    gx_pipe *p = NULL;
+    gx_status st = gx_pipe_iota(ctx, GX_I64, n, 0, 1, &p);
+    if (st == GX_OK)
+        st = time_pipe(ctx, p, 0, "iota_sum_i64", "i64", n, reps, 0, (double)n, rows, nrows);
+    gx_pipe_destroy(p);
+    return st;
+}
+
+gx_status bench_case_pipeline_count(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)k;
+    n *= 2;
+    gx_pipe *p = NULL;
+    gx_status st = gx_pipe_iota(ctx, GX_I64, n, 0, 1, &p);
+    if (st == GX_OK)
+        st = gx_pipe_map(p, "i -> (i * i) % 1000", NULL, 0);
+    if (st == GX_OK)
+        st = gx_pipe_filter(p, "v -> v % 3 == 0", NULL, 0);
+    if (st == GX_OK)
+        st = time_pipe(ctx, p, 1, "pipeline_count", "i64", n, reps, 0, (double)n, rows, nrows);
+    gx_pipe_destroy(p);
+    return st;
+}
+
+gx_status bench_case_pipeline_l2count(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)k;
+    gx_array *xy[2] = {NULL, NULL};
+    gx_status st = bench_random_f32(ctx, n, 23, &xy[0]);
+    if (st == GX_OK)
+        st = bench_random_f32(ctx, n, 24, &xy[1]);
+    gx_pipe *p = NULL;
+    if (st == GX_OK)
+        st = gx_pipe_from_arrays(ctx, 2, xy, &p);
+    if (st == GX_OK)
+        st = gx_pipe_map(p, "x, y -> (x - y) * (x - y)", NULL, 0);
+    if (st == GX_OK)
+        st = gx_pipe_filter(p, "d -> d < 0.25f", NULL, 0);
+    if (st == GX_OK)
+        st = time_pipe(ctx, p, 1, "pipeline_l2count", "f32", n, reps, 2.0 * (double)n * 4, 0, rows, nrows);
+    gx_pipe_destroy(p);
+    gx_array_release(xy[0]);
+    gx_array_release(xy[1]);
+    return st;
+}

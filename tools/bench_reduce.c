@@ -1,0 +1,166 @@
+/* bench_reduce.c -- reduction cases for `gx bench`: whole-array reductions (results
+ * into a device array, so a run is one launch with no host round trip) and sums
+ * over the rows / columns of a matrix.  Bytes: every input read once. */
+#include "bench_cases.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Appends the row the call filled, or returns its failure. */
+#define RB_ROW(call, nrows)            \
+    do {                               \
+        gx_status rb_s_ = (call);      \
+        if (rb_s_ != GX_OK)            \
+            return rb_s_;              \
+        (*(nrows))++;                  \
+    } while (0)
+
+typedef struct red_state {
+    gx_ctx *ctx;
+    int which;
+    gx_array *x, *y, *out, *idx;
+    int axis;
+} red_state;
+
+enum { RB_SUM, RB_MAX, RB_ARGMIN, RB_L2, RB_MAXLAM, RB_AXIS };
+
+static gx_status run_red(void *p)
+{
+    red_state *r = p;
+    gx_array *in[2] = {r->x, r->y};
+    gx_scalar ninf = GX_SCALAR_F32(-INFINITY);
+    gx_reduce_opts o = {0};
+    switch (r->which) {
+    case RB_SUM:
+        return gx_reduce_to(r->ctx, "+", r->x, NULL, &r->out);
+    case RB_MAX:
+        return gx_reduce_to(r->ctx, "max", r->x, NULL, &r->out);
+    case RB_ARGMIN:
+        return gx_find_to(r->ctx, "min", r->x, NULL, NULL, &r->idx);
+    case RB_L2:
+        return gx_mapreduce_to(r->ctx, "x, y -> (x-y)*(x-y)", "+", 2, in, NULL, &r->out);
+    case RB_MAXLAM:
+        o.init = &ninf;
+        return gx_reduce_to(r->ctx, "a, b -> max(a, b)", r->x, &o, &r->out);
+    default:
+        o.axes = &r->axis;
+        o.naxes = 1;
+        return gx_reduce_to(r->ctx, "+", r->x, &o, &r->out);
+    }
+}
+
+static gx_status random_i32(gx_ctx *ctx, int64_t n, gx_array **out)
+{
+    int32_t *h = malloc((size_t)n * sizeof *h);
+    if (!h)
+        return GX_ERR_OUT_OF_MEMORY;
+    uint64_t s = 0x2545F4914F6CDD1Dull;
+    for (int64_t i = 0; i < n; i++) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        h[i] = (int32_t)(s >> 54);
+    }
+    gx_status st = gx_array_from_host(ctx, GX_I32, 1, &n, h, out);
+    free(h);
+    return st;
+}
+
+static void red_free(red_state *r)
+{
+    gx_array_release(r->x);
+    gx_array_release(r->y);
+    gx_array_release(r->out);
+    gx_array_release(r->idx);
+}
+
+/* One row: time `which` on f32 (or i32) data of n elements. */
+static gx_status red_row(gx_ctx *ctx, int which, bool i32, const char *op, int64_t n, int reps, double bytes,
+                         bench_result *row)
+{
+    red_state r = {ctx, which, NULL, NULL, NULL, NULL, 0};
+    gx_status s = i32 ? random_i32(ctx, n, &r.x) : bench_random_f32(ctx, n, 21, &r.x);
+    if (s == GX_OK && which == RB_L2)
+        s = bench_random_f32(ctx, n, 22, &r.y);
+    double us = 0;
+    if (s == GX_OK)
+        s = run_red(&r);   /* allocates the result once; later runs write into it */
+    if (s == GX_OK)
+        s = bench_time(ctx, run_red, &r, reps, &us);
+    *row = (bench_result){"gx", op, i32 ? "i32" : "f32", n, us, bytes, 0, 0};
+    red_free(&r);
+    return s;
+}
+
+gx_status bench_case_sum(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)k;
+    RB_ROW(red_row(ctx, RB_SUM, false, "sum", n, reps, (double)n * 4, &rows[*nrows]), nrows);
+    RB_ROW(red_row(ctx, RB_SUM, true, "sum", n, reps, (double)n * 4, &rows[*nrows]), nrows);
+    return GX_OK;
+}
+
+gx_status bench_case_max(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)k;
+    RB_ROW(red_row(ctx, RB_MAX, false, "max", n, reps, (double)n * 4, &rows[*nrows]), nrows);
+    return GX_OK;
+}
+
+gx_status bench_case_argmin(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)k;
+    RB_ROW(red_row(ctx, RB_ARGMIN, false, "argmin", n, reps, (double)n * 4, &rows[*nrows]), nrows);
+    return GX_OK;
+}
+
+/* The mapreduce alone (into a device scalar); the sqrt of one value is not timed. */
+gx_status bench_case_l2dist(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)k;
+    RB_ROW(red_row(ctx, RB_L2, false, "l2dist", n, reps, 2.0 * (double)n * 4, &rows[*nrows]), nrows);
+    return GX_OK;
+}
+
+gx_status bench_case_max_lambda(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)k;
+    RB_ROW(red_row(ctx, RB_MAXLAM, false, "max_lambda", n, reps, (double)n * 4, &rows[*nrows]), nrows);
+    return GX_OK;
+}
+
+/* A square matrix of n elements (16384 x 16384 at 2^28); axis 1 = over rows' elements. */
+static gx_status axis_case(gx_ctx *ctx, int64_t n, int reps, int axis, const char *op, bench_result *row)
+{
+    int64_t side = 1;
+    while ((side * 2) * (side * 2) <= n)
+        side *= 2;
+    int64_t shape[2] = {side, n / side};
+    red_state r = {ctx, RB_AXIS, NULL, NULL, NULL, NULL, axis};
+    gx_array *flat = NULL;
+    gx_status s = bench_random_f32(ctx, shape[0] * shape[1], 23, &flat);
+    if (s == GX_OK)
+        s = gx_array_reshape(flat, 2, shape, &r.x);
+    gx_array_release(flat);
+    double us = 0;
+    if (s == GX_OK)
+        s = run_red(&r);
+    if (s == GX_OK)
+        s = bench_time(ctx, run_red, &r, reps, &us);
+    *row = (bench_result){"gx", op, "f32", shape[0] * shape[1], us, (double)(shape[0] * shape[1]) * 4, 0, 0};
+    red_free(&r);
+    return s;
+}
+
+gx_status bench_case_sum_rows(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)k;
+    RB_ROW(axis_case(ctx, n, reps, 1, "sum_rows", &rows[*nrows]), nrows);
+    return GX_OK;
+}
+
+gx_status bench_case_sum_cols(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)k;
+    RB_ROW(axis_case(ctx, n, reps, 0, "sum_cols", &rows[*nrows]), nrows);
+    return GX_OK;
+}
