@@ -163,6 +163,7 @@ gx_status gx_ctx_destroy(gx_ctx *ctx)
     gx__kx_ctx_destroy(ctx);   /* profile report, streams, user kernels, pinned buffers */
     gx__ctx_release_arrays(ctx);
     gx__reduce_scratch_free(ctx);
+    gx__memo_free(ctx);
     gx__kcache_free(ctx);
     gx__userfns_free(ctx);
     ctx->be.iface->close(&ctx->be);

@@ -218,6 +218,7 @@ struct gx_ctx {
     void *userfns;
     gx_device_info dinfo;          /* filled at creation */
     gx_array *arrays;              /* live arrays, released at destroy */
+    void *memo;                    /* memo.c: finished products of repeated calls */
     void *reduce_scratch;          /* ops/reduce_gen.c: partials + counters, freed at destroy */
     struct gx__kx *kx;             /* streams, user kernels, profiler (src/core/stream.c) */
 };
@@ -244,6 +245,16 @@ void gx__prof_label(gx_ctx *ctx, gx__func fn, const char *label);
 /* NVTX range around one gx operation (no-op without CUDA headers). */
 void gx__range_push(const char *name);
 void gx__range_pop(void);
+
+/* ------------------------------------------------------------ memo (memo.c) */
+
+/* Copies the value stored under key (exactly len bytes) into val; false on a miss.
+ * Caller holds the context lock.  Values must not hold pointers that can die. */
+bool gx__memo_get(gx_ctx *ctx, const char *key, void *val, size_t len);
+void gx__memo_put(gx_ctx *ctx, const char *key, const void *val, size_t len);
+/* The stored value itself (valid until the context is destroyed), or NULL. */
+const void *gx__memo_find(gx_ctx *ctx, const char *key, size_t *len);
+void gx__memo_free(gx_ctx *ctx);
 
 /* ------------------------------------------------------------ misc */
 

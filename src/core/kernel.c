@@ -6,6 +6,7 @@
 #endif
 #include "core/gx_internal.h"
 #include "jit/cache.h"
+#include "jit/lambda.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +16,9 @@
 
 typedef struct kc_entry {
     char key[65];
+    uint64_t qh;        /* quick hash of (prelude, body, entry): the in-memory key */
+    int prelude;        /* which standard prelude the source starts with (0: none) */
+    char *body;         /* the source after that prelude, to confirm a quick-hash hit */
     char *entry;
     gx__module *mod;
     gx__kernel k;
@@ -25,10 +29,35 @@ struct gx__kcache {
     kc_entry *buckets[256];
 };
 
-static kc_entry **kc_bucket(gx__kcache *kc, const char *key)
+static kc_entry **kc_bucket(gx__kcache *kc, uint64_t qh) { return &kc->buckets[qh & 255]; }
+
+/* Every generated source starts with one of the two preludes (~25 KB).  The
+ * in-memory lookup skips it and hashes only the rest, so a repeated operation costs
+ * a short hash and a compare instead of a SHA-256 over the whole text; SHA-256 is
+ * computed only on a miss, for the disk cache. */
+static const char *kc_split(const char *source, int *prelude)
 {
-    unsigned h = (unsigned)strtoul((char[3]){key[0], key[1], 0}, NULL, 16);
-    return &kc->buckets[h & 255];
+    static const char *const targets[2] = {"c", "cuda"};
+    for (int i = 0; i < 2; i++) {
+        const char *p = lam_prelude(targets[i]);
+        size_t n = strlen(p);
+        if (strncmp(source, p, n) == 0) {
+            *prelude = i + 1;
+            return source + n;
+        }
+    }
+    *prelude = 0;
+    return source;
+}
+
+static uint64_t kc_quick_hash(const char *body, int prelude, const char *entry)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)prelude;
+    for (const char *p = body; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    for (const char *p = entry; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    return h;
 }
 
 void gx__kcache_free(gx_ctx *ctx)
@@ -42,6 +71,7 @@ void gx__kcache_free(gx_ctx *ctx)
             kc_entry *nx = e->next;
             ctx->be.iface->module_free(&ctx->be, e->mod);
             free(e->entry);
+            free(e->body);
             free(e);
             e = nx;
         }
@@ -121,17 +151,20 @@ static void kc_occupancy(gx_ctx *ctx, gx__kernel *k)
 
 gx_status gx__kernel_get(gx_ctx *ctx, const char *source, const char *label, const char *entry, gx__kernel *out)
 {
-    char key[65];
-    kc_key(ctx, source, key);
     if (!ctx->kcache && !(ctx->kcache = calloc(1, sizeof *ctx->kcache)))
         return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for the kernel cache");
-    kc_entry **b = kc_bucket(ctx->kcache, key);
+    int prelude;
+    const char *body = kc_split(source, &prelude);
+    uint64_t qh = kc_quick_hash(body, prelude, entry);
+    kc_entry **b = kc_bucket(ctx->kcache, qh);
     for (kc_entry *e = *b; e; e = e->next)
-        if (strcmp(e->key, key) == 0 && strcmp(e->entry, entry) == 0) {
+        if (e->qh == qh && e->prelude == prelude && strcmp(e->entry, entry) == 0 && strcmp(e->body, body) == 0) {
             ctx->cstats.mem_hits++;
             *out = e->k;
             return GX_OK;
         }
+    char key[65];
+    kc_key(ctx, source, key);
     kc_dump(ctx, key, label, source);
     void *blob = NULL;
     size_t len = 0;
@@ -150,7 +183,17 @@ gx_status gx__kernel_get(gx_ctx *ctx, const char *source, const char *label, con
         return s;
     }
     memcpy(e->key, key, sizeof key);
+    e->qh = qh;
+    e->prelude = prelude;
+    e->body = strdup(body);
     e->entry = strdup(entry);
+    if (!e->body || !e->entry) {
+        ctx->be.iface->module_free(&ctx->be, e->mod);
+        free(e->body);
+        free(e->entry);
+        free(e);
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for the kernel cache");
+    }
     kc_occupancy(ctx, &e->k);
     gx__prof_label(ctx, e->k.fn, label);   /* the profiler shows "gx_map", not the entry */
     e->next = *b;

@@ -5,6 +5,7 @@
 #include "ops/userfns.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct map_job {
@@ -61,11 +62,33 @@ static gx_status map_prepare(gx_ctx *ctx, const char *lambda, int nin, gx_array 
     }
     job->nconst = nc;
     gx__userfns *u = ctx->userfns;
+    /* A lambda seen before with these dtypes: reuse its emitted expression. */
+    gx__sbuf key = {0};
+    gx__sb_printf(&key, "map1|%d|%d|", u ? u->count : 0, opts ? (int)opts->out_dtype : -1);
+    for (int i = 0; i < nin; i++)
+        gx__sb_printf(&key, "%d,", (int)at[i]);
+    for (int j = 0; j < nc; j++)
+        gx__sb_printf(&key, "%s:%d,", opts->consts[j].name, (int)opts->consts[j].dtype);
+    gx__sb_printf(&key, "|%s", lambda);
+    size_t vlen = 0;
+    const char *hit = key.oom ? NULL : gx__memo_find(ctx, key.p, &vlen);
+    if (hit && vlen > sizeof(gx_dtype)) {
+        memcpy(&job->out_dtype, hit, sizeof(gx_dtype));
+        gx__sb_puts(&job->expr, hit + sizeof(gx_dtype));
+        gx__sb_free(&key);
+        return job->expr.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory") : GX_OK;
+    }
     lam_env env = {lambda, nin, at, nc ? opts->consts : NULL, nc, u ? u->sigs : NULL, u ? u->count : 0};
-    GX__CHECK(lam_compile(&env, &job->lam));
+    gx_status cs = lam_compile(&env, &job->lam);
+    if (cs != GX_OK) {
+        gx__sb_free(&key);
+        return cs;
+    }
     job->out_dtype = opts && opts->out_dtype != GX_DTYPE_COUNT ? opts->out_dtype : lam_result_type(job->lam);
-    if (!gx__dtype_supported(job->out_dtype))
+    if (!gx__dtype_supported(job->out_dtype)) {
+        gx__sb_free(&key);
         return gx__err(GX_ERR_DTYPE, "gx_map: output dtype %s is not supported", gx_dtype_name(job->out_dtype));
+    }
     char pn[EW_MAXIN][16], cn[EW_MAXCONST][16];
     const char *pnames[EW_MAXIN], *cnames[EW_MAXCONST];
     for (int i = 0; i < nin; i++) {
@@ -76,7 +99,19 @@ static gx_status map_prepare(gx_ctx *ctx, const char *lambda, int nin, gx_array 
         snprintf(cn[j], sizeof cn[j], "c%d", j);
         cnames[j] = cn[j];
     }
-    return lam_emit(job->lam, pnames, cnames, &job->expr);
+    gx_status s = lam_emit(job->lam, pnames, cnames, &job->expr);
+    if (s == GX_OK && !key.oom && !job->expr.oom) {
+        size_t el = strlen(job->expr.p);
+        unsigned char *v = malloc(sizeof(gx_dtype) + el + 1);
+        if (v) {
+            memcpy(v, &job->out_dtype, sizeof(gx_dtype));
+            memcpy(v + sizeof(gx_dtype), job->expr.p, el + 1);
+            gx__memo_put(ctx, key.p, v, sizeof(gx_dtype) + el + 1);
+            free(v);
+        }
+    }
+    gx__sb_free(&key);
+    return s;
 }
 
 static void map_job_free(map_job *job)

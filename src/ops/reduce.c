@@ -368,9 +368,11 @@ static gx_status rd_check_inputs(gx_ctx *ctx, const char *fn, int nin, gx_array 
         GX__CHECK(gx__array_check(in[i], what));
         if (ctx && in[i]->ctx != ctx)
             return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: input %d belongs to another context", fn, i + 1);
-        if (!gx__dtype_supported(in[i]->dtype))
-            return gx__err(GX_ERR_DTYPE, "%s: input %d has dtype %s, which reductions do not support yet", fn, i + 1,
-                           gx_dtype_name(in[i]->dtype));
+        if (!gx__dtype_supported(in[i]->dtype) || gx__dtype_is_complex(in[i]->dtype))
+            return gx__err(GX_ERR_DTYPE, "%s: input %d has dtype %s, which reductions do not support yet%s", fn, i + 1,
+                           gx_dtype_name(in[i]->dtype),
+                           gx__dtype_is_complex(in[i]->dtype) ? " (split it first: gx_map with \"z -> re(z)\" and "
+                                                                 "\"z -> im(z)\", then reduce each)" : "");
     }
     return GX_OK;
 }
