@@ -187,7 +187,11 @@ static void emit_common(gx__sbuf *b, const rp_kspec *ks, bool cuda)
         gx__sb_printf(b, " } gx_acc;\nGXF gx_acc gx_rp_op(gx_acc a, gx_acc b)\n{\n  gx_acc r;\n  %s\n  return r;\n}\n",
                       ks->op_body);
     }
-    gx__sb_puts(b, "typedef struct { gx_acc v; uint32_t flag, has; } gx_slot;\n");
+    /* A tile's aggregate and its inclusive prefix live in separate fields: a reader
+     * that saw flag 1 must still read the aggregate, even if the prefix (flag 2)
+     * is being published meanwhile -- one shared field would let it read the
+     * prefix under flag 1 and count earlier tiles twice. */
+    gx__sb_puts(b, "typedef struct { gx_acc v; uint32_t flag, has; gx_acc inc; } gx_slot;\n");
     gx__sb_puts(b, cuda ? "#define GX_ZACC gx_acc()\n" : "#define GX_ZACC ((gx_acc){0})\n");
 }
 
@@ -358,7 +362,7 @@ static void cu_lookback(gx__sbuf *b, const rp_kspec *ks)
                    "        do { f = vs[j].flag; } while (f == 0u);\n"
                    "        __threadfence();\n");
     for (int c = 0; c < nacc; c++)
-        gx__sb_printf(b, "        v.v%d = vs[j].v.v%d;\n", c, c);
+        gx__sb_printf(b, "        v.v%d = f == 2u ? vs[j].inc.v%d : vs[j].v.v%d;\n", c, c, c);
     gx__sb_puts(b, "      }\n"
                    "      const unsigned pm = __ballot_sync(0xffffffffu, f == 2u);\n"
                    "      const int p = pm ? __ffs(pm) - 1 : 31;\n"
@@ -371,7 +375,7 @@ static void cu_lookback(gx__sbuf *b, const rp_kspec *ks)
                    "      if (pm) break;\n      j0 -= 32;\n    }\n"
                    "    if (lane == 0) {\n      const gx_acc inc = gx_rp_op(ex, s_agg);\n");
     for (int c = 0; c < nacc; c++)
-        gx__sb_printf(b, "      vs[tile].v.v%d = inc.v%d;\n", c, c);
+        gx__sb_printf(b, "      vs[tile].inc.v%d = inc.v%d;\n", c, c);
     gx__sb_puts(b, "      __threadfence();\n      vs[tile].flag = 2u;\n      s_ex = ex;\n      s_exh = 1;\n    }\n  }\n");
 }
 
@@ -490,7 +494,7 @@ static void gen_cuda_scan(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, int
         gx__sb_puts(b, "    inc = gx_rp_op(i0, inc);\n    s_ex = i0;\n    s_exh = 1;\n");
     }
     for (int c = 0; c < ks->nacc; c++)
-        gx__sb_printf(b, "    vs[0].v.v%d = inc.v%d;\n", c, c);
+        gx__sb_printf(b, "    vs[0].inc.v%d = inc.v%d;\n", c, c);
     gx__sb_puts(b, "    __threadfence();\n    vs[0].flag = 2u;\n  }\n");
     cu_lookback(b, ks);
     gx__sb_puts(b, "  __syncthreads();\n"
@@ -530,7 +534,7 @@ static void gen_cuda_collect(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, 
     gx__sb_printf(b, "  int cnt = 0;\n#pragma unroll\n  for (int k = 0; k < %d; k++) cnt += kept[k] ? 1 : 0;\n"
                      "  gx_acc tagg; tagg.v0 = cnt;\n  const uint32_t th = 1;\n", items);
     cu_block_scan(b, ks);
-    gx__sb_puts(b, "  if (tile == 0 && threadIdx.x == 0) {\n    vs[0].v.v0 = s_agg.v0;\n    __threadfence();\n    vs[0].flag = 2u;\n  }\n");
+    gx__sb_puts(b, "  if (tile == 0 && threadIdx.x == 0) {\n    vs[0].inc.v0 = s_agg.v0;\n    __threadfence();\n    vs[0].flag = 2u;\n  }\n");
     cu_lookback(b, ks);
     gx__sb_puts(b, "  __syncthreads();\n"
                    "  const int64_t tbase = s_exh ? s_ex.v0 : 0;\n"

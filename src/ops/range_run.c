@@ -11,11 +11,9 @@
 
 static bool run_cuda(gx_ctx *ctx) { return strcmp(ctx->be.iface->target, "cuda") == 0; }
 
-static size_t slot_bytes(const rp_kspec *ks)
-{
-    int nacc = ks->term == RP_T_COLLECT ? 1 : ks->nacc;
-    return 8 * (size_t)nacc + 8;
-}
+/* gx_slot in range_gen.c: {acc v; u32 flag, has; acc inc}, 8 bytes per accumulator member. */
+static size_t slot_acc_bytes(const rp_kspec *ks) { return 8 * (size_t)(ks->term == RP_T_COLLECT ? 1 : ks->nacc); }
+static size_t slot_bytes(const rp_kspec *ks) { return 2 * slot_acc_bytes(ks) + 8; }
 
 /* The two entries of the module for (sg, ks): from the pipeline's memo when it ran
  * this body before, else generated and fetched through the kernel cache. */
@@ -122,15 +120,18 @@ gx_status rp_run_reduce(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, void 
         a.nparts = 0;
     if (s == GX_OK)
         s = launch(ctx, &kf, &a, 1, 1);
-    uint8_t slot[32];
+    uint8_t slot[16 * 8 + 8];
+    size_t ab = slot_acc_bytes(ks);
+    if (s == GX_OK && sb > sizeof slot)
+        s = gx__err(GX_ERR_INTERNAL, "pipeline reduce: %zu-byte result slot", sb);
     if (s == GX_OK)
         s = ctx->be.iface->d2h(&ctx->be, slot, (char *)scr + 64 + (size_t)a.nparts * sb, sb);
     gx__mem_free(ctx, scr, bytes);
     GX__CHECK(s);
     uint32_t has;
-    memcpy(&has, slot + sb - 4, 4);
+    memcpy(&has, slot + ab + 4, 4);
     *empty = has == 0;
-    memcpy(result, slot, sb - 8);
+    memcpy(result, slot, ab);
     return GX_OK;
 }
 
