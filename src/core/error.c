@@ -91,21 +91,29 @@ void gx__sb_puts(gx__sbuf *b, const char *s)
 
 void gx__sb_printf(gx__sbuf *b, const char *fmt, ...)
 {
+    /* Format once into the free space (kernel generation and memo keys call this a
+     * lot on hot paths); only an overflow formats a second time. */
+    sb_reserve(b, 256);
+    if (b->oom)
+        return;
     va_list ap, ap2;
     va_start(ap, fmt);
     va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    size_t room = b->cap - b->len;
+    int n = vsnprintf(b->p + b->len, room, fmt, ap);
     va_end(ap);
-    if (n < 0) {
-        va_end(ap2);
-        return;
-    }
-    sb_reserve(b, (size_t)n);
-    if (!b->oom) {
-        vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap2);
-        b->len += (size_t)n;
+    if (n >= 0 && (size_t)n >= room) {
+        sb_reserve(b, (size_t)n);
+        if (!b->oom)
+            vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap2);
     }
     va_end(ap2);
+    if (n < 0 || b->oom) {
+        if (b->p && !b->oom)
+            b->p[b->len] = 0;
+        return;
+    }
+    b->len += (size_t)n;
 }
 
 void gx__sb_free(gx__sbuf *b)

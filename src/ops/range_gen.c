@@ -359,7 +359,8 @@ static void cu_lookback(gx__sbuf *b, const rp_kspec *ks)
                    "      const int64_t j = j0 - lane;\n"
                    "      uint32_t f = 2u;\n      gx_acc v = GX_ZACC;\n"
                    "      if (j >= 0) {\n"
-                   "        do { f = vs[j].flag; } while (f == 0u);\n"
+                   "        for (unsigned ns = 8; (f = vs[j].flag) == 0u; ns = ns < 256u ? 2u * ns : ns)\n"
+                   "          __nanosleep(ns);   /* back off: spinning warps steal issue slots from the tiles they wait for */\n"
                    "        __threadfence();\n");
     for (int c = 0; c < nacc; c++)
         gx__sb_printf(b, "        v.v%d = f == 2u ? vs[j].inc.v%d : vs[j].v.v%d;\n", c, c, c);
