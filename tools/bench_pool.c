@@ -59,3 +59,29 @@ gx_status bench_case_pool(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, b
     }
     return GX_OK;
 }
+
+/* ------------------------------------------------------------ write bandwidth */
+
+typedef struct fill_state { gx_array *a; double v; } fill_state;
+static gx_status run_fill(void *p)
+{
+    fill_state *f = p;
+    f->v += 1;   /* a fresh value each run */
+    return gx_array_fill_f64(f->a, f->v);
+}
+
+/* gx_array_fill: the device's write bandwidth (each byte written once), the
+ * ceiling for generators such as gx_rand. */
+gx_status bench_case_fill(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)k;
+    fill_state f = {NULL, 0.5};
+    gx_status s = gx_array_empty(ctx, GX_F32, 1, &n, &f.a);
+    double us = 0;
+    if (s == GX_OK)
+        s = bench_time(ctx, run_fill, &f, reps, &us);
+    if (s == GX_OK)
+        rows[(*nrows)++] = (bench_result){"gx", "fill_f32", "f32", n, us, (double)n * 4, 0, 0};
+    gx_array_release(f.a);
+    return s;
+}

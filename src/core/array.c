@@ -388,6 +388,18 @@ static gx_status fill_locked(gx_array *a, const void *value)
     gx_ctx *ctx = a->ctx;
     if (a->size == 0)
         return GX_OK;
+    if (is_cpu(ctx) && gx__array_contiguous(a)) {
+        /* Dense: write one element, then double the filled prefix with memcpy. */
+        char *p = gx__array_ptr(a);
+        size_t esz = gx_dtype_size(a->dtype), total = (size_t)a->size * esz, done = esz;
+        memcpy(p, value, esz);
+        while (done < total) {
+            size_t n = done < total - done ? done : total - done;
+            memcpy(p + done, p, n);
+            done += n;
+        }
+        return GX_OK;
+    }
     if (is_cpu(ctx)) {
         fillx f = {value, gx_dtype_size(a->dtype), gx__array_ptr(a)};
         walk(a, fill_elem, &f);

@@ -436,7 +436,7 @@ static gx_status rd_map(rd_job *job, const char *map, const gx_reduce_opts *opts
     lam_lambda *lam = NULL;
     GX__CHECK(lam_compile(&env, &lam));
     job->et = lam_result_type(lam);
-    char pn[RD_MAXIN][8], cn[EW_MAXCONST][8];
+    char pn[RD_MAXIN][16], cn[EW_MAXCONST][16];
     const char *pnames[RD_MAXIN], *cnames[EW_MAXCONST];
     for (int i = 0; i < job->nin; i++)
         snprintf(pn[i], sizeof pn[i], "m%d", i), pnames[i] = pn[i];

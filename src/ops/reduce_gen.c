@@ -8,7 +8,18 @@
 #include <string.h>
 
 #define RG_BLOCK 256
-#define RG_UNROLL 4      /* independent vector loads per stream in flight (CUDA) */
+#define RG_UNROLL rg_unroll()   /* independent vector loads per stream in flight (CUDA) */
+
+/* Tuning knobs for experiments on a GPU (GX_RG_UNROLL, GX_RG_GRID); the unroll is
+ * part of the generated source and of the memo key. */
+static int rg_env_int(const char *name, int dflt, int lo, int hi)
+{
+    const char *s = getenv(name);
+    int v = s ? atoi(s) : dflt;
+    return v >= lo && v <= hi ? v : dflt;
+}
+static int rg_unroll(void) { return rg_env_int("GX_RG_UNROLL", 4, 1, 16); }
+static int rg_grid_waves(void) { return rg_env_int("GX_RG_GRID", 1, 1, 16); }
 #define RG_CPU_ACC 8     /* independent accumulators per CPU thread */
 
 /* ------------------------------------------------------------ scratch */
@@ -281,7 +292,7 @@ static void rg_gen_cpu(gx__sbuf *b, const rg_spec *sp)
     gx__sb_puts(b, "void gx_rg(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
                    "  const gx_args *a = (const gx_args *)ap;\n  const rg_user_t *u = &a->u;\n  (void)u;\n");
     rg_gen_streams(b, sp, "a->", "restrict");
-    char r[RG_CPU_ACC][8], q[RG_CPU_ACC][8], idx[RG_CPU_ACC][24], ld[RG_MAXSTREAMS][32];
+    char r[RG_CPU_ACC][16], q[RG_CPU_ACC][16], idx[RG_CPU_ACC][24], ld[RG_MAXSTREAMS][32];
     const char *load[RG_MAXSTREAMS];
     for (int k = 0; k < RG_CPU_ACC; k++) {
         snprintf(r[k], sizeof r[k], "r%d", k);
@@ -489,7 +500,7 @@ static unsigned rg_grid(const gx__kernel *k, int64_t n, int vec)
 {
     int64_t per_block = (int64_t)RG_BLOCK * vec * RG_UNROLL;
     int64_t want = (n + per_block - 1) / per_block;
-    int64_t full = k->min_grid > 0 ? (int64_t)k->min_grid * k->block / RG_BLOCK : 1024;
+    int64_t full = k->min_grid > 0 ? (int64_t)k->min_grid * k->block / RG_BLOCK * rg_grid_waves() : 1024;
     int64_t g = want < full ? want : full;
     return (unsigned)(g < 1 ? 1 : g);
 }
@@ -524,7 +535,7 @@ static gx_status rg_run_cpu(gx_ctx *ctx, const rg_spec *sp, rg_argbuf *ab, size_
 /* Everything the source depends on, short of the prelude. */
 static void rg_key(gx_ctx *ctx, const rg_spec *sp, int vec, gx__sbuf *b)
 {
-    gx__sb_printf(b, "rg1|%s|%d|%d|%d|%d|%d|%d|", ctx->be.iface->target, (int)sp->acc, (int)sp->out_dtype, vec,
+    gx__sb_printf(b, "rg1|%d|%s|%d|%d|%d|%d|%d|%d|", RG_UNROLL, ctx->be.iface->target, (int)sp->acc, (int)sp->out_dtype, vec,
                   sp->filtered, sp->with_index, sp->nstreams);
     for (int k = 0; k < sp->nstreams; k++)
         gx__sb_printf(b, "%d,", (int)sp->stream_dt[k]);
