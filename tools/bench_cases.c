@@ -158,6 +158,7 @@ gx_status bench_case_rand_f32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int rep
 const bench_case bench_cases[] = {
     {"pool", bench_case_pool},
     {"fill_f32", bench_case_fill},
+    {"jit", bench_case_jit},
     {"map_sin2cos2", case_sin2cos2},
     {"map_saxpy", case_saxpy},
     {"sgemm", bench_case_sgemm},

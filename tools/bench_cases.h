@@ -36,6 +36,7 @@ gx_status bench_case_pipeline_l2count(gx_ctx *ctx, gx_backend_kind k, int64_t n,
 /* Times gx_map of a user lambda over random f32 inputs (one per parameter). */
 gx_status bench_custom_map(gx_ctx *ctx, int64_t n, int reps, const char *lambda, bench_result *rows, int *nrows);
 gx_status bench_case_fill(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_jit(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_pool(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_copy_bandwidth(gx_ctx *ctx, int64_t n, int reps, bench_result *r);
 /* Fresh random f32 in [0,1) on the device. */

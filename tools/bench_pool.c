@@ -4,6 +4,7 @@
  * call; the pool is warmed by one allocation of the size first. */
 #include "bench_cases.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -84,4 +85,53 @@ gx_status bench_case_fill(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, b
         rows[(*nrows)++] = (bench_result){"gx", "fill_f32", "f32", n, us, (double)n * 4, 0, 0};
     gx_array_release(f.a);
     return s;
+}
+
+/* ------------------------------------------------------------ the kernel cache */
+
+static double map_once_us(gx_ctx *ctx, const char *lambda, gx_status *s)
+{
+    gx_array *x = NULL, *y = NULL;
+    int64_t n = 1024;
+    *s = gx_array_iota(ctx, GX_F32, n, 0, 1, &x);
+    double t0 = now_us();
+    if (*s == GX_OK)
+        *s = gx_map(ctx, lambda, 1, &x, NULL, &y);
+    if (*s == GX_OK)
+        *s = gx_sync(ctx);
+    double t = now_us() - t0;
+    gx_array_release(x);
+    gx_array_release(y);
+    return t;
+}
+
+/* What a new lambda costs: compiled (a miss), then found on disk by a fresh context
+ * (the second run of a program), then found in memory.  Each includes one small map. */
+gx_status bench_case_jit(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)n;
+    (void)reps;
+    static int done;
+    if (done++)
+        return GX_OK;
+    char lambda[96];
+    snprintf(lambda, sizeof lambda, "x -> x * %.6ff + 1", (double)(now_us() - (double)(int64_t)now_us()) + 1.5);
+    gx_status s;
+    double miss = map_once_us(ctx, lambda, &s);
+    if (s != GX_OK)
+        return s;
+    gx_ctx *c2 = NULL;
+    s = gx_ctx_create(&c2, k);
+    double disk = s == GX_OK ? map_once_us(c2, lambda, &s) : 0;
+    double mem = s == GX_OK ? map_once_us(c2, lambda, &s) : 0;
+    gx_cache_stats cs;
+    if (s == GX_OK)
+        s = gx_cache_stats_get(c2, &cs);
+    gx_ctx_destroy(c2);
+    if (s != GX_OK)
+        return s;
+    rows[(*nrows)++] = (bench_result){"gx", "jit_miss", "f32", 1024, miss, 0, 0, 0};
+    rows[(*nrows)++] = (bench_result){"gx", cs.compiles == 0 ? "jit_disk_hit" : "jit_disk_hit?", "f32", 1024, disk, 0, 0, 0};
+    rows[(*nrows)++] = (bench_result){"gx", "jit_memory_hit", "f32", 1024, mem, 0, 0, 0};
+    return GX_OK;
 }

@@ -9,6 +9,7 @@
  *    tiles of RP_BLOCK x ITEMS elements, the tile id from an atomic counter, per-tile
  *    status slots {flag: 0 invalid / 1 aggregate / 2 inclusive prefix, value}
  *    published value-then-fence-then-flag, a warp looking back over 32 tiles at a time;
+ *    global loads and stores warp-striped, transposed through shared memory;
  *  - scan and collect on the CPU: two passes over per-worker chunks (fold / count,
  *    then offsets, then write).
  * Slots hold the accumulator in 8-byte cells so the host can read them. */
@@ -402,8 +403,9 @@ static void cu_block_scan(gx__sbuf *b, const rp_kspec *ks)
                    "  if (s_wxh[warp]) { pre = preh ? gx_rp_op(s_wx[warp], pre) : s_wx[warp]; preh = 1; }\n");
 }
 
-static void cu_shared_decls(gx__sbuf *b)
+static void cu_shared_decls(gx__sbuf *b, size_t sm_bytes)
 {
+    gx__sb_printf(b, "  __shared__ __align__(16) unsigned char gx_sm[%zu];\n", sm_bytes);
     gx__sb_puts(b, "  __shared__ int64_t s_tile;\n  __shared__ gx_acc s_w[32], s_wx[32], s_agg, s_ex;\n"
                    "  __shared__ uint32_t s_wh[32], s_wxh[32], s_exh;\n"
                    "  gx_slot *slots = (gx_slot *)(gx_uptr)(a.scratch + 64);\n"
@@ -412,39 +414,134 @@ static void cu_shared_decls(gx__sbuf *b)
                    "    s_exh = 0;\n  }\n  __syncthreads();\n  const int64_t tile = s_tile;\n");
 }
 
-/* Loads of ITEMS consecutive elements per thread, then the element code per item
- * into kept[k] / rc[k]. */
+/* ------------------------------------------------------------ CUDA tile staging
+ *
+ * Scan and collect kernels work on a "blocked" layout: thread t owns the ITEMS
+ * consecutive elements from t * ITEMS.  Reading or writing that layout straight from
+ * global memory makes a warp's access span 32 runs (2 KB for f32), so stores turn
+ * into partial-sector writes.  Instead, contiguous arrays are loaded warp-striped
+ * (thread t takes vector q * RP_BLOCK + t of the tile, so a warp touches 512
+ * contiguous bytes), transposed through the shared buffer gx_sm and read back as
+ * per-thread runs; scan results take the reverse path.  Sources wider than 16 KB a
+ * tile are staged in parts so gx_sm never exceeds RP_SM_TILE bytes. */
+#define RP_SM_TILE 16384
+
+/* Shared-memory offsets: tiles are swizzled (16-byte cell c of 128-byte row r sits at
+ * cell c ^ (r & 7)) so both a warp's per-thread runs and its striped accesses hit
+ * distinct banks; compacted runs (collect) swizzle elements within a row likewise. */
+static void cu_sm_helpers(gx__sbuf *b, bool compact)
+{
+    gx__sb_puts(b, "GXF int gx_sv(int o) { return o ^ (((o >> 7) & 7) << 4); }\n");
+    if (compact)
+        gx__sb_puts(b, "GXF int gx_se(int i, int l) { return i ^ ((i >> l) & ((1 << l) - 1)); }\n");
+}
+
+static bool cu_staged(const rp_seg *sg) { return sg->src == RP_SRC_ARRAYS && sg->contig; }
+
+/* Elements per global vector access of source k (the segment's alignment allows it). */
+static int cu_src_vec(const rp_seg *sg, int items)
+{
+    int K = cu_staged(sg) && sg->vec > 1 ? sg->vec : 1;
+    return K > items ? items : K;
+}
+
+/* Elements per 16-byte (at most) shared-memory access of a run of `items` of size sz. */
+static int cu_run_vec(size_t sz, int items)
+{
+    int R = sz >= 16 ? 1 : (int)(16 / sz);
+    return R > items ? items : R;
+}
+
+/* Parts a source tile of element size sz is staged in. */
+static int cu_parts(size_t sz, int items)
+{
+    size_t tb = (size_t)RP_BLOCK * (size_t)items * sz;
+    return tb > RP_SM_TILE ? (int)(tb / RP_SM_TILE) : 1;
+}
+
+/* Bytes of gx_sm a scan (out_sz = accumulator size) or collect (out_sz = 0) needs. */
+static size_t cu_sm_bytes(const rp_seg *sg, int items, size_t out_sz)
+{
+    size_t te = (size_t)RP_BLOCK * (size_t)items, need = 16;
+    for (int k = 0; k < sg->nsrc && cu_staged(sg); k++) {
+        size_t sz = gx_dtype_size(sg->sdt[k]);
+        size_t tb = te * sz / (size_t)cu_parts(sz, items);
+        need = tb > need ? tb : need;
+    }
+    for (int c = 0; out_sz == 0 && c < sg->arity; c++)
+        need = te * gx_dtype_size(sg->dt[c]) > need ? te * gx_dtype_size(sg->dt[c]) : need;
+    need = te * out_sz > need ? te * out_sz : need;
+    return need;
+}
+
+/* Vector types of the staged sources: gxv (global accesses), gxr (per-thread runs). */
+static void cu_stage_types(gx__sbuf *b, const rp_seg *sg, int items)
+{
+    for (int k = 0; k < sg->nsrc && cu_staged(sg); k++) {
+        size_t sz = gx_dtype_size(sg->sdt[k]);
+        int K = cu_src_vec(sg, items), R = cu_run_vec(sz, items);
+        gx__sb_printf(b, "struct __align__(%zu) gxv%d { %s e[%d]; };\n", sz * (size_t)K, k, ct(sg->sdt[k]), K);
+        gx__sb_printf(b, "struct __align__(%zu) gxr%d { %s e[%d]; };\n", sz * (size_t)R, k, ct(sg->sdt[k]), R);
+    }
+}
+
+/* Source k into xs<k>[items] (blocked), through gx_sm; `more`: gx_sm is reused after. */
+static void cu_stage_source(gx__sbuf *b, const rp_seg *sg, int k, int items, bool more)
+{
+    const char *t = ct(sg->sdt[k]);
+    size_t sz = gx_dtype_size(sg->sdt[k]);
+    int K = cu_src_vec(sg, items), R = cu_run_vec(sz, items), P = cu_parts(sz, items);
+    int te = RP_BLOCK * items, pe = te / P, tpp = RP_BLOCK / P;
+    gx__sb_printf(b, "#pragma unroll\n  for (int p = 0; p < %d; p++) {\n    const int64_t pb = tile * %d + (int64_t)p * %d;\n",
+                  P, te, pe);
+    if (P > 1)
+        gx__sb_puts(b, "    if (p > 0) __syncthreads();   /* the previous part is read */\n");
+    gx__sb_printf(b, "    if (gx_tfull) {\n#pragma unroll\n      for (int q = 0; q < %d; q++) {\n"
+                     "        const int vi = q * %d + (int)threadIdx.x;\n"
+                     "        *(gxv%d *)(gx_sm + gx_sv(vi * %d)) = ((const gxv%d *)(in%d + pb))[vi];\n      }\n"
+                     "    } else {\n#pragma unroll\n      for (int q = 0; q < %d; q++) {\n"
+                     "        const int i = q * %d + (int)threadIdx.x;\n"
+                     "        *(%s *)(gx_sm + gx_sv(i * %zu)) = pb + i < n ? in%d[pb + i] : (%s)0;\n      }\n    }\n"
+                     "    __syncthreads();\n",
+                  pe / (K * RP_BLOCK), RP_BLOCK, k, (int)sz * K, k, k, pe / RP_BLOCK, RP_BLOCK, t, sz, k, t);
+    const char *ind = P > 1 ? "      " : "    ";
+    if (P > 1)
+        gx__sb_printf(b, "    if ((int)threadIdx.x / %d == p) {\n", tpp);
+    gx__sb_printf(b, "%sconst int o = ((int)threadIdx.x - p * %d) * %d;\n"
+                     "#pragma unroll\n%sfor (int q = 0; q < %d; q++) {\n"
+                     "%s  const gxr%d v = *(const gxr%d *)(gx_sm + gx_sv(o + q * %d));\n"
+                     "#pragma unroll\n%s  for (int e = 0; e < %d; e++) xs%d[q * %d + e] = v.e[e];\n%s}\n",
+                  ind, tpp, (int)sz * items, ind, items / R, ind, k, k, (int)sz * R, ind, R, k, R, ind);
+    if (P > 1)
+        gx__sb_puts(b, "    }\n");
+    gx__sb_puts(b, "  }\n");
+    if (more)
+        gx__sb_puts(b, "  __syncthreads();   /* gx_sm is read: the next source may overwrite it */\n");
+}
+
+/* The thread's ITEMS elements (blocked: from base) through the element code into
+ * kept[k] / rv<c>[k]; contiguous array sources staged through gx_sm first. */
 static void cu_tile_elements(gx__sbuf *b, const rp_seg *sg, int items)
 {
-    int K = sg->src == RP_SRC_ARRAYS && sg->contig ? sg->vec : 1;
-    if (K > items)
-        K = items;
-    gx__sb_printf(b, "  const int64_t base = tile * %d + (int64_t)threadIdx.x * %d;\n", RP_BLOCK * items, items);
+    int te = RP_BLOCK * items;
+    gx__sb_printf(b, "  const int64_t base = tile * %d + (int64_t)threadIdx.x * %d;\n"
+                     "  const bool gx_tfull = (tile + 1) * %d <= n;\n  (void)gx_tfull;\n",
+                  te, items, te);
     gx__sb_printf(b, "  bool kept[%d];\n", items);
     for (int c = 0; c < sg->arity; c++)
         gx__sb_printf(b, "  %s rv%d[%d];\n", ct(sg->dt[c]), c, items);
     const char *srcx[RP_MAXC];
     char sbuf[RP_MAXC][48];
-    if (K > 1) {
-        for (int k = 0; k < sg->nsrc; k++) {
-            gx__sb_printf(b, "  %s xs%d[%d];\n", ct(sg->sdt[k]), k, items);
-            snprintf(sbuf[k], sizeof sbuf[k], "xs%d[k]", k);
-            srcx[k] = sbuf[k];
-        }
-        gx__sb_printf(b, "  const bool full = base + %d <= n;\n  if (full) {\n", items);
-        for (int k = 0; k < sg->nsrc; k++)
-            gx__sb_printf(b, "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n"
-                             "      const gxv%d v = ((const gxv%d *)in%d)[base / %d + q];\n"
-                             "#pragma unroll\n      for (int e = 0; e < %d; e++) xs%d[q * %d + e] = v.e[e];\n    }\n",
-                          items / K, k, k, k, K, K, k, K);
-        gx__sb_puts(b, "  } else {\n");
-        for (int k = 0; k < sg->nsrc; k++)
-            gx__sb_printf(b, "#pragma unroll\n    for (int k = 0; k < %d; k++) xs%d[k] = base + k < n ? in%d[base + k] : (%s)0;\n",
-                          items, k, k, ct(sg->sdt[k]));
-        gx__sb_puts(b, "  }\n");
+    bool staged = cu_staged(sg);
+    for (int k = 0; k < sg->nsrc && staged; k++) {
+        gx__sb_printf(b, "  %s xs%d[%d];\n", ct(sg->sdt[k]), k, items);
+        snprintf(sbuf[k], sizeof sbuf[k], "xs%d[k]", k);
+        srcx[k] = sbuf[k];
     }
+    for (int k = 0; k < sg->nsrc && staged; k++)
+        cu_stage_source(b, sg, k, items, k + 1 < sg->nsrc);
     gx__sb_printf(b, "#pragma unroll\n  for (int k = 0; k < %d; k++) {\n    kept[k] = false;\n    if (base + k < n) {\n", items);
-    emit_elem(b, sg, "base + k", K > 1 ? srcx : NULL, "a.", "      ");
+    emit_elem(b, sg, "base + k", staged ? srcx : NULL, "a.", "      ");
     gx__sb_puts(b, "      kept[k] = keep;\n");
     for (int c = 0; c < sg->arity; c++)
         gx__sb_printf(b, "      rv%d[k] = r%d;\n", c, c);
@@ -473,13 +570,39 @@ static void cu_init_entry(gx__sbuf *b)
                    "  for (int64_t i = i0; i < a.ntiles; i += (int64_t)gridDim.x * blockDim.x) slots[i].flag = 0u;\n}\n");
 }
 
+/* ys[] (blocked) to out: each thread's run into gx_sm, then whole tiles leave in
+ * warp-striped vectors (a warp writes 512 contiguous bytes per store), the last
+ * tile (or an unaligned out) element-wise striped.  gx_sm is free here: the block
+ * scan's barriers follow every read of the loads' staging. */
+static void cu_store_scan(gx__sbuf *b, const rp_kspec *ks, int items)
+{
+    const char *t = ct(ks->acc[0]);
+    size_t sz = gx_dtype_size(ks->acc[0]);
+    int R = cu_run_vec(sz, items), vb = (int)sz * R;
+    gx__sb_printf(b, "  struct __align__(%d) gxo { %s e[%d]; };\n  {\n    const int o = (int)threadIdx.x * %d;\n"
+                     "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n      gxo v;\n"
+                     "#pragma unroll\n      for (int e = 0; e < %d; e++) v.e[e] = ys[q * %d + e];\n"
+                     "      *(gxo *)(gx_sm + gx_sv(o + q * %d)) = v;\n    }\n  }\n  __syncthreads();\n",
+                  vb, t, R, (int)sz * items, items / R, R, R, vb);
+    gx__sb_printf(b, "  const int64_t tb = tile * %d;\n"
+                     "  if (gx_tfull && (a.out[0] & %d) == 0) {\n    gxo *ov = (gxo *)(out + tb);\n"
+                     "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n"
+                     "      const int vi = q * %d + (int)threadIdx.x;\n"
+                     "      ov[vi] = *(const gxo *)(gx_sm + gx_sv(vi * %d));\n    }\n  } else {\n"
+                     "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n"
+                     "      const int i = q * %d + (int)threadIdx.x;\n"
+                     "      if (tb + i < n) out[tb + i] = *(const %s *)(gx_sm + gx_sv(i * %zu));\n    }\n  }\n",
+                  RP_BLOCK * items, vb - 1, items / R, RP_BLOCK, vb, items, RP_BLOCK, t, sz);
+}
+
 static void gen_cuda_scan(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, int items)
 {
-    cu_vec_types(b, sg, items);
+    cu_stage_types(b, sg, items);
+    cu_sm_helpers(b, false);
     cu_init_entry(b);
     gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) gx_rp_scan(const gx_args a)\n{\n", RP_BLOCK);
     emit_prologue(b, sg, "a.", true);
-    cu_shared_decls(b);
+    cu_shared_decls(b, cu_sm_bytes(sg, items, gx_dtype_size(ks->acc[0])));
     cu_tile_elements(b, sg, items);
     /* Running values within the thread's items (inclusive). */
     gx__sb_printf(b, "  gx_acc x[%d];\n  gx_acc tagg = GX_ZACC; uint32_t th = 0;\n", items);
@@ -506,31 +629,19 @@ static void gen_cuda_scan(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, int
         gx__sb_puts(b, "    ys[k] = (k == 0 ? pre : gx_rp_op(pre, x[k - 1])).v0;\n  }\n");
     else
         gx__sb_puts(b, "    ys[k] = (preh ? gx_rp_op(pre, x[k]) : x[k]).v0;\n  }\n");
-    /* Whole tiles store 16-byte vectors (4 per thread for f32), the rest element-wise. */
-    int KO = (int)(16 / gx_dtype_size(ks->acc[0]));
-    KO = KO > items ? items : KO;
-    gx__sb_printf(b, "  struct __align__(%zu) gxo { %s e[%d]; };\n", gx_dtype_size(ks->acc[0]) * (size_t)KO,
-                  ct(ks->acc[0]), KO);
-    gx__sb_printf(b, "  if (base + %d <= n && (a.out[0] & 15) == 0) {\n"
-                     "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n      gxo v;\n"
-                     "#pragma unroll\n      for (int e = 0; e < %d; e++) v.e[e] = ys[q * %d + e];\n"
-                     "      ((gxo *)out)[base / %d + q] = v;\n    }\n  } else {\n"
-                     "#pragma unroll\n    for (int k = 0; k < %d; k++)\n      if (base + k < n) out[base + k] = ys[k];\n  }\n}\n",
-                  items, items / KO, KO, KO, KO, items);
+    cu_store_scan(b, ks, items);
+    gx__sb_puts(b, "}\n");
 }
 
 static void gen_cuda_collect(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, int items)
 {
-    cu_vec_types(b, sg, items);
+    cu_stage_types(b, sg, items);
+    cu_sm_helpers(b, true);
     cu_init_entry(b);
     gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) gx_rp_coll(const gx_args a)\n{\n", RP_BLOCK);
     emit_prologue(b, sg, "a.", true);
-    cu_shared_decls(b);
-    size_t maxsz = 1;
-    for (int c = 0; c < sg->arity; c++)
-        maxsz = gx_dtype_size(sg->dt[c]) > maxsz ? gx_dtype_size(sg->dt[c]) : maxsz;
-    /* Room for one tile of the widest component, staged one component at a time. */
-    gx__sb_printf(b, "  __shared__ uint64_t s_buf[%zu];\n", ((size_t)RP_BLOCK * (size_t)items * maxsz + 7) / 8);
+    /* gx_sm also holds one tile of the widest component, compacted one at a time. */
+    cu_shared_decls(b, cu_sm_bytes(sg, items, 0));
     cu_tile_elements(b, sg, items);
     gx__sb_printf(b, "  int cnt = 0;\n#pragma unroll\n  for (int k = 0; k < %d; k++) cnt += kept[k] ? 1 : 0;\n"
                      "  gx_acc tagg; tagg.v0 = cnt;\n  const uint32_t th = 1;\n", items);
@@ -543,15 +654,21 @@ static void gen_cuda_collect(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, 
                    "  int rk = preh ? (int)pre.v0 : 0;\n"
                    "  if (tile == a.ntiles - 1 && threadIdx.x == 0)\n"
                    "    ((int64_t *)(gx_uptr)a.scratch)[1] = tbase + tcount;\n");
-    /* Stage each component through shared memory so the stores are coalesced. */
+    /* Each component in turn: kept values to their ranks in gx_sm, then out with
+     * consecutive threads at consecutive indices (warp-contiguous runs). */
     for (int c = 0; c < sg->arity; c++) {
         const char *t = ct(sg->dt[c]);
-        gx__sb_printf(b, "  {\n    %s *sb = (%s *)s_buf;\n    int q = rk;\n"
-                         "#pragma unroll\n    for (int k = 0; k < %d; k++) if (kept[k]) sb[q++] = rv%d[k];\n"
+        size_t sz = gx_dtype_size(sg->dt[c]);
+        int l = 0;   /* a 128-byte row holds 1 << l elements */
+        while (((size_t)2 << l) * sz <= 128)
+            l++;
+        gx__sb_printf(b, "  {\n    int q = rk;\n"
+                         "#pragma unroll\n    for (int k = 0; k < %d; k++)\n"
+                         "      if (kept[k]) { *(%s *)(gx_sm + gx_se(q, %d) * %zu) = rv%d[k]; q++; }\n"
                          "    __syncthreads();\n    %s *out = (%s *)(gx_uptr)a.out[%d];\n"
-                         "    for (int q2 = threadIdx.x; q2 < tcount; q2 += %d) out[tbase + q2] = sb[q2];\n"
-                         "    __syncthreads();\n  }\n",
-                      t, t, items, c, t, t, c, RP_BLOCK);
+                         "    for (int q2 = threadIdx.x; q2 < tcount; q2 += %d) out[tbase + q2] = *(const %s *)(gx_sm + gx_se(q2, %d) * %zu);\n",
+                      items, t, l, sz, c, t, t, c, RP_BLOCK, t, l, sz);
+        gx__sb_puts(b, c + 1 < sg->arity ? "    __syncthreads();\n  }\n" : "  }\n");
     }
     gx__sb_puts(b, "}\n");
 }
