@@ -368,12 +368,15 @@ static void cu_lookback(gx__sbuf *b, const rp_kspec *ks)
     gx__sb_puts(b, "      }\n"
                    "      const unsigned pm = __ballot_sync(0xffffffffu, f == 2u);\n"
                    "      const int p = pm ? __ffs(pm) - 1 : 31;\n"
-                   "      gx_acc w;\n");
-    cu_shfl(b, ks, "__shfl_sync", "w", "v", "p", "      ");
-    gx__sb_puts(b, "      for (int l = p - 1; l >= 0; l--) {\n        gx_acc o;\n");
-    cu_shfl(b, ks, "__shfl_sync", "o", "v", "l", "        ");
-    gx__sb_puts(b, "        w = gx_rp_op(w, o);\n      }\n"
-                   "      ex = exh ? gx_rp_op(w, ex) : w;\n      exh = 1;\n"
+                   "      gx_acc w = v;\n");
+    /* Lane l holds tile j0 - l; fold lanes p..0 in tile order with a 5-step
+     * shuffle tree (earlier tiles on the left: op(lane l + off, lane l)), not 31
+     * dependent shuffles: the window's fold is on every tile's critical path. */
+    gx__sb_puts(b, "#pragma unroll\n      for (int off = 1; off < 32; off <<= 1) {\n        gx_acc o;\n");
+    cu_shfl(b, ks, "__shfl_down_sync", "o", "w", "off", "        ");
+    gx__sb_puts(b, "        if (lane + off <= p) w = gx_rp_op(o, w);\n      }\n");
+    cu_shfl(b, ks, "__shfl_sync", "w", "w", "0", "      ");
+    gx__sb_puts(b, "      ex = exh ? gx_rp_op(w, ex) : w;\n      exh = 1;\n"
                    "      if (pm) break;\n      j0 -= 32;\n    }\n"
                    "    if (lane == 0) {\n      const gx_acc inc = gx_rp_op(ex, s_agg);\n");
     for (int c = 0; c < nacc; c++)
