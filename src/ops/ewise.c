@@ -284,8 +284,16 @@ static void gen_cuda_contig(gx__sbuf *b, const ew_plan *pl, const char *expr)
         else
             gx__sb_printf(b, "          const %s v%d = bc%d;\n", gx__dtype_ctype(pl->dt[i]), i - 1, i);
     }
-    gx__sb_printf(b, "          y.e[k] = %s(%s);\n        }\n        ((gxv0 *)o)[v] = y;\n      }\n    }\n  }\n",
-                  out_cast(pl->dt[0]), expr);
+    gx__sb_printf(b, "          y.e[k] = %s(%s);\n        }\n", out_cast(pl->dt[0]), expr);
+    /* Experiment knob GX_EW_STREAM=1: evict-first (streaming) stores of the output. */
+    size_t vb = gx_dtype_size(pl->dt[0]) * (size_t)K;
+    const char *st = getenv("GX_EW_STREAM");
+    if (st && atoi(st) == 1 && (vb == 16 || vb == 8 || vb == 4))
+        gx__sb_printf(b, "        __stcs((%s *)&((gxv0 *)o)[v], *(const %s *)&y);\n", vb == 16 ? "uint4" : vb == 8 ? "uint2" : "unsigned",
+                      vb == 16 ? "uint4" : vb == 8 ? "uint2" : "unsigned");
+    else
+        gx__sb_puts(b, "        ((gxv0 *)o)[v] = y;\n");
+    gx__sb_puts(b, "      }\n    }\n  }\n");
     /* The tail that does not fill a vector. */
     gx__sb_printf(b, "  for (int64_t gx_idx = nv * %d + tid; gx_idx < n; gx_idx += nth) {\n", K);
     const char *off[EW_MAXOPS];
@@ -436,8 +444,10 @@ static gx_status ew_launch(gx_ctx *ctx, const ew_plan *pl, const gx__kernel *k)
     l.cpu_align = 64;
     int64_t work = pl->contig ? (pl->args.n + pl->vec - 1) / pl->vec : pl->args.n;
     int64_t block = k->block > 0 ? k->block : 256;
+    const char *bs = getenv("GX_EW_BLOCK");   /* experiments: threads per block */
+    if (bs && atoi(bs) >= 32 && atoi(bs) <= 1024)
+        block = atoi(bs);
     int64_t want = (work + block - 1) / block;
-    /* A grid that fills the device once (occupancy), threads striding over the rest. */
     /* Four waves of resident blocks, threads striding over the rest: measured on an
      * H200 (2^28 f32) 91% of copy bandwidth for x*x+1 and 96% for 2x+y, against
      * 89-90% with one wave and 85-87% with one pass and no striding. */
@@ -465,8 +475,8 @@ static void ew_memo_key(gx_ctx *ctx, const ew_plan *pl, const char *expr, const 
         gx__sb_printf(k, "%d%c", (int)pl->dt[o], pl->contig && pl->args.st[o][0] == 0 ? 'b' : 's');
     for (int j = 0; j < pl->nconst; j++)
         gx__sb_printf(k, "c%d", (int)pl->cdt[j]);
-    const char *u = getenv("GX_EW_UNROLL");
-    gx__sb_printf(k, "|%s|%s", u ? u : "", expr);
+    const char *u = getenv("GX_EW_UNROLL"), *st = getenv("GX_EW_STREAM");
+    gx__sb_printf(k, "|%s|%s|%s", u ? u : "", st ? st : "", expr);
 }
 
 gx_status ew_run(gx_ctx *ctx, ew_plan *pl, const char *expr, const char *user_code, const char *label)

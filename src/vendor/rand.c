@@ -9,6 +9,7 @@
 #include "jit/lambda.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef enum rng_kind { RNG_UNIFORM, RNG_NORMAL, RNG_INT } rng_kind;
@@ -184,7 +185,10 @@ static gx_status rng_launch(gx_ctx *ctx, rng_args *args, const gx__kernel *k)
     l.cpu_align = 16;
     int64_t block = k->block > 0 ? k->block : 256;
     int64_t want = (args->nblocks + block - 1) / block;
-    int64_t full = k->min_grid > 0 ? k->min_grid : 65535;
+    /* GX_RNG_WAVES (experiments): resident-block waves before threads stride. */
+    const char *wv = getenv("GX_RNG_WAVES");
+    int waves = wv && atoi(wv) >= 1 && atoi(wv) <= 64 ? atoi(wv) : 1;
+    int64_t full = k->min_grid > 0 ? (int64_t)k->min_grid * waves : 65535;
     int64_t grid = want < full ? want : full;
     l.grid[0] = (unsigned)(grid > 0 ? grid : 1);
     l.grid[1] = l.grid[2] = 1;
