@@ -35,16 +35,23 @@ static kc_entry **kc_bucket(gx__kcache *kc, uint64_t qh) { return &kc->buckets[q
  * in-memory lookup skips it and hashes only the rest, so a repeated operation costs
  * a short hash and a compare instead of a SHA-256 over the whole text; SHA-256 is
  * computed only on a miss, for the disk cache. */
-static const char *kc_split(const char *source, int *prelude)
+static size_t kc_len[2];
+static pthread_once_t kc_len_once = PTHREAD_ONCE_INIT;
+static void kc_len_init(void)
 {
-    static const char *const targets[2] = {"c", "cuda"};
-    for (int i = 0; i < 2; i++) {
-        const char *p = lam_prelude(targets[i]);
-        size_t n = strlen(p);
-        if (strncmp(source, p, n) == 0) {
-            *prelude = i + 1;
-            return source + n;
-        }
+    kc_len[0] = strlen(lam_prelude("c"));
+    kc_len[1] = strlen(lam_prelude("cuda"));
+}
+
+static const char *kc_split(gx_ctx *ctx, const char *source, int *prelude)
+{
+    /* Only this backend's prelude can lead its sources; its length is fixed. */
+    pthread_once(&kc_len_once, kc_len_init);
+    int i = strcmp(ctx->be.iface->target, "cuda") == 0;
+    const char *p = lam_prelude(i ? "cuda" : "c");
+    if (strncmp(source, p, kc_len[i]) == 0) {   /* stops at a shorter source's end */
+        *prelude = i + 1;
+        return source + kc_len[i];
     }
     *prelude = 0;
     return source;
@@ -154,7 +161,7 @@ gx_status gx__kernel_get(gx_ctx *ctx, const char *source, const char *label, con
     if (!ctx->kcache && !(ctx->kcache = calloc(1, sizeof *ctx->kcache)))
         return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for the kernel cache");
     int prelude;
-    const char *body = kc_split(source, &prelude);
+    const char *body = kc_split(ctx, source, &prelude);
     uint64_t qh = kc_quick_hash(body, prelude, entry);
     kc_entry **b = kc_bucket(ctx->kcache, qh);
     for (kc_entry *e = *b; e; e = e->next)
