@@ -522,3 +522,25 @@ GXT_TEST(map_sincos_fusion_values)
     gx_array_release(o);
     gx_array_release(of);
 }
+
+/* A process may load many kernels: the CPU backend's in-memory loading must not run
+ * out of names (it once failed after ~70 kernels). */
+GXT_TEST(map_many_kernels_in_one_process)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_array *x = NULL;
+    int64_t n = 16;
+    GXT_OK(gx_array_iota(ctx, GX_F32, n, 0, 1, &x));
+    for (int i = 0; i < 80; i++) {
+        char lam[64];
+        snprintf(lam, sizeof lam, "x -> x * 2 + %d", i);
+        gx_array *y = NULL;
+        GXT_OK(gx_map(ctx, lam, 1, &x, NULL, &y));
+        float v = 0;
+        int64_t k = 5;
+        GXT_OK(gx_array_get(y, &k, &v));
+        GXT_CHECK(v == 10.0f + (float)i);
+        gx_array_release(y);
+    }
+    gx_array_release(x);
+}

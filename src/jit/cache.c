@@ -475,7 +475,7 @@ static int read_full(int fd, void *buf, size_t n)
     return 0;
 }
 
-static int write_full(int fd, const void *buf, size_t n)
+int cache_write_full(int fd, const void *buf, size_t n)
 {
     const unsigned char *p = buf;
     while (n) {
@@ -588,7 +588,7 @@ void cache_disk_store(cache_disk *d, const char *key_hex, const char *suffix, co
     if (fd < 0)
         goto done;
     /* mkstemp makes 0600 files; entries are only ever read by their owner's processes. */
-    if (write_full(fd, hdr, HDR_SIZE) != 0 || write_full(fd, payload, len) != 0) {
+    if (cache_write_full(fd, hdr, HDR_SIZE) != 0 || cache_write_full(fd, payload, len) != 0) {
         close(fd);
         unlink(tmp);
         goto done;

@@ -56,6 +56,9 @@ typedef struct cache_disk_stats {
 } cache_disk_stats;
 void cache_disk_counters(cache_disk *d, cache_disk_stats *out);
 
+/* Writes all n bytes (retrying short writes and EINTR); 0 on success. */
+int cache_write_full(int fd, const void *buf, size_t n);
+
 /* ---------------------------------------------------------------- CPU compiler */
 
 /* The C compiler the CPU backend uses: $GX_CC, else $CC, else "cc".  *id receives

@@ -477,21 +477,6 @@ done:
  * No other thread can load our name meanwhile, since it would need our open fd. */
 #define MAX_DUPS 64
 
-static int write_all_fd(int fd, const void *data, size_t n)
-{
-    const char *p = data;
-    while (n) {
-        ssize_t r = write(fd, p, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
 static bool name_loaded(const char *path)
 {
     void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
@@ -511,7 +496,7 @@ static gx_status load_memfd(const void *so, size_t len, void **handle, bool *uns
         *unsupported = true;
         return GX_OK;
     }
-    if (write_all_fd(fd, so, len) != 0) {
+    if (cache_write_full(fd, so, len) != 0) {
         int e = errno;
         close(fd);
         return gx__err(GX_ERR_OUT_OF_MEMORY, "loading a compiled kernel: cannot fill an in-memory file (%s)",
@@ -532,7 +517,9 @@ static gx_status load_memfd(const void *so, size_t len, void **handle, bool *uns
     gx_status s = GX_OK;
     void *h = NULL;
     if (name_loaded(path)) {
-        s = gx__err(GX_ERR_BACKEND, "loading a compiled kernel: no unused file descriptor name for dlopen");
+        /* Every nearby descriptor number names a loaded kernel already (a process
+         * with many kernels): the caller falls back to a uniquely named file. */
+        *unsupported = true;
     } else {
         h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (!h) {
@@ -559,7 +546,7 @@ static gx_status load_tmpfile(const void *so, size_t len, void **handle)
                            "loading a compiled kernel: cannot create a temporary file in %s (%s); set TMPDIR "
                            "to a writable directory",
                            tmp_base(), strerror(errno));
-        if (write_all_fd(fd, so, len) != 0) {
+        if (cache_write_full(fd, so, len) != 0) {
             int e = errno;
             close(fd);
             unlink(path);

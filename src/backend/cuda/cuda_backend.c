@@ -466,37 +466,35 @@ static size_t cuda_reserved(gx__backend *be)
 
 /* ------------------------------------------------------------ copies */
 
+static gx_status cuda_h2d_async(gx__backend *be, void *dst, const void *src, size_t n);
+static gx_status cuda_d2h_async(gx__backend *be, void *dst, const void *src, size_t n);
+
+/* Waits for the current stream after an async copy of n bytes. */
+static gx_status wait_copy(cuda_impl *im, const char *what, size_t n)
+{
+    CUresult r = cuda_drv.StreamSynchronize(im->cur);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuStreamSynchronize (after a %zu-byte %s copy)", n, what);
+    return GX_OK;
+}
+
+/* Waits: the caller's buffer is usually pageable and may be freed or reused as soon
+ * as we return.  For pageable memory the driver stages the copy through a pinned
+ * buffer anyway, so waiting costs little and makes the call safe. */
 static gx_status cuda_h2d(gx__backend *be, void *dst, const void *src, size_t n)
 {
-    cuda_impl *im = IM(be);
     if (n == 0)
         return GX_OK;
-    GX__CHECK(enter(im));
-    CUresult r = cuda_drv.MemcpyHtoDAsync((CUdeviceptr)(uintptr_t)dst, src, n, im->cur);
-    if (r != CUDA_SUCCESS)
-        return fail(im, r, "cuMemcpyHtoDAsync(%zu bytes)", n);
-    /* Wait: the caller's buffer is usually pageable and may be freed or reused as
-     * soon as we return.  For pageable memory the driver stages the copy through a
-     * pinned buffer anyway, so waiting costs little and makes the call safe. */
-    r = cuda_drv.StreamSynchronize(im->cur);
-    if (r != CUDA_SUCCESS)
-        return fail(im, r, "cuStreamSynchronize (after a %zu-byte host-to-device copy)", n);
-    return GX_OK;
+    GX__CHECK(cuda_h2d_async(be, dst, src, n));
+    return wait_copy(IM(be), "host-to-device", n);
 }
 
 static gx_status cuda_d2h(gx__backend *be, void *dst, const void *src, size_t n)
 {
-    cuda_impl *im = IM(be);
     if (n == 0)
         return GX_OK;
-    GX__CHECK(enter(im));
-    CUresult r = cuda_drv.MemcpyDtoHAsync(dst, (CUdeviceptr)(uintptr_t)src, n, im->cur);
-    if (r != CUDA_SUCCESS)
-        return fail(im, r, "cuMemcpyDtoHAsync(%zu bytes)", n);
-    r = cuda_drv.StreamSynchronize(im->cur);   /* the host reads dst next */
-    if (r != CUDA_SUCCESS)
-        return fail(im, r, "cuStreamSynchronize (after a %zu-byte device-to-host copy)", n);
-    return GX_OK;
+    GX__CHECK(cuda_d2h_async(be, dst, src, n));
+    return wait_copy(IM(be), "device-to-host", n);   /* the host reads dst next */
 }
 
 static gx_status cuda_d2d(gx__backend *be, void *dst, const void *src, size_t n)
