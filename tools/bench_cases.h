@@ -38,6 +38,10 @@ gx_status bench_custom_map(gx_ctx *ctx, int64_t n, int reps, const char *lambda,
 gx_status bench_case_fill(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_jit(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_pool(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+/* CPU references for a case: memcpy of the same bytes and a single-threaded C loop
+ * (which: 1 sin^2+cos^2, 2 saxpy, 3 sum); appends two rows. */
+gx_status bench_host_refs(gx_ctx *ctx, int which, const char *op, int64_t n, int reps, double bytes,
+                          bench_result *rows, int *nrows);
 gx_status bench_copy_bandwidth(gx_ctx *ctx, int64_t n, int reps, bench_result *r);
 /* Fresh random f32 in [0,1) on the device. */
 gx_status bench_random_f32(gx_ctx *ctx, int64_t n, uint64_t seed, gx_array **out);

@@ -93,9 +93,11 @@ static gx_status red_row(gx_ctx *ctx, int which, bool i32, const char *op, int64
 
 gx_status bench_case_sum(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
 {
-    (void)k;
     RB_ROW(red_row(ctx, RB_SUM, false, "sum", n, reps, (double)n * 4, &rows[*nrows]), nrows);
     RB_ROW(red_row(ctx, RB_SUM, true, "sum", n, reps, (double)n * 4, &rows[*nrows]), nrows);
+    /* On the CPU: memcpy's bandwidth and a plain loop, so the CPU figure is a ratio. */
+    if (k == GX_BACKEND_CPU)
+        return bench_host_refs(ctx, 3, "sum", n, reps, (double)n * 4, rows, nrows);
     return GX_OK;
 }
 
