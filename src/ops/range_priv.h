@@ -118,7 +118,9 @@ gx_status rp_generate_body(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx
 void rp_fill_args(const rp_seg *sg, rp_args *a);
 /* The tile (CUDA) / alignment (CPU) the generated scan and collect kernels use. */
 int rp_tile_items(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks);
+#ifndef RP_BLOCK   /* threads per block of range kernels (a build option for experiments) */
 #define RP_BLOCK 256
+#endif
 
 /* Runs a terminal over a segment (range_run.c). */
 gx_status rp_run_reduce(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, void *result, bool *empty);

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #define RG_BLOCK 256
-#define RG_UNROLL rg_unroll()   /* independent vector loads per stream in flight (CUDA) */
+#define RG_UNROLL rg_unroll(sp)   /* independent vector loads per stream in flight (CUDA) */
 
 /* Tuning knobs for experiments on a GPU (GX_RG_UNROLL, GX_RG_GRID); the unroll is
  * part of the generated source and of the memo key.  Defaults measured on an H200,
@@ -20,8 +20,11 @@ static int rg_env_int(const char *name, int dflt, int lo, int hi)
     int v = s ? atoi(s) : dflt;
     return v >= lo && v <= hi ? v : dflt;
 }
-static int rg_unroll(void) { return rg_env_int("GX_RG_UNROLL", 8, 1, 16); }
-static int rg_grid_waves(void) { return rg_env_int("GX_RG_GRID", 2, 1, 16); }
+/* Index-carrying reductions (argmin...) hold more registers per element: they run
+ * best with fewer loads in flight and one wave (argmin 2^28: 249.7 us at 4/1 against
+ * 255.4 at 8/2). */
+static int rg_unroll(const rg_spec *sp) { return rg_env_int("GX_RG_UNROLL", sp->with_index ? 4 : 8, 1, 16); }
+static int rg_grid_waves(const rg_spec *sp) { return rg_env_int("GX_RG_GRID", sp->with_index ? 1 : 2, 1, 16); }
 #define RG_CPU_ACC 8     /* independent accumulators per CPU thread */
 
 /* ------------------------------------------------------------ scratch */
@@ -498,18 +501,18 @@ static gx_status rg_launch(gx_ctx *ctx, const gx__kernel *k, const rg_argbuf *ab
 
 /* Blocks: enough to fill the device once (occupancy), no more than the work needs.
  * A function of (n, device) only, which makes float results reproducible. */
-static unsigned rg_grid(const gx__kernel *k, int64_t n, int vec)
+static unsigned rg_grid(const rg_spec *sp, const gx__kernel *k, int64_t n, int vec)
 {
     int64_t per_block = (int64_t)RG_BLOCK * vec * RG_UNROLL;
     int64_t want = (n + per_block - 1) / per_block;
-    int64_t full = k->min_grid > 0 ? (int64_t)k->min_grid * k->block / RG_BLOCK * rg_grid_waves() : 1024;
+    int64_t full = k->min_grid > 0 ? (int64_t)k->min_grid * k->block / RG_BLOCK * rg_grid_waves(sp) : 1024;
     int64_t g = want < full ? want : full;
     return (unsigned)(g < 1 ? 1 : g);
 }
 
 static gx_status rg_run_cuda(gx_ctx *ctx, const rg_spec *sp, rg_argbuf *ab, size_t size, int vec, const gx__kernel *k)
 {
-    unsigned grid = rg_grid(k, ab->h.n, vec);
+    unsigned grid = rg_grid(sp, k, ab->h.n, vec);
     size_t accsz = gx_dtype_size(sp->acc);
     uint64_t part, cnt;
     GX__CHECK(rg_scratch(ctx, (size_t)grid * (accsz + 8) + 16, 1, &part, &cnt));
