@@ -903,18 +903,26 @@ static void cuda_host_free(gx__backend *be, void *ptr)
     (void)cuda_drv.MemFreeHost(ptr);
 }
 
+/* cuPointerGetAttributes (plural) answers memory type 0 for pageable memory instead
+ * of failing, so probing a user's buffer raises no API error (compute-sanitizer
+ * reports those); the singular call is the fallback for drivers without it. */
 static bool host_byte_pinned(const void *p)
 {
     unsigned int type = 0;
-    return cuda_drv.PointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                        (CUdeviceptr)(uintptr_t)p) == CUDA_SUCCESS &&
+    CUdeviceptr dp = (CUdeviceptr)(uintptr_t)p;
+    if (cuda_drv.PointerGetAttributes) {
+        CUpointer_attribute at = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+        void *data = &type;
+        return cuda_drv.PointerGetAttributes(1, &at, &data, dp) == CUDA_SUCCESS && type == CU_MEMORYTYPE_HOST;
+    }
+    return cuda_drv.PointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dp) == CUDA_SUCCESS &&
            type == CU_MEMORYTYPE_HOST;
 }
 
-/* Pageable memory makes the driver answer INVALID_VALUE: not pinned. */
 static bool cuda_host_pinned(gx__backend *be, const void *ptr, size_t bytes)
 {
-    if (!ptr || bytes == 0 || !cuda_drv.PointerGetAttribute || !quiet_enter(IM(be)))
+    if (!ptr || bytes == 0 || !(cuda_drv.PointerGetAttributes || cuda_drv.PointerGetAttribute) ||
+        !quiet_enter(IM(be)))
         return false;
     return host_byte_pinned(ptr) && host_byte_pinned((const char *)ptr + bytes - 1);
 }

@@ -68,7 +68,8 @@
       cuOccupancyMaxActiveBlocksPerMultiprocessor, 0)                           \
     X(MemHostAlloc, cuMemHostAlloc, 0)                                          \
     X(MemFreeHost, cuMemFreeHost, 0)                                            \
-    X(PointerGetAttribute, cuPointerGetAttribute, 0)
+    X(PointerGetAttribute, cuPointerGetAttribute, 0)                            \
+    X(PointerGetAttributes, cuPointerGetAttributes, 0)
 
 #define CUDA_NVRTC_FUNCS(X)                                                     \
     X(Version, nvrtcVersion, 1)                                                 \
