@@ -43,10 +43,11 @@
 extern "C" {
 #endif
 
-/* One value of a dtype: f for f32/f64, u for u64, i for bool and the other ints. */
+/* One value of a dtype: f for f32/f64, u for u64, i for bool and the other ints,
+ * c[0] + i*c[1] for c64/c128. */
 typedef struct gx_scalar {
     gx_dtype dtype;
-    union { double f; int64_t i; uint64_t u; } v;
+    union { double f; int64_t i; uint64_t u; double c[2]; } v;
 } gx_scalar;
 
 #define GX_SCALAR_F32(x) ((gx_scalar){GX_F32, {.f = (x)}})

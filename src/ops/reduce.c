@@ -357,7 +357,7 @@ static gx_status rd_full(rd_job *job, uint64_t out, uint64_t out_idx, void *host
 
 /* ------------------------------------------------------------ preparing a job */
 
-static gx_status rd_check_inputs(gx_ctx *ctx, const char *fn, int nin, gx_array *const *in)
+static gx_status rd_check_inputs(gx_ctx *ctx, const char *fn, int nin, gx_array *const *in, bool mapped)
 {
     if (nin < 1 || nin > RD_MAXIN)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %d inputs; between 1 and %d are allowed", fn, nin, RD_MAXIN);
@@ -368,11 +368,11 @@ static gx_status rd_check_inputs(gx_ctx *ctx, const char *fn, int nin, gx_array 
         GX__CHECK(gx__array_check(in[i], what));
         if (ctx && in[i]->ctx != ctx)
             return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: input %d belongs to another context", fn, i + 1);
-        if (!gx__dtype_supported(in[i]->dtype) || gx__dtype_is_complex(in[i]->dtype))
+        if (!gx__dtype_supported(in[i]->dtype) || (gx__dtype_is_complex(in[i]->dtype) && !mapped))
             return gx__err(GX_ERR_DTYPE, "%s: input %d has dtype %s, which reductions do not support yet%s", fn, i + 1,
                            gx_dtype_name(in[i]->dtype),
-                           gx__dtype_is_complex(in[i]->dtype) ? " (split it first: gx_map with \"z -> re(z)\" and "
-                                                                 "\"z -> im(z)\", then reduce each)" : "");
+                           gx__dtype_is_complex(in[i]->dtype) ? " (complex arrays reduce with \"+\" / \"sum\", or "
+                                                                 "through gx_mapreduce with a real-valued map such as \"z -> abs(z)\")" : "");
     }
     return GX_OK;
 }
@@ -444,8 +444,9 @@ static gx_status rd_map(rd_job *job, const char *map, const gx_reduce_opts *opts
         snprintf(cn[j], sizeof cn[j], "c%d", j), cnames[j] = cn[j];
     gx_status s = lam_emit(lam, pnames, cnames, &job->expr);
     lam_free(lam);
-    if (s == GX_OK && !gx__dtype_supported(job->et))
-        s = gx__err(GX_ERR_DTYPE, "%s: the map lambda gives %s, which reductions do not support", job->fn, gx_dtype_name(job->et));
+    if (s == GX_OK && (!gx__dtype_supported(job->et) || gx__dtype_is_complex(job->et)))
+        s = gx__err(GX_ERR_DTYPE, "%s: the map lambda gives %s, which reductions do not support%s", job->fn, gx_dtype_name(job->et),
+                    gx__dtype_is_complex(job->et) ? " (reduce re(...) and im(...) separately)" : "");
     return s;
 }
 
@@ -556,7 +557,7 @@ static gx_status rd_exec(rd_job *job, gx_array *vals, gx_array *idx)
 static gx_status rd_scalar(gx_ctx *ctx, const char *fn, const char *map, const char *op, int find, int nin,
                            gx_array *const *in, const gx_reduce_opts *opts, gx_scalar *val, int64_t *idx)
 {
-    GX__CHECK(rd_check_inputs(ctx, fn, nin, in));
+    GX__CHECK(rd_check_inputs(ctx, fn, nin, in, map != NULL));
     if (!ctx)
         ctx = in[0]->ctx;
     GX__CHECK(gx__ctx_check(ctx));
@@ -588,7 +589,7 @@ static gx_status rd_into(gx_ctx *ctx, const char *fn, const char *map, const cha
                          const gx_reduce_opts *opts, gx_array **vals, gx_array **idx)
 {
     GX__CHECK(gx__ctx_check(ctx));
-    GX__CHECK(rd_check_inputs(ctx, fn, nin, in));
+    GX__CHECK(rd_check_inputs(ctx, fn, nin, in, map != NULL));
     GX__ARG(vals || idx, "%s: out is NULL (set *out = NULL to have gx allocate the result)", fn);
     gx__lock(ctx);
     rd_job job;
@@ -613,15 +614,58 @@ static gx_status rd_into(gx_ctx *ctx, const char *fn, const char *map, const cha
     return s;
 }
 
+/* A sum of complex numbers is the sums of the real and the imaginary parts: two
+ * real mapreduces (gx's reduction kernels fold scalars). */
+static bool rd_complex_sum(const gx_array *x, const char *op)
+{
+    return x && gx__handle_live(x) && gx__dtype_is_complex(x->dtype) && op && (strcmp(op, "+") == 0 || strcmp(op, "sum") == 0);
+}
+
+static gx_status rd_complex_scalar(gx_ctx *ctx, gx_array *x, const gx_reduce_opts *opts, gx_scalar *out)
+{
+    GX__ARG(out, "gx_reduce: out is NULL");
+    if (opts && opts->init)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_reduce: a complex sum takes no init (its neutral element is 0)");
+    gx_scalar re, im;
+    GX__CHECK(rd_scalar(ctx, "gx_reduce", "z -> re(z)", "+", 0, 1, &x, opts, &re, NULL));
+    GX__CHECK(rd_scalar(ctx, "gx_reduce", "z -> im(z)", "+", 0, 1, &x, opts, &im, NULL));
+    out->dtype = x->dtype;
+    out->v.c[0] = re.v.f;
+    out->v.c[1] = im.v.f;
+    return GX_OK;
+}
+
+static gx_status rd_complex_into(gx_ctx *ctx, gx_array *x, const gx_reduce_opts *opts, gx_array **out)
+{
+    if (opts && opts->init)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_reduce_to: a complex sum takes no init (its neutral element is 0)");
+    gx_array *parts[2] = {NULL, NULL};
+    gx_status s = rd_into(ctx, "gx_reduce_to", "z -> re(z)", "+", 0, 1, &x, opts, &parts[0], NULL);
+    if (s == GX_OK)
+        s = rd_into(ctx, "gx_reduce_to", "z -> im(z)", "+", 0, 1, &x, opts, &parts[1], NULL);
+    gx_map_opts mo = {x->dtype, NULL, 0};
+    if (s == GX_OK)
+        s = gx_map(ctx, "a, b -> complex(a, b)", 2, parts, &mo, out);
+    gx_array_release(parts[0]);
+    gx_array_release(parts[1]);
+    return s;
+}
+
 gx_status gx_reduce(gx_ctx *ctx, const char *op, gx_array *x, const gx_reduce_opts *opts, gx_scalar *out)
 {
     GX__CHECK(gx__ctx_check(ctx));
+    if (rd_complex_sum(x, op))
+        return rd_complex_scalar(ctx, x, opts, out);
     return rd_scalar(ctx, "gx_reduce", NULL, op, 0, 1, &x, opts, out, NULL);
 }
 
 gx_status gx_reduce_to(gx_ctx *ctx, const char *op, gx_array *x, const gx_reduce_opts *opts, gx_array **out)
 {
     GX__ARG(out, "gx_reduce_to: out is NULL (set *out = NULL to have gx allocate the result)");
+    if (rd_complex_sum(x, op)) {
+        GX__CHECK(gx__ctx_check(ctx));
+        return rd_complex_into(ctx, x, opts, out);
+    }
     return rd_into(ctx, "gx_reduce_to", NULL, op, 0, 1, &x, opts, out, NULL);
 }
 
@@ -655,7 +699,12 @@ gx_status gx_find_to(gx_ctx *ctx, const char *which, gx_array *x, const gx_reduc
     {                                                                                  \
         return rd_scalar(NULL, #name, NULL, opname, 0, 1, &x, NULL, out, NULL);        \
     }
-RD_CONV(gx_sum, "+")
+gx_status gx_sum(gx_array *x, gx_scalar *out)
+{
+    if (rd_complex_sum(x, "+"))
+        return rd_complex_scalar(x->ctx, x, NULL, out);
+    return rd_scalar(NULL, "gx_sum", NULL, "+", 0, 1, &x, NULL, out, NULL);
+}
 RD_CONV(gx_prod, "*")
 RD_CONV(gx_maximum, "max")
 RD_CONV(gx_minimum, "min")
