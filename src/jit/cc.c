@@ -35,6 +35,12 @@ static const char *const cc_flags[] = {
     "-fno-math-errno",
     /* Generated code carries helpers not every kernel uses. */
     "-Wno-unused-function",
+#if defined(__x86_64__) && defined(__GLIBC__)
+    /* Vector math from libmvec (see LAM__VECTOR_MATH in lambda_prelude.c); sin and
+     * cos stay apart, because GCC's sincos merging would hide them from the
+     * vectoriser. */
+    "-DGX_VECTOR_MATH=1", "-fno-builtin-sin", "-fno-builtin-sinf", "-fno-builtin-cos", "-fno-builtin-cosf",
+#endif
 };
 #define N_FLAGS (sizeof cc_flags / sizeof cc_flags[0])
 #define MAX_CC_WORDS 16
@@ -425,6 +431,9 @@ gx_status cache_cc_build(const char *source, const char *label, void **so, size_
     argv[a++] = "-o";
     argv[a++] = out;
     argv[a++] = src;
+#if defined(__x86_64__) && defined(__GLIBC__)
+    argv[a++] = "-lmvec";
+#endif
     argv[a++] = "-lm";
     argv[a] = NULL;
 
