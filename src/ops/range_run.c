@@ -34,15 +34,29 @@ static gx_status get_kernels(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, 
             return GX_OK;
         }
     }
+    /* Another pipeline of this context ran the same body (gx_scan and gx_filter make
+     * a new pipeline per call): its kernels are in the context's memo. */
+    gx__kernel pair[2];
+    bool hit = s == GX_OK && !key.oom && gx__memo_get(ctx, key.p, pair, sizeof pair);
     gx__sbuf src = {0};
-    if (s == GX_OK)
+    if (hit) {
+        *k1 = pair[0];
+        *k2 = pair[1];
+        ctx->cstats.mem_hits++;
+    }
+    if (s == GX_OK && !hit)
         s = rp_generate_head(ctx, &src);
-    if (s == GX_OK)
+    if (s == GX_OK && !hit)
         s = rp_generate_body(ctx, sg, ks, &src);
-    if (s == GX_OK)
+    if (s == GX_OK && !hit)
         s = gx__kernel_get(ctx, src.p, "gx_pipe", e1, k1);
-    if (s == GX_OK)
+    if (s == GX_OK && !hit)
         s = gx__kernel_get(ctx, src.p, "gx_pipe", e2, k2);
+    if (s == GX_OK && !hit && !key.oom) {
+        pair[0] = *k1;
+        pair[1] = *k2;
+        gx__memo_put(ctx, key.p, pair, sizeof pair);
+    }
     gx__sb_free(&src);
     if (s != GX_OK) {
         gx__sb_free(&key);
