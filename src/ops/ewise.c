@@ -6,6 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+void ew_cval_of(const gx_const *c, ew_cval *v)
+{
+    if (gx__dtype_is_float(c->dtype))
+        v->f = c->v.f;
+    else if (c->dtype == GX_U64)
+        v->u = c->v.u;
+    else
+        v->i = c->v.i;
+}
+
 /* ------------------------------------------------------------ broadcasting */
 
 static void shape_str(char *buf, size_t n, int ndim, const int64_t *shape)

@@ -34,16 +34,6 @@ static gx_status map_check_inputs(gx_ctx *ctx, int nin, gx_array *const *in)
     return GX_OK;
 }
 
-static void cval_of(const gx_const *c, ew_cval *v)
-{
-    if (gx__dtype_is_float(c->dtype))
-        v->f = c->v.f;
-    else if (c->dtype == GX_U64)
-        v->u = c->v.u;
-    else
-        v->i = c->v.i;
-}
-
 /* Parses, type-checks and emits the lambda for these inputs. */
 static gx_status map_prepare(gx_ctx *ctx, const char *lambda, int nin, gx_array *const *in, const gx_map_opts *opts, map_job *job)
 {
@@ -58,7 +48,7 @@ static gx_status map_prepare(gx_ctx *ctx, const char *lambda, int nin, gx_array 
         if (!opts->consts[j].name || !gx__dtype_supported(opts->consts[j].dtype))
             return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_map: constant %d has no name or an unsupported dtype", j);
         job->cdt[j] = opts->consts[j].dtype;
-        cval_of(&opts->consts[j], &job->cval[j]);
+        ew_cval_of(&opts->consts[j], &job->cval[j]);
     }
     job->nconst = nc;
     gx__userfns *u = ctx->userfns;

@@ -400,16 +400,6 @@ static gx_status rd_axes(rd_job *job, const gx_reduce_opts *opts)
     return GX_OK;
 }
 
-static void rd_cval(const gx_const *c, ew_cval *v)
-{
-    if (gx__dtype_is_float(c->dtype))
-        v->f = c->v.f;
-    else if (c->dtype == GX_U64)
-        v->u = c->v.u;
-    else
-        v->i = c->v.i;
-}
-
 static gx_status rd_map(rd_job *job, const char *map, const gx_reduce_opts *opts)
 {
     int nc = opts ? opts->nconsts : 0;
@@ -420,7 +410,7 @@ static gx_status rd_map(rd_job *job, const char *map, const gx_reduce_opts *opts
         if (!opts->consts[j].name || !gx__dtype_supported(opts->consts[j].dtype))
             return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: constant %d has no name or an unsupported dtype", job->fn, j);
         job->cdt[j] = opts->consts[j].dtype;
-        rd_cval(&opts->consts[j], &job->cval[j]);
+        ew_cval_of(&opts->consts[j], &job->cval[j]);
     }
     job->nconst = nc;
     if (!map) {
