@@ -57,8 +57,6 @@ typedef struct cuda_impl {
     bool have_target;
     gx_device_info info;
     char compiler_id[128];
-    void *stage;             /* two page-locked halves for large pageable copies (lazy) */
-    CUevent stage_ev[2];
 } cuda_impl;
 
 static cuda_impl *IM(gx__backend *be) { return (cuda_impl *)be->impl; }
@@ -249,12 +247,6 @@ static void destroy_resources(cuda_impl *im)
         (void)cuda_drv.MemPoolDestroy(im->pool);
     if (im->stream)
         (void)cuda_drv.StreamDestroy(im->stream);
-    if (im->stage && !im->faulted) {
-        (void)cuda_drv.MemFreeHost(im->stage);
-        (void)cuda_drv.EventDestroy(im->stage_ev[0]);
-        (void)cuda_drv.EventDestroy(im->stage_ev[1]);
-    }
-    im->stage = NULL;
     im->pool = NULL;
     im->stream = NULL;
 }
@@ -476,7 +468,6 @@ static size_t cuda_reserved(gx__backend *be)
 
 static gx_status cuda_h2d_async(gx__backend *be, void *dst, const void *src, size_t n);
 static gx_status cuda_d2h_async(gx__backend *be, void *dst, const void *src, size_t n);
-static bool cuda_host_pinned(gx__backend *be, const void *ptr, size_t bytes);
 
 /* Waits for the current stream after an async copy of n bytes. */
 static gx_status wait_copy(cuda_impl *im, const char *what, size_t n)
@@ -487,105 +478,23 @@ static gx_status wait_copy(cuda_impl *im, const char *what, size_t n)
     return GX_OK;
 }
 
-/* Large copies from or to pageable memory go through two page-locked chunks of our
- * own, so the DMA of one chunk overlaps the host copy of the other: the driver's
- * own pageable path moved only ~1.5 GB/s device-to-host on an H200 VM. */
-#define STAGE_CHUNK ((size_t)8 << 20)
-#define STAGE_MIN ((size_t)4 << 20)
-
-static bool stage_ready(cuda_impl *im)
-{
-    if (im->stage)
-        return true;
-    if (!cuda_drv.MemHostAlloc || !cuda_drv.MemFreeHost)
-        return false;
-    void *p = NULL;
-    if (cuda_drv.MemHostAlloc(&p, 2 * STAGE_CHUNK, 0) != CUDA_SUCCESS)
-        return false;
-    if (cuda_drv.EventCreate(&im->stage_ev[0], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
-        (void)cuda_drv.MemFreeHost(p);
-        return false;
-    }
-    if (cuda_drv.EventCreate(&im->stage_ev[1], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
-        (void)cuda_drv.EventDestroy(im->stage_ev[0]);
-        (void)cuda_drv.MemFreeHost(p);
-        return false;
-    }
-    im->stage = p;
-    return true;
-}
-
-static gx_status staged_d2h(cuda_impl *im, char *dst, CUdeviceptr src, size_t n)
-{
-    size_t prev_off = 0, prev_len = 0;
-    for (size_t off = 0, i = 0; off < n || prev_len; i++) {
-        size_t len = n - off < STAGE_CHUNK ? n - off : STAGE_CHUNK;
-        char *buf = (char *)im->stage + (i % 2) * STAGE_CHUNK;
-        if (len) {   /* chunk i flows into one half while the host drains the other */
-            CUresult r = cuda_drv.MemcpyDtoHAsync(buf, src + off, len, im->cur);
-            if (r == CUDA_SUCCESS)
-                r = cuda_drv.EventRecord(im->stage_ev[i % 2], im->cur);
-            if (r != CUDA_SUCCESS)
-                return fail(im, r, "cuMemcpyDtoHAsync (staged, %zu bytes)", len);
-        }
-        if (prev_len) {
-            CUresult r = cuda_drv.EventSynchronize(im->stage_ev[(i + 1) % 2]);
-            if (r != CUDA_SUCCESS)
-                return fail(im, r, "cuEventSynchronize (staged copy)");
-            memcpy(dst + prev_off, (char *)im->stage + ((i + 1) % 2) * STAGE_CHUNK, prev_len);
-        }
-        prev_off = off;
-        prev_len = len;
-        off += len;
-    }
-    return GX_OK;
-}
-
-static gx_status staged_h2d(cuda_impl *im, CUdeviceptr dst, const char *src, size_t n)
-{
-    for (size_t off = 0, i = 0; off < n; i++) {
-        size_t len = n - off < STAGE_CHUNK ? n - off : STAGE_CHUNK;
-        char *buf = (char *)im->stage + (i % 2) * STAGE_CHUNK;
-        if (i >= 2) {   /* this half's previous DMA must be done before it is refilled */
-            CUresult r = cuda_drv.EventSynchronize(im->stage_ev[i % 2]);
-            if (r != CUDA_SUCCESS)
-                return fail(im, r, "cuEventSynchronize (staged copy)");
-        }
-        memcpy(buf, src + off, len);
-        CUresult r = cuda_drv.MemcpyHtoDAsync(dst + off, buf, len, im->cur);
-        if (r == CUDA_SUCCESS)
-            r = cuda_drv.EventRecord(im->stage_ev[i % 2], im->cur);
-        if (r != CUDA_SUCCESS)
-            return fail(im, r, "cuMemcpyHtoDAsync (staged, %zu bytes)", len);
-        off += len;
-    }
-    return GX_OK;
-}
-
 /* Waits: the caller's buffer is usually pageable and may be freed or reused as soon
- * as we return. */
+ * as we return.  For pageable memory the driver stages the copy through a pinned
+ * buffer anyway, so waiting costs little and makes the call safe. */
 static gx_status cuda_h2d(gx__backend *be, void *dst, const void *src, size_t n)
 {
-    cuda_impl *im = IM(be);
     if (n == 0)
         return GX_OK;
-    if (n >= STAGE_MIN && enter(im) == GX_OK && !cuda_host_pinned(be, src, n) && stage_ready(im)) {
-        GX__CHECK(staged_h2d(im, (CUdeviceptr)(uintptr_t)dst, src, n));
-        return wait_copy(im, "host-to-device", n);
-    }
     GX__CHECK(cuda_h2d_async(be, dst, src, n));
-    return wait_copy(im, "host-to-device", n);
+    return wait_copy(IM(be), "host-to-device", n);
 }
 
 static gx_status cuda_d2h(gx__backend *be, void *dst, const void *src, size_t n)
 {
-    cuda_impl *im = IM(be);
     if (n == 0)
         return GX_OK;
-    if (n >= STAGE_MIN && enter(im) == GX_OK && !cuda_host_pinned(be, dst, n) && stage_ready(im))
-        return staged_d2h(im, dst, (CUdeviceptr)(uintptr_t)src, n);   /* complete on return */
     GX__CHECK(cuda_d2h_async(be, dst, src, n));
-    return wait_copy(im, "device-to-host", n);   /* the host reads dst next */
+    return wait_copy(IM(be), "device-to-host", n);   /* the host reads dst next */
 }
 
 static gx_status cuda_d2d(gx__backend *be, void *dst, const void *src, size_t n)
