@@ -258,6 +258,9 @@ void gx__memo_free(gx_ctx *ctx);
 
 /* ------------------------------------------------------------ misc */
 
+/* An experiment knob's value (GX_EW_UNROLL, GX_RG_GRID...), read once per process. */
+const char *gx__knob(const char *name);
+
 /* Frees the vendor libraries' per-context state (cuBLAS handle, FFT plans); called
  * by gx_ctx_destroy while the backend is still open. */
 void gx__vendor_ctx_release(gx_ctx *ctx);

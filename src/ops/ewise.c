@@ -256,7 +256,7 @@ static void gen_cpu(gx__sbuf *b, const ew_plan *pl, const char *expr)
 /* Tuning knobs for experiments (GX_EW_UNROLL); part of the source, so of the key. */
 static int ew_unroll(void)
 {
-    const char *s = getenv("GX_EW_UNROLL");
+    const char *s = gx__knob("GX_EW_UNROLL");
     int u = s ? atoi(s) : 0;
     return u >= 1 && u <= 16 ? u : 4;
 }
@@ -297,7 +297,7 @@ static void gen_cuda_contig(gx__sbuf *b, const ew_plan *pl, const char *expr)
     gx__sb_printf(b, "          y.e[k] = %s(%s);\n        }\n", out_cast(pl->dt[0]), expr);
     /* Experiment knob GX_EW_STREAM=1: evict-first (streaming) stores of the output. */
     size_t vb = gx_dtype_size(pl->dt[0]) * (size_t)K;
-    const char *st = getenv("GX_EW_STREAM");
+    const char *st = gx__knob("GX_EW_STREAM");
     if (st && atoi(st) == 1 && (vb == 16 || vb == 8 || vb == 4))
         gx__sb_printf(b, "        __stcs((%s *)&((gxv0 *)o)[v], *(const %s *)&y);\n", vb == 16 ? "uint4" : vb == 8 ? "uint2" : "unsigned",
                       vb == 16 ? "uint4" : vb == 8 ? "uint2" : "unsigned");
@@ -454,7 +454,7 @@ static gx_status ew_launch(gx_ctx *ctx, const ew_plan *pl, const gx__kernel *k)
     l.cpu_align = 64;
     int64_t work = pl->contig ? (pl->args.n + pl->vec - 1) / pl->vec : pl->args.n;
     int64_t block = k->block > 0 ? k->block : 256;
-    const char *bs = getenv("GX_EW_BLOCK");   /* experiments: threads per block */
+    const char *bs = gx__knob("GX_EW_BLOCK");   /* experiments: threads per block */
     if (bs && atoi(bs) >= 32 && atoi(bs) <= 1024)
         block = atoi(bs);
     int64_t want = (work + block - 1) / block;
@@ -462,7 +462,7 @@ static gx_status ew_launch(gx_ctx *ctx, const ew_plan *pl, const gx__kernel *k)
      * H200 (2^28 f32) 91% of copy bandwidth for x*x+1 and 96% for 2x+y, against
      * 89-90% with one wave and 85-87% with one pass and no striding. */
     int64_t full = k->min_grid > 0 ? 4 * (int64_t)k->min_grid : 65535;
-    const char *gm = getenv("GX_EW_GRID");   /* experiments: grid = min_grid * this, 0 = one pass */
+    const char *gm = gx__knob("GX_EW_GRID");   /* experiments: grid = min_grid * this, 0 = one pass */
     if (gm && atoi(gm) > 0)
         full *= atoi(gm);
     else if (gm && atoi(gm) == 0)
@@ -485,7 +485,7 @@ static void ew_memo_key(gx_ctx *ctx, const ew_plan *pl, const char *expr, const 
         gx__sb_printf(k, "%d%c", (int)pl->dt[o], pl->contig && pl->args.st[o][0] == 0 ? 'b' : 's');
     for (int j = 0; j < pl->nconst; j++)
         gx__sb_printf(k, "c%d", (int)pl->cdt[j]);
-    const char *u = getenv("GX_EW_UNROLL"), *st = getenv("GX_EW_STREAM");
+    const char *u = gx__knob("GX_EW_UNROLL"), *st = gx__knob("GX_EW_STREAM");
     gx__sb_printf(k, "|%s|%s|%s", u ? u : "", st ? st : "", expr);
 }
 

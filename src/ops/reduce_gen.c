@@ -16,7 +16,7 @@
  * 8/4 242.8; at 2^20 8/2 gave 10.0 us against 12.0 for 4/1. */
 static int rg_env_int(const char *name, int dflt, int lo, int hi)
 {
-    const char *s = getenv(name);
+    const char *s = gx__knob(name);
     int v = s ? atoi(s) : dflt;
     return v >= lo && v <= hi ? v : dflt;
 }

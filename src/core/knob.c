@@ -1,0 +1,29 @@
+/* knob.c -- the experiment knobs (GX_EW_*, GX_RG_*, GX_RNG_*), read from the
+ * environment once per process: kernel launches consult them on every call, and a
+ * getenv scan per launch is work on the hot path for a value that does not change. */
+#include "core/gx_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const knob_names[] = {
+    "GX_EW_UNROLL", "GX_EW_STREAM", "GX_EW_BLOCK", "GX_EW_GRID", "GX_RG_UNROLL", "GX_RG_GRID", "GX_RNG_WAVES",
+};
+#define NKNOBS (sizeof knob_names / sizeof knob_names[0])
+static const char *knob_values[NKNOBS];
+static pthread_once_t knob_once = PTHREAD_ONCE_INIT;
+
+static void knob_read(void)
+{
+    for (size_t i = 0; i < NKNOBS; i++)
+        knob_values[i] = getenv(knob_names[i]);
+}
+
+const char *gx__knob(const char *name)
+{
+    pthread_once(&knob_once, knob_read);
+    for (size_t i = 0; i < NKNOBS; i++)
+        if (strcmp(name, knob_names[i]) == 0)
+            return knob_values[i];
+    return getenv(name);
+}
