@@ -3,8 +3,9 @@
  * and gx_filter / gx_findall (stream compaction). */
 #include "gx_test.h"
 
-/* Lengths around the CUDA tile sizes (256 x 16, 256 x 8, 256 x 4) and the CPU align. */
-static const int64_t lens[] = {0, 1, 2, 63, 64, 65, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097,
+/* Lengths around the CUDA tile sizes (128 x 24, 256 x 16, 256 x 8, 256 x 4...) and the CPU align. */
+static const int64_t lens[] = {0, 1, 2, 63, 64, 65, 1023, 1024, 1025, 2047, 2048, 2049, 3071, 3072, 3073, 4095, 4096, 4097,
+                               6143, 6144, 6145,
                                3 * 4096 + 1, 65536 * 2 + 5, (1 << 20) + 7};
 #define NLENS ((int)(sizeof lens / sizeof lens[0]))
 
@@ -404,6 +405,52 @@ GXT_TEST(range_count_above_2_31)
     GXT_OK(gx_pipe_argmax(p, &am));
     GXT_EQ_I64(am, n - 1);
     gx_pipe_destroy(p);
+}
+
+/* Scan and compaction above 2^31 elements (the look-back's tile indices and counts
+ * pass 2^31), checked on the device by other pipelines over the results. */
+GXT_TEST(range_scan_collect_above_2_31)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_backend_kind k;
+    GXT_OK(gx_ctx_backend(ctx, &k));
+    if (k != GX_BACKEND_CUDA) {
+        gxt_skip("2^31+77 elements: run on the CUDA backend");
+        return;
+    }
+    int64_t n = ((int64_t)1 << 31) + 77;
+    /* running sum of 0, 1, 2... is k(k+1)/2 at position k */
+    gx_pipe *p = iota_pipe(ctx, GX_I64, n, 0, 1);
+    gx_array *sc = NULL;
+    GXT_OK(gx_pipe_scan(p, "a, b -> a + b", 0, NULL, &sc));
+    gx_pipe_destroy(p);
+    GXT_OK(gx_pipe_from_arrays(ctx, 1, &sc, &p));
+    GXT_OK(gx_pipe_enumerate(p));
+    GXT_OK(gx_pipe_filter(p, "i, v -> v != i * (i + 1) / 2", NULL, 0));
+    int64_t bad = -1;
+    GXT_OK(gx_pipe_count(p, &bad));
+    GXT_EQ_I64(bad, 0);
+    gx_pipe_destroy(p);
+    int64_t last = 0;
+    GXT_OK(gx_array_get(sc, (int64_t[]){n - 1}, &last));
+    GXT_EQ_I64(last, (n - 1) * n / 2);
+    gx_array_release(sc);
+    /* every fifth position kept, in order: value 5j + 4 at position j */
+    p = iota_pipe(ctx, GX_I64, n, 0, 1);
+    GXT_OK(gx_pipe_filter(p, "i -> i % 5 == 4", NULL, 0));
+    gx_array *kept = NULL;
+    GXT_OK(gx_pipe_collect(p, 1, &kept));
+    gx_pipe_destroy(p);
+    int64_t len = 0;
+    GXT_OK(gx_array_size(kept, &len));
+    GXT_EQ_I64(len, n / 5);
+    GXT_OK(gx_pipe_from_arrays(ctx, 1, &kept, &p));
+    GXT_OK(gx_pipe_enumerate(p));
+    GXT_OK(gx_pipe_filter(p, "j, v -> v != 5 * j + 4", NULL, 0));
+    GXT_OK(gx_pipe_count(p, &bad));
+    GXT_EQ_I64(bad, 0);
+    gx_pipe_destroy(p);
+    gx_array_release(kept);
 }
 
 GXT_TEST(range_bad_input)

@@ -3,7 +3,8 @@
  * arrays (contiguous last axis, strided axes, views), in place, and bad input. */
 #include "gx_test.h"
 
-static const int64_t lens[] = {1, 2, 31, 32, 33, 255, 256, 257, 2047, 2048, 2049, 4095, 4096, 4097,
+static const int64_t lens[] = {1, 2, 31, 32, 33, 255, 256, 257, 2047, 2048, 2049, 3071, 3072, 3073, 4095, 4096, 4097,
+                               6143, 6144, 6145,
                                8191, 8192, 8193, 100000, (1 << 20) + 7};
 #define NLENS ((int)(sizeof lens / sizeof lens[0]))
 

@@ -17,6 +17,7 @@
 #include "ops/userfns.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static bool gen_cuda(gx_ctx *ctx) { return strcmp(ctx->be.iface->target, "cuda") == 0; }
@@ -30,17 +31,72 @@ static const char *cfield(gx_dtype t)
 
 static const char *ct(gx_dtype t) { return gx__dtype_ctype(t); }
 
-int rp_tile_items(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks)
+/* Bytes of shared memory a scan/collect tile of the widest element may take. */
+#define RP_SM_TILE 32768
+
+static bool cu_staged(const rp_seg *sg);
+static int cu_src_vec(const rp_seg *sg, int items);
+
+/* Elements a 16-byte access holds (1 for wider types). */
+static int vec16(size_t sz) { return sz >= 16 ? 1 : (int)(16 / sz); }
+
+/* Whether `items` per thread suits the tile staging: a whole number of 16-byte
+ * runs of every staged source and of the output (see cu_stage_source). */
+static bool shape_fits(const rp_seg *sg, const rp_kspec *ks, int block, int items)
 {
+    if (block < 32 || block > 1024 || block % 32 != 0 || items < 1 || items > 32)
+        return false;
+    size_t te = (size_t)block * (size_t)items, widest = 0;
+    for (int k = 0; k < sg->nsrc && cu_staged(sg); k++) {
+        size_t sz = gx_dtype_size(sg->sdt[k]);
+        int K = sg->vec > 1 ? sg->vec : 1;
+        if ((K <= items && items % K != 0) || (vec16(sz) <= items && items % vec16(sz) != 0))
+            return false;
+        widest = sz > widest ? sz : widest;
+    }
+    size_t osz = ks->term == RP_T_SCAN ? gx_dtype_size(ks->acc[0]) : 0;
+    for (int c = 0; ks->term == RP_T_COLLECT && c < sg->arity; c++)
+        osz = gx_dtype_size(sg->dt[c]) > osz ? gx_dtype_size(sg->dt[c]) : osz;
+    if (ks->term == RP_T_SCAN && vec16(osz) <= items && items % vec16(osz) != 0)
+        return false;
+    widest = osz > widest ? osz : widest;
+    return te * widest <= RP_SM_TILE;   /* one staging buffer, within static shared memory */
+}
+
+/* A knob "GX_..." as an int >= 0, or `dflt` when unset or not a number. */
+static int knob_int(const char *name, int dflt)
+{
+    const char *v = gx__knob(name);
+    char *end = NULL;
+    long x = v && *v ? strtol(v, &end, 10) : -1;
+    return x >= 0 && x < 1000000 && end && *end == '\0' ? (int)x : dflt;
+}
+
+/* Tile shapes measured on an H200 (scripts/gpu-check's knob sweep): 4-byte scans
+ * like small blocks with long runs (more blocks per SM hide each block's wait for
+ * its look-back), compaction larger blocks.  Knobs override for experiments. */
+rp_tshape rp_tile_shape(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks)
+{
+    rp_tshape t = {RP_BLOCK, 64, false};
     if (!gen_cuda(ctx))
-        return 64;
+        return t;
     size_t bytes = 0;
     if (ks->term == RP_T_SCAN)
         bytes = gx_dtype_size(ks->acc[0]);
     else
         for (int c = 0; c < sg->arity; c++)
             bytes += gx_dtype_size(sg->dt[c]);
-    return bytes <= 4 ? 16 : bytes <= 8 ? 8 : 4;
+    bool scan = ks->term == RP_T_SCAN;
+    /* The look-back status fits one 64-bit word with the value: a 4-byte accumulator,
+     * or a compaction count (< 2^62). */
+    t.packed = scan ? ks->nacc == 1 && bytes <= 4 : true;
+    t.block = knob_int(scan ? "GX_SC_BLOCK" : "GX_CO_BLOCK", scan ? 128 : 256);
+    t.items = knob_int(scan ? "GX_SC_ITEMS" : "GX_CO_ITEMS", bytes <= 4 ? (scan ? 24 : 16) : bytes <= 8 ? 8 : 4);
+    if (!shape_fits(sg, ks, t.block, t.items)) {
+        t.block = RP_BLOCK;
+        t.items = bytes <= 4 ? 16 : bytes <= 8 ? 8 : 4;
+    }
+    return t;
 }
 
 /* ------------------------------------------------------------ element code */
@@ -343,30 +399,95 @@ static void cu_shfl(gx__sbuf *b, const rp_kspec *ks, const char *fn, const char 
     }
 }
 
-/* Warp 0 of the block at tile `tile` (> 0) publishes `agg`, looks back, publishes the
- * inclusive prefix and leaves the exclusive prefix in s_ex. */
-static void cu_lookback(gx__sbuf *b, const rp_kspec *ks)
+/* ------------------------------------------------------------ CUDA look-back
+ *
+ * Tile t's status is published in two steps, aggregate (1) then inclusive prefix
+ * (2).  Packed form (shape.packed): status in bits 62-63 of one 64-bit word, value
+ * below (a <= 4-byte accumulator's bits, or a compaction count), written and read
+ * with single 64-bit accesses -- a reader never sees a flag without its value, so
+ * no fences and one load per poll, which is the latency every later tile waits on.
+ * Wide form: gx_slot {v, flag, has, inc} with value-fence-flag writes. */
+
+static void cu_pack_helpers(gx__sbuf *b, const rp_kspec *ks)
 {
+    if (ks->term == RP_T_COLLECT) {
+        gx__sb_puts(b, "GXF unsigned long long gx_pk(unsigned long long st, gx_acc v) { return (st << 62) | (unsigned long long)v.v0; }\n"
+                       "GXF gx_acc gx_upk(unsigned long long w) { gx_acc r; r.v0 = (int64_t)(w & 0x3fffffffffffffffull); return r; }\n");
+        return;
+    }
+    /* The accumulator's bits through the unsigned type of its width. */
+    gx_dtype t = ks->acc[0];
+    const char *to, *from;
+    if (t == GX_F32) {
+        to = "__float_as_uint(v.v0)";
+        from = "__uint_as_float(u)";
+    } else if (t == GX_BOOL) {
+        to = "(v.v0 ? 1u : 0u)";
+        from = "u != 0u";
+    } else {
+        size_t sz = gx_dtype_size(t);
+        to = sz == 1 ? "(unsigned int)(unsigned char)v.v0" : sz == 2 ? "(unsigned int)(unsigned short)v.v0" : "(unsigned int)v.v0";
+        from = sz == 1 ? "(unsigned char)u" : sz == 2 ? "(unsigned short)u" : "u";
+    }
+    gx__sb_printf(b, "GXF unsigned long long gx_pk(unsigned long long st, gx_acc v) { return (st << 62) | (unsigned long long)%s; }\n"
+                     "GXF gx_acc gx_upk(unsigned long long w) { const unsigned int u = (unsigned int)w; gx_acc r; r.v0 = (%s)(%s); return r; }\n",
+                  to, ct(t), from);
+}
+
+/* Publishes tile `T`'s status `st` with value `val` (lane 0 / thread 0 only). */
+static void cu_publish(gx__sbuf *b, const rp_kspec *ks, bool packed, const char *T, int st, const char *val,
+                       const char *ind)
+{
+    if (packed) {
+        gx__sb_printf(b, "%sws[%s] = gx_pk(%du, %s);\n", ind, T, st, val);
+        return;
+    }
     int nacc = ks->term == RP_T_COLLECT ? 1 : ks->nacc;
-    gx__sb_puts(b, "  if (tile > 0 && threadIdx.x < 32) {\n"
-                   "    const int lane = threadIdx.x;\n"
-                   "    if (lane == 0) {\n");
     for (int c = 0; c < nacc; c++)
-        gx__sb_printf(b, "      vs[tile].v.v%d = s_agg.v%d;\n", c, c);
-    gx__sb_puts(b, "      __threadfence();\n      vs[tile].flag = 1u;\n    }\n"
-                   "    gx_acc ex = GX_ZACC; uint32_t exh = 0;\n"
-                   "    int64_t j0 = tile - 1;\n"
-                   "    for (;;) {\n"
-                   "      const int64_t j = j0 - lane;\n"
-                   "      uint32_t f = 2u;\n      gx_acc v = GX_ZACC;\n"
+        gx__sb_printf(b, "%svs[%s].%s.v%d = %s.v%d;\n", ind, T, st == 1 ? "v" : "inc", c, val, c);
+    gx__sb_printf(b, "%s__threadfence();\n%svs[%s].flag = %du;\n", ind, ind, T, st);
+}
+
+/* Lane `lane` of warp 0 reads the status of tile j (>= 0) into (f, v), waiting
+ * while any lane's tile has published nothing yet (a warp-uniform loop). */
+static void cu_poll(gx__sbuf *b, const rp_kspec *ks, bool packed)
+{
+    if (packed) {
+        gx__sb_puts(b, "      unsigned long long sw = j >= 0 ? ws[j] : (2ull << 62);\n"
+                       "      while (__any_sync(0xffffffffu, (sw >> 62) == 0ull)) {\n"
+                       "        if (GX_LB_DELAY) __nanosleep(GX_LB_DELAY);   /* spinning steals issue slots from the tiles waited for */\n"
+                       "        if ((sw >> 62) == 0ull) sw = ws[j];\n      }\n"
+                       "      const uint32_t f = (uint32_t)(sw >> 62);\n"
+                       "      const gx_acc v = j >= 0 ? gx_upk(sw) : GX_ZACC;\n");
+        return;
+    }
+    int nacc = ks->term == RP_T_COLLECT ? 1 : ks->nacc;
+    gx__sb_puts(b, "      uint32_t f = 2u;\n      gx_acc v = GX_ZACC;\n"
                    "      if (j >= 0) {\n"
-                   "        for (unsigned ns = 8; (f = vs[j].flag) == 0u; ns = ns < 256u ? 2u * ns : ns)\n"
-                   "          __nanosleep(ns);   /* back off: spinning warps steal issue slots from the tiles they wait for */\n"
+                   "        while ((f = vs[j].flag) == 0u)\n"
+                   "          if (GX_LB_DELAY) __nanosleep(GX_LB_DELAY);\n"
                    "        __threadfence();\n");
     for (int c = 0; c < nacc; c++)
         gx__sb_printf(b, "        v.v%d = f == 2u ? vs[j].inc.v%d : vs[j].v.v%d;\n", c, c, c);
-    gx__sb_puts(b, "      }\n"
-                   "      const unsigned pm = __ballot_sync(0xffffffffu, f == 2u);\n"
+    gx__sb_puts(b, "      }\n");
+}
+
+/* Warp 0 of the block at tile `tile` (> 0) publishes `s_agg`, looks back, publishes
+ * the inclusive prefix and leaves the exclusive prefix in s_ex. */
+static void cu_lookback(gx__sbuf *b, const rp_kspec *ks, bool packed)
+{
+    gx__sb_puts(b, "  if (tile > 0 && threadIdx.x < 32) {\n"
+                   "    const int lane = threadIdx.x;\n"
+                   "    if (lane == 0) {\n");
+    cu_publish(b, ks, packed, "tile", 1, "s_agg", "      ");
+    gx__sb_puts(b, "    }\n"
+                   "    if (GX_LB_WAIT) __nanosleep(GX_LB_WAIT);   /* the predecessors' writes are on their way */\n"
+                   "    gx_acc ex = GX_ZACC; uint32_t exh = 0;\n"
+                   "    int64_t j0 = tile - 1;\n"
+                   "    for (;;) {\n"
+                   "      const int64_t j = j0 - lane;\n");
+    cu_poll(b, ks, packed);
+    gx__sb_puts(b, "      const unsigned pm = __ballot_sync(0xffffffffu, f == 2u);\n"
                    "      const int p = pm ? __ffs(pm) - 1 : 31;\n"
                    "      gx_acc w = v;\n");
     /* Lane l holds tile j0 - l; fold lanes p..0 in tile order with a 5-step
@@ -379,9 +500,8 @@ static void cu_lookback(gx__sbuf *b, const rp_kspec *ks)
     gx__sb_puts(b, "      ex = exh ? gx_rp_op(w, ex) : w;\n      exh = 1;\n"
                    "      if (pm) break;\n      j0 -= 32;\n    }\n"
                    "    if (lane == 0) {\n      const gx_acc inc = gx_rp_op(ex, s_agg);\n");
-    for (int c = 0; c < nacc; c++)
-        gx__sb_printf(b, "      vs[tile].inc.v%d = inc.v%d;\n", c, c);
-    gx__sb_puts(b, "      __threadfence();\n      vs[tile].flag = 2u;\n      s_ex = ex;\n      s_exh = 1;\n    }\n  }\n");
+    cu_publish(b, ks, packed, "tile", 2, "inc", "      ");
+    gx__sb_puts(b, "      s_ex = ex;\n      s_exh = 1;\n    }\n  }\n");
 }
 
 /* Block-wide exclusive scan of per-thread (tagg, th): leaves the thread's exclusive
@@ -406,15 +526,26 @@ static void cu_block_scan(gx__sbuf *b, const rp_kspec *ks)
                    "  if (s_wxh[warp]) { pre = preh ? gx_rp_op(s_wx[warp], pre) : s_wx[warp]; preh = 1; }\n");
 }
 
+/* The tile is the block index: blocks start in index order, so every tile a block
+ * waits on is running or done (CUB relies on the same), and the loads need not wait
+ * for an atomic ticket first. */
 static void cu_shared_decls(gx__sbuf *b, size_t sm_bytes)
 {
-    gx__sb_printf(b, "  __shared__ __align__(16) unsigned char gx_sm[%zu];\n", sm_bytes);
-    gx__sb_puts(b, "  __shared__ int64_t s_tile;\n  __shared__ gx_acc s_w[32], s_wx[32], s_agg, s_ex;\n"
+    gx__sb_printf(b, "  __shared__ __align__(128) unsigned char gx_sm[%zu];\n", sm_bytes);
+    gx__sb_puts(b, "  __shared__ gx_acc s_w[32], s_wx[32], s_agg, s_ex;\n"
                    "  __shared__ uint32_t s_wh[32], s_wxh[32], s_exh;\n"
                    "  gx_slot *slots = (gx_slot *)(gx_uptr)(a.scratch + 64);\n"
                    "  volatile gx_slot *vs = slots;\n  (void)vs;\n"
-                   "  if (threadIdx.x == 0) {\n    s_tile = (int64_t)atomicAdd((unsigned long long *)(gx_uptr)a.scratch, 1ull);\n"
-                   "    s_exh = 0;\n  }\n  __syncthreads();\n  const int64_t tile = s_tile;\n");
+                   "  volatile unsigned long long *ws = (volatile unsigned long long *)(gx_uptr)(a.scratch + 64);\n  (void)ws;\n");
+    gx__sb_puts(b, "  const int64_t tile = (int64_t)blockIdx.x;\n"
+                   "  if (threadIdx.x == 0) s_exh = 0;   /* thread 0 writes it again only after this */\n");
+}
+
+/* The look-back's timing constants (knobs for experiments; 0 = no sleep). */
+static void cu_lb_consts(gx__sbuf *b)
+{
+    gx__sb_printf(b, "#define GX_LB_WAIT %du\n#define GX_LB_DELAY %du\n", knob_int("GX_LB_WAIT", 1200),
+                  knob_int("GX_LB_DELAY", 300));
 }
 
 /* ------------------------------------------------------------ CUDA tile staging
@@ -423,11 +554,10 @@ static void cu_shared_decls(gx__sbuf *b, size_t sm_bytes)
  * consecutive elements from t * ITEMS.  Reading or writing that layout straight from
  * global memory makes a warp's access span 32 runs (2 KB for f32), so stores turn
  * into partial-sector writes.  Instead, contiguous arrays are loaded warp-striped
- * (thread t takes vector q * RP_BLOCK + t of the tile, so a warp touches 512
- * contiguous bytes), transposed through the shared buffer gx_sm and read back as
- * per-thread runs; scan results take the reverse path.  Sources wider than 16 KB a
- * tile are staged in parts so gx_sm never exceeds RP_SM_TILE bytes. */
-#define RP_SM_TILE 16384
+ * (thread t takes vector q * B + t of the tile, so a warp touches 512 contiguous
+ * bytes), transposed through the shared buffer gx_sm and read back as per-thread
+ * runs; scan results take the reverse path.  rp_tile_shape keeps a tile of the
+ * widest element within RP_SM_TILE bytes. */
 
 /* Shared-memory offsets: tiles are swizzled (16-byte cell c of 128-byte row r sits at
  * cell c ^ (r & 7)) so both a warp's per-thread runs and its striped accesses hit
@@ -451,26 +581,16 @@ static int cu_src_vec(const rp_seg *sg, int items)
 /* Elements per 16-byte (at most) shared-memory access of a run of `items` of size sz. */
 static int cu_run_vec(size_t sz, int items)
 {
-    int R = sz >= 16 ? 1 : (int)(16 / sz);
+    int R = vec16(sz);
     return R > items ? items : R;
 }
 
-/* Parts a source tile of element size sz is staged in. */
-static int cu_parts(size_t sz, int items)
-{
-    size_t tb = (size_t)RP_BLOCK * (size_t)items * sz;
-    return tb > RP_SM_TILE ? (int)(tb / RP_SM_TILE) : 1;
-}
-
 /* Bytes of gx_sm a scan (out_sz = accumulator size) or collect (out_sz = 0) needs. */
-static size_t cu_sm_bytes(const rp_seg *sg, int items, size_t out_sz)
+static size_t cu_sm_bytes(const rp_seg *sg, rp_tshape sh, size_t out_sz)
 {
-    size_t te = (size_t)RP_BLOCK * (size_t)items, need = 16;
-    for (int k = 0; k < sg->nsrc && cu_staged(sg); k++) {
-        size_t sz = gx_dtype_size(sg->sdt[k]);
-        size_t tb = te * sz / (size_t)cu_parts(sz, items);
-        need = tb > need ? tb : need;
-    }
+    size_t te = (size_t)sh.block * (size_t)sh.items, need = 16;
+    for (int k = 0; k < sg->nsrc && cu_staged(sg); k++)
+        need = te * gx_dtype_size(sg->sdt[k]) > need ? te * gx_dtype_size(sg->sdt[k]) : need;
     for (int c = 0; out_sz == 0 && c < sg->arity; c++)
         need = te * gx_dtype_size(sg->dt[c]) > need ? te * gx_dtype_size(sg->dt[c]) : need;
     need = te * out_sz > need ? te * out_sz : need;
@@ -489,16 +609,13 @@ static void cu_stage_types(gx__sbuf *b, const rp_seg *sg, int items)
 }
 
 /* Source k into xs<k>[items] (blocked), through gx_sm; `more`: gx_sm is reused after. */
-static void cu_stage_source(gx__sbuf *b, const rp_seg *sg, int k, int items, bool more)
+static void cu_stage_source(gx__sbuf *b, const rp_seg *sg, int k, rp_tshape sh, bool more)
 {
     const char *t = ct(sg->sdt[k]);
     size_t sz = gx_dtype_size(sg->sdt[k]);
-    int K = cu_src_vec(sg, items), R = cu_run_vec(sz, items), P = cu_parts(sz, items);
-    int te = RP_BLOCK * items, pe = te / P, tpp = RP_BLOCK / P;
-    gx__sb_printf(b, "#pragma unroll\n  for (int p = 0; p < %d; p++) {\n    const int64_t pb = tile * %d + (int64_t)p * %d;\n",
-                  P, te, pe);
-    if (P > 1)
-        gx__sb_puts(b, "    if (p > 0) __syncthreads();   /* the previous part is read */\n");
+    int B = sh.block, items = sh.items, K = cu_src_vec(sg, items), R = cu_run_vec(sz, items);
+    int te = B * items;
+    gx__sb_printf(b, "  {\n    const int64_t pb = tile * %d;\n", te);
     gx__sb_printf(b, "    if (gx_tfull) {\n#pragma unroll\n      for (int q = 0; q < %d; q++) {\n"
                      "        const int vi = q * %d + (int)threadIdx.x;\n"
                      "        *(gxv%d *)(gx_sm + gx_sv(vi * %d)) = ((const gxv%d *)(in%d + pb))[vi];\n      }\n"
@@ -506,27 +623,21 @@ static void cu_stage_source(gx__sbuf *b, const rp_seg *sg, int k, int items, boo
                      "        const int i = q * %d + (int)threadIdx.x;\n"
                      "        *(%s *)(gx_sm + gx_sv(i * %zu)) = pb + i < n ? in%d[pb + i] : (%s)0;\n      }\n    }\n"
                      "    __syncthreads();\n",
-                  pe / (K * RP_BLOCK), RP_BLOCK, k, (int)sz * K, k, k, pe / RP_BLOCK, RP_BLOCK, t, sz, k, t);
-    const char *ind = P > 1 ? "      " : "    ";
-    if (P > 1)
-        gx__sb_printf(b, "    if ((int)threadIdx.x / %d == p) {\n", tpp);
-    gx__sb_printf(b, "%sconst int o = ((int)threadIdx.x - p * %d) * %d;\n"
-                     "#pragma unroll\n%sfor (int q = 0; q < %d; q++) {\n"
-                     "%s  const gxr%d v = *(const gxr%d *)(gx_sm + gx_sv(o + q * %d));\n"
-                     "#pragma unroll\n%s  for (int e = 0; e < %d; e++) xs%d[q * %d + e] = v.e[e];\n%s}\n",
-                  ind, tpp, (int)sz * items, ind, items / R, ind, k, k, (int)sz * R, ind, R, k, R, ind);
-    if (P > 1)
-        gx__sb_puts(b, "    }\n");
-    gx__sb_puts(b, "  }\n");
+                  items / K, B, k, (int)sz * K, k, k, items, B, t, sz, k, t);
+    gx__sb_printf(b, "    const int o = (int)threadIdx.x * %d;\n"
+                     "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n"
+                     "      const gxr%d v = *(const gxr%d *)(gx_sm + gx_sv(o + q * %d));\n"
+                     "#pragma unroll\n      for (int e = 0; e < %d; e++) xs%d[q * %d + e] = v.e[e];\n    }\n  }\n",
+                  (int)sz * items, items / R, k, k, (int)sz * R, R, k, R);
     if (more)
         gx__sb_puts(b, "  __syncthreads();   /* gx_sm is read: the next source may overwrite it */\n");
 }
 
 /* The thread's ITEMS elements (blocked: from base) through the element code into
  * kept[k] / rv<c>[k]; contiguous array sources staged through gx_sm first. */
-static void cu_tile_elements(gx__sbuf *b, const rp_seg *sg, int items)
+static void cu_tile_elements(gx__sbuf *b, const rp_seg *sg, rp_tshape sh)
 {
-    int te = RP_BLOCK * items;
+    int items = sh.items, te = sh.block * items;
     gx__sb_printf(b, "  const int64_t base = tile * %d + (int64_t)threadIdx.x * %d;\n"
                      "  const bool gx_tfull = (tile + 1) * %d <= n;\n  (void)gx_tfull;\n",
                   te, items, te);
@@ -542,7 +653,7 @@ static void cu_tile_elements(gx__sbuf *b, const rp_seg *sg, int items)
         srcx[k] = sbuf[k];
     }
     for (int k = 0; k < sg->nsrc && staged; k++)
-        cu_stage_source(b, sg, k, items, k + 1 < sg->nsrc);
+        cu_stage_source(b, sg, k, sh, k + 1 < sg->nsrc);
     gx__sb_printf(b, "#pragma unroll\n  for (int k = 0; k < %d; k++) {\n    kept[k] = false;\n    if (base + k < n) {\n", items);
     emit_elem(b, sg, "base + k", staged ? srcx : NULL, "a.", "      ");
     gx__sb_puts(b, "      kept[k] = keep;\n");
@@ -563,25 +674,28 @@ static void cu_vec_types(gx__sbuf *b, const rp_seg *sg, int items)
                       ct(sg->sdt[k]), K);
 }
 
-static void cu_init_entry(gx__sbuf *b)
+static void cu_init_entry(gx__sbuf *b, bool packed)
 {
-    /* Status slots and the tile counter start at zero for every launch. */
+    /* Status words and the counters start at zero for every launch. */
     gx__sb_puts(b, "extern \"C\" __global__ void gx_rp_init(const gx_args a)\n{\n"
                    "  gx_slot *slots = (gx_slot *)(gx_uptr)(a.scratch + 64);\n"
+                   "  unsigned long long *ws = (unsigned long long *)(gx_uptr)(a.scratch + 64);\n"
+                   "  (void)slots; (void)ws;\n"
                    "  const int64_t i0 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
-                   "  if (i0 < 8) ((unsigned long long *)(gx_uptr)a.scratch)[i0] = 0ull;\n"
-                   "  for (int64_t i = i0; i < a.ntiles; i += (int64_t)gridDim.x * blockDim.x) slots[i].flag = 0u;\n}\n");
+                   "  if (i0 < 8) ((unsigned long long *)(gx_uptr)a.scratch)[i0] = 0ull;\n");
+    gx__sb_printf(b, "  for (int64_t i = i0; i < a.ntiles; i += (int64_t)gridDim.x * blockDim.x) %s;\n}\n",
+                  packed ? "ws[i] = 0ull" : "slots[i].flag = 0u");
 }
 
 /* ys[] (blocked) to out: each thread's run into gx_sm, then whole tiles leave in
  * warp-striped vectors (a warp writes 512 contiguous bytes per store), the last
  * tile (or an unaligned out) element-wise striped.  gx_sm is free here: the block
  * scan's barriers follow every read of the loads' staging. */
-static void cu_store_scan(gx__sbuf *b, const rp_kspec *ks, int items)
+static void cu_store_scan(gx__sbuf *b, const rp_kspec *ks, rp_tshape sh)
 {
     const char *t = ct(ks->acc[0]);
     size_t sz = gx_dtype_size(ks->acc[0]);
-    int R = cu_run_vec(sz, items), vb = (int)sz * R;
+    int B = sh.block, items = sh.items, R = cu_run_vec(sz, items), vb = (int)sz * R;
     gx__sb_printf(b, "  struct __align__(%d) gxo { %s e[%d]; };\n  {\n    const int o = (int)threadIdx.x * %d;\n"
                      "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n      gxo v;\n"
                      "#pragma unroll\n      for (int e = 0; e < %d; e++) v.e[e] = ys[q * %d + e];\n"
@@ -595,18 +709,35 @@ static void cu_store_scan(gx__sbuf *b, const rp_kspec *ks, int items)
                      "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n"
                      "      const int i = q * %d + (int)threadIdx.x;\n"
                      "      if (tb + i < n) out[tb + i] = *(const %s *)(gx_sm + gx_sv(i * %zu));\n    }\n  }\n",
-                  RP_BLOCK * items, vb - 1, items / R, RP_BLOCK, vb, items, RP_BLOCK, t, sz);
+                  B * items, vb - 1, items / R, B, vb, items, B, t, sz);
 }
 
-static void gen_cuda_scan(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, int items)
+/* ", N" for __launch_bounds__ when the knob asks for N blocks per SM: without it
+ * NVCC's register choice for 128 x 24 f32 scans (64) measured best. */
+static const char *cu_minb(char *buf, size_t n, const char *knob)
 {
+    int m = knob_int(knob, 0);
+    if (m > 0)
+        snprintf(buf, n, ", %d", m);
+    else
+        buf[0] = '\0';
+    return buf;
+}
+
+static void gen_cuda_scan(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, rp_tshape sh)
+{
+    int items = sh.items;
+    char mb[16];
     cu_stage_types(b, sg, items);
     cu_sm_helpers(b, false);
-    cu_init_entry(b);
-    gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) gx_rp_scan(const gx_args a)\n{\n", RP_BLOCK);
+    cu_lb_consts(b);
+    cu_pack_helpers(b, ks);
+    cu_init_entry(b, sh.packed);
+    gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d%s) gx_rp_scan(const gx_args a)\n{\n", sh.block,
+                  cu_minb(mb, sizeof mb, "GX_SC_MINB"));
     emit_prologue(b, sg, "a.", true);
-    cu_shared_decls(b, cu_sm_bytes(sg, items, gx_dtype_size(ks->acc[0])));
-    cu_tile_elements(b, sg, items);
+    cu_shared_decls(b, cu_sm_bytes(sg, sh, gx_dtype_size(ks->acc[0])));
+    cu_tile_elements(b, sg, sh);
     /* Running values within the thread's items (inclusive). */
     gx__sb_printf(b, "  gx_acc x[%d];\n  gx_acc tagg = GX_ZACC; uint32_t th = 0;\n", items);
     gx__sb_printf(b, "#pragma unroll\n  for (int k = 0; k < %d; k++) {\n    const int64_t gx_i = base + k;\n"
@@ -620,10 +751,9 @@ static void gen_cuda_scan(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, int
         emit_init_acc(b, ks, "a.", "i0");
         gx__sb_puts(b, "    inc = gx_rp_op(i0, inc);\n    s_ex = i0;\n    s_exh = 1;\n");
     }
-    for (int c = 0; c < ks->nacc; c++)
-        gx__sb_printf(b, "    vs[0].inc.v%d = inc.v%d;\n", c, c);
-    gx__sb_puts(b, "    __threadfence();\n    vs[0].flag = 2u;\n  }\n");
-    cu_lookback(b, ks);
+    cu_publish(b, ks, sh.packed, "0", 2, "inc", "    ");
+    gx__sb_puts(b, "  }\n");
+    cu_lookback(b, ks, sh.packed);
     gx__sb_puts(b, "  __syncthreads();\n"
                    "  if (s_exh) { pre = preh ? gx_rp_op(s_ex, pre) : s_ex; preh = 1; }\n");
     gx__sb_printf(b, "  %s *out = (%s *)(gx_uptr)a.out[0];\n", ct(ks->acc[0]), ct(ks->acc[0]));
@@ -632,25 +762,32 @@ static void gen_cuda_scan(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, int
         gx__sb_puts(b, "    ys[k] = (k == 0 ? pre : gx_rp_op(pre, x[k - 1])).v0;\n  }\n");
     else
         gx__sb_puts(b, "    ys[k] = (preh ? gx_rp_op(pre, x[k]) : x[k]).v0;\n  }\n");
-    cu_store_scan(b, ks, items);
+    cu_store_scan(b, ks, sh);
     gx__sb_puts(b, "}\n");
 }
 
-static void gen_cuda_collect(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, int items)
+static void gen_cuda_collect(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, rp_tshape sh)
 {
+    int items = sh.items;
+    char mb[16];
     cu_stage_types(b, sg, items);
     cu_sm_helpers(b, true);
-    cu_init_entry(b);
-    gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) gx_rp_coll(const gx_args a)\n{\n", RP_BLOCK);
+    cu_lb_consts(b);
+    cu_pack_helpers(b, ks);
+    cu_init_entry(b, sh.packed);
+    gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d%s) gx_rp_coll(const gx_args a)\n{\n", sh.block,
+                  cu_minb(mb, sizeof mb, "GX_CO_MINB"));
     emit_prologue(b, sg, "a.", true);
     /* gx_sm also holds one tile of the widest component, compacted one at a time. */
-    cu_shared_decls(b, cu_sm_bytes(sg, items, 0));
-    cu_tile_elements(b, sg, items);
+    cu_shared_decls(b, cu_sm_bytes(sg, sh, 0));
+    cu_tile_elements(b, sg, sh);
     gx__sb_printf(b, "  int cnt = 0;\n#pragma unroll\n  for (int k = 0; k < %d; k++) cnt += kept[k] ? 1 : 0;\n"
                      "  gx_acc tagg; tagg.v0 = cnt;\n  const uint32_t th = 1;\n", items);
     cu_block_scan(b, ks);
-    gx__sb_puts(b, "  if (tile == 0 && threadIdx.x == 0) {\n    vs[0].inc.v0 = s_agg.v0;\n    __threadfence();\n    vs[0].flag = 2u;\n  }\n");
-    cu_lookback(b, ks);
+    gx__sb_puts(b, "  if (tile == 0 && threadIdx.x == 0) {\n");
+    cu_publish(b, ks, sh.packed, "0", 2, "s_agg", "    ");
+    gx__sb_puts(b, "  }\n");
+    cu_lookback(b, ks, sh.packed);
     gx__sb_puts(b, "  __syncthreads();\n"
                    "  const int64_t tbase = s_exh ? s_ex.v0 : 0;\n"
                    "  const int tcount = (int)s_agg.v0;\n"
@@ -670,7 +807,7 @@ static void gen_cuda_collect(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, 
                          "      if (kept[k]) { *(%s *)(gx_sm + gx_se(q, %d) * %zu) = rv%d[k]; q++; }\n"
                          "    __syncthreads();\n    %s *out = (%s *)(gx_uptr)a.out[%d];\n"
                          "    for (int q2 = threadIdx.x; q2 < tcount; q2 += %d) out[tbase + q2] = *(const %s *)(gx_sm + gx_se(q2, %d) * %zu);\n",
-                      items, t, l, sz, c, t, t, c, RP_BLOCK, t, l, sz);
+                      items, t, l, sz, c, t, t, c, sh.block, t, l, sz);
         gx__sb_puts(b, c + 1 < sg->arity ? "    __syncthreads();\n  }\n" : "  }\n");
     }
     gx__sb_puts(b, "}\n");
@@ -797,12 +934,39 @@ gx_status rp_generate_body(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx
     else if (ks->term == RP_T_REDUCE)
         gen_cuda_reduce(b, sg, ks);
     else if (ks->term == RP_T_SCAN)
-        gen_cuda_scan(b, sg, ks, rp_tile_items(ctx, sg, ks));
+        gen_cuda_scan(b, sg, ks, rp_tile_shape(ctx, sg, ks));
     else
-        gen_cuda_collect(b, sg, ks, rp_tile_items(ctx, sg, ks));
+        gen_cuda_collect(b, sg, ks, rp_tile_shape(ctx, sg, ks));
     if (b->oom)
         return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory generating a pipeline kernel");
     return GX_OK;
+}
+
+/* Everything rp_generate_body reads, in a few hundred bytes: the memo key of a
+ * kernel pair, so a repeated call (gx_scan and gx_filter build a new pipeline each
+ * time) finds its kernels without generating the body.  Values that reach kernels
+ * as arguments (pointers, sizes, strides, constants' values, offsets) stay out. */
+void rp_body_key(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx__sbuf *b)
+{
+    rp_tshape sh = ks->term == RP_T_REDUCE ? (rp_tshape){0, 0, false} : rp_tile_shape(ctx, sg, ks);
+    gx__sb_printf(b, "%s|src %d %d c%d v%d f%d a%d|", ctx->be.iface->target, (int)sg->src, sg->nsrc, sg->contig,
+                  sg->vec, sg->filtered, sg->arity);
+    for (int k = 0; k < sg->nsrc; k++)
+        gx__sb_printf(b, "%d,", (int)sg->sdt[k]);
+    for (int c = 0; c < sg->arity; c++)
+        gx__sb_printf(b, "%d;", (int)sg->dt[c]);
+    for (int s = 0; s < sg->nops; s++) {
+        const rp_op *op = sg->ops[s];
+        gx__sb_printf(b, "|op %d %d %d {%s}", (int)op->kind, op->cbase, op->nconst, op->text ? op->text : "");
+        for (int j = 0; j < op->nconst; j++) {
+            const char *nm = sg->pipe->cname[op->cbase + j];
+            gx__sb_printf(b, " %s:%d", nm ? nm : "", (int)sg->pipe->cst[op->cbase + j].dtype);
+        }
+    }
+    gx__sb_printf(b, "|t%d n%d %d,%d x%d i%d h%d {%s} {%s} {%s}|sh %d %d %d|%d\n", (int)ks->term, ks->nacc,
+                  (int)ks->acc[0], (int)ks->acc[1], ks->exclusive, ks->has_init, ks->has_identity,
+                  ks->identity ? ks->identity : "", ks->op_body ? ks->op_body : "", ks->lift ? ks->lift : "", sh.block,
+                  sh.items, sh.packed, RP_BLOCK);
 }
 
 gx_status rp_generate_head(gx_ctx *ctx, gx__sbuf *b)

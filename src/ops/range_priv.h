@@ -116,8 +116,15 @@ typedef struct rp_args {
 gx_status rp_generate_head(gx_ctx *ctx, gx__sbuf *out);
 gx_status rp_generate_body(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx__sbuf *out);
 void rp_fill_args(const rp_seg *sg, rp_args *a);
-/* The tile (CUDA) / alignment (CPU) the generated scan and collect kernels use. */
-int rp_tile_items(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks);
+/* A short key that determines rp_generate_body's output (see range_gen.c). */
+void rp_body_key(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx__sbuf *out);
+/* The tile the generated scan and collect kernels use: threads per block, elements
+ * per thread (CUDA; the CPU ignores it), and the look-back status form. */
+typedef struct rp_tshape {
+    int block, items;
+    bool packed;   /* status and value in one 64-bit word */
+} rp_tshape;
+rp_tshape rp_tile_shape(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks);
 #ifndef RP_BLOCK   /* threads per block of range kernels (a build option for experiments) */
 #define RP_BLOCK 256
 #endif

@@ -15,8 +15,9 @@ static bool run_cuda(gx_ctx *ctx) { return strcmp(ctx->be.iface->target, "cuda")
 static size_t slot_acc_bytes(const rp_kspec *ks) { return 8 * (size_t)(ks->term == RP_T_COLLECT ? 1 : ks->nacc); }
 static size_t slot_bytes(const rp_kspec *ks) { return 2 * slot_acc_bytes(ks) + 8; }
 
-/* The two entries of the module for (sg, ks): from the pipeline's memo when it ran
- * this body before, else generated and fetched through the kernel cache. */
+/* The two entries of the module for (sg, ks): from the pipeline's memo or the
+ * context's when they ran this body before (rp_body_key), else generated and fetched
+ * through the kernel cache. */
 static gx_status get_kernels(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, const char *e1, const char *e2,
                              gx__kernel *k1, gx__kernel *k2)
 {
@@ -24,7 +25,8 @@ static gx_status get_kernels(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, 
     gx__userfns *u = ctx->userfns;
     gx__sbuf key = {0};
     gx__sb_printf(&key, "%s|%s|%d|%zu\n", e1, e2, u ? u->count : 0, u ? u->code.len : 0);
-    gx_status s = rp_generate_body(ctx, sg, ks, &key);
+    rp_body_key(ctx, sg, ks, &key);
+    gx_status s = key.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for a pipeline's kernel key") : GX_OK;
     for (int i = 0; s == GX_OK && i < RP_MEMO; i++) {
         const rp_memo *m = &p->memo[i];
         if (m->key && strcmp(m->key, key.p) == 0) {
@@ -71,7 +73,7 @@ static gx_status get_kernels(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, 
     return GX_OK;
 }
 
-static gx_status launch(gx_ctx *ctx, const gx__kernel *k, const rp_args *a, int64_t cpu_n, int64_t grid)
+static gx_status launch_b(gx_ctx *ctx, const gx__kernel *k, const rp_args *a, int64_t cpu_n, int64_t grid, int block)
 {
     gx__launch l;
     memset(&l, 0, sizeof l);
@@ -81,9 +83,14 @@ static gx_status launch(gx_ctx *ctx, const gx__kernel *k, const rp_args *a, int6
     l.cpu_align = 64;
     l.grid[0] = (unsigned)(grid > 0 ? grid : 1);
     l.grid[1] = l.grid[2] = 1;
-    l.block[0] = RP_BLOCK;
+    l.block[0] = (unsigned)block;
     l.block[1] = l.block[2] = 1;
     return ctx->be.iface->launch(&ctx->be, k->fn, &l);
+}
+
+static gx_status launch(gx_ctx *ctx, const gx__kernel *k, const rp_args *a, int64_t cpu_n, int64_t grid)
+{
+    return launch_b(ctx, k, a, cpu_n, grid, RP_BLOCK);
 }
 
 /* Pool memory for the scratch area, zeroed (the CPU kernels rely on empty parts). */
@@ -161,7 +168,8 @@ gx_status rp_run_scan(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx_arra
     rp_fill_args(sg, &a);
     memcpy(a.init, ks->init, sizeof a.init);
     a.out[0] = (uint64_t)(uintptr_t)gx__array_ptr(out);
-    int64_t tile = (int64_t)RP_BLOCK * rp_tile_items(ctx, sg, ks);
+    rp_tshape sh = rp_tile_shape(ctx, sg, ks);
+    int64_t tile = (int64_t)sh.block * sh.items;
     a.ntiles = (sg->n + tile - 1) / tile;
     a.nparts = cuda ? a.ntiles : cpu_parts(ctx);
     size_t bytes = 64 + (size_t)(a.nparts + 1) * slot_bytes(ks);
@@ -171,7 +179,7 @@ gx_status rp_run_scan(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx_arra
     int64_t igrid = (a.ntiles + RP_BLOCK - 1) / RP_BLOCK;
     s = launch(ctx, &k1, &a, sg->n, igrid < 1024 ? igrid : 1024);
     if (s == GX_OK)
-        s = launch(ctx, &k2, &a, sg->n, a.ntiles);
+        s = launch_b(ctx, &k2, &a, sg->n, a.ntiles, sh.block);
     gx__mem_free(ctx, scr, bytes);
     return s;
 }
@@ -232,7 +240,7 @@ static gx_status collect_cpu(gx_ctx *ctx, const rp_seg *sg, const gx__kernel *kc
 }
 
 static gx_status collect_cuda(gx_ctx *ctx, const rp_seg *sg, const gx__kernel *ki, const gx__kernel *kw,
-                              rp_args *a, void *scr, gx_array **out)
+                              rp_args *a, void *scr, rp_tshape sh, gx_array **out)
 {
     GX__CHECK(collect_outputs(ctx, sg, sg->n, out));
     for (int c = 0; c < sg->arity; c++)
@@ -240,7 +248,7 @@ static gx_status collect_cuda(gx_ctx *ctx, const rp_seg *sg, const gx__kernel *k
     int64_t igrid = (a->ntiles + RP_BLOCK - 1) / RP_BLOCK;
     gx_status s = launch(ctx, ki, a, sg->n, igrid < 1024 ? igrid : 1024);
     if (s == GX_OK)
-        s = launch(ctx, kw, a, sg->n, a->ntiles);
+        s = launch_b(ctx, kw, a, sg->n, a->ntiles, sh.block);
     int64_t total = 0;
     if (s == GX_OK)
         s = ctx->be.iface->d2h(&ctx->be, &total, (char *)scr + 8, 8);
@@ -267,14 +275,15 @@ gx_status rp_run_collect(gx_ctx *ctx, const rp_seg *sg, int nout, gx_array **out
     GX__CHECK(s);
     rp_args a;
     rp_fill_args(sg, &a);
-    int64_t tile = (int64_t)RP_BLOCK * rp_tile_items(ctx, sg, &ks);
+    rp_tshape sh = rp_tile_shape(ctx, sg, &ks);
+    int64_t tile = (int64_t)sh.block * sh.items;
     a.ntiles = (sg->n + tile - 1) / tile;
     a.nparts = cuda ? a.ntiles : cpu_parts(ctx);
     size_t bytes = 64 + (size_t)(a.nparts + 1) * slot_bytes(&ks);
     void *scr = NULL;
     GX__CHECK(scratch_new(ctx, bytes, &scr));
     a.scratch = (uint64_t)(uintptr_t)scr;
-    s = cuda ? collect_cuda(ctx, sg, &k1, &k2, &a, scr, out) : collect_cpu(ctx, sg, &k1, &k2, &a, scr, out);
+    s = cuda ? collect_cuda(ctx, sg, &k1, &k2, &a, scr, sh, out) : collect_cpu(ctx, sg, &k1, &k2, &a, scr, out);
     gx__mem_free(ctx, scr, bytes);
     if (s != GX_OK)
         for (int c = 0; c < sg->arity; c++) {
