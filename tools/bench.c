@@ -184,7 +184,8 @@ int gx_tool_bench(int argc, char **argv)
             print_row(&o, &rows[j], copy_gbs, d.name);
     }
     for (int c = 0; !o.map_lambda && bench_cases[c].name; c++) {
-        if (o.filter && !strstr(bench_cases[c].name, o.filter))
+        /* --filter =NAME matches one case exactly ("sum" is in several names). */
+        if (o.filter && (o.filter[0] == '=' ? strcmp(bench_cases[c].name, o.filter + 1) != 0 : !strstr(bench_cases[c].name, o.filter)))
             continue;
         for (int i = 0; i < o.nsizes; i++) {
             int64_t n = (int64_t)1 << o.sizes[i];
