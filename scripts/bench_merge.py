@@ -349,10 +349,11 @@ def plot(path, groups, copy_bw, dev_line):
             (bw if unit == "GB/s" else el).append((label, impls, (key[0], key[1], n)))
     if not (bw or el or fl):
         return False
-    nmax = max((k[2] for _, _, k in bw + el), default=0)
+    nmax = max((k[2] for _, _, k in bw), default=0)
     for lst in (bw, el):
+        top = max((k[2] for _, _, k in lst), default=0)
         for i, (label, impls, k) in enumerate(lst):
-            if k[2] != nmax:
+            if k[2] != top:
                 lst[i] = (label + f"\n(n={fmt_n(k[0], k[2])})", impls, k)
     order = lambda lst: sorted(lst, key=lambda t: (op_rank(t[2][0]), t[2][1], t[2][2]))  # noqa: E731
     bw, el, fl = order(bw), order(el), order(fl)

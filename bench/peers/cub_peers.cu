@@ -486,9 +486,16 @@ static std::string driver_release() {
   if (std::fgets(line, sizeof line, f)) {
     const char* p = std::strstr(line, "Kernel Module");
     if (p) {
+      // "Kernel Module  580.65" or "Open Kernel Module for x86_64  580.65": the first
+      // word that starts with a digit
       p += std::strlen("Kernel Module");
-      while (*p == ' ' || *p == '\t') ++p;
-      while (*p && *p != ' ' && *p != '\t' && *p != '\n') r += *p++;
+      while (*p && *p != '\n') {
+        while (*p == ' ' || *p == '\t') ++p;
+        const bool digit = *p >= '0' && *p <= '9';
+        std::string w;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\n') w += *p++;
+        if (digit) { r = w; break; }
+      }
     }
   }
   std::fclose(f);
