@@ -374,16 +374,25 @@ GXT_TEST(range_random_source)
     gx_pipe_destroy(p);
 }
 
+/* Whether ctx runs CUDA; skips the test otherwise (2^31+ elements are too slow on a CPU). */
+static bool on_cuda(gx_ctx *ctx)
+{
+    gx_backend_kind k;
+    if (gx_ctx_backend(ctx, &k) != GX_OK) {
+        GXT_FAIL_AT(__FILE__, __LINE__, "gx_ctx_backend: %s", gx_last_error());
+        return false;
+    }
+    if (k != GX_BACKEND_CUDA)
+        gxt_skip("2^31+77 elements: run on the CUDA backend");
+    return k == GX_BACKEND_CUDA;
+}
+
 /* Above 2^31 elements: iota sources need no memory (CUDA only: too slow on a CPU). */
 GXT_TEST(range_count_above_2_31)
 {
     gx_ctx *ctx = gxt_ctx();
-    gx_backend_kind k;
-    GXT_OK(gx_ctx_backend(ctx, &k));
-    if (k != GX_BACKEND_CUDA) {
-        gxt_skip("2^31+77 elements: run on the CUDA backend");
+    if (!on_cuda(ctx))
         return;
-    }
     int64_t n = ((int64_t)1 << 31) + 77;
     gx_pipe *p = iota_pipe(ctx, GX_I64, n, 0, 1);
     int64_t c = 0;
@@ -412,12 +421,8 @@ GXT_TEST(range_count_above_2_31)
 GXT_TEST(range_scan_collect_above_2_31)
 {
     gx_ctx *ctx = gxt_ctx();
-    gx_backend_kind k;
-    GXT_OK(gx_ctx_backend(ctx, &k));
-    if (k != GX_BACKEND_CUDA) {
-        gxt_skip("2^31+77 elements: run on the CUDA backend");
+    if (!on_cuda(ctx))
         return;
-    }
     int64_t n = ((int64_t)1 << 31) + 77;
     /* running sum of 0, 1, 2... is k(k+1)/2 at position k */
     gx_pipe *p = iota_pipe(ctx, GX_I64, n, 0, 1);
