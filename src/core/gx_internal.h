@@ -260,6 +260,7 @@ void gx__memo_free(gx_ctx *ctx);
 
 /* An experiment knob's value (GX_EW_UNROLL, GX_RG_GRID...), read once per process. */
 const char *gx__knob(const char *name);
+int gx__knob_int(const char *name, int dflt, int lo, int hi);
 
 /* Frees the vendor libraries' per-context state (cuBLAS handle, FFT plans); called
  * by gx_ctx_destroy while the backend is still open. */

@@ -21,6 +21,15 @@ static void knob_read(void)
         knob_values[i] = getenv(knob_names[i]);
 }
 
+/* The knob as a whole decimal number within [lo, hi], else dflt (unset or bad). */
+int gx__knob_int(const char *name, int dflt, int lo, int hi)
+{
+    const char *v = gx__knob(name);
+    char *end = NULL;
+    long x = v && *v ? strtol(v, &end, 10) : 0;
+    return v && *v && end && *end == '\0' && x >= lo && x <= hi ? (int)x : dflt;
+}
+
 const char *gx__knob(const char *name)
 {
     pthread_once(&knob_once, knob_read);

@@ -318,12 +318,7 @@ static void gen_cpu(gx__sbuf *b, const ew_plan *pl, const char *expr)
 }
 
 /* Tuning knobs for experiments (GX_EW_UNROLL); part of the source, so of the key. */
-static int ew_unroll(void)
-{
-    const char *s = gx__knob("GX_EW_UNROLL");
-    int u = s ? atoi(s) : 0;
-    return u >= 1 && u <= 16 ? u : 4;
-}
+static int ew_unroll(void) { return gx__knob_int("GX_EW_UNROLL", 4, 1, 16); }
 
 static void gen_cuda_contig(gx__sbuf *b, const ew_plan *pl, const char *expr)
 {
@@ -361,8 +356,7 @@ static void gen_cuda_contig(gx__sbuf *b, const ew_plan *pl, const char *expr)
     gx__sb_printf(b, "          y.e[k] = %s(%s);\n        }\n", out_cast(pl->dt[0]), expr);
     /* Experiment knob GX_EW_STREAM=1: evict-first (streaming) stores of the output. */
     size_t vb = gx_dtype_size(pl->dt[0]) * (size_t)K;
-    const char *st = gx__knob("GX_EW_STREAM");
-    if (st && atoi(st) == 1 && (vb == 16 || vb == 8 || vb == 4))
+    if (gx__knob_int("GX_EW_STREAM", 0, 0, 1) == 1 && (vb == 16 || vb == 8 || vb == 4))
         gx__sb_printf(b, "        __stcs((%s *)&((gxv0 *)o)[v], *(const %s *)&y);\n", vb == 16 ? "uint4" : vb == 8 ? "uint2" : "unsigned",
                       vb == 16 ? "uint4" : vb == 8 ? "uint2" : "unsigned");
     else
@@ -518,18 +512,16 @@ static gx_status ew_launch(gx_ctx *ctx, const ew_plan *pl, const gx__kernel *k)
     l.cpu_align = 64;
     int64_t work = pl->contig ? (pl->args.n + pl->vec - 1) / pl->vec : pl->args.n;
     int64_t block = k->block > 0 ? k->block : 256;
-    const char *bs = gx__knob("GX_EW_BLOCK");   /* experiments: threads per block */
-    if (bs && atoi(bs) >= 32 && atoi(bs) <= 1024)
-        block = atoi(bs);
+    block = gx__knob_int("GX_EW_BLOCK", (int)block, 32, 1024);   /* experiments: threads per block */
     int64_t want = (work + block - 1) / block;
     /* Four waves of resident blocks, threads striding over the rest: measured on an
      * H200 (2^28 f32) 91% of copy bandwidth for x*x+1 and 96% for 2x+y, against
      * 89-90% with one wave and 85-87% with one pass and no striding. */
     int64_t full = k->min_grid > 0 ? 4 * (int64_t)k->min_grid : 65535;
-    const char *gm = gx__knob("GX_EW_GRID");   /* experiments: grid = min_grid * this, 0 = one pass */
-    if (gm && atoi(gm) > 0)
-        full *= atoi(gm);
-    else if (gm && atoi(gm) == 0)
+    const int gm = gx__knob_int("GX_EW_GRID", -1, 0, 1 << 20);   /* experiments: grid = min_grid * this, 0 = one pass */
+    if (gm > 0)
+        full *= gm;
+    else if (gm == 0)
         full = INT64_MAX;
     int64_t grid = want < full ? want : full;
     l.grid[0] = (unsigned)(grid > 0 ? grid : 1);

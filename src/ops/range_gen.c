@@ -63,14 +63,8 @@ static bool shape_fits(const rp_seg *sg, const rp_kspec *ks, int block, int item
     return te * widest <= RP_SM_TILE;   /* one staging buffer, within static shared memory */
 }
 
-/* A knob "GX_..." as an int >= 0, or `dflt` when unset or not a number. */
-static int knob_int(const char *name, int dflt)
-{
-    const char *v = gx__knob(name);
-    char *end = NULL;
-    long x = v && *v ? strtol(v, &end, 10) : -1;
-    return x >= 0 && x < 1000000 && end && *end == '\0' ? (int)x : dflt;
-}
+/* A knob "GX_..." as an int >= 0 (shapes are checked by shape_fits), or `dflt`. */
+static int knob_int(const char *name, int dflt) { return gx__knob_int(name, dflt, 0, 1000000); }
 
 /* Tile shapes measured on an H200 (scripts/gpu-check's knob sweep): 4-byte scans
  * like small blocks with long runs (more blocks per SM hide each block's wait for
@@ -724,20 +718,29 @@ static const char *cu_minb(char *buf, size_t n, const char *knob)
     return buf;
 }
 
-static void gen_cuda_scan(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, rp_tshape sh)
+/* What scan and collect kernels share up to the tile's elements: helpers, the init
+ * entry, the entry `name`'s head, shared memory and the staged elements. */
+static void cu_tile_kernel_head(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, rp_tshape sh, const char *name)
 {
-    int items = sh.items;
+    bool scan = ks->term == RP_T_SCAN;
     char mb[16];
-    cu_stage_types(b, sg, items);
-    cu_sm_helpers(b, false);
+    cu_stage_types(b, sg, sh.items);
+    cu_sm_helpers(b, !scan);
     cu_lb_consts(b);
     cu_pack_helpers(b, ks);
     cu_init_entry(b, sh.packed);
-    gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d%s) gx_rp_scan(const gx_args a)\n{\n", sh.block,
-                  cu_minb(mb, sizeof mb, "GX_SC_MINB"));
+    gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d%s) %s(const gx_args a)\n{\n", sh.block,
+                  cu_minb(mb, sizeof mb, scan ? "GX_SC_MINB" : "GX_CO_MINB"), name);
     emit_prologue(b, sg, "a.", true);
-    cu_shared_decls(b, cu_sm_bytes(sg, sh, gx_dtype_size(ks->acc[0])));
+    /* collect: gx_sm also holds one tile of the widest component, compacted one at a time */
+    cu_shared_decls(b, cu_sm_bytes(sg, sh, scan ? gx_dtype_size(ks->acc[0]) : 0));
     cu_tile_elements(b, sg, sh);
+}
+
+static void gen_cuda_scan(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, rp_tshape sh)
+{
+    int items = sh.items;
+    cu_tile_kernel_head(b, sg, ks, sh, "gx_rp_scan");
     /* Running values within the thread's items (inclusive). */
     gx__sb_printf(b, "  gx_acc x[%d];\n  gx_acc tagg = GX_ZACC; uint32_t th = 0;\n", items);
     gx__sb_printf(b, "#pragma unroll\n  for (int k = 0; k < %d; k++) {\n    const int64_t gx_i = base + k;\n"
@@ -769,18 +772,7 @@ static void gen_cuda_scan(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, rp_
 static void gen_cuda_collect(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, rp_tshape sh)
 {
     int items = sh.items;
-    char mb[16];
-    cu_stage_types(b, sg, items);
-    cu_sm_helpers(b, true);
-    cu_lb_consts(b);
-    cu_pack_helpers(b, ks);
-    cu_init_entry(b, sh.packed);
-    gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d%s) gx_rp_coll(const gx_args a)\n{\n", sh.block,
-                  cu_minb(mb, sizeof mb, "GX_CO_MINB"));
-    emit_prologue(b, sg, "a.", true);
-    /* gx_sm also holds one tile of the widest component, compacted one at a time. */
-    cu_shared_decls(b, cu_sm_bytes(sg, sh, 0));
-    cu_tile_elements(b, sg, sh);
+    cu_tile_kernel_head(b, sg, ks, sh, "gx_rp_coll");
     gx__sb_printf(b, "  int cnt = 0;\n#pragma unroll\n  for (int k = 0; k < %d; k++) cnt += kept[k] ? 1 : 0;\n"
                      "  gx_acc tagg; tagg.v0 = cnt;\n  const uint32_t th = 1;\n", items);
     cu_block_scan(b, ks);

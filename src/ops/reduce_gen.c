@@ -14,17 +14,11 @@
  * part of the generated source and of the memo key.  Defaults measured on an H200,
  * f32 sum at 2^28 (us): unroll 4 / 1 wave 244.4, 4/2 242.2, 8/1 242.8, 8/2 241.3,
  * 8/4 242.8; at 2^20 8/2 gave 10.0 us against 12.0 for 4/1. */
-static int rg_env_int(const char *name, int dflt, int lo, int hi)
-{
-    const char *s = gx__knob(name);
-    int v = s ? atoi(s) : dflt;
-    return v >= lo && v <= hi ? v : dflt;
-}
 /* Index-carrying reductions (argmin...) hold more registers per element: they run
  * best with fewer loads in flight and one wave (argmin 2^28: 249.7 us at 4/1 against
  * 255.4 at 8/2). */
-static int rg_unroll(const rg_spec *sp) { return rg_env_int("GX_RG_UNROLL", sp->with_index ? 4 : 8, 1, 16); }
-static int rg_grid_waves(const rg_spec *sp) { return rg_env_int("GX_RG_GRID", sp->with_index ? 1 : 2, 1, 16); }
+static int rg_unroll(const rg_spec *sp) { return gx__knob_int("GX_RG_UNROLL", sp->with_index ? 4 : 8, 1, 16); }
+static int rg_grid_waves(const rg_spec *sp) { return gx__knob_int("GX_RG_GRID", sp->with_index ? 1 : 2, 1, 16); }
 #define RG_CPU_ACC 8     /* independent accumulators per CPU thread */
 
 /* ------------------------------------------------------------ scratch */

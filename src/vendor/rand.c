@@ -208,8 +208,7 @@ static gx_status rng_launch(gx_ctx *ctx, rng_args *args, const gx__kernel *k)
     int64_t block = k->block > 0 ? k->block : 256;
     int64_t want = (args->nblocks + block - 1) / block;
     /* GX_RNG_WAVES (experiments): resident-block waves before threads stride. */
-    const char *wv = gx__knob("GX_RNG_WAVES");
-    int waves = wv && atoi(wv) >= 1 && atoi(wv) <= 64 ? atoi(wv) : 1;
+    int waves = gx__knob_int("GX_RNG_WAVES", 1, 1, 64);
     int64_t full = k->min_grid > 0 ? (int64_t)k->min_grid * waves : 65535;
     int64_t grid = want < full ? want : full;
     l.grid[0] = (unsigned)(grid > 0 ? grid : 1);
