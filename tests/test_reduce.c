@@ -343,6 +343,69 @@ GXT_TEST(reduce_argmin_argmax_ties_and_nan)
     gx_array_release(x);
 }
 
+/* Values in 0..3, so the best value appears in most vector loads of most threads:
+ * the first index must win across lanes of one load, loads of one batch, threads and
+ * blocks.  Floats add -0.0 beside 0.0 (equal, so the first of them wins) and NaN
+ * (never the best unless all are NaN).  Sizes include partial last batches. */
+static int64_t ref_best(const double *h, int64_t n, bool want_max)
+{
+    int64_t w = -1;
+    for (int64_t i = 0; i < n; i++)
+        if (!isnan(h[i]) && (w < 0 || (want_max ? h[i] > h[w] : h[i] < h[w])))
+            w = i;
+    return w;
+}
+
+GXT_TEST(reduce_argmin_argmax_dense_ties_all_dtypes)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const gx_dtype dts[] = {GX_F32, GX_F64, GX_I32, GX_I64, GX_U8, GX_I16, GX_U64};
+    const int64_t sizes[] = {4097, (3 << 18) + 1, (1 << 20) + 7, (1 << 22) + 33};
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+        for (int k = 0; k < 4; k++) {
+            gx_dtype dt = dts[d];
+            int64_t n = sizes[k];
+            size_t es = gx_dtype_size(dt);
+            double *h = malloc((size_t)n * sizeof *h);
+            unsigned char *raw = malloc((size_t)n * es);
+            bool fl = dt == GX_F32 || dt == GX_F64;
+            for (int64_t i = 0; i < n; i++) {
+                uint64_t r = gxt_rand_u64();
+                /* The extremes are rare at the start, so threads' first loads hold
+                 * worse values than their later ones. */
+                h[i] = (double)(1 + r % 2);
+                if (r % 1000 < (uint64_t)(i < n / 8 ? 1 : 30))
+                    h[i] = (r >> 20) % 2 ? 0 : 3;
+                if (fl && (r >> 32) % 97 == 0)
+                    h[i] = NAN;
+                if (fl && h[i] == 0 && (r >> 40) % 2)
+                    h[i] = -0.0;
+                switch (dt) {
+                case GX_F32: ((float *)raw)[i] = (float)h[i]; break;
+                case GX_F64: ((double *)raw)[i] = h[i]; break;
+                case GX_I32: ((int32_t *)raw)[i] = (int32_t)h[i]; break;
+                case GX_I64: ((int64_t *)raw)[i] = (int64_t)h[i]; break;
+                case GX_U8: ((uint8_t *)raw)[i] = (uint8_t)h[i]; break;
+                case GX_I16: ((int16_t *)raw)[i] = (int16_t)h[i]; break;
+                default: ((uint64_t *)raw)[i] = (uint64_t)h[i]; break;
+                }
+            }
+            gx_array *x = NULL;
+            GXT_OK(gx_array_from_host(ctx, dt, 1, &n, raw, &x));
+            int64_t i = -1;
+            GXT_OK(gx_argmin(x, &i));
+            GXT_EQ_I64(i, ref_best(h, n, false));
+            GXT_OK(gx_argmax(x, &i));
+            GXT_EQ_I64(i, ref_best(h, n, true));
+            gx_scalar v;
+            GXT_OK(gx_findmin(x, &v, &i));
+            GXT_NEAR(gx_scalar_to_f64(v), 0, 0);
+            gx_array_release(x);
+            free(h);
+            free(raw);
+        }
+}
+
 GXT_TEST(reduce_deterministic_float_sum_10_runs)
 {
     gx_ctx *ctx = gxt_ctx();

@@ -30,37 +30,53 @@ static int cmp_float(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Median time in microseconds of `reps` runs after 3 warm-ups. */
+/* Median time in microseconds of `reps` runs after 3 warm-ups.  The runs are queued
+ * back to back, each between its own pair of events, and read after one final
+ * synchronisation: the method of the CUB, PyTorch and CuPy peers, so host work that
+ * overlaps the device's is hidden for every library alike, and an operation that
+ * must wait for its result (a filter's length) pays for the wait. */
 gx_status bench_time(gx_ctx *ctx, bench_case_fn fn, void *state, int reps, double *median_us)
 {
-    gx_event *e0 = NULL, *e1 = NULL;
+    gx_event **ev = calloc(2 * (size_t)reps, sizeof *ev);
     float *t = calloc((size_t)reps, sizeof *t);
-    gx_status s = t ? GX_OK : GX_ERR_OUT_OF_MEMORY;
-    if (s == GX_OK)
-        s = gx_event_create(ctx, &e0);
-    if (s == GX_OK)
-        s = gx_event_create(ctx, &e1);
+    gx_status s = t && ev ? GX_OK : GX_ERR_OUT_OF_MEMORY;
+    for (int i = 0; s == GX_OK && i < 2 * reps; i++)
+        s = gx_event_create(ctx, &ev[i]);
     for (int i = 0; s == GX_OK && i < 3; i++)
         s = fn(state);
     if (s == GX_OK)
         s = gx_sync(ctx);
     for (int i = 0; s == GX_OK && i < reps; i++) {
-        s = gx_event_record(e0);
+        s = gx_event_record(ev[2 * i]);
         if (s == GX_OK)
             s = fn(state);
         if (s == GX_OK)
-            s = gx_event_record(e1);
-        if (s == GX_OK)
-            s = gx_event_elapsed_ms(e0, e1, &t[i]);
+            s = gx_event_record(ev[2 * i + 1]);
     }
+    if (s == GX_OK)
+        s = gx_sync(ctx);
+    for (int i = 0; s == GX_OK && i < reps; i++)
+        s = gx_event_elapsed_ms(ev[2 * i], ev[2 * i + 1], &t[i]);
     if (s == GX_OK) {
         qsort(t, (size_t)reps, sizeof *t, cmp_float);
         *median_us = reps % 2 ? t[reps / 2] * 1e3 : 0.5 * (t[reps / 2 - 1] + t[reps / 2]) * 1e3;
     }
-    gx_event_destroy(e0);
-    gx_event_destroy(e1);
+    for (int i = 0; ev && i < 2 * reps; i++)
+        gx_event_destroy(ev[i]);
+    free(ev);
     free(t);
     return s;
+}
+
+/* Copies of an input so that a run never finds its data in the cache: 4x the L2
+ * (the last-level cache on a CPU) of distinct data between reuses, as the peers do. */
+int bench_rot_count(gx_ctx *ctx, double set_bytes)
+{
+    gx_device_info d;
+    if (gx_device_info_get(ctx, &d) != GX_OK || d.l2_bytes == 0 || set_bytes <= 0)
+        return 1;
+    double k = 4.0 * (double)d.l2_bytes / set_bytes;
+    return k <= 1 ? 1 : k >= BENCH_MAXROT ? BENCH_MAXROT : (int)k + 1;
 }
 
 static void print_row(const bench_opts *o, const bench_result *r, double copy_gbs, const char *device)

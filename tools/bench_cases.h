@@ -13,6 +13,9 @@ typedef struct bench_result {
 
 typedef gx_status (*bench_case_fn)(void *state);
 gx_status bench_time(gx_ctx *ctx, bench_case_fn fn, void *state, int reps, double *median_us);
+/* How many copies of a working set of set_bytes keep runs from reusing the cache. */
+#define BENCH_MAXROT 64
+int bench_rot_count(gx_ctx *ctx, double set_bytes);
 
 /* Runs one case at size n; writes up to 4 rows (gx, and on CPU the plain-C references). */
 typedef gx_status (*bench_run_fn)(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);

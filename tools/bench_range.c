@@ -5,39 +5,61 @@
 
 #include <string.h>
 
-typedef struct scan_state { gx_ctx *ctx; gx_array *x, *y; } scan_state;
+/* Inputs (and outputs) rotated through, so that small sizes are read from memory. */
+typedef struct rot_set { gx_array *in[BENCH_MAXROT], *out[BENCH_MAXROT]; int n, next; } rot_set;
+
+/* n random f32 inputs, copied until runs miss the cache; outputs alike if with_out. */
+static gx_status rot_make(gx_ctx *ctx, int64_t n, uint64_t seed, bool with_out, rot_set *r)
+{
+    int k = bench_rot_count(ctx, (with_out ? 2.0 : 1.0) * (double)n * 4);
+    gx_status st = bench_random_f32(ctx, n, seed, &r->in[0]);
+    r->n = st == GX_OK ? 1 : 0;
+    for (; st == GX_OK && r->n < k; r->n++)
+        st = gx_array_clone(r->in[0], GX_DTYPE_COUNT, &r->in[r->n]);
+    for (int i = 0; st == GX_OK && with_out && i < r->n; i++)
+        st = gx_array_similar(r->in[0], &r->out[i]);
+    return st;
+}
+
+static void rot_free(rot_set *r)
+{
+    for (int i = 0; i < r->n; i++) {
+        gx_array_release(r->in[i]);
+        gx_array_release(r->out[i]);
+    }
+}
+
+typedef struct scan_state { gx_ctx *ctx; rot_set r; } scan_state;
 
 static gx_status run_scan(void *p)
 {
     scan_state *s = p;
-    return gx_scan(s->ctx, "a, b -> a + b", s->x, NULL, &s->y);
+    int i = s->r.next++ % s->r.n;
+    return gx_scan(s->ctx, "a, b -> a + b", s->r.in[i], NULL, &s->r.out[i]);
 }
 
 gx_status bench_case_scan_sum(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
 {
     (void)k;
-    scan_state s = {ctx, NULL, NULL};
-    gx_status st = bench_random_f32(ctx, n, 21, &s.x);
-    if (st == GX_OK)
-        st = gx_array_similar(s.x, &s.y);
+    scan_state s = {.ctx = ctx};
+    gx_status st = rot_make(ctx, n, 21, true, &s.r);
     double us = 0;
     if (st == GX_OK)
         st = bench_time(ctx, run_scan, &s, reps, &us);
     if (st == GX_OK)
         rows[(*nrows)++] = (bench_result){"gx", "scan_sum", "f32", n, us, 2.0 * (double)n * 4, 0, 0};
-    gx_array_release(s.x);
-    gx_array_release(s.y);
+    rot_free(&s.r);
     return st;
 }
 
-typedef struct select_state { gx_ctx *ctx; gx_array *x; int64_t kept; } select_state;
+typedef struct select_state { gx_ctx *ctx; rot_set r; int64_t kept; } select_state;
 
 static gx_status run_select(void *p)
 {
     select_state *s = p;
     gx_array *o = NULL;
     gx_const t = GX_CONST_F32("t", 0.5);
-    gx_status st = gx_filter(s->ctx, "x -> x > t", 1, &s->x, &t, 1, &o);
+    gx_status st = gx_filter(s->ctx, "x -> x > t", 1, &s->r.in[s->r.next++ % s->r.n], &t, 1, &o);
     if (st == GX_OK)
         st = gx_array_size(o, &s->kept);
     gx_array_release(o);
@@ -47,14 +69,14 @@ static gx_status run_select(void *p)
 gx_status bench_case_select_gt05(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
 {
     (void)k;
-    select_state s = {ctx, NULL, 0};
-    gx_status st = bench_random_f32(ctx, n, 22, &s.x);
+    select_state s = {.ctx = ctx};
+    gx_status st = rot_make(ctx, n, 22, false, &s.r);
     double us = 0;
     if (st == GX_OK)
         st = bench_time(ctx, run_select, &s, reps, &us);
     if (st == GX_OK)
         rows[(*nrows)++] = (bench_result){"gx", "select_gt05", "f32", n, us, (double)n * 4 + (double)s.kept * 4, 0, 0};
-    gx_array_release(s.x);
+    rot_free(&s.r);
     return st;
 }
 

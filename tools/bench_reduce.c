@@ -21,6 +21,9 @@ typedef struct red_state {
     int which;
     gx_array *x, *y, *out, *idx;
     int axis;
+    /* Inputs rotated through, so that small sizes are read from memory, not L2. */
+    gx_array *xs[BENCH_MAXROT], *ys[BENCH_MAXROT];
+    int nrot, next;
 } red_state;
 
 enum { RB_SUM, RB_MAX, RB_ARGMIN, RB_L2, RB_MAXLAM, RB_AXIS };
@@ -28,6 +31,11 @@ enum { RB_SUM, RB_MAX, RB_ARGMIN, RB_L2, RB_MAXLAM, RB_AXIS };
 static gx_status run_red(void *p)
 {
     red_state *r = p;
+    if (r->nrot > 0) {
+        r->x = r->xs[r->next % r->nrot];
+        r->y = r->ys[r->next % r->nrot];
+        r->next++;
+    }
     gx_array *in[2] = {r->x, r->y};
     gx_scalar ninf = GX_SCALAR_F32(-INFINITY);
     gx_reduce_opts o = {0};
@@ -65,10 +73,32 @@ static gx_status random_i32(gx_ctx *ctx, int64_t n, gx_array **out)
     return st;
 }
 
+/* Makes copies of r->x (and r->y) until a run's inputs are out of the cache. */
+static gx_status red_rotate(red_state *r, double bytes)
+{
+    int k = bench_rot_count(r->ctx, bytes);
+    r->xs[0] = r->x;
+    r->ys[0] = r->y;
+    r->nrot = 1;
+    gx_status s = GX_OK;
+    for (; s == GX_OK && r->nrot < k; r->nrot++) {
+        s = gx_array_clone(r->x, GX_DTYPE_COUNT, &r->xs[r->nrot]);
+        if (s == GX_OK && r->y)
+            s = gx_array_clone(r->y, GX_DTYPE_COUNT, &r->ys[r->nrot]);
+    }
+    return s;
+}
+
 static void red_free(red_state *r)
 {
-    gx_array_release(r->x);
-    gx_array_release(r->y);
+    for (int i = 0; i < r->nrot; i++) {
+        gx_array_release(r->xs[i]);
+        gx_array_release(r->ys[i]);
+    }
+    if (r->nrot == 0) {
+        gx_array_release(r->x);
+        gx_array_release(r->y);
+    }
     gx_array_release(r->out);
     gx_array_release(r->idx);
 }
@@ -77,10 +107,12 @@ static void red_free(red_state *r)
 static gx_status red_row(gx_ctx *ctx, int which, bool i32, const char *op, int64_t n, int reps, double bytes,
                          bench_result *row)
 {
-    red_state r = {ctx, which, NULL, NULL, NULL, NULL, 0};
+    red_state r = {.ctx = ctx, .which = which};
     gx_status s = i32 ? random_i32(ctx, n, &r.x) : bench_random_f32(ctx, n, 21, &r.x);
     if (s == GX_OK && which == RB_L2)
         s = bench_random_f32(ctx, n, 22, &r.y);
+    if (s == GX_OK)
+        s = red_rotate(&r, bytes);
     double us = 0;
     if (s == GX_OK)
         s = run_red(&r);   /* allocates the result once; later runs write into it */
@@ -137,12 +169,14 @@ static gx_status axis_case(gx_ctx *ctx, int64_t n, int reps, int axis, const cha
     while ((side * 2) * (side * 2) <= n)
         side *= 2;
     int64_t shape[2] = {side, n / side};
-    red_state r = {ctx, RB_AXIS, NULL, NULL, NULL, NULL, axis};
+    red_state r = {.ctx = ctx, .which = RB_AXIS, .axis = axis};
     gx_array *flat = NULL;
     gx_status s = bench_random_f32(ctx, shape[0] * shape[1], 23, &flat);
     if (s == GX_OK)
         s = gx_array_reshape(flat, 2, shape, &r.x);
     gx_array_release(flat);
+    if (s == GX_OK)
+        s = red_rotate(&r, (double)(shape[0] * shape[1]) * 4);
     double us = 0;
     if (s == GX_OK)
         s = run_red(&r);

@@ -67,6 +67,10 @@ static void sb_reserve(gx__sbuf *b, size_t extra)
 {
     if (b->oom || b->len + extra + 1 <= b->cap)
         return;
+    if (b->fixed) {   /* a caller's buffer (gx__fmt): too small is truncation */
+        b->oom = true;
+        return;
+    }
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + extra + 1)
         cap *= 2;
@@ -89,8 +93,108 @@ void gx__sb_puts(gx__sbuf *b, const char *s)
     b->len += n;
 }
 
+/* The conversions sb_fast formats itself: no flags, width or precision. */
+enum { SB_PCT, SB_S, SB_D, SB_U, SB_C, SB_ZU, SB_LD, SB_LU, SB_LLD, SB_LLU, SB_NSPEC };
+static const char *const sb_specs[SB_NSPEC] = {"%", "s", "d", "u", "c", "zu", "lld", "llu", "ld", "lu"};
+
+/* Which of sb_specs starts f (its index, and its length in *len), or -1. */
+static int sb_spec(const char *f, size_t *len)
+{
+    for (int i = 0; i < SB_NSPEC; i++) {
+        *len = strlen(sb_specs[i]);
+        if (strncmp(f, sb_specs[i], *len) == 0)
+            return i;
+    }
+    *len = 0;
+    return -1;
+}
+
+static void sb_put_uint(gx__sbuf *b, unsigned long long v, bool neg)
+{
+    char t[24];
+    int i = (int)sizeof t - 1;
+    t[i] = 0;
+    do
+        t[--i] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    if (neg)
+        t[--i] = '-';
+    gx__sb_puts(b, t + i);
+}
+
+static void sb_put_int(gx__sbuf *b, long long v)
+{
+    sb_put_uint(b, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v, v < 0);
+}
+
+static void sb_put_n(gx__sbuf *b, const char *s, size_t n)
+{
+    sb_reserve(b, n);
+    if (b->oom)
+        return;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+/* Kernel sources and memo keys are built with %s and %d on every call of an
+ * operation; glibc's vsnprintf costs microseconds there, so those formats are
+ * expanded here and anything else goes to vsnprintf.  Returns false, having
+ * consumed nothing, for a format it leaves to vsnprintf. */
+static bool sb_fast(gx__sbuf *b, const char *fmt, va_list ap)
+{
+    size_t len;
+    for (const char *f = strchr(fmt, '%'); f; f = strchr(f + 1 + len, '%'))
+        if (sb_spec(f + 1, &len) < 0)
+            return false;
+    const char *f = fmt;
+    for (const char *pc; (pc = strchr(f, '%')) != NULL; f = pc + 1 + len) {
+        sb_put_n(b, f, (size_t)(pc - f));
+        switch (sb_spec(pc + 1, &len)) {
+        case SB_PCT: sb_put_n(b, "%", 1); break;
+        case SB_S: { const char *s = va_arg(ap, const char *); gx__sb_puts(b, s ? s : "(null)"); break; }
+        case SB_D: sb_put_int(b, va_arg(ap, int)); break;
+        case SB_U: sb_put_uint(b, va_arg(ap, unsigned), false); break;
+        case SB_C: { char c = (char)va_arg(ap, int); sb_put_n(b, &c, 1); break; }
+        case SB_ZU: sb_put_uint(b, va_arg(ap, size_t), false); break;
+        case SB_LLD: sb_put_int(b, va_arg(ap, long long)); break;
+        case SB_LLU: sb_put_uint(b, va_arg(ap, unsigned long long), false); break;
+        case SB_LD: sb_put_int(b, va_arg(ap, long)); break;
+        default: sb_put_uint(b, va_arg(ap, unsigned long), false); break;   /* SB_LU */
+        }
+    }
+    gx__sb_puts(b, f);
+    return true;
+}
+
+int gx__fmt(char *buf, size_t n, const char *fmt, ...)
+{
+    if (n == 0)
+        return 0;
+    gx__sbuf b = {buf, 0, n, false, true};
+    buf[0] = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    bool done = sb_fast(&b, fmt, ap);
+    va_end(ap);
+    if (done)
+        return b.oom ? (int)n : (int)b.len;
+    va_start(ap, fmt);
+    int k = vsnprintf(buf, n, fmt, ap);
+    va_end(ap);
+    return k;
+}
+
 void gx__sb_printf(gx__sbuf *b, const char *fmt, ...)
 {
+    {
+        va_list ap;
+        va_start(ap, fmt);
+        bool done = sb_fast(b, fmt, ap);
+        va_end(ap);
+        if (done)
+            return;
+    }
     /* Format once into the free space (kernel generation and memo keys call this a
      * lot on hot paths); only an overflow formats a second time. */
     sb_reserve(b, 256);

@@ -23,10 +23,15 @@ gx_status gx__err_prefix(gx_status s, const char *fmt, ...) __attribute__((forma
 
 /* ------------------------------------------------------------ string builder */
 
-typedef struct gx__sbuf { char *p; size_t len, cap; bool oom; } gx__sbuf;
+/* fixed: p is the caller's buffer of cap bytes, never reallocated (gx__fmt). */
+typedef struct gx__sbuf { char *p; size_t len, cap; bool oom, fixed; } gx__sbuf;
 void gx__sb_puts(gx__sbuf *b, const char *s);
 void gx__sb_printf(gx__sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gx__sb_free(gx__sbuf *b);
+/* snprintf for hot paths: %s %d %u %c %zu %ld %lu %lld %llu %% without flags are
+ * expanded directly, anything else goes to vsnprintf; truncates like snprintf but
+ * returns at most n for a truncated fast-path result. */
+int gx__fmt(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Copies into a caller buffer with the cap/needed convention of the public API. */
 gx_status gx__sb_export(const gx__sbuf *b, char *buf, size_t cap, size_t *needed);
 

@@ -20,11 +20,11 @@ void ew_cval_of(const gx_const *c, ew_cval *v)
 
 static void shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
 {
-    size_t k = (size_t)snprintf(buf, n, "(");
+    size_t k = (size_t)gx__fmt(buf, n, "(");
     for (int d = 0; d < ndim && k < n; d++)
-        k += (size_t)snprintf(buf + k, n - k, d ? ", %lld" : "%lld", (long long)shape[d]);
+        k += (size_t)gx__fmt(buf + k, n - k, d ? ", %lld" : "%lld", (long long)shape[d]);
     if (k < n)
-        snprintf(buf + k, n - k, ndim == 1 ? ",)" : ")");
+        gx__fmt(buf + k, n - k, ndim == 1 ? ",)" : ")");
 }
 
 gx_status ew_broadcast_shape(int nin, gx_array *const *in, int *ndim, int64_t *shape)
@@ -217,7 +217,7 @@ static void gen_element_to(gx__sbuf *b, const ew_plan *pl, const char *expr, con
 static void gen_element(gx__sbuf *b, const ew_plan *pl, const char *expr, const char *const *off, const char *ind)
 {
     char lhs[48];
-    snprintf(lhs, sizeof lhs, "o[%s]", off[0]);
+    gx__fmt(lhs, sizeof lhs, "o[%s]", off[0]);
     gen_element_to(b, pl, expr, off, lhs, ind);
 }
 
@@ -237,9 +237,9 @@ static void gen_fast_loop(gx__sbuf *b, const ew_plan *pl, const char *expr, cons
 {
     const char *inc = follow ? ", gx_idx++" : "";
     char lhs[48], in1[16], in2[16];
-    snprintf(lhs, sizeof lhs, "gx__t[%s - gx__b]", var);
-    snprintf(in1, sizeof in1, "%s  ", ind);
-    snprintf(in2, sizeof in2, "%s    ", ind);
+    gx__fmt(lhs, sizeof lhs, "gx__t[%s - gx__b]", var);
+    gx__fmt(in1, sizeof in1, "%s  ", ind);
+    gx__fmt(in2, sizeof in2, "%s    ", ind);
     gx__sb_printf(b, "%sfor (int64_t gx__b = %s; gx__b < %s; gx__b += %d) {\n", ind, lo, hi, EW_FAST_BLOCK);
     gx__sb_printf(b, "%sconst int64_t gx__e = %s - gx__b < %d ? %s : gx__b + %d;\n", in1, hi, EW_FAST_BLOCK, hi,
                   EW_FAST_BLOCK);
@@ -286,7 +286,7 @@ static void gen_cpu(gx__sbuf *b, const ew_plan *pl, const char *expr)
     const char *off[EW_MAXOPS] = {0};   /* GCC 11 -O3 cannot see every used slot set */
     if (pl->contig) {
         for (int o = 0; o <= pl->nin; o++) {
-            snprintf(offs[o], sizeof offs[o], pl->args.st[o][0] ? "gx_idx" : "0");
+            gx__fmt(offs[o], sizeof offs[o], pl->args.st[o][0] ? "gx_idx" : "0");
             off[o] = offs[o];
         }
         gen_loop(b, pl, expr, off, "gx_idx", "begin", "end", false, "  ");
@@ -303,13 +303,13 @@ static void gen_cpu(gx__sbuf *b, const ew_plan *pl, const char *expr)
         gx__sb_printf(b, "    int64_t b%d = 0;\n", o);
         for (int d = 0; d < D - 1; d++)
             gx__sb_printf(b, "    b%d += co[%d] * a->st[%d][%d];\n", o, d, o, d);
-        snprintf(offs[o], sizeof offs[o], "b%d + j * s%d", o, o);
+        gx__fmt(offs[o], sizeof offs[o], "b%d + j * s%d", o, o);
         off[o] = offs[o];
         gx__sb_printf(b, "    const int64_t s%d = a->st[%d][%d];\n", o, o, D - 1);
     }
     gx__sb_printf(b, "    int64_t jend = a->shape[%d];\n    if (jend - co[%d] > end - gx_idx) jend = co[%d] + (end - gx_idx);\n", D - 1, D - 1, D - 1);
     char lo[32];
-    snprintf(lo, sizeof lo, "co[%d]", D - 1);
+    gx__fmt(lo, sizeof lo, "co[%d]", D - 1);
     gen_loop(b, pl, expr, off, "j", lo, "jend", true, "    ");
     gx__sb_printf(b, "    co[%d] = 0;\n", D - 1);
     for (int d = D - 2; d >= 0; d--)
@@ -383,7 +383,7 @@ static void gen_cuda_strided(gx__sbuf *b, const ew_plan *pl, const char *expr)
     const char *off[EW_MAXOPS];
     for (int o = 0; o <= pl->nin; o++) {
         gx__sb_printf(b, "    int64_t f%d = 0;\n", o);
-        snprintf(offs[o], sizeof offs[o], "f%d", o);
+        gx__fmt(offs[o], sizeof offs[o], "f%d", o);
         off[o] = offs[o];
     }
     for (int d = D - 1; d >= 0; d--) {
@@ -447,8 +447,8 @@ static char *ew_fuse_sincos(const char *expr)
             gx__sb_free(&probe);
             if (pair) {
                 char sn[32], cn[32];
-                snprintf(sn, sizeof sn, "gx_fs%d", fused);
-                snprintf(cn, sizeof cn, "gx_fc%d", fused);
+                gx__fmt(sn, sizeof sn, "gx_fs%d", fused);
+                gx__fmt(cn, sizeof cn, "gx_fc%d", fused);
                 gx__sb_printf(&decl, "%s %s, %s; %s(%s, &%s, &%s); ", fam[f].type, sn, cn, fam[f].call, a, sn, cn);
                 gx__sbuf t1 = {0}, t2 = {0};
                 replace_call(&t1, cur.p, fam[f].sin, a, alen, sn);

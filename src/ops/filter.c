@@ -18,7 +18,7 @@ static gx_status flat_inputs(gx_ctx *ctx, const char *what, int nin, gx_array *c
     }
     for (int i = 0; i < nin; i++) {
         char w[64];
-        snprintf(w, sizeof w, "%s (input %d)", what, i);
+        gx__fmt(w, sizeof w, "%s (input %d)", what, i);
         GX__CHECK(gx__array_check(in[i], w));
         if (in[i]->ctx != ctx)
             return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: input %d belongs to another context", what, i);
@@ -62,11 +62,11 @@ gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in,
 /* "gx__i, p0, p1 -> gx__i" for nin parameters: the index column of (i, x...). */
 static void index_lambda(char *buf, size_t n, int nin)
 {
-    size_t k = (size_t)snprintf(buf, n, "gx__i");
+    size_t k = (size_t)gx__fmt(buf, n, "gx__i");
     for (int i = 0; i < nin && k < n; i++)
-        k += (size_t)snprintf(buf + k, n - k, ", gx__p%d", i);
+        k += (size_t)gx__fmt(buf + k, n - k, ", gx__p%d", i);
     if (k < n)
-        snprintf(buf + k, n - k, " -> gx__i");
+        gx__fmt(buf + k, n - k, " -> gx__i");
 }
 
 /* The user's predicate with the index parameter in front: "gx__i, " + text, or
@@ -80,7 +80,7 @@ static char *with_index_param(const char *pred)
     size_t n = strlen(pred) + 16;
     char *s = malloc(n);
     if (s)
-        snprintf(s, n, noparams ? "gx__i %s" : "gx__i, %s", pred);
+        gx__fmt(s, n, noparams ? "gx__i %s" : "gx__i, %s", pred);
     return s;
 }
 

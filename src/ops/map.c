@@ -24,7 +24,7 @@ static gx_status map_check_inputs(gx_ctx *ctx, int nin, gx_array *const *in)
     GX__ARG(in || nin == 0, "gx_map: in is NULL but nin is %d", nin);
     for (int i = 0; i < nin; i++) {
         char what[32];
-        snprintf(what, sizeof what, "gx_map (input %d)", i + 1);
+        gx__fmt(what, sizeof what, "gx_map (input %d)", i + 1);
         GX__CHECK(gx__array_check(in[i], what));
         if (in[i]->ctx != ctx)
             return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_map: input %d belongs to another context", i + 1);
@@ -82,11 +82,11 @@ static gx_status map_prepare(gx_ctx *ctx, const char *lambda, int nin, gx_array 
     char pn[EW_MAXIN][16], cn[EW_MAXCONST][16];
     const char *pnames[EW_MAXIN], *cnames[EW_MAXCONST];
     for (int i = 0; i < nin; i++) {
-        snprintf(pn[i], sizeof pn[i], "v%d", i);
+        gx__fmt(pn[i], sizeof pn[i], "v%d", i);
         pnames[i] = pn[i];
     }
     for (int j = 0; j < nc; j++) {
-        snprintf(cn[j], sizeof cn[j], "c%d", j);
+        gx__fmt(cn[j], sizeof cn[j], "c%d", j);
         cnames[j] = cn[j];
     }
     gx_status s = lam_emit(job->lam, pnames, cnames, &job->expr);

@@ -47,7 +47,7 @@ gx_status gx_pipe_from_arrays(gx_ctx *ctx, int n, gx_array *const *arrays, gx_pi
         return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_pipe_from_arrays: %d arrays; between 1 and %d are allowed (and arrays must not be NULL)", n, RP_MAXC);
     for (int i = 0; i < n; i++) {
         char what[48];
-        snprintf(what, sizeof what, "gx_pipe_from_arrays (array %d)", i);
+        gx__fmt(what, sizeof what, "gx_pipe_from_arrays (array %d)", i);
         GX__CHECK(gx__array_check(arrays[i], what));
         const gx_array *a = arrays[i];
         if (a->ctx != ctx)
@@ -606,12 +606,12 @@ static gx_status extremum(gx_pipe *p, const char *what, bool maxi, bool arg, uin
     const char *cmp = maxi ? ">" : "<";
     char body[512];
     if (arg)
-        snprintf(body, sizeof body,
+        gx__fmt(body, sizeof body,
                  "const bool an = a.v0 != a.v0, bn = b.v0 != b.v0;\n"
                  "  const bool tb = an && bn ? b.v1 < a.v1 : an ? true : bn ? false : (b.v0 %s a.v0 || (b.v0 == a.v0 && b.v1 < a.v1));\n"
                  "  r = tb ? b : a;", cmp);
     else
-        snprintf(body, sizeof body, "r.v0 = (b.v0 %s a.v0 || a.v0 != a.v0) ? b.v0 : a.v0;", cmp);
+        gx__fmt(body, sizeof body, "r.v0 = (b.v0 %s a.v0 || a.v0 != a.v0) ? b.v0 : a.v0;", cmp);
     rp_kspec ks = {0};
     ks.nacc = arg ? 2 : 1;
     ks.acc[0] = *dt;

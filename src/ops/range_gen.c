@@ -71,7 +71,7 @@ static int knob_int(const char *name, int dflt) { return gx__knob_int(name, dflt
  * its look-back), compaction larger blocks.  Knobs override for experiments. */
 rp_tshape rp_tile_shape(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks)
 {
-    rp_tshape t = {RP_BLOCK, 64, false};
+    rp_tshape t = {RP_BLOCK, 64, false, 0};
     if (!gen_cuda(ctx))
         return t;
     size_t bytes = 0;
@@ -86,10 +86,16 @@ rp_tshape rp_tile_shape(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks)
     t.packed = scan ? ks->nacc == 1 && bytes <= 4 : true;
     t.block = knob_int(scan ? "GX_SC_BLOCK" : "GX_CO_BLOCK", scan ? 128 : 256);
     t.items = knob_int(scan ? "GX_SC_ITEMS" : "GX_CO_ITEMS", bytes <= 4 ? (scan ? 24 : 16) : bytes <= 8 ? 8 : 4);
+    bool dflt = !gx__knob(scan ? "GX_SC_BLOCK" : "GX_CO_BLOCK") && !gx__knob(scan ? "GX_SC_ITEMS" : "GX_CO_ITEMS");
     if (!shape_fits(sg, ks, t.block, t.items)) {
         t.block = RP_BLOCK;
         t.items = bytes <= 4 ? 16 : bytes <= 8 ? 8 : 4;
+        dflt = false;
     }
+    /* Occupancy: the 4-byte default tiles run best with NVCC held to 56 (scan) and 40
+     * (compaction) registers, 9 and 6 blocks per SM: more tiles in flight hide the
+     * look-back waits, and neither spills (more blocks did, and measured slower). */
+    t.minb = knob_int(scan ? "GX_SC_MINB" : "GX_CO_MINB", dflt && bytes <= 4 ? (scan ? 9 : 6) : 0);
     return t;
 }
 
@@ -111,7 +117,7 @@ static void emit_elem(gx__sbuf *b, const rp_seg *sg, const char *idx, const char
     for (int k = 0; k < sg->nsrc; k++) {
         gx_dtype t = sg->sdt[k];
         dt[k] = t;
-        snprintf(names[k], sizeof names[k], "x%d", k);
+        gx__fmt(names[k], sizeof names[k], "x%d", k);
         if (sg->src == RP_SRC_ARRAYS) {
             if (src)
                 gx__sb_printf(b, "%s  const %s x%d = %s;\n", ind, ct(t), k, src[k]);
@@ -153,7 +159,7 @@ static void emit_elem(gx__sbuf *b, const rp_seg *sg, const char *idx, const char
                 memcpy(names[c], names[c - 1], sizeof names[c]);
                 dt[c] = dt[c - 1];
             }
-            snprintf(names[0], sizeof names[0], "e%d", s);
+            gx__fmt(names[0], sizeof names[0], "e%d", s);
             dt[0] = GX_I64;
             m++;
             gx__sb_printf(b, "%s  const int64_t e%d = gx_si - %seoff[%d];\n", ind, s, A, s);
@@ -165,7 +171,7 @@ static void emit_elem(gx__sbuf *b, const rp_seg *sg, const char *idx, const char
             pn[c] = names[c];
         for (int j = 0; j < op->nconst; j++) {
             gx_dtype t = p->cst[op->cbase + j].dtype;
-            snprintf(cbuf[j], sizeof cbuf[j], "((%s)%sc[%d].%s)", ct(t), A, op->cbase + j, cfield(t));
+            gx__fmt(cbuf[j], sizeof cbuf[j], "((%s)%sc[%d].%s)", ct(t), A, op->cbase + j, cfield(t));
             cn[j] = cbuf[j];
         }
         gx__sbuf e = {0};
@@ -178,7 +184,7 @@ static void emit_elem(gx__sbuf *b, const rp_seg *sg, const char *idx, const char
         } else {
             gx_dtype rt = lam_result_type(op->lam);
             gx__sb_printf(b, "%s  const %s m%d = (%s)(%s);\n", ind, ct(rt), s, ct(rt), e.p ? e.p : "0");
-            snprintf(names[0], sizeof names[0], "m%d", s);
+            gx__fmt(names[0], sizeof names[0], "m%d", s);
             dt[0] = rt;
             m = 1;
         }
@@ -629,7 +635,11 @@ static void cu_stage_source(gx__sbuf *b, const rp_seg *sg, int k, rp_tshape sh, 
 
 /* The thread's ITEMS elements (blocked: from base) through the element code into
  * kept[k] / rv<c>[k]; contiguous array sources staged through gx_sm first. */
-static void cu_tile_elements(gx__sbuf *b, const rp_seg *sg, rp_tshape sh)
+/* The tile's elements (kept[k], rv<c>[k]) and then `after`, once for a full tile
+ * without bounds checks and once for the last, partial tile: in a full tile of a
+ * pipeline without a filter every kept[k] is the constant true, so `after` (the
+ * thread's scan or count) compiles to plain arithmetic. */
+static void cu_tile_elements(gx__sbuf *b, const rp_seg *sg, rp_tshape sh, const char *after)
 {
     int items = sh.items, te = sh.block * items;
     gx__sb_printf(b, "  const int64_t base = tile * %d + (int64_t)threadIdx.x * %d;\n"
@@ -643,17 +653,23 @@ static void cu_tile_elements(gx__sbuf *b, const rp_seg *sg, rp_tshape sh)
     bool staged = cu_staged(sg);
     for (int k = 0; k < sg->nsrc && staged; k++) {
         gx__sb_printf(b, "  %s xs%d[%d];\n", ct(sg->sdt[k]), k, items);
-        snprintf(sbuf[k], sizeof sbuf[k], "xs%d[k]", k);
+        gx__fmt(sbuf[k], sizeof sbuf[k], "xs%d[k]", k);
         srcx[k] = sbuf[k];
     }
     for (int k = 0; k < sg->nsrc && staged; k++)
         cu_stage_source(b, sg, k, sh, k + 1 < sg->nsrc);
-    gx__sb_printf(b, "#pragma unroll\n  for (int k = 0; k < %d; k++) {\n    kept[k] = false;\n    if (base + k < n) {\n", items);
-    emit_elem(b, sg, "base + k", staged ? srcx : NULL, "a.", "      ");
-    gx__sb_puts(b, "      kept[k] = keep;\n");
-    for (int c = 0; c < sg->arity; c++)
-        gx__sb_printf(b, "      rv%d[k] = r%d;\n", c, c);
-    gx__sb_puts(b, "    }\n  }\n");
+    for (int full = 1; full >= 0; full--) {
+        gx__sb_puts(b, full ? "  if (gx_tfull) {\n" : "  } else {\n");
+        gx__sb_printf(b, "#pragma unroll\n  for (int k = 0; k < %d; k++) {\n    kept[k] = false;\n    if (%s) {\n", items,
+                      full ? "true" : "base + k < n");
+        emit_elem(b, sg, "base + k", staged ? srcx : NULL, "a.", "      ");
+        gx__sb_puts(b, "      kept[k] = keep;\n");
+        for (int c = 0; c < sg->arity; c++)
+            gx__sb_printf(b, "      rv%d[k] = r%d;\n", c, c);
+        gx__sb_puts(b, "    }\n  }\n");
+        gx__sb_puts(b, after);
+    }
+    gx__sb_puts(b, "  }\n");
 }
 
 static void cu_vec_types(gx__sbuf *b, const rp_seg *sg, int items)
@@ -706,13 +722,11 @@ static void cu_store_scan(gx__sbuf *b, const rp_kspec *ks, rp_tshape sh)
                   B * items, vb - 1, items / R, B, vb, items, B, t, sz);
 }
 
-/* ", N" for __launch_bounds__ when the knob asks for N blocks per SM: without it
- * NVCC's register choice for 128 x 24 f32 scans (64) measured best. */
-static const char *cu_minb(char *buf, size_t n, const char *knob)
+/* ", N" for __launch_bounds__ when the tile shape asks for N blocks per SM. */
+static const char *cu_minb(char *buf, size_t n, int minb)
 {
-    int m = knob_int(knob, 0);
-    if (m > 0)
-        snprintf(buf, n, ", %d", m);
+    if (minb > 0)
+        gx__fmt(buf, n, ", %d", minb);
     else
         buf[0] = '\0';
     return buf;
@@ -720,7 +734,8 @@ static const char *cu_minb(char *buf, size_t n, const char *knob)
 
 /* What scan and collect kernels share up to the tile's elements: helpers, the init
  * entry, the entry `name`'s head, shared memory and the staged elements. */
-static void cu_tile_kernel_head(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, rp_tshape sh, const char *name)
+static void cu_tile_kernel_head(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, rp_tshape sh, const char *name,
+                                const char *decl, const char *after)
 {
     bool scan = ks->term == RP_T_SCAN;
     char mb[16];
@@ -730,23 +745,27 @@ static void cu_tile_kernel_head(gx__sbuf *b, const rp_seg *sg, const rp_kspec *k
     cu_pack_helpers(b, ks);
     cu_init_entry(b, sh.packed);
     gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d%s) %s(const gx_args a)\n{\n", sh.block,
-                  cu_minb(mb, sizeof mb, scan ? "GX_SC_MINB" : "GX_CO_MINB"), name);
+                  cu_minb(mb, sizeof mb, sh.minb), name);
     emit_prologue(b, sg, "a.", true);
     /* collect: gx_sm also holds one tile of the widest component, compacted one at a time */
     cu_shared_decls(b, cu_sm_bytes(sg, sh, scan ? gx_dtype_size(ks->acc[0]) : 0));
-    cu_tile_elements(b, sg, sh);
+    gx__sb_puts(b, decl);
+    cu_tile_elements(b, sg, sh, after);
 }
 
 static void gen_cuda_scan(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, rp_tshape sh)
 {
     int items = sh.items;
-    cu_tile_kernel_head(b, sg, ks, sh, "gx_rp_scan");
     /* Running values within the thread's items (inclusive). */
-    gx__sb_printf(b, "  gx_acc x[%d];\n  gx_acc tagg = GX_ZACC; uint32_t th = 0;\n", items);
-    gx__sb_printf(b, "#pragma unroll\n  for (int k = 0; k < %d; k++) {\n    const int64_t gx_i = base + k;\n"
-                     "    const %s r0 = rv0[k];\n", items, ct(sg->dt[0]));
-    gx__sb_printf(b, "    gx_acc r;\n    { const int64_t gx_pos = gx_i; (void)gx_pos; %s }\n", ks->lift);
-    gx__sb_puts(b, "    if (kept[k]) { tagg = th ? gx_rp_op(tagg, r) : r; th = 1; }\n    x[k] = tagg;\n  }\n");
+    gx__sbuf run = {0};
+    gx__sb_printf(&run, "#pragma unroll\n  for (int k = 0; k < %d; k++) {\n    const int64_t gx_i = base + k;\n"
+                        "    const %s r0 = rv0[k];\n", items, ct(sg->dt[0]));
+    gx__sb_printf(&run, "    gx_acc r;\n    { const int64_t gx_pos = gx_i; (void)gx_pos; %s }\n", ks->lift);
+    gx__sb_puts(&run, "    if (kept[k]) { tagg = th ? gx_rp_op(tagg, r) : r; th = 1; }\n    x[k] = tagg;\n  }\n");
+    char decl[80];
+    gx__fmt(decl, sizeof decl, "  gx_acc x[%d];\n  gx_acc tagg = GX_ZACC; uint32_t th = 0;\n", items);
+    cu_tile_kernel_head(b, sg, ks, sh, "gx_rp_scan", decl, run.oom ? "#error out of host memory\n" : run.p);
+    gx__sb_free(&run);
     cu_block_scan(b, ks);
     gx__sb_puts(b, "  if (tile == 0 && threadIdx.x == 0) {\n    gx_acc inc = s_agg;\n");
     if (ks->has_init) {
@@ -772,9 +791,10 @@ static void gen_cuda_scan(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, rp_
 static void gen_cuda_collect(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, rp_tshape sh)
 {
     int items = sh.items;
-    cu_tile_kernel_head(b, sg, ks, sh, "gx_rp_coll");
-    gx__sb_printf(b, "  int cnt = 0;\n#pragma unroll\n  for (int k = 0; k < %d; k++) cnt += kept[k] ? 1 : 0;\n"
-                     "  gx_acc tagg; tagg.v0 = cnt;\n  const uint32_t th = 1;\n", items);
+    char cnt[96];
+    gx__fmt(cnt, sizeof cnt, "#pragma unroll\n  for (int k = 0; k < %d; k++) cnt += kept[k] ? 1 : 0;\n", items);
+    cu_tile_kernel_head(b, sg, ks, sh, "gx_rp_coll", "  int cnt = 0;\n", cnt);
+    gx__sb_puts(b, "  gx_acc tagg; tagg.v0 = cnt;\n  const uint32_t th = 1;\n");
     cu_block_scan(b, ks);
     gx__sb_puts(b, "  if (tile == 0 && threadIdx.x == 0) {\n");
     cu_publish(b, ks, sh.packed, "0", 2, "s_agg", "    ");
@@ -836,7 +856,7 @@ static void gen_cuda_reduce(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
         const char *srcx[RP_MAXC];
         char sbuf[RP_MAXC][32];
         for (int k = 0; k < sg->nsrc; k++) {
-            snprintf(sbuf[k], sizeof sbuf[k], "xv%d[u].e[e]", k);
+            gx__fmt(sbuf[k], sizeof sbuf[k], "xv%d[u].e[e]", k);
             srcx[k] = sbuf[k];
         }
         gx__sb_printf(b, "  const int64_t nv = n / %d;\n  for (int64_t v0 = tid; v0 < nv; v0 += nth * %d) {\n", K, U);
@@ -848,7 +868,7 @@ static void gen_cuda_reduce(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
         gx__sb_printf(b, "      }\n    }\n#pragma unroll\n    for (int u = 0; u < %d; u++) {\n      const int64_t v = v0 + u * nth;\n"
                          "      if (v < nv) {\n#pragma unroll\n        for (int e = 0; e < %d; e++) {\n", U, K);
         char idx[48];
-        snprintf(idx, sizeof idx, "v * %d + e", K);
+        gx__fmt(idx, sizeof idx, "v * %d + e", K);
         emit_elem(b, sg, idx, srcx, "a.", "          ");
         emit_accum(b, ks, "          ");
         gx__sb_printf(b, "        }\n      }\n    }\n  }\n  for (int64_t i = nv * %d + tid; i < n; i += nth) {\n", K);
@@ -940,7 +960,7 @@ gx_status rp_generate_body(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx
  * as arguments (pointers, sizes, strides, constants' values, offsets) stay out. */
 void rp_body_key(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx__sbuf *b)
 {
-    rp_tshape sh = ks->term == RP_T_REDUCE ? (rp_tshape){0, 0, false} : rp_tile_shape(ctx, sg, ks);
+    rp_tshape sh = ks->term == RP_T_REDUCE ? (rp_tshape){0, 0, false, 0} : rp_tile_shape(ctx, sg, ks);
     gx__sb_printf(b, "%s|src %d %d c%d v%d f%d a%d|", ctx->be.iface->target, (int)sg->src, sg->nsrc, sg->contig,
                   sg->vec, sg->filtered, sg->arity);
     for (int k = 0; k < sg->nsrc; k++)
@@ -955,10 +975,10 @@ void rp_body_key(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx__sbuf *b)
             gx__sb_printf(b, " %s:%d", nm ? nm : "", (int)sg->pipe->cst[op->cbase + j].dtype);
         }
     }
-    gx__sb_printf(b, "|t%d n%d %d,%d x%d i%d h%d {%s} {%s} {%s}|sh %d %d %d|%d\n", (int)ks->term, ks->nacc,
+    gx__sb_printf(b, "|t%d n%d %d,%d x%d i%d h%d {%s} {%s} {%s}|sh %d %d %d %d|%d\n", (int)ks->term, ks->nacc,
                   (int)ks->acc[0], (int)ks->acc[1], ks->exclusive, ks->has_init, ks->has_identity,
                   ks->identity ? ks->identity : "", ks->op_body ? ks->op_body : "", ks->lift ? ks->lift : "", sh.block,
-                  sh.items, sh.packed, RP_BLOCK);
+                  sh.items, sh.packed, sh.minb, RP_BLOCK);
 }
 
 gx_status rp_generate_head(gx_ctx *ctx, gx__sbuf *b)

@@ -123,6 +123,7 @@ void rp_body_key(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx__sbuf *ou
 typedef struct rp_tshape {
     int block, items;
     bool packed;   /* status and value in one 64-bit word */
+    int minb;      /* __launch_bounds__ minimum blocks per SM (0: NVCC's choice) */
 } rp_tshape;
 rp_tshape rp_tile_shape(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks);
 #ifndef RP_BLOCK   /* threads per block of range kernels (a build option for experiments) */

@@ -16,17 +16,17 @@ static void rd_literal(gx_dtype t, gx_scalar s, char *buf, size_t n)
     if (gx__dtype_is_float(t)) {
         double f = gx_scalar_to_f64(s);
         if (isnan(f))
-            snprintf(buf, n, t == GX_F32 ? "rg_f32_bits(0x7fc00000u)" : "rg_f64_bits(0x7ff8000000000000ull)");
+            gx__fmt(buf, n, t == GX_F32 ? "rg_f32_bits(0x7fc00000u)" : "rg_f64_bits(0x7ff8000000000000ull)");
         else if (isinf(f))
-            snprintf(buf, n, t == GX_F32 ? "rg_f32_bits(%s)" : "rg_f64_bits(%s)",
+            gx__fmt(buf, n, t == GX_F32 ? "rg_f32_bits(%s)" : "rg_f64_bits(%s)",
                      t == GX_F32 ? (f > 0 ? "0x7f800000u" : "0xff800000u")
                                  : (f > 0 ? "0x7ff0000000000000ull" : "0xfff0000000000000ull"));
         else
-            snprintf(buf, n, "(rg_acc)%.17g", f);
+            gx__fmt(buf, n, "(rg_acc)%.17g", f);
         return;
     }
     if (t == GX_BOOL) {
-        snprintf(buf, n, "(rg_acc)%d", gx_scalar_to_f64(s) != 0);
+        gx__fmt(buf, n, "(rg_acc)%d", gx_scalar_to_f64(s) != 0);
         return;
     }
     /* Integers: the value's bits wrapped to t's width, converted back by the cast. */
@@ -40,27 +40,27 @@ static void rd_literal(gx_dtype t, gx_scalar s, char *buf, size_t n)
         if (gx_dtype_size(t) < 8)
             u &= (1ull << (8 * gx_dtype_size(t))) - 1;
     }
-    snprintf(buf, n, "(rg_acc)%lluull", (unsigned long long)u);
+    gx__fmt(buf, n, "(rg_acc)%lluull", (unsigned long long)u);
 }
 
 /* Lowest / highest value of t as text. */
 static void rd_extreme(gx_dtype t, bool highest, char *buf, size_t n)
 {
     if (t == GX_F32)
-        snprintf(buf, n, "rg_f32_bits(%s)", highest ? "0x7f800000u" : "0xff800000u");
+        gx__fmt(buf, n, "rg_f32_bits(%s)", highest ? "0x7f800000u" : "0xff800000u");
     else if (t == GX_F64)
-        snprintf(buf, n, "rg_f64_bits(%s)", highest ? "0x7ff0000000000000ull" : "0xfff0000000000000ull");
+        gx__fmt(buf, n, "rg_f64_bits(%s)", highest ? "0x7ff0000000000000ull" : "0xfff0000000000000ull");
     else if (t == GX_BOOL)
-        snprintf(buf, n, "(rg_acc)%d", highest);
+        gx__fmt(buf, n, "(rg_acc)%d", highest);
     else if (!gx__dtype_is_signed(t))
-        snprintf(buf, n, highest ? "(rg_acc)~(rg_acc)0" : "(rg_acc)0");
+        gx__fmt(buf, n, highest ? "(rg_acc)~(rg_acc)0" : "(rg_acc)0");
     else {
         int bits = (int)gx_dtype_size(t) * 8;
         unsigned long long mx = (1ull << (bits - 1)) - 1;
         if (highest)
-            snprintf(buf, n, "(rg_acc)%lluull", mx);
+            gx__fmt(buf, n, "(rg_acc)%lluull", mx);
         else
-            snprintf(buf, n, "(rg_acc)(-(int64_t)%lluull - 1)", mx);
+            gx__fmt(buf, n, "(rg_acc)(-(int64_t)%lluull - 1)", mx);
     }
 }
 
@@ -114,32 +114,32 @@ static gx_status rd_arith(rd_op *o, rd_kind k, const char *fn)
     size_t n = sizeof o->combine;
     switch (k) {
     case RK_ADD: case RK_MEAN:
-        snprintf(c, n, fl ? "gx_l + gx_r" : "RG_WRAP(+, gx_l, gx_r)");
-        snprintf(o->identity, sizeof o->identity, "(rg_acc)0");
+        gx__fmt(c, n, fl ? "gx_l + gx_r" : "RG_WRAP(+, gx_l, gx_r)");
+        gx__fmt(o->identity, sizeof o->identity, "(rg_acc)0");
         break;
     case RK_MUL:
-        snprintf(c, n, fl ? "gx_l * gx_r" : "RG_WRAP(*, gx_l, gx_r)");
-        snprintf(o->identity, sizeof o->identity, "(rg_acc)1");
+        gx__fmt(c, n, fl ? "gx_l * gx_r" : "RG_WRAP(*, gx_l, gx_r)");
+        gx__fmt(o->identity, sizeof o->identity, "(rg_acc)1");
         break;
     case RK_MAX: case RK_MIN:
         if (bo)
-            snprintf(c, n, k == RK_MAX ? "gx_l || gx_r" : "gx_l && gx_r");
+            gx__fmt(c, n, k == RK_MAX ? "gx_l || gx_r" : "gx_l && gx_r");
         else if (fl)
-            snprintf(c, n, "rg_f%s%s(gx_l, gx_r)", k == RK_MAX ? "max" : "min", t == GX_F32 ? "32" : "64");
+            gx__fmt(c, n, "rg_f%s%s(gx_l, gx_r)", k == RK_MAX ? "max" : "min", t == GX_F32 ? "32" : "64");
         else
-            snprintf(c, n, "gx_l %s gx_r ? gx_l : gx_r", k == RK_MAX ? ">" : "<");
+            gx__fmt(c, n, "gx_l %s gx_r ? gx_l : gx_r", k == RK_MAX ? ">" : "<");
         if (fl)   /* fmax/fmin's neutral element: all-NaN (and empty) input gives NaN */
-            snprintf(o->identity, sizeof o->identity, t == GX_F32 ? "rg_f32_bits(0x7fc00000u)" : "rg_f64_bits(0x7ff8000000000000ull)");
+            gx__fmt(o->identity, sizeof o->identity, t == GX_F32 ? "rg_f32_bits(0x7fc00000u)" : "rg_f64_bits(0x7ff8000000000000ull)");
         else
             rd_extreme(t, k == RK_MIN, o->identity, sizeof o->identity);
         break;
     case RK_AND:
-        snprintf(c, n, "(rg_acc)(gx_l & gx_r)");
-        snprintf(o->identity, sizeof o->identity, "(rg_acc)-1");
+        gx__fmt(c, n, "(rg_acc)(gx_l & gx_r)");
+        gx__fmt(o->identity, sizeof o->identity, "(rg_acc)-1");
         break;
     case RK_OR: case RK_XOR:
-        snprintf(c, n, bo && k == RK_XOR ? "gx_l != gx_r" : k == RK_OR ? "(rg_acc)(gx_l | gx_r)" : "(rg_acc)(gx_l ^ gx_r)");
-        snprintf(o->identity, sizeof o->identity, "(rg_acc)0");
+        gx__fmt(c, n, bo && k == RK_XOR ? "gx_l != gx_r" : k == RK_OR ? "(rg_acc)(gx_l | gx_r)" : "(rg_acc)(gx_l ^ gx_r)");
+        gx__fmt(o->identity, sizeof o->identity, "(rg_acc)0");
         break;
     default:
         return gx__err(GX_ERR_INTERNAL, "%s: operator kind %d has no arithmetic form", fn, (int)k);
@@ -153,10 +153,12 @@ static void rd_find(rd_op *o, bool want_max)
     const char *cmp = want_max ? ">" : "<";
     if (gx__dtype_is_float(t)) {
         /* Non-NaN beats NaN; the identity is NaN, so all-NaN input gives its first index. */
-        snprintf(o->better, sizeof o->better, "gx_l %s gx_r || (gx_r != gx_r && gx_l == gx_l)", cmp);
-        snprintf(o->identity, sizeof o->identity, t == GX_F32 ? "rg_f32_bits(0x7fc00000u)" : "rg_f64_bits(0x7ff8000000000000ull)");
+        gx__fmt(o->better, sizeof o->better, "gx_l %s gx_r || (gx_r != gx_r && gx_l == gx_l)", cmp);
+        /* The same order as one instruction: fminf/fmaxf also prefer a number to NaN. */
+        gx__fmt(o->sel, sizeof o->sel, "rg_f%s%s(gx_l, gx_r)", want_max ? "max" : "min", t == GX_F32 ? "32" : "64");
+        gx__fmt(o->identity, sizeof o->identity, t == GX_F32 ? "rg_f32_bits(0x7fc00000u)" : "rg_f64_bits(0x7ff8000000000000ull)");
     } else {
-        snprintf(o->better, sizeof o->better, t == GX_BOOL ? (want_max ? "gx_l && !gx_r" : "!gx_l && gx_r") : "gx_l %s gx_r", cmp);
+        gx__fmt(o->better, sizeof o->better, t == GX_BOOL ? (want_max ? "gx_l && !gx_r" : "!gx_l && gx_r") : "gx_l %s gx_r", cmp);
         rd_extreme(t, !want_max, o->identity, sizeof o->identity);
     }
     o->find = true;
@@ -208,8 +210,8 @@ static gx_status rd_op_make(rd_op *o, gx_ctx *ctx, const char *op, gx_dtype et, 
     case RK_LAND: case RK_LOR: case RK_COUNT:
         o->truth = true;
         o->acc = o->out = k == RK_COUNT ? GX_I64 : GX_BOOL;
-        snprintf(o->combine, sizeof o->combine, k == RK_COUNT ? "gx_l + gx_r" : k == RK_LAND ? "gx_l && gx_r" : "gx_l || gx_r");
-        snprintf(o->identity, sizeof o->identity, "(rg_acc)%d", k == RK_LAND);
+        gx__fmt(o->combine, sizeof o->combine, k == RK_COUNT ? "gx_l + gx_r" : k == RK_LAND ? "gx_l && gx_r" : "gx_l || gx_r");
+        gx__fmt(o->identity, sizeof o->identity, "(rg_acc)%d", k == RK_LAND);
         break;
     case RK_MEAN:
         o->mean = true;
@@ -256,6 +258,7 @@ void rd_spec_base(const rd_job *job, rg_spec *sp)
     sp->out_dtype = job->op.out;
     sp->combine = job->op.lam.p ? job->op.lam.p : job->op.combine;
     sp->better = job->op.better;
+    sp->sel = job->op.sel[0] ? job->op.sel : NULL;
     sp->identity = job->op.identity;
     sp->with_index = job->op.find;
     sp->final = job->op.mean ? "r / (rg_acc)u->cnt" : NULL;
@@ -285,7 +288,7 @@ typedef struct rd_user {
 
 static void rd_user_fields(char *buf, size_t n)
 {
-    snprintf(buf, n, "uint64_t p[%d]; int64_t st[%d][%d]; int64_t shape[%d]; "
+    gx__fmt(buf, n, "uint64_t p[%d]; int64_t st[%d][%d]; int64_t shape[%d]; "
                      "union { double f; int64_t i; uint64_t u; } c[%d]; double cnt;",
              RD_MAXIN, RD_MAXIN, GX_MAX_DIMS, GX_MAX_DIMS, EW_MAXCONST);
 }
@@ -304,12 +307,12 @@ static void rd_full_inputs(const rd_job *job, int64_t total, rg_spec *sp, rd_use
         if (a->size == total && gx__array_contiguous(a) && sp->nstreams < RG_MAXSTREAMS) {
             sp->stream_dt[sp->nstreams] = a->dtype;
             sp->stream_ptr[sp->nstreams] = u->p[k];
-            snprintf(ld[k], sizeof ld[k], "x%d", sp->nstreams++);
+            gx__fmt(ld[k], sizeof ld[k], "x%d", sp->nstreams++);
         } else if (a->size == 1) {
-            snprintf(ld[k], sizeof ld[k], "((const %s *)(rg_uptr)u->p[%d])[0]", ct, k);
+            gx__fmt(ld[k], sizeof ld[k], "((const %s *)(rg_uptr)u->p[%d])[0]", ct, k);
         } else {
             rd_bcast_strides(job, k, u->st[k]);
-            snprintf(ld[k], sizeof ld[k], "((const %s *)(rg_uptr)u->p[%d])[go%d]", ct, k, k);
+            gx__fmt(ld[k], sizeof ld[k], "((const %s *)(rg_uptr)u->p[%d])[go%d]", ct, k, k);
             gather = true;
         }
         load[k] = ld[k];
@@ -364,7 +367,7 @@ static gx_status rd_check_inputs(gx_ctx *ctx, const char *fn, int nin, gx_array 
     GX__ARG(in, "%s: in is NULL", fn);
     for (int i = 0; i < nin; i++) {
         char what[64];
-        snprintf(what, sizeof what, "%s (input %d)", fn, i + 1);
+        gx__fmt(what, sizeof what, "%s (input %d)", fn, i + 1);
         GX__CHECK(gx__array_check(in[i], what));
         if (ctx && in[i]->ctx != ctx)
             return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: input %d belongs to another context", fn, i + 1);
@@ -429,9 +432,9 @@ static gx_status rd_map(rd_job *job, const char *map, const gx_reduce_opts *opts
     char pn[RD_MAXIN][16], cn[EW_MAXCONST][16];
     const char *pnames[RD_MAXIN], *cnames[EW_MAXCONST];
     for (int i = 0; i < job->nin; i++)
-        snprintf(pn[i], sizeof pn[i], "m%d", i), pnames[i] = pn[i];
+        gx__fmt(pn[i], sizeof pn[i], "m%d", i), pnames[i] = pn[i];
     for (int j = 0; j < nc; j++)
-        snprintf(cn[j], sizeof cn[j], "c%d", j), cnames[j] = cn[j];
+        gx__fmt(cn[j], sizeof cn[j], "c%d", j), cnames[j] = cn[j];
     gx_status s = lam_emit(lam, pnames, cnames, &job->expr);
     lam_free(lam);
     if (s == GX_OK && (!gx__dtype_supported(job->et) || gx__dtype_is_complex(job->et)))

@@ -43,7 +43,7 @@ typedef struct ra_user {
 
 static void ra_user_fields(char *buf, size_t n)
 {
-    snprintf(buf, n, "uint64_t p[%d]; int64_t ks[%d], rs[%d]; int64_t kst[%d][%d], rst[%d][%d]; "
+    gx__fmt(buf, n, "uint64_t p[%d]; int64_t ks[%d], rs[%d]; int64_t kst[%d][%d], rst[%d][%d]; "
                      "union { double f; int64_t i; uint64_t u; } c[%d]; double cnt; int64_t nout, nred, chunk, wmul;",
              RD_MAXIN, GX_MAX_DIMS, GX_MAX_DIMS, RD_MAXIN, GX_MAX_DIMS, RD_MAXIN, GX_MAX_DIMS, EW_MAXCONST);
 }
@@ -195,7 +195,7 @@ static void ra_gen_elem(gx__sbuf *b, const rd_job *job, const char *const *load,
     rd_elem_text(job, load, b);
     gx__sb_puts(b, "\n");
     char ind2[32];
-    snprintf(ind2, sizeof ind2, "%s  ", ind);
+    gx__fmt(ind2, sizeof ind2, "%s  ", ind);
     ra_gen_fold(b, job, acc, q, R, ind2);
     gx__sb_printf(b, "%s}\n", ind);
 }
@@ -208,10 +208,10 @@ static void ra_gen_strided_elem(gx__sbuf *b, const rd_job *job, const ra_plan *p
     const char *load[RD_MAXIN];
     gx__sb_printf(b, "%s{\n", ind);
     char ind2[32];
-    snprintf(ind2, sizeof ind2, "%s  ", ind);
+    gx__fmt(ind2, sizeof ind2, "%s  ", ind);
     ra_gen_ro(b, job, pl, R, tag, ind2);
     for (int k = 0; k < job->nin; k++) {
-        snprintf(ld[k], sizeof ld[k], "((const %s *)(rg_uptr)u->p[%d])[b%d%s + ro%d%s]", gx__dtype_ctype(job->in[k]->dtype), k, k,
+        gx__fmt(ld[k], sizeof ld[k], "((const %s *)(rg_uptr)u->p[%d])[b%d%s + ro%d%s]", gx__dtype_ctype(job->in[k]->dtype), k, k,
                  extra, k, tag);
         load[k] = ld[k];
     }
@@ -243,7 +243,7 @@ static void ra_gen_cpu_col(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
     char ld[RD_MAXIN][128];
     const char *load[RD_MAXIN];
     for (int k = 0; k < job->nin; k++) {
-        snprintf(ld[k], sizeof ld[k], "((const %s *)(rg_uptr)u->p[%d])[b%d + t * u->kst[%d][%d] + ro%d]",
+        gx__fmt(ld[k], sizeof ld[k], "((const %s *)(rg_uptr)u->p[%d])[b%d + t * u->kst[%d][%d] + ro%d]",
                  gx__dtype_ctype(job->in[k]->dtype), k, k, k, pl->nk - 1, k);
         load[k] = ld[k];
     }
@@ -366,10 +366,10 @@ static void ra_gen_cuda_row_body(gx__sbuf *b, const rd_job *job, const ra_plan *
                               k, ct, K);
                 gx__sb_printf(b, "      const rav%d *vp%d = (const rav%d *)((const %s *)(rg_uptr)u->p[%d] + b%d + r0);\n", k, k,
                               k, ct, k, k);
-                snprintf(ld[k], sizeof ld[k], "xv%d[uu].e[e]", k);
+                gx__fmt(ld[k], sizeof ld[k], "xv%d[uu].e[e]", k);
             } else {
                 gx__sb_printf(b, "      const %s rc%d = ((const %s *)(rg_uptr)u->p[%d])[b%d];\n", ct, k, ct, k, k);
-                snprintf(ld[k], sizeof ld[k], "rc%d", k);
+                gx__fmt(ld[k], sizeof ld[k], "rc%d", k);
             }
             load[k] = ld[k];
         }
@@ -396,7 +396,7 @@ static void ra_gen_cuda_row_body(gx__sbuf *b, const rd_job *job, const ra_plan *
     char Rs[4][24];
     const char *tags[4] = {"a", "b", "c", "d"};
     for (int t = 0; t < 4; t++) {
-        snprintf(Rs[t], sizeof Rs[t], "R + %d", t * G);
+        gx__fmt(Rs[t], sizeof Rs[t], "R + %d", t * G);
         ra_gen_strided_elem(b, job, pl, Rs[t], tags[t], "acc", "q", "", "        ");
     }
     gx__sb_printf(b, "      }\n      for (; R < r1; R += %d) {\n", G);

@@ -232,6 +232,8 @@ void rg_gen_common(gx__sbuf *b, const rg_spec *sp)
     if (sp->with_index) {
         gx__sb_printf(b, "GXF bool rg_better(rg_acc gx_l, rg_acc gx_r) { return (%s); }\n", sp->better);
         /* Strictly better wins; equal candidates keep the smaller index (first best). */
+        gx__sb_printf(b, "GXF rg_acc rg_sel(rg_acc gx_l, rg_acc gx_r) { return (%s); }\n",
+                      sp->sel ? sp->sel : "rg_better(gx_r, gx_l) ? gx_r : gx_l");
         gx__sb_puts(b, "GXF void rg_pick(rg_acc *v, int64_t *ix, rg_acc ov, int64_t oix)\n{\n"
                        "  if (rg_better(ov, *v) || (!rg_better(*v, ov) && oix < *ix)) { *v = ov; *ix = oix; }\n}\n");
     } else {
@@ -253,9 +255,9 @@ static void rg_gen_fold(gx__sbuf *b, const rg_spec *sp, const char *r, const cha
         gx__sb_printf(b, "%s%s%s = rg_comb(%s, v);\n", ind, sp->filtered ? "if (keep) " : "", r, r);
 }
 
-/* One element: i is set by the caller's text `idx`; stream values come from `load[k]`. */
-static void rg_gen_elem(gx__sbuf *b, const rg_spec *sp, const char *idx, const char *const *load, const char *r,
-                        const char *q, const char *ind)
+/* The value of one element as v: i is set by the caller's text `idx`; stream values
+ * come from `load[k]`.  Leaves the block open for the caller's use of v. */
+static void rg_gen_value(gx__sbuf *b, const rg_spec *sp, const char *idx, const char *const *load, const char *ind)
 {
     gx__sb_printf(b, "%s{\n%s  const int64_t i = %s;\n%s  (void)i;\n", ind, ind, idx, ind);
     for (int k = 0; k < sp->nstreams; k++)
@@ -265,8 +267,15 @@ static void rg_gen_elem(gx__sbuf *b, const rg_spec *sp, const char *idx, const c
     if (sp->filtered)
         gx__sb_printf(b, "%s  bool keep = true;\n", ind);
     gx__sb_printf(b, "%s  %s\n", ind, sp->elem);
+}
+
+/* One element folded into r (and q). */
+static void rg_gen_elem(gx__sbuf *b, const rg_spec *sp, const char *idx, const char *const *load, const char *r,
+                        const char *q, const char *ind)
+{
+    rg_gen_value(b, sp, idx, load, ind);
     char ind2[32];
-    snprintf(ind2, sizeof ind2, "%s  ", ind);
+    gx__fmt(ind2, sizeof ind2, "%s  ", ind);
     rg_gen_fold(b, sp, r, q, ind2);
     gx__sb_printf(b, "%s}\n", ind);
 }
@@ -294,13 +303,13 @@ static void rg_gen_cpu(gx__sbuf *b, const rg_spec *sp)
     char r[RG_CPU_ACC][16], q[RG_CPU_ACC][16], idx[RG_CPU_ACC][24], ld[RG_MAXSTREAMS][32];
     const char *load[RG_MAXSTREAMS];
     for (int k = 0; k < RG_CPU_ACC; k++) {
-        snprintf(r[k], sizeof r[k], "r%d", k);
-        snprintf(q[k], sizeof q[k], "q%d", k);
-        snprintf(idx[k], sizeof idx[k], "i0 + %d", k);
+        gx__fmt(r[k], sizeof r[k], "r%d", k);
+        gx__fmt(q[k], sizeof q[k], "q%d", k);
+        gx__fmt(idx[k], sizeof idx[k], "i0 + %d", k);
         gx__sb_printf(b, "  rg_acc r%d = rg_identity(u);\n  int64_t q%d = RG_IMAX;\n  (void)q%d;\n", k, k, k);
     }
     for (int s = 0; s < sp->nstreams; s++) {
-        snprintf(ld[s], sizeof ld[s], "s%d[i]", s);
+        gx__fmt(ld[s], sizeof ld[s], "s%d[i]", s);
         load[s] = ld[s];
     }
     /* Independent accumulators let the compiler keep one vector lane per accumulator. */
@@ -362,6 +371,28 @@ void rg_gen_cuda_block(gx__sbuf *b, const rg_spec *sp)
     gx__sb_puts(b, "}\n");
 }
 
+/* argmin/argmax over a full batch of loads: the batch's best value alone first (one
+ * min/max instruction per element for floats), and its first index only when it beats
+ * the thread's best, which on most batches it does not.  Ends the iteration. */
+static void rg_gen_find_batch(gx__sbuf *b, const rg_spec *sp, int vec, const char *const *load)
+{
+    int nb = RG_UNROLL * vec;
+    gx__sb_printf(b, "    if (v0 + %d * nth < nv) {\n      rg_acc bv[%d], bm[%d];\n", RG_UNROLL - 1, nb, nb);
+    gx__sb_printf(b, "#pragma unroll\n      for (int uu = 0; uu < %d; uu++)\n#pragma unroll\n"
+                     "        for (int k = 0; k < %d; k++)\n", RG_UNROLL, vec);
+    char idx[48];
+    gx__fmt(idx, sizeof idx, "(v0 + uu * nth) * %d + k", vec);
+    rg_gen_value(b, sp, idx, load, "        ");
+    gx__sb_printf(b, "          bv[uu * %d + k] = bm[uu * %d + k] = v;\n        }\n", vec, vec);
+    gx__sb_printf(b, "#pragma unroll\n      for (int s = 1; s < %d; s <<= 1)\n#pragma unroll\n"
+                     "        for (int j = 0; j + s < %d; j += 2 * s) bm[j] = rg_sel(bm[j], bm[j + s]);\n", nb, nb);
+    gx__sb_printf(b, "      if (q == RG_IMAX || rg_better(bm[0], r)) {\n        int jj = %d;\n"
+                     "        rg_acc rv = bv[%d];\n"
+                     "#pragma unroll\n        for (int j = %d; j >= 0; j--) if (!rg_better(bm[0], bv[j])) { jj = j; rv = bv[j]; }\n"
+                     "        r = rv;\n        q = (v0 + (int64_t)(jj / %d) * nth) * %d + jj %% %d;\n      }\n"
+                     "      continue;\n    }\n", nb - 1, nb - 1, nb - 2, vec, vec, vec);
+}
+
 static void rg_gen_cuda_main_loop(gx__sbuf *b, const rg_spec *sp, int vec)
 {
     char ld[RG_MAXSTREAMS][40];
@@ -370,7 +401,7 @@ static void rg_gen_cuda_main_loop(gx__sbuf *b, const rg_spec *sp, int vec)
         for (int k = 0; k < sp->nstreams; k++) {
             gx__sb_printf(b, "  struct __align__(%zu) rgv%d { %s e[%d]; };\n", gx_dtype_size(sp->stream_dt[k]) * (size_t)vec,
                           k, gx__dtype_ctype(sp->stream_dt[k]), vec);
-            snprintf(ld[k], sizeof ld[k], "xv%d[uu].e[k]", k);
+            gx__fmt(ld[k], sizeof ld[k], "xv%d[uu].e[k]", k);
             load[k] = ld[k];
         }
         gx__sb_printf(b, "  const int64_t nv = n / %d;\n", vec);
@@ -382,11 +413,14 @@ static void rg_gen_cuda_main_loop(gx__sbuf *b, const rg_spec *sp, int vec)
                          "      if (vv < nv) {\n", RG_UNROLL);
         for (int k = 0; k < sp->nstreams; k++)
             gx__sb_printf(b, "        xv%d[uu] = ((const rgv%d *)s%d)[vv];\n", k, k, k);
-        gx__sb_printf(b, "      }\n    }\n#pragma unroll\n    for (int uu = 0; uu < %d; uu++) {\n"
+        gx__sb_puts(b, "      }\n    }\n");
+        if (sp->with_index && !sp->filtered)
+            rg_gen_find_batch(b, sp, vec, load);
+        gx__sb_printf(b, "#pragma unroll\n    for (int uu = 0; uu < %d; uu++) {\n"
                          "      const int64_t vv = v0 + uu * nth;\n      if (vv < nv) {\n"
                          "#pragma unroll\n        for (int k = 0; k < %d; k++)\n", RG_UNROLL, vec);
         char idx[32];
-        snprintf(idx, sizeof idx, "vv * %d + k", vec);
+        gx__fmt(idx, sizeof idx, "vv * %d + k", vec);
         rg_gen_elem(b, sp, idx, load, "r", "q", "        ");
         gx__sb_puts(b, "      }\n    }\n  }\n");
         gx__sb_printf(b, "  for (int64_t ii = nv * %d + tid; ii < n; ii += nth)\n", vec);
@@ -394,7 +428,7 @@ static void rg_gen_cuda_main_loop(gx__sbuf *b, const rg_spec *sp, int vec)
         gx__sb_puts(b, "  for (int64_t ii = tid; ii < n; ii += nth)\n");
     }
     for (int k = 0; k < sp->nstreams; k++) {
-        snprintf(ld[k], sizeof ld[k], "s%d[ii]", k);
+        gx__fmt(ld[k], sizeof ld[k], "s%d[ii]", k);
         load[k] = ld[k];
     }
     rg_gen_elem(b, sp, "ii", load, "r", "q", "  ");
@@ -538,7 +572,7 @@ static void rg_key(gx_ctx *ctx, const rg_spec *sp, int vec, gx__sbuf *b)
                   sp->filtered, sp->with_index, sp->nstreams);
     for (int k = 0; k < sp->nstreams; k++)
         gx__sb_printf(b, "%d,", (int)sp->stream_dt[k]);
-    const char *parts[] = {sp->combine, sp->better, sp->identity, sp->elem, sp->final, sp->user_fields, sp->user_code};
+    const char *parts[] = {sp->combine, sp->better, sp->sel, sp->identity, sp->elem, sp->final, sp->user_fields, sp->user_code};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         gx__sb_printf(b, "|%zu:%s", parts[i] ? strlen(parts[i]) : 0, parts[i] ? parts[i] : "");
 }

@@ -74,6 +74,8 @@ typedef struct rg_spec {
     gx_dtype out_dtype;         /* dtype stored at `out` */
     const char *combine;        /* expr of gx_l, gx_r (ignored with_index) */
     const char *better;         /* with_index: expr of gx_l, gx_r, true if gx_l wins */
+    const char *sel;            /* with_index, optional: expr of gx_l, gx_r giving the
+                                 * better value, gx_l on ties (fminf for a float min) */
     const char *identity;       /* expr, acc type */
     const char *elem;           /* statements: assign v (and keep if filtered) */
     const char *final;          /* expr of r, or NULL */

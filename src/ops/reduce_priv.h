@@ -16,6 +16,7 @@ typedef struct rd_op {
     bool truth;            /* the element enters as (e != 0) */
     char combine[160];     /* expr of gx_l, gx_r (rg_comb); for lambdas: see lam */
     char better[160];      /* find: expr of gx_l, gx_r */
+    char sel[48];          /* find, optional: the better of gx_l, gx_r (rg_spec.sel) */
     char identity[96];     /* expr of acc type */
     gx__sbuf lam;          /* a lambda operator's emitted expression (combine points here) */
 } rd_op;

@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ per-device state */
@@ -57,6 +58,13 @@ typedef struct cuda_impl {
     bool have_target;
     gx_device_info info;
     char compiler_id[128];
+    /* Small device-to-host reads (a filter's length, a reduction's value) go through
+     * this page-locked buffer: a pageable destination makes the driver stage the copy,
+     * which costs several microseconds on every such call.  bounce_busy keeps two
+     * threads of one context from sharing it (the loser copies directly). */
+    void *bounce;
+    atomic_int bounce_busy;
+    bool bounce_failed;
 } cuda_impl;
 
 static cuda_impl *IM(gx__backend *be) { return (cuda_impl *)be->impl; }
@@ -245,6 +253,9 @@ static void destroy_resources(cuda_impl *im)
         (void)cuda_drv.StreamSynchronize(im->stream);
     if (im->pool && cuda_drv.MemPoolDestroy)
         (void)cuda_drv.MemPoolDestroy(im->pool);
+    if (im->bounce && !im->faulted)
+        (void)cuda_drv.MemFreeHost(im->bounce);
+    im->bounce = NULL;
     if (im->stream)
         (void)cuda_drv.StreamDestroy(im->stream);
     im->pool = NULL;
@@ -468,6 +479,7 @@ static size_t cuda_reserved(gx__backend *be)
 
 static gx_status cuda_h2d_async(gx__backend *be, void *dst, const void *src, size_t n);
 static gx_status cuda_d2h_async(gx__backend *be, void *dst, const void *src, size_t n);
+static gx_status cuda_d2h_async_raw(cuda_impl *im, void *dst, const void *src, size_t n);
 
 /* Waits for the current stream after an async copy of n bytes. */
 static gx_status wait_copy(cuda_impl *im, const char *what, size_t n)
@@ -489,10 +501,38 @@ static gx_status cuda_h2d(gx__backend *be, void *dst, const void *src, size_t n)
     return wait_copy(IM(be), "host-to-device", n);
 }
 
+#define CUDA_BOUNCE_BYTES 4096
+
+/* A read of at most CUDA_BOUNCE_BYTES through im->bounce; false: not taken (busy, or
+ * no page-locked memory), *st untouched. */
+static bool d2h_bounced(cuda_impl *im, void *dst, const void *src, size_t n, gx_status *st)
+{
+    if (n > CUDA_BOUNCE_BYTES || im->bounce_failed || !cuda_drv.MemHostAlloc || atomic_exchange(&im->bounce_busy, 1))
+        return false;
+    bool taken = false;
+    if (!im->bounce && enter(im) == GX_OK && cuda_drv.MemHostAlloc(&im->bounce, CUDA_BOUNCE_BYTES, 0) != CUDA_SUCCESS) {
+        im->bounce = NULL;
+        im->bounce_failed = true;   /* not worth a retry per call: copy directly */
+    }
+    if (im->bounce) {
+        taken = true;
+        *st = cuda_d2h_async_raw(im, im->bounce, src, n);
+        if (*st == GX_OK)
+            *st = wait_copy(im, "device-to-host", n);
+        if (*st == GX_OK)
+            memcpy(dst, im->bounce, n);
+    }
+    atomic_store(&im->bounce_busy, 0);
+    return taken;
+}
+
 static gx_status cuda_d2h(gx__backend *be, void *dst, const void *src, size_t n)
 {
     if (n == 0)
         return GX_OK;
+    gx_status st;
+    if (d2h_bounced(IM(be), dst, src, n, &st))
+        return st;
     GX__CHECK(cuda_d2h_async(be, dst, src, n));
     return wait_copy(IM(be), "device-to-host", n);   /* the host reads dst next */
 }
@@ -941,9 +981,13 @@ static gx_status cuda_h2d_async(gx__backend *be, void *dst, const void *src, siz
 
 static gx_status cuda_d2h_async(gx__backend *be, void *dst, const void *src, size_t n)
 {
-    cuda_impl *im = IM(be);
     if (n == 0)
         return GX_OK;
+    return cuda_d2h_async_raw(IM(be), dst, src, n);
+}
+
+static gx_status cuda_d2h_async_raw(cuda_impl *im, void *dst, const void *src, size_t n)
+{
     GX__CHECK(enter(im));
     CUresult r = cuda_drv.MemcpyDtoHAsync(dst, (CUdeviceptr)(uintptr_t)src, n, im->cur);
     if (r != CUDA_SUCCESS)
