@@ -787,3 +787,46 @@ GXT_TEST(lambda_robust_limits)
     GXT_OK(compile_with("x, y -> 1\0 + junk", "f32,f32", &l));   /* the text ends at NUL */
     lam_free(l);
 }
+
+/* gx__fmt / gx__sb_printf format %s %d %u %c %zu %ld %lu %lld %llu %% themselves
+ * (kernel generation calls them on every operation): the same text as snprintf,
+ * extremes included; other formats fall back to vsnprintf; truncation as snprintf. */
+GXT_TEST(string_builder_formats_like_snprintf)
+{
+    char want[512], got[512];
+    const long long ll[] = {0, 1, -1, 42, -987654321, LLONG_MAX, LLONG_MIN};
+    for (size_t i = 0; i < sizeof ll / sizeof ll[0]; i++) {
+        int iv = (int)(ll[i] % 100000), n;
+        snprintf(want, sizeof want, "a%db%uc%zu|%ld|%lu|%lld|%llu|%%|%c|%s|x", iv, (unsigned)iv, (size_t)ll[i] * 3,
+                 (long)ll[i], (unsigned long)ll[i], ll[i], (unsigned long long)ll[i], 'q', "str");
+        n = gx__fmt(got, sizeof got, "a%db%uc%zu|%ld|%lu|%lld|%llu|%%|%c|%s|x", iv, (unsigned)iv, (size_t)ll[i] * 3,
+                    (long)ll[i], (unsigned long)ll[i], ll[i], (unsigned long long)ll[i], 'q', "str");
+        GXT_CHECK(strcmp(got, want) == 0);
+        GXT_EQ_I64(n, (int64_t)strlen(want));
+        gx__sbuf b = {0};
+        gx__sb_puts(&b, "<");
+        gx__sb_printf(&b, "a%db%uc%zu|%ld|%lu|%lld|%llu|%%|%c|%s|x", iv, (unsigned)iv, (size_t)ll[i] * 3, (long)ll[i],
+                      (unsigned long)ll[i], ll[i], (unsigned long long)ll[i], 'q', "str");
+        GXT_CHECK(!b.oom && b.p[0] == '<' && strcmp(b.p + 1, want) == 0 && b.len == strlen(want) + 1);
+        gx__sb_free(&b);
+    }
+    /* Formats the fast path leaves alone. */
+    snprintf(want, sizeof want, "%5d|%-3s|%.3f|%x|%08.2g", 7, "ab", 3.14159, 255u, 1e-7);
+    gx__fmt(got, sizeof got, "%5d|%-3s|%.3f|%x|%08.2g", 7, "ab", 3.14159, 255u, 1e-7);
+    GXT_CHECK(strcmp(got, want) == 0);
+    gx__sbuf b = {0};
+    gx__sb_printf(&b, "%5d|%-3s|%.3f|%x|%08.2g", 7, "ab", 3.14159, 255u, 1e-7);
+    GXT_CHECK(b.p && strcmp(b.p, want) == 0);
+    gx__sb_free(&b);
+    /* Long arguments grow the buffer. */
+    char big[3000];
+    memset(big, 'z', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    gx__sb_printf(&b, "[%s|%d]", big, 5);
+    GXT_CHECK(b.p && b.len == sizeof big - 1 + 4 && b.p[0] == '[' && strcmp(b.p + b.len - 3, "|5]") == 0);
+    gx__sb_free(&b);
+    /* Truncation: NUL-terminated within the buffer, a prefix of the full text. */
+    char small[8];
+    gx__fmt(small, sizeof small, "%s-%d", "abcdef", 123);
+    GXT_CHECK(strlen(small) < sizeof small && strncmp(small, "abcdef-123", strlen(small)) == 0);
+}

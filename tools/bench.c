@@ -1,11 +1,13 @@
 /* bench.c -- `gx bench`: gx's benchmark suite on the current backend.
  *
- * Each case times one operation: the median of many runs after warm-up, each run
- * timed with events on the context's stream (CUDA events on a GPU).  GB/s counts the
+ * Each case times one operation: the median of many runs after warm-up, the runs
+ * queued back to back, each between its own events on the context's stream (CUDA
+ * events on a GPU), as the peers in bench/peers time theirs.  GB/s counts the
  * fewest bytes the work must move (inputs read once, outputs written once) and is
  * also shown as a share of the device-to-device copy bandwidth measured first in
- * the same run.  Inputs are fresh random data, never zeros; at the large sizes they
- * are larger than the L2 cache.  On the CPU backend, the same cases also time the
+ * the same run.  Inputs are fresh random data, never zeros; the reduction, scan and
+ * select cases rotate through copies of their inputs where one set would fit in the
+ * L2 cache (bench_rot_count), so small sizes are read from memory.  On the CPU backend, the same cases also time the
  * machine's memcpy and a plain single-threaded C loop, so CPU figures are ratios too.
  * --json prints one JSON object per line (the format scripts/bench_merge.py reads). */
 #include "tools.h"
