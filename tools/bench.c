@@ -7,8 +7,9 @@
  * also shown as a share of the device-to-device copy bandwidth measured first in
  * the same run.  Inputs are fresh random data, never zeros; the reduction, scan and
  * select cases rotate through copies of their inputs where one set would fit in the
- * L2 cache (bench_rot_count), so small sizes are read from memory.  On the CPU backend, the same cases also time the
- * machine's memcpy and a plain single-threaded C loop, so CPU figures are ratios too.
+ * L2 cache (bench_rot_count), so small sizes are read from memory.  On the CPU
+ * backend, the same cases also time the machine's memcpy and a plain single-threaded
+ * C loop, so CPU figures are ratios too.
  * --json prints one JSON object per line (the format scripts/bench_merge.py reads). */
 #include "tools.h"
 #include "bench_cases.h"
@@ -79,6 +80,17 @@ int bench_rot_count(gx_ctx *ctx, double set_bytes)
         return 1;
     double k = 4.0 * (double)d.l2_bytes / set_bytes;
     return k <= 1 ? 1 : k >= BENCH_MAXROT ? BENCH_MAXROT : (int)k + 1;
+}
+
+gx_status bench_clones(gx_array *a, int k, gx_array **copies, int *n)
+{
+    copies[0] = a;
+    gx_status s = GX_OK;
+    for (*n = 1; s == GX_OK && *n < k; (*n)++)
+        s = gx_array_clone(a, GX_DTYPE_COUNT, &copies[*n]);
+    if (s != GX_OK)
+        (*n)--;   /* the failed clone made nothing */
+    return s;
 }
 
 static void print_row(const bench_opts *o, const bench_result *r, double copy_gbs, const char *device)

@@ -16,6 +16,9 @@ gx_status bench_time(gx_ctx *ctx, bench_case_fn fn, void *state, int reps, doubl
 /* How many copies of a working set of set_bytes keep runs from reusing the cache. */
 #define BENCH_MAXROT 64
 int bench_rot_count(gx_ctx *ctx, double set_bytes);
+/* copies[0] = a, then dense clones of a until there are k; *n says how many copies
+ * exist (a included), also after a failure, so the caller can release them. */
+gx_status bench_clones(gx_array *a, int k, gx_array **copies, int *n);
 
 /* Runs one case at size n; writes up to 4 rows (gx, and on CPU the plain-C references). */
 typedef gx_status (*bench_run_fn)(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);

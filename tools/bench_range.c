@@ -12,10 +12,10 @@ typedef struct rot_set { gx_array *in[BENCH_MAXROT], *out[BENCH_MAXROT]; int n, 
 static gx_status rot_make(gx_ctx *ctx, int64_t n, uint64_t seed, bool with_out, rot_set *r)
 {
     int k = bench_rot_count(ctx, (with_out ? 2.0 : 1.0) * (double)n * 4);
-    gx_status st = bench_random_f32(ctx, n, seed, &r->in[0]);
-    r->n = st == GX_OK ? 1 : 0;
-    for (; st == GX_OK && r->n < k; r->n++)
-        st = gx_array_clone(r->in[0], GX_DTYPE_COUNT, &r->in[r->n]);
+    gx_array *x = NULL;
+    gx_status st = bench_random_f32(ctx, n, seed, &x);
+    if (st == GX_OK)
+        st = bench_clones(x, k, r->in, &r->n);
     for (int i = 0; st == GX_OK && with_out && i < r->n; i++)
         st = gx_array_similar(r->in[0], &r->out[i]);
     return st;

@@ -76,16 +76,11 @@ static gx_status random_i32(gx_ctx *ctx, int64_t n, gx_array **out)
 /* Makes copies of r->x (and r->y) until a run's inputs are out of the cache. */
 static gx_status red_rotate(red_state *r, double bytes)
 {
-    int k = bench_rot_count(r->ctx, bytes);
-    r->xs[0] = r->x;
-    r->ys[0] = r->y;
-    r->nrot = 1;
-    gx_status s = GX_OK;
-    for (; s == GX_OK && r->nrot < k; r->nrot++) {
-        s = gx_array_clone(r->x, GX_DTYPE_COUNT, &r->xs[r->nrot]);
-        if (s == GX_OK && r->y)
-            s = gx_array_clone(r->y, GX_DTYPE_COUNT, &r->ys[r->nrot]);
-    }
+    int ny;
+    gx_status s = bench_clones(r->x, bench_rot_count(r->ctx, bytes), r->xs, &r->nrot);
+    r->ys[0] = r->y;   /* red_free releases xs[i] and ys[i] below nrot; unmade ones are NULL */
+    if (s == GX_OK && r->y)
+        s = bench_clones(r->y, r->nrot, r->ys, &ny);
     return s;
 }
 

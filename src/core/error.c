@@ -94,7 +94,8 @@ void gx__sb_puts(gx__sbuf *b, const char *s)
 }
 
 /* The conversions sb_fast formats itself: no flags, width or precision. */
-enum { SB_PCT, SB_S, SB_D, SB_U, SB_C, SB_ZU, SB_LD, SB_LU, SB_LLD, SB_LLU, SB_NSPEC };
+enum { SB_PCT, SB_S, SB_D, SB_U, SB_C, SB_ZU, SB_LLD, SB_LLU, SB_LD, SB_LU, SB_NSPEC };
+/* In enum order. */
 static const char *const sb_specs[SB_NSPEC] = {"%", "s", "d", "u", "c", "zu", "lld", "llu", "ld", "lu"};
 
 /* Which of sb_specs starts f (its index, and its length in *len), or -1. */

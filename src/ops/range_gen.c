@@ -634,11 +634,10 @@ static void cu_stage_source(gx__sbuf *b, const rp_seg *sg, int k, rp_tshape sh, 
 }
 
 /* The thread's ITEMS elements (blocked: from base) through the element code into
- * kept[k] / rv<c>[k]; contiguous array sources staged through gx_sm first. */
-/* The tile's elements (kept[k], rv<c>[k]) and then `after`, once for a full tile
- * without bounds checks and once for the last, partial tile: in a full tile of a
- * pipeline without a filter every kept[k] is the constant true, so `after` (the
- * thread's scan or count) compiles to plain arithmetic. */
+ * kept[k] / rv<c>[k] (contiguous array sources staged through gx_sm first), then
+ * `after`: once for a full tile without bounds checks and once for the last, partial
+ * tile.  In a full tile of a pipeline without a filter every kept[k] is the constant
+ * true, so `after` (the thread's scan or count) compiles to plain arithmetic. */
 static void cu_tile_elements(gx__sbuf *b, const rp_seg *sg, rp_tshape sh, const char *after)
 {
     int items = sh.items, te = sh.block * items;

@@ -231,9 +231,9 @@ void rg_gen_common(gx__sbuf *b, const rg_spec *sp)
     gx__sb_printf(b, "GXF rg_acc rg_identity(const rg_user_t *u) { (void)u; return (rg_acc)(%s); }\n", sp->identity);
     if (sp->with_index) {
         gx__sb_printf(b, "GXF bool rg_better(rg_acc gx_l, rg_acc gx_r) { return (%s); }\n", sp->better);
-        /* Strictly better wins; equal candidates keep the smaller index (first best). */
         gx__sb_printf(b, "GXF rg_acc rg_sel(rg_acc gx_l, rg_acc gx_r) { return (%s); }\n",
                       sp->sel ? sp->sel : "rg_better(gx_r, gx_l) ? gx_r : gx_l");
+        /* Strictly better wins; equal candidates keep the smaller index (first best). */
         gx__sb_puts(b, "GXF void rg_pick(rg_acc *v, int64_t *ix, rg_acc ov, int64_t oix)\n{\n"
                        "  if (rg_better(ov, *v) || (!rg_better(*v, ov) && oix < *ix)) { *v = ov; *ix = oix; }\n}\n");
     } else {
