@@ -3,9 +3,9 @@
  * and gx_filter / gx_findall (stream compaction). */
 #include "gx_test.h"
 
-/* Lengths around the CUDA tile sizes (128 x 24, 256 x 16, 256 x 8, 256 x 4...) and the CPU align. */
+/* Lengths around the CUDA tile sizes (128 x 32, 256 x 16, 256 x 8, 256 x 4) and the CPU align. */
 static const int64_t lens[] = {0, 1, 2, 63, 64, 65, 1023, 1024, 1025, 2047, 2048, 2049, 3071, 3072, 3073, 4095, 4096, 4097,
-                               6143, 6144, 6145,
+                               6143, 6144, 6145, 8191, 8192, 8193,
                                3 * 4096 + 1, 65536 * 2 + 5, (1 << 20) + 7};
 #define NLENS ((int)(sizeof lens / sizeof lens[0]))
 
@@ -653,4 +653,55 @@ GXT_TEST(filter_zipped_and_nd)
     gx_array *all[] = {a, b, a2, b2, bt, o[0], o[1], ix};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         gx_array_release(all[i]);
+}
+
+/* One scan or filter of n fresh random values, checked against the host. */
+static void scan_or_filter_once(gx_ctx *ctx, int64_t n, bool scan)
+{
+    float *h = malloc((size_t)n * 4), *o = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++)
+        h[i] = scan ? (float)(int)(gxt_rand01() * 16) - 8 : (float)gxt_rand01();
+    gx_array *x = NULL, *y = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, h, &x));
+    if (scan)
+        GXT_OK(gx_scan(ctx, "a, b -> a + b", x, NULL, &y));
+    else
+        GXT_OK(gx_filter(ctx, "x -> x > 0.5", 1, &x, NULL, 0, &y));
+    gx_array_desc d;
+    GXT_OK(gx_array_describe(y, &d));
+    GXT_OK(gx_array_to_host(y, o, (size_t)d.size * 4));
+    float acc = 0;
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        acc += h[i];
+        bool bad = scan ? o[i] != acc : h[i] > 0.5f && (m >= d.size || o[m++] != h[i]);
+        if (bad) {
+            GXT_FAIL_AT(__FILE__, __LINE__, "%s n=%lld at %lld", scan ? "scan" : "filter", (long long)n, (long long)i);
+            break;
+        }
+    }
+    if (!scan)
+        GXT_EQ_I64(d.size, m);
+    gx_array_release(x);
+    gx_array_release(y);
+    free(h);
+    free(o);
+}
+
+/* The look-back kernels' status memory is reused from launch to launch (each launch
+ * zeroes what the next one reads): sizes that grow and shrink, scans and filters in
+ * turn, on the default stream and on a second one. */
+GXT_TEST(lookback_status_reuse_across_sizes_and_streams)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const int64_t ns[] = {(1 << 20) + 7, 5000, 1, 3 * 4096 + 1, (1 << 22) + 3, 77777, 4096, (1 << 20) + 7, 2};
+    gx_stream *st = NULL;
+    GXT_OK(gx_stream_create(ctx, &st));
+    for (int round = 0; round < 2; round++) {
+        GXT_OK(gx_ctx_set_stream(ctx, round ? st : NULL));
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+            scan_or_filter_once(ctx, ns[i], (i + (size_t)round) % 2 == 0);
+    }
+    GXT_OK(gx_ctx_set_stream(ctx, NULL));
+    GXT_OK(gx_stream_destroy(st));
 }

@@ -123,6 +123,8 @@ typedef struct gx__backend_iface {
     gx_status (*host_alloc)(gx__backend *be, size_t bytes, void **ptr);
     void (*host_free)(gx__backend *be, void *ptr);
     bool (*host_pinned)(gx__backend *be, const void *ptr, size_t bytes);
+    /* Optional: the device's address of host_alloc memory, which kernels may write. */
+    gx_status (*host_devptr)(gx__backend *be, void *host, uint64_t *dev);
     gx_status (*h2d_async)(gx__backend *be, void *dst, const void *src, size_t n);
     gx_status (*d2h_async)(gx__backend *be, void *dst, const void *src, size_t n);
     /* A user kernel: params[i] points at argument i; st NULL = current stream. */

@@ -66,9 +66,11 @@ static bool shape_fits(const rp_seg *sg, const rp_kspec *ks, int block, int item
 /* A knob "GX_..." as an int >= 0 (shapes are checked by shape_fits), or `dflt`. */
 static int knob_int(const char *name, int dflt) { return gx__knob_int(name, dflt, 0, 1000000); }
 
-/* Tile shapes measured on an H200 (scripts/gpu-check's knob sweep): 4-byte scans
- * like small blocks with long runs (more blocks per SM hide each block's wait for
- * its look-back), compaction larger blocks.  Knobs override for experiments. */
+/* Tile shapes measured on an H200 (scripts/knob-sweep): up to 4 bytes, scan and
+ * compaction alike run best in blocks of 128 threads with 32 elements each, 8 blocks
+ * per SM (f32 2^28: scan 661 us, select 545; the older 128x24 / 256x16 took 695 and
+ * 621): long runs halve the look-backs per byte, and 8 blocks in flight hide each
+ * block's wait for its own.  Knobs override for experiments. */
 rp_tshape rp_tile_shape(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks)
 {
     rp_tshape t = {RP_BLOCK, 64, false, 0};
@@ -81,21 +83,25 @@ rp_tshape rp_tile_shape(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks)
         for (int c = 0; c < sg->arity; c++)
             bytes += gx_dtype_size(sg->dt[c]);
     bool scan = ks->term == RP_T_SCAN;
+    /* Long runs only where one thread's run of staged inputs fits its registers. */
+    size_t in_bytes = 0;
+    for (int k = 0; k < sg->nsrc && sg->src == RP_SRC_ARRAYS; k++)
+        in_bytes += gx_dtype_size(sg->sdt[k]);
+    bool small = bytes <= 4 && in_bytes <= 4;
     /* The look-back status fits one 64-bit word with the value: a 4-byte accumulator,
      * or a compaction count (< 2^62). */
     t.packed = scan ? ks->nacc == 1 && bytes <= 4 : true;
-    t.block = knob_int(scan ? "GX_SC_BLOCK" : "GX_CO_BLOCK", scan ? 128 : 256);
-    t.items = knob_int(scan ? "GX_SC_ITEMS" : "GX_CO_ITEMS", bytes <= 4 ? (scan ? 24 : 16) : bytes <= 8 ? 8 : 4);
+    t.block = knob_int(scan ? "GX_SC_BLOCK" : "GX_CO_BLOCK", small ? 128 : 256);
+    t.items = knob_int(scan ? "GX_SC_ITEMS" : "GX_CO_ITEMS", small ? 32 : bytes <= 4 ? 16 : bytes <= 8 ? 8 : 4);
     bool dflt = !gx__knob(scan ? "GX_SC_BLOCK" : "GX_CO_BLOCK") && !gx__knob(scan ? "GX_SC_ITEMS" : "GX_CO_ITEMS");
     if (!shape_fits(sg, ks, t.block, t.items)) {
         t.block = RP_BLOCK;
         t.items = bytes <= 4 ? 16 : bytes <= 8 ? 8 : 4;
         dflt = false;
     }
-    /* Occupancy: the 4-byte default tiles run best with NVCC held to 56 (scan) and 40
-     * (compaction) registers, 9 and 6 blocks per SM: more tiles in flight hide the
-     * look-back waits, and neither spills (more blocks did, and measured slower). */
-    t.minb = knob_int(scan ? "GX_SC_MINB" : "GX_CO_MINB", dflt && bytes <= 4 ? (scan ? 9 : 6) : 0);
+    /* Occupancy: the long-run tiles with NVCC held to 64 registers, 8
+     * blocks per SM; 10 blocks measured slower (650 us for select), so did 7 or fewer. */
+    t.minb = knob_int(scan ? "GX_SC_MINB" : "GX_CO_MINB", dflt && small ? 8 : 0);
     return t;
 }
 
@@ -225,7 +231,7 @@ static void emit_common(gx__sbuf *b, const rp_kspec *ks, bool cuda)
     gx__sb_printf(b,
                   "typedef union { double f; int64_t i; uint64_t u; } gx_cval;\n"
                   "typedef struct { uint64_t src[%d]; int64_t sst[%d]; uint64_t out[%d]; uint64_t scratch;\n"
-                  "  int64_t lo, n, ntiles, nparts; uint64_t seed; gx_cval start, step; int64_t eoff[%d];\n"
+                  "  uint64_t clr; int64_t nclr; uint64_t hres; int64_t lo, n, ntiles, nparts; uint64_t seed; gx_cval start, step; int64_t eoff[%d];\n"
                   "  gx_cval c[%d]; gx_cval init[2]; } gx_args;\n",
                   RP_MAXC, RP_MAXC, RP_MAXC, RP_MAXOPS, RP_MAXCONST);
     /* SplitMix64 of (seed, index): internal to pipelines' random sources. */
@@ -683,17 +689,13 @@ static void cu_vec_types(gx__sbuf *b, const rp_seg *sg, int items)
                       ct(sg->sdt[k]), K);
 }
 
-static void cu_init_entry(gx__sbuf *b, bool packed)
+/* The status memory of the stream's next look-back launch starts at zero: this
+ * launch zeroes it (rg_lookback_mem), so no launch needs an initialising kernel. */
+static void cu_clear_next(gx__sbuf *b)
 {
-    /* Status words and the counters start at zero for every launch. */
-    gx__sb_puts(b, "extern \"C\" __global__ void gx_rp_init(const gx_args a)\n{\n"
-                   "  gx_slot *slots = (gx_slot *)(gx_uptr)(a.scratch + 64);\n"
-                   "  unsigned long long *ws = (unsigned long long *)(gx_uptr)(a.scratch + 64);\n"
-                   "  (void)slots; (void)ws;\n"
-                   "  const int64_t i0 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
-                   "  if (i0 < 8) ((unsigned long long *)(gx_uptr)a.scratch)[i0] = 0ull;\n");
-    gx__sb_printf(b, "  for (int64_t i = i0; i < a.ntiles; i += (int64_t)gridDim.x * blockDim.x) %s;\n}\n",
-                  packed ? "ws[i] = 0ull" : "slots[i].flag = 0u");
+    gx__sb_puts(b, "  {\n    unsigned long long *gx_c = (unsigned long long *)(gx_uptr)a.clr;\n"
+                   "    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.nclr; i += (int64_t)gridDim.x * blockDim.x)\n"
+                   "      gx_c[i] = 0ull;\n  }\n");
 }
 
 /* ys[] (blocked) to out: each thread's run into gx_sm, then whole tiles leave in
@@ -742,10 +744,10 @@ static void cu_tile_kernel_head(gx__sbuf *b, const rp_seg *sg, const rp_kspec *k
     cu_sm_helpers(b, !scan);
     cu_lb_consts(b);
     cu_pack_helpers(b, ks);
-    cu_init_entry(b, sh.packed);
     gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d%s) %s(const gx_args a)\n{\n", sh.block,
                   cu_minb(mb, sizeof mb, sh.minb), name);
     emit_prologue(b, sg, "a.", true);
+    cu_clear_next(b);
     /* collect: gx_sm also holds one tile of the widest component, compacted one at a time */
     cu_shared_decls(b, cu_sm_bytes(sg, sh, scan ? gx_dtype_size(ks->acc[0]) : 0));
     gx__sb_puts(b, decl);
@@ -803,8 +805,9 @@ static void gen_cuda_collect(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, 
                    "  const int64_t tbase = s_exh ? s_ex.v0 : 0;\n"
                    "  const int tcount = (int)s_agg.v0;\n"
                    "  int rk = preh ? (int)pre.v0 : 0;\n"
-                   "  if (tile == a.ntiles - 1 && threadIdx.x == 0)\n"
-                   "    ((int64_t *)(gx_uptr)a.scratch)[1] = tbase + tcount;\n");
+                   "  if (tile == a.ntiles - 1 && threadIdx.x == 0) {\n"
+                   "    ((int64_t *)(gx_uptr)a.scratch)[1] = tbase + tcount;\n"
+                   "    if (a.hres) *(volatile int64_t *)(gx_uptr)a.hres = tbase + tcount;\n  }\n");
     /* Each component in turn: kept values to their ranks in gx_sm, then out with
      * consecutive threads at consecutive indices (warp-contiguous runs). */
     for (int c = 0; c < sg->arity; c++) {

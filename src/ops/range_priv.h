@@ -103,6 +103,9 @@ typedef struct rp_args {
     int64_t sst[RP_MAXC];
     uint64_t out[RP_MAXC];
     uint64_t scratch;
+    uint64_t clr;        /* CUDA look-back launches: nclr 8-byte words to zero (rg_lookback_mem) */
+    int64_t nclr;
+    uint64_t hres;       /* CUDA collect: where the kept count goes in host memory, or 0 */
     int64_t lo, n, ntiles, nparts;
     uint64_t seed;
     rp_cval start, step;

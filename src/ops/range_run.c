@@ -1,7 +1,9 @@
 /* range_run.c -- launching the generated pipeline kernels (see range_priv.h).
- * Scratch memory (tile status slots, per-block partials) comes from the pool for
- * each run: 64 bytes of counters, then one slot per tile / part. */
+ * Scratch memory (tile status slots, per-block partials) is 64 bytes of counters,
+ * then one slot per tile / part: from the pool for each run, except the status of
+ * CUDA's look-back kernels, which comes from the stream's pair (rg_lookback_mem). */
 #include "ops/range_priv.h"
+#include "ops/reduce_gen.h"
 #include "ops/userfns.h"
 
 #include <stdio.h>
@@ -15,7 +17,7 @@ static bool run_cuda(gx_ctx *ctx) { return strcmp(ctx->be.iface->target, "cuda")
 static size_t slot_acc_bytes(const rp_kspec *ks) { return 8 * (size_t)(ks->term == RP_T_COLLECT ? 1 : ks->nacc); }
 static size_t slot_bytes(const rp_kspec *ks) { return 2 * slot_acc_bytes(ks) + 8; }
 
-/* The two entries of the module for (sg, ks): from the pipeline's memo or the
+/* The two entries of the module for (sg, ks) (e1 NULL: only e2): from the pipeline's memo or the
  * context's when they ran this body before (rp_body_key), else generated and fetched
  * through the kernel cache. */
 static gx_status get_kernels(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, const char *e1, const char *e2,
@@ -24,7 +26,7 @@ static gx_status get_kernels(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, 
     gx_pipe *p = (gx_pipe *)sg->pipe;   /* the terminal holds the context lock */
     gx__userfns *u = ctx->userfns;
     gx__sbuf key = {0};
-    gx__sb_printf(&key, "%s|%s|%d|%zu\n", e1, e2, u ? u->count : 0, u ? u->code.len : 0);
+    gx__sb_printf(&key, "%s|%s|%d|%zu\n", e1 ? e1 : "", e2, u ? u->count : 0, u ? u->code.len : 0);
     rp_body_key(ctx, sg, ks, &key);
     gx_status s = key.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for a pipeline's kernel key") : GX_OK;
     for (int i = 0; s == GX_OK && i < RP_MEMO; i++) {
@@ -50,7 +52,9 @@ static gx_status get_kernels(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, 
         s = rp_generate_head(ctx, &src);
     if (s == GX_OK && !hit)
         s = rp_generate_body(ctx, sg, ks, &src);
-    if (s == GX_OK && !hit)
+    if (!e1)
+        memset(k1, 0, sizeof *k1);
+    if (s == GX_OK && !hit && e1)
         s = gx__kernel_get(ctx, src.p, "gx_pipe", e1, k1);
     if (s == GX_OK && !hit)
         s = gx__kernel_get(ctx, src.p, "gx_pipe", e2, k2);
@@ -91,6 +95,22 @@ static gx_status launch_b(gx_ctx *ctx, const gx__kernel *k, const rp_args *a, in
 static gx_status launch(gx_ctx *ctx, const gx__kernel *k, const rp_args *a, int64_t cpu_n, int64_t grid)
 {
     return launch_b(ctx, k, a, cpu_n, grid, RP_BLOCK);
+}
+
+/* A single-pass look-back kernel on CUDA, one block per tile: status memory from the
+ * stream's pair (rg_lookback_mem), a->scratch on return. */
+static gx_status lookback_launch(gx_ctx *ctx, const gx__kernel *k, rp_args *a, int64_t n, size_t bytes, int block)
+{
+    void *use = NULL, *clr = NULL;
+    size_t nclr = 0;
+    GX__CHECK(rg_lookback_mem(ctx, bytes, &use, &clr, &nclr));
+    a->scratch = (uint64_t)(uintptr_t)use;
+    a->clr = (uint64_t)(uintptr_t)clr;
+    a->nclr = (int64_t)(nclr / 8);
+    gx_status s = launch_b(ctx, k, a, n, a->ntiles, block);
+    if (s != GX_OK)
+        rg_lookback_failed(ctx);
+    return s;
 }
 
 /* Pool memory for the scratch area, zeroed (the CPU kernels rely on empty parts). */
@@ -162,7 +182,7 @@ gx_status rp_run_scan(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx_arra
         return GX_OK;
     gx__kernel k1, k2;
     bool cuda = run_cuda(ctx);
-    gx_status s = get_kernels(ctx, sg, ks, cuda ? "gx_rp_init" : "gx_rp_scan_a", cuda ? "gx_rp_scan" : "gx_rp_scan_b", &k1, &k2);
+    gx_status s = get_kernels(ctx, sg, ks, cuda ? NULL : "gx_rp_scan_a", cuda ? "gx_rp_scan" : "gx_rp_scan_b", &k1, &k2);
     GX__CHECK(s);
     rp_args a;
     rp_fill_args(sg, &a);
@@ -173,6 +193,8 @@ gx_status rp_run_scan(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx_arra
     a.ntiles = (sg->n + tile - 1) / tile;
     a.nparts = cuda ? a.ntiles : cpu_parts(ctx);
     size_t bytes = 64 + (size_t)(a.nparts + 1) * slot_bytes(ks);
+    if (cuda)
+        return lookback_launch(ctx, &k2, &a, sg->n, bytes, sh.block);
     void *scr = NULL;
     GX__CHECK(scratch_new(ctx, bytes, &scr));
     a.scratch = (uint64_t)(uintptr_t)scr;
@@ -239,19 +261,27 @@ static gx_status collect_cpu(gx_ctx *ctx, const rp_seg *sg, const gx__kernel *kc
     return total > 0 ? launch(ctx, kw, a, sg->n, 1) : GX_OK;
 }
 
-static gx_status collect_cuda(gx_ctx *ctx, const rp_seg *sg, const gx__kernel *ki, const gx__kernel *kw,
-                              rp_args *a, void *scr, rp_tshape sh, gx_array **out)
+static gx_status collect_cuda(gx_ctx *ctx, const rp_seg *sg, const gx__kernel *kw, rp_args *a, size_t bytes,
+                              rp_tshape sh, gx_array **out)
 {
     GX__CHECK(collect_outputs(ctx, sg, sg->n, out));
     for (int c = 0; c < sg->arity; c++)
         a->out[c] = (uint64_t)(uintptr_t)gx__array_ptr(out[c]);
-    int64_t igrid = (a->ntiles + RP_BLOCK - 1) / RP_BLOCK;
-    gx_status s = launch(ctx, ki, a, sg->n, igrid < 1024 ? igrid : 1024);
-    if (s == GX_OK)
-        s = launch_b(ctx, kw, a, sg->n, a->ntiles, sh.block);
+    /* The count straight into host memory: a sync, no copy after the kernel. */
+    void *hres = NULL;
+    volatile int64_t *hcount = NULL;
+    if (rg_host_result(ctx, &hres, &a->hres)) {
+        hcount = hres;
+        *hcount = -1;
+    }
+    gx_status s = lookback_launch(ctx, kw, a, sg->n, bytes, sh.block);
     int64_t total = 0;
-    if (s == GX_OK)
-        s = ctx->be.iface->d2h(&ctx->be, &total, (char *)scr + 8, 8);
+    if (s == GX_OK && hcount) {
+        s = ctx->be.iface->sync(&ctx->be);
+        total = *hcount;
+    } else if (s == GX_OK) {
+        s = ctx->be.iface->d2h(&ctx->be, &total, (char *)(uintptr_t)a->scratch + 8, 8);
+    }
     if (s == GX_OK && (total < 0 || total > sg->n))
         s = gx__err(GX_ERR_INTERNAL, "pipeline collect: kernel reported %lld kept of %lld", (long long)total,
                     (long long)sg->n);
@@ -271,7 +301,7 @@ gx_status rp_run_collect(gx_ctx *ctx, const rp_seg *sg, int nout, gx_array **out
     memset(&ks, 0, sizeof ks);
     ks.term = RP_T_COLLECT;
     gx__kernel k1, k2;
-    gx_status s = get_kernels(ctx, sg, &ks, cuda ? "gx_rp_init" : "gx_rp_cnt", "gx_rp_coll", &k1, &k2);
+    gx_status s = get_kernels(ctx, sg, &ks, cuda ? NULL : "gx_rp_cnt", "gx_rp_coll", &k1, &k2);
     GX__CHECK(s);
     rp_args a;
     rp_fill_args(sg, &a);
@@ -280,11 +310,15 @@ gx_status rp_run_collect(gx_ctx *ctx, const rp_seg *sg, int nout, gx_array **out
     a.ntiles = (sg->n + tile - 1) / tile;
     a.nparts = cuda ? a.ntiles : cpu_parts(ctx);
     size_t bytes = 64 + (size_t)(a.nparts + 1) * slot_bytes(&ks);
-    void *scr = NULL;
-    GX__CHECK(scratch_new(ctx, bytes, &scr));
-    a.scratch = (uint64_t)(uintptr_t)scr;
-    s = cuda ? collect_cuda(ctx, sg, &k1, &k2, &a, scr, sh, out) : collect_cpu(ctx, sg, &k1, &k2, &a, scr, out);
-    gx__mem_free(ctx, scr, bytes);
+    if (cuda) {
+        s = collect_cuda(ctx, sg, &k2, &a, bytes, sh, out);
+    } else {
+        void *scr = NULL;
+        GX__CHECK(scratch_new(ctx, bytes, &scr));
+        a.scratch = (uint64_t)(uintptr_t)scr;
+        s = collect_cpu(ctx, sg, &k1, &k2, &a, scr, out);
+        gx__mem_free(ctx, scr, bytes);
+    }
     if (s != GX_OK)
         for (int c = 0; c < sg->arity; c++) {
             gx_array_release(out[c]);

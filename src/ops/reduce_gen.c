@@ -16,8 +16,20 @@
  * 8/4 242.8; at 2^20 8/2 gave 10.0 us against 12.0 for 4/1. */
 /* Index-carrying reductions (argmin...) hold more registers per element: they run
  * best with fewer loads in flight and one wave (argmin 2^28: 249.7 us at 4/1 against
- * 255.4 at 8/2). */
-static int rg_unroll(const rg_spec *sp) { return gx__knob_int("GX_RG_UNROLL", sp->with_index ? 4 : 8, 1, 16); }
+ * 255.4 at 8/2).  So do sums that widen each element (i32 into i64 at 2^28: 248.4 us
+ * at unroll 8, 238.7-240.1 at 4; CUB's i32 sum, in i32: 238.2).  Measured without
+ * gain (2026-11-22, f32 sum 2^28 at 238-243 us like CUB's): cache hints on the loads
+ * (L2::256B prefetch was 6% slower; L1::no_allocate, evict-first and .cs equal), and
+ * a warp's loads of one iteration in one contiguous run (equal at unroll 4, 10%
+ * slower at 8). */
+static bool rg_widens(const rg_spec *sp)
+{
+    for (int k = 0; k < sp->nstreams; k++)
+        if (gx_dtype_size(sp->stream_dt[k]) >= gx_dtype_size(sp->acc))
+            return false;
+    return sp->nstreams > 0;
+}
+static int rg_unroll(const rg_spec *sp) { return gx__knob_int("GX_RG_UNROLL", sp->with_index || rg_widens(sp) ? 4 : 8, 1, 16); }
 static int rg_grid_waves(const rg_spec *sp) { return gx__knob_int("GX_RG_GRID", sp->with_index ? 1 : 2, 1, 16); }
 #define RG_CPU_ACC 8     /* independent accumulators per CPU thread */
 
@@ -33,6 +45,17 @@ typedef struct rg_slot {
     void *cnt;           /* ncnt 8-byte slots, all zero between kernels */
     int64_t ncnt;
     void *res;           /* RG_RES_BYTES for results read back by the host */
+    /* Look-back status memory of scans and compactions, two buffers used in turn:
+     * a launch reads one (all zero) and zeroes the other's dirty prefix for the next
+     * launch, so no launch needs an initialising kernel or fresh pool memory. */
+    void *lb[2];
+    size_t lb_cap[2], lb_dirty[2];
+    int lb_next;
+    /* RG_RES_BYTES of page-locked host memory that kernels write results into, so
+     * the host reads them after a sync without a copy; NULL: not available. */
+    void *hres;
+    uint64_t hres_dev;
+    bool hres_failed;
     struct rg_slot *next;
 } rg_slot;
 
@@ -63,6 +86,10 @@ void gx__reduce_scratch_free(gx_ctx *ctx)
         gx__mem_free(ctx, sl->part, sl->part_bytes);
         gx__mem_free(ctx, sl->cnt, (size_t)sl->ncnt * 8);
         gx__mem_free(ctx, sl->res, RG_RES_BYTES);
+        for (int i = 0; i < 2; i++)
+            gx__mem_free(ctx, sl->lb[i], sl->lb_cap[i]);
+        if (sl->hres)
+            ctx->be.iface->host_free(&ctx->be, sl->hres);
         free(sl);
     }
     for (rg_memo *m = s->memo, *nx; m; m = nx) {
@@ -74,16 +101,24 @@ void gx__reduce_scratch_free(gx_ctx *ctx)
     ctx->reduce_scratch = NULL;
 }
 
+/* Zeroes the first n bytes of device memory p (rare: when scratch grows). */
+static gx_status rg_zero(gx_ctx *ctx, void *p, size_t n)
+{
+    void *zeros = calloc(n ? n : 1, 1);
+    if (!zeros)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for %zu bytes of zeros", n);
+    gx_status st = ctx->be.iface->h2d(&ctx->be, p, zeros, n);
+    free(zeros);
+    return st;
+}
+
 static gx_status rg_grow_counters(gx_ctx *ctx, rg_slot *s, int64_t want)
 {
     int64_t n = want < 1024 ? 1024 : want;
-    void *p = NULL, *zeros = calloc((size_t)n, 8);
-    if (!zeros)
-        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for reduction counters");
+    void *p = NULL;
     gx_status st = gx__mem_alloc(ctx, (size_t)n * 8, &p);
     if (st == GX_OK)
-        st = ctx->be.iface->h2d(&ctx->be, p, zeros, (size_t)n * 8);
-    free(zeros);
+        st = rg_zero(ctx, p, (size_t)n * 8);
     if (st != GX_OK) {
         gx__mem_free(ctx, p, p ? (size_t)n * 8 : 0);
         return gx__err_prefix(st, "allocating reduction counters");
@@ -181,6 +216,68 @@ gx_status rg_scratch(gx_ctx *ctx, size_t part_bytes, int64_t ncounters, uint64_t
     *part = (uint64_t)(uintptr_t)s->part;
     *counters = (uint64_t)(uintptr_t)s->cnt;
     return GX_OK;
+}
+
+gx_status rg_lookback_mem(gx_ctx *ctx, size_t bytes, void **use, void **clr, size_t *nclr)
+{
+    rg_slot *s;
+    GX__CHECK(rg_slot_get(ctx, &s));
+    bytes = (bytes + 15) & ~(size_t)15;
+    int i = s->lb_next;
+    if (bytes > s->lb_cap[i]) {
+        size_t want = bytes < 65536 ? 65536 : bytes + bytes / 4;
+        void *p = NULL;
+        GX__CHECK(gx__mem_alloc(ctx, want, &p));
+        gx__mem_free(ctx, s->lb[i], s->lb_cap[i]);
+        s->lb[i] = p;
+        s->lb_cap[i] = want;
+        s->lb_dirty[i] = want;
+    }
+    if (s->lb_dirty[i]) {   /* fresh memory, or a launch that failed */
+        gx_status st = rg_zero(ctx, s->lb[i], s->lb_dirty[i]);
+        if (st != GX_OK)
+            return gx__err_prefix(st, "zeroing look-back status memory");
+        s->lb_dirty[i] = 0;
+    }
+    *use = s->lb[i];
+    *clr = s->lb[1 - i];
+    *nclr = s->lb_dirty[1 - i];
+    /* As if the launch ran; rg_lookback_failed says otherwise. */
+    s->lb_dirty[i] = bytes;
+    s->lb_dirty[1 - i] = 0;
+    s->lb_next = 1 - i;
+    return GX_OK;
+}
+
+bool rg_host_result(gx_ctx *ctx, void **host, uint64_t *dev)
+{
+    rg_slot *s = NULL;
+    const gx__backend_iface *be = ctx->be.iface;
+    if (!be->host_alloc || !be->host_devptr || rg_slot_get(ctx, &s) != GX_OK)
+        return false;
+    if (!s->hres && !s->hres_failed) {
+        /* Without it each result costs a copy, nothing else: a failure here is
+         * not the caller's error (its text stays until the next failing call). */
+        if (be->host_alloc(&ctx->be, RG_RES_BYTES, &s->hres) != GX_OK ||
+            be->host_devptr(&ctx->be, s->hres, &s->hres_dev) != GX_OK) {
+            if (s->hres)
+                be->host_free(&ctx->be, s->hres);
+            s->hres = NULL;
+            s->hres_failed = true;
+        }
+    }
+    *host = s->hres;
+    *dev = s->hres_dev;
+    return s->hres != NULL;
+}
+
+void rg_lookback_failed(gx_ctx *ctx)
+{
+    rg_slot *s = NULL;
+    if (rg_slot_get(ctx, &s) != GX_OK)
+        return;
+    for (int i = 0; i < 2; i++)
+        s->lb_dirty[i] = s->lb_cap[i];   /* zeroed by the host before their next use */
 }
 
 /* ------------------------------------------------------------ shared generated text */

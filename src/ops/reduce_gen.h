@@ -118,6 +118,16 @@ gx_status rg_source(gx_ctx *ctx, const rg_spec *spec, int vec, gx__sbuf *out);
  * uses counters must leave them zero).  Pointers stay valid until the next
  * rg_scratch call.  Caller holds the context lock. */
 gx_status rg_scratch(gx_ctx *ctx, size_t part_bytes, int64_t ncounters, uint64_t *part, uint64_t *counters);
+/* Status memory for one look-back launch (scan, compaction) on the current stream:
+ * *use holds `bytes` zero bytes; the launch must zero the first *nclr bytes of *clr
+ * (16-byte multiples), the buffer the stream's next such launch gets.  Call
+ * rg_lookback_failed when the launch did not happen.  Caller holds the context lock. */
+gx_status rg_lookback_mem(gx_ctx *ctx, size_t bytes, void **use, void **clr, size_t *nclr);
+void rg_lookback_failed(gx_ctx *ctx);
+/* 64 bytes of page-locked host memory per stream that kernels write results into
+ * (*dev is their address for it), read by the host after a sync; false where the
+ * backend has none.  Caller holds the context lock. */
+bool rg_host_result(gx_ctx *ctx, void **host, uint64_t *dev);
 /* A per-context memo of kernels by a key string that determines their source (so a
  * repeated call skips generating and hashing the source).  get copies nk kernels out
  * and returns true on a hit; put stores them (silently skipped when full). */

@@ -925,12 +925,28 @@ static gx_status cuda_host_alloc(gx__backend *be, size_t bytes, void **ptr)
     if (!cuda_drv.MemHostAlloc || !cuda_drv.MemFreeHost)
         return gx__err(GX_ERR_UNSUPPORTED, "this driver lacks cuMemHostAlloc / cuMemFreeHost");
     GX__CHECK(enter(im));
-    /* PORTABLE: usable from every CUDA context of the process (several gx contexts). */
-    CUresult r = cuda_drv.MemHostAlloc(ptr, bytes, CU_MEMHOSTALLOC_PORTABLE);
+    /* PORTABLE: usable from every CUDA context of the process (several gx contexts);
+     * DEVICEMAP: kernels may write results straight into it (host_devptr). */
+    CUresult r = cuda_drv.MemHostAlloc(ptr, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
     if (r != CUDA_SUCCESS) {
         *ptr = NULL;
         return fail(im, r, "cuMemHostAlloc(%zu bytes of page-locked host memory)", bytes);
     }
+    return GX_OK;
+}
+
+static gx_status cuda_host_devptr(gx__backend *be, void *host, uint64_t *dev)
+{
+    cuda_impl *im = IM(be);
+    *dev = 0;
+    if (!cuda_drv.MemHostGetDevicePointer)
+        return gx__err(GX_ERR_UNSUPPORTED, "this driver lacks cuMemHostGetDevicePointer");
+    GX__CHECK(enter(im));
+    CUdeviceptr d = 0;
+    CUresult r = cuda_drv.MemHostGetDevicePointer(&d, host, 0);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuMemHostGetDevicePointer");
+    *dev = (uint64_t)d;
     return GX_OK;
 }
 
@@ -1085,6 +1101,7 @@ const gx__backend_iface gx__cuda_iface = {
     .host_alloc = cuda_host_alloc,
     .host_free = cuda_host_free,
     .host_pinned = cuda_host_pinned,
+    .host_devptr = cuda_host_devptr,
     .h2d_async = cuda_h2d_async,
     .d2h_async = cuda_d2h_async,
     .launch_user = cuda_launch_user,

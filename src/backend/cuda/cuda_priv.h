@@ -68,6 +68,7 @@
       cuOccupancyMaxActiveBlocksPerMultiprocessor, 0)                           \
     X(MemHostAlloc, cuMemHostAlloc, 0)                                          \
     X(MemFreeHost, cuMemFreeHost, 0)                                            \
+    X(MemHostGetDevicePointer, cuMemHostGetDevicePointer, 0)                    \
     X(PointerGetAttribute, cuPointerGetAttribute, 0)                            \
     X(PointerGetAttributes, cuPointerGetAttributes, 0)
 
