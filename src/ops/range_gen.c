@@ -69,8 +69,9 @@ static int knob_int(const char *name, int dflt) { return gx__knob_int(name, dflt
 /* Tile shapes measured on an H200 (scripts/knob-sweep): up to 4 bytes, scan and
  * compaction alike run best in blocks of 128 threads with 32 elements each, 8 blocks
  * per SM (f32 2^28: scan 661 us, select 545; the older 128x24 / 256x16 took 695 and
- * 621): long runs halve the look-backs per byte, and 8 blocks in flight hide each
- * block's wait for its own.  Knobs override for experiments. */
+ * 621): a scan tile of 4096 elements needs a quarter fewer look-backs per byte than
+ * one of 3072, and 8 tiles in flight per SM (6 before for compaction) hide each
+ * one's wait for its prefix.  Knobs override for experiments. */
 rp_tshape rp_tile_shape(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks)
 {
     rp_tshape t = {RP_BLOCK, 64, false, 0};

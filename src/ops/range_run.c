@@ -118,7 +118,7 @@ static gx_status scratch_new(gx_ctx *ctx, size_t bytes, void **p)
 {
     GX__CHECK(gx__mem_alloc(ctx, bytes, p));
     if (run_cuda(ctx))
-        return GX_OK;   /* the init kernel / every block writes what is read */
+        return GX_OK;   /* every block writes the part that is read */
     void *z = calloc(1, bytes);
     if (!z) {
         gx__mem_free(ctx, *p, bytes);
