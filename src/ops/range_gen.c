@@ -100,8 +100,9 @@ rp_tshape rp_tile_shape(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks)
         t.items = bytes <= 4 ? 16 : bytes <= 8 ? 8 : 4;
         dflt = false;
     }
-    /* Occupancy: the long-run tiles with NVCC held to 64 registers, 8
-     * blocks per SM; 10 blocks measured slower (650 us for select), so did 7 or fewer. */
+    /* Occupancy: the long-run tiles with NVCC held to 64 registers, 8 blocks per SM
+     * (the f32 scan spills 12 bytes there, and still beats 7 blocks without: 661
+     * against 675 us); 10 blocks measured slower (650 us for select). */
     t.minb = knob_int(scan ? "GX_SC_MINB" : "GX_CO_MINB", dflt && small ? 8 : 0);
     return t;
 }
