@@ -209,6 +209,10 @@ typedef struct gx__kernel {
  * Caller holds the context lock. */
 gx_status gx__kernel_get(gx_ctx *ctx, const char *source, const char *label,
                          const char *entry, gx__kernel *out);
+/* A 1-d launch of k: `grid` blocks (at least 1) of `block` threads on the GPU; on the
+ * CPU the range [0, cpu_n) split at multiples of cpu_align.  args is passed by value. */
+gx_status gx__launch_1d(gx_ctx *ctx, const gx__kernel *k, const void *args, size_t args_size, int64_t cpu_n,
+                        int64_t cpu_align, int64_t grid, int64_t block);
 
 /* ------------------------------------------------------------ context */
 

@@ -156,6 +156,22 @@ static void kc_occupancy(gx_ctx *ctx, gx__kernel *k)
     }
 }
 
+gx_status gx__launch_1d(gx_ctx *ctx, const gx__kernel *k, const void *args, size_t args_size, int64_t cpu_n,
+                        int64_t cpu_align, int64_t grid, int64_t block)
+{
+    gx__launch l;
+    memset(&l, 0, sizeof l);
+    l.args = args;
+    l.args_size = args_size;
+    l.n = cpu_n;
+    l.cpu_align = cpu_align;
+    l.grid[0] = (unsigned)(grid > 0 ? grid : 1);
+    l.grid[1] = l.grid[2] = 1;
+    l.block[0] = (unsigned)block;
+    l.block[1] = l.block[2] = 1;
+    return ctx->be.iface->launch(&ctx->be, k->fn, &l);
+}
+
 gx_status gx__kernel_get(gx_ctx *ctx, const char *source, const char *label, const char *entry, gx__kernel *out)
 {
     if (!ctx->kcache && !(ctx->kcache = calloc(1, sizeof *ctx->kcache)))

@@ -504,12 +504,6 @@ gx_status ew_source(gx_ctx *ctx, const ew_plan *pl, const char *expr, const char
 
 static gx_status ew_launch(gx_ctx *ctx, const ew_plan *pl, const gx__kernel *k)
 {
-    gx__launch l;
-    memset(&l, 0, sizeof l);
-    l.args = &pl->args;
-    l.args_size = sizeof pl->args;
-    l.n = pl->args.n;
-    l.cpu_align = 64;
     int64_t work = pl->contig ? (pl->args.n + pl->vec - 1) / pl->vec : pl->args.n;
     int64_t block = k->block > 0 ? k->block : 256;
     block = gx__knob_int("GX_EW_BLOCK", (int)block, 32, 1024);   /* experiments: threads per block */
@@ -523,12 +517,7 @@ static gx_status ew_launch(gx_ctx *ctx, const ew_plan *pl, const gx__kernel *k)
         full *= gm;
     else if (gm == 0)
         full = INT64_MAX;
-    int64_t grid = want < full ? want : full;
-    l.grid[0] = (unsigned)(grid > 0 ? grid : 1);
-    l.grid[1] = l.grid[2] = 1;
-    l.block[0] = (unsigned)block;
-    l.block[1] = l.block[2] = 1;
-    return ctx->be.iface->launch(&ctx->be, k->fn, &l);
+    return gx__launch_1d(ctx, k, &pl->args, sizeof pl->args, pl->args.n, 64, want < full ? want : full, block);
 }
 
 /* Everything ew_source's output depends on, short of the prelude (fixed per build):

@@ -79,17 +79,7 @@ static gx_status get_kernels(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, 
 
 static gx_status launch_b(gx_ctx *ctx, const gx__kernel *k, const rp_args *a, int64_t cpu_n, int64_t grid, int block)
 {
-    gx__launch l;
-    memset(&l, 0, sizeof l);
-    l.args = a;
-    l.args_size = sizeof *a;
-    l.n = cpu_n;
-    l.cpu_align = 64;
-    l.grid[0] = (unsigned)(grid > 0 ? grid : 1);
-    l.grid[1] = l.grid[2] = 1;
-    l.block[0] = (unsigned)block;
-    l.block[1] = l.block[2] = 1;
-    return ctx->be.iface->launch(&ctx->be, k->fn, &l);
+    return gx__launch_1d(ctx, k, a, sizeof *a, cpu_n, 64, grid, block);
 }
 
 static gx_status launch(gx_ctx *ctx, const gx__kernel *k, const rp_args *a, int64_t cpu_n, int64_t grid)

@@ -625,17 +625,7 @@ typedef struct rg_argbuf {
 static gx_status rg_launch(gx_ctx *ctx, const gx__kernel *k, const rg_argbuf *ab, size_t size, int64_t n,
                            unsigned grid)
 {
-    gx__launch l;
-    memset(&l, 0, sizeof l);
-    l.args = ab;
-    l.args_size = size;
-    l.n = n;
-    l.cpu_align = 64;
-    l.grid[0] = grid;
-    l.grid[1] = l.grid[2] = 1;
-    l.block[0] = RG_BLOCK;
-    l.block[1] = l.block[2] = 1;
-    return ctx->be.iface->launch(&ctx->be, k->fn, &l);
+    return gx__launch_1d(ctx, k, ab, size, n, 64, grid, RG_BLOCK);
 }
 
 /* Blocks: enough to fill the device once (occupancy), no more than the work needs.

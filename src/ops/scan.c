@@ -155,17 +155,7 @@ static gx_status ax_run(gx_ctx *ctx, const ax_job *j, const ax_args *args)
     int64_t lines = args->outer * args->inner;
     int64_t threads = rows ? args->outer * 32 : lines;
     int64_t grid = (threads + RP_BLOCK - 1) / RP_BLOCK;
-    gx__launch l;
-    memset(&l, 0, sizeof l);
-    l.args = args;
-    l.args_size = sizeof *args;
-    l.n = lines;
-    l.cpu_align = 1;
-    l.grid[0] = (unsigned)(grid < (1 << 20) ? (grid > 0 ? grid : 1) : (1 << 20));
-    l.grid[1] = l.grid[2] = 1;
-    l.block[0] = RP_BLOCK;
-    l.block[1] = l.block[2] = 1;
-    return ctx->be.iface->launch(&ctx->be, k.fn, &l);
+    return gx__launch_1d(ctx, &k, args, sizeof *args, lines, 1, grid < (1 << 20) ? grid : (1 << 20), RP_BLOCK);
 }
 
 /* ------------------------------------------------------------ the API */

@@ -199,23 +199,12 @@ static gx_status rng_choose(rng_kind kind, gx_dtype t, uint64_t range, rng_plan 
 
 static gx_status rng_launch(gx_ctx *ctx, rng_args *args, const gx__kernel *k)
 {
-    gx__launch l;
-    memset(&l, 0, sizeof l);
-    l.args = args;
-    l.args_size = sizeof *args;
-    l.n = args->nblocks;
-    l.cpu_align = 16;
     int64_t block = k->block > 0 ? k->block : 256;
     int64_t want = (args->nblocks + block - 1) / block;
     /* GX_RNG_WAVES (experiments): resident-block waves before threads stride. */
     int waves = gx__knob_int("GX_RNG_WAVES", 1, 1, 64);
     int64_t full = k->min_grid > 0 ? (int64_t)k->min_grid * waves : 65535;
-    int64_t grid = want < full ? want : full;
-    l.grid[0] = (unsigned)(grid > 0 ? grid : 1);
-    l.grid[1] = l.grid[2] = 1;
-    l.block[0] = (unsigned)block;
-    l.block[1] = l.block[2] = 1;
-    return ctx->be.iface->launch(&ctx->be, k->fn, &l);
+    return gx__launch_1d(ctx, k, args, sizeof *args, args->nblocks, 16, want < full ? want : full, block);
 }
 
 static gx_status rng_source(bool cuda, const rng_plan *p, gx_dtype t, gx__sbuf *src)
