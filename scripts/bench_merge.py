@@ -176,7 +176,8 @@ def table_rows(groups, copy_bw):
     rows = []
     for (op, dtype, n), impls in groups.items():
         gx = impls.get("gx")
-        peers = [r for i, r in impls.items() if i != "gx"]
+        # Hand-written reference kernels ("ref": true) are listed, not compared against.
+        peers = [r for i, r in impls.items() if i != "gx" and not r.get("ref")]
         good = [r for r in peers if r.get("ok", True) is not False] or peers
         best = min(good, key=lambda r: r["median_us"]) if good else None
         row = {"op": op, "dtype": dtype, "n": n, "size": fmt_n(op, n),
@@ -295,6 +296,8 @@ def write_md(path, rows, dev_line, copy_bw, cmd, inputs, metas, recs):
             s = f"{x['impl']} {fmt_us(x['median_us'])}"
             if v is not None:
                 s += f" ({fmt_rate(v, u)})"
+            if x.get("ref"):
+                s += " [hand-written reference]"
             if x.get("ok", True) is False:
                 s += " WRONG"
             if x.get("reps") is not None and int(x["reps"]) < 30:

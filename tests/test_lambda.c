@@ -514,6 +514,208 @@ GXT_TEST(lambda_eval_c)
         gxt_skip("no C compiler (cc, gcc, clang) on PATH");
 }
 
+/* ------------------------------------------------------------ bounded parameters */
+
+/* lam_emit_ranged: with parameter bounds, integer operations may compute in 32-bit or
+ * unsigned forms.  Each case is emitted twice, without and with the bounds, into one
+ * program that evaluates both on values across the bounds (ends, 0, +-1, the 2^31 and
+ * 2^32 edges, pseudo-random values) and counts the pairs that differ, and the values
+ * outside the bound the emitter claimed for the result. */
+typedef struct rcase {
+    const char *text, *types;
+    int64_t lo[2], hi[2];
+} rcase;
+
+#define P29 ((1LL << 29) - 1)
+#define P31 (1LL << 31)
+#define P32 (1LL << 32)
+static const rcase range_cases[] = {
+    {"x -> (x * x) % 1000", "i64", {0}, {P29}},
+    {"x -> (x * x) % 1000 % 3 == 0", "i64", {0}, {P29}},
+    {"x -> x * x / 7 + x", "i64", {0}, {P29}},
+    {"x -> x + x - 5", "i64", {0}, {P29}},
+    {"x -> (x - 1000) * 3", "i64", {0}, {P29}},
+    {"x -> (x & 255) * (x >> 3) | 7", "i64", {0}, {P29}},
+    {"x -> x ^ 12345", "i64", {0}, {P29}},
+    {"x -> x * x * x", "i64", {0}, {P29}},
+    {"x -> x % 7 - 3", "i64", {0}, {P29}},
+    {"x -> x / 3 < 100", "i64", {0}, {P29}},
+    {"x -> abs(x - 500000) + sign(x - 7)", "i64", {0}, {P29}},
+    {"x -> min(x, 1000) * max(x, 7)", "i64", {0}, {P29}},
+    {"x -> clamp(x, 10, 1000) % 11", "i64", {0}, {P29}},
+    {"x -> x > 5 ? x % 3 : x * 2", "i64", {0}, {P29}},
+    {"x -> -x % 5 + ~x & 0xff", "i64", {0}, {P29}},
+    {"x -> u32(x) * u32(x) + i32(x) * 3", "i64", {0}, {P29}},
+    {"x -> (x << 3) + (x * 3 >> 1) + (x << 40)", "i64", {0}, {P29}},
+    {"x -> x * x", "i64", {-P31}, {P31 - 1}},
+    {"x -> x * x % 1000 + x % 3 + x / 3", "i64", {-P31}, {P31 - 1}},
+    {"x -> (x + 1) * (x - 1) < 0", "i64", {-P31}, {P31 - 1}},
+    {"x -> x * x", "i64", {0}, {P32 - 1}},
+    {"x -> x * x % 1000 + (x >> 31)", "i64", {0}, {P32 - 1}},
+    {"x -> (x + x) - 4294967295 + (x * 2 == 2)", "i64", {0}, {P32 - 1}},
+    {"x, y -> x * y % 97 + (x - y) / 3", "i64,i64", {0, 0}, {999, 999}},
+    {"x, y -> x % (y + 1) + x / (y + 1) + x % y + x / y", "i64,i64", {0, 0}, {999, 999}},
+    {"x, y -> (x < y) + (x == y) * 2 + (x - y) % 7", "i64,i64", {0, -500}, {999, 499}},
+    {"x -> x * x % 1000 + (x - 1) / 3", "u64", {0}, {P31 - 1}},
+    {"x -> x * x + x % 1000 + x / 7", "i32", {0}, {(1 << 20) - 1}},
+    {"x -> x * 2 + x % 1000 + (x + x) + x * 4", "i64", {(1LL << 62) - 1000}, {1LL << 62}},
+    {"x -> x * x % 7", "u8", {0}, {255}},
+};
+#define NRANGE ((int)(sizeof range_cases / sizeof range_cases[0]))
+
+/* Values of [lo, hi] to try: the edges and pseudo-random ones. */
+static int range_values(int64_t lo, int64_t hi, int64_t *v, int max)
+{
+    const int64_t edges[] = {lo, lo + 1, hi - 1, hi, lo / 2 + hi / 2, 0, 1, -1, INT32_MAX, P31, P32 - 1, P32, 999, 1000};
+    int n = 0;
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+        if (edges[i] >= lo && edges[i] <= hi && n < max)
+            v[n++] = edges[i];
+    uint64_t z = 0x9E3779B97F4A7C15ull ^ (uint64_t)hi;
+    uint64_t span = (uint64_t)hi - (uint64_t)lo + 1;
+    while (n < max) {
+        z = z * 6364136223846793005ull + 1442695040888963407ull;
+        v[n++] = (int64_t)((uint64_t)lo + (span ? (z >> 11) % span : z));
+    }
+    return n;
+}
+
+static void emit_values(gx__sbuf *b, const char *name, const int64_t *v, int n)
+{
+    gx__sb_printf(b, "static const long long %s[%d] = {", name, n);
+    for (int i = 0; i < n; i++)
+        gx__sb_printf(b, "%s%lldLL", i ? ", " : "", (long long)v[i] == INT64_MIN ? 0 : (long long)v[i]);
+    gx__sb_puts(b, "};\n");
+}
+
+/* One function pair and a loop over the value grid per case; prints
+ * "<evaluated> <differing> <outside the result bound> <narrowed ops>" per case. */
+static gx_status build_range_program(gx__sbuf *b, int *narrowed)
+{
+    gx__sb_puts(b, lam_prelude("c"));
+    gx__sb_puts(b, test_const_defs);
+    gx__sb_puts(b, "#include <stdio.h>\n");
+    *narrowed = 0;
+    for (int i = 0; i < NRANGE; i++) {
+        const rcase *c = &range_cases[i];
+        gx_dtype at[3];
+        int np = parse_types(c->types, at);
+        lam_lambda *l;
+        GX__CHECK(compile_with(c->text, c->types, &l));
+        const char *rt = gx__dtype_ctype(lam_result_type(l));
+        lam_range pr[2] = {{true, c->lo[0], c->hi[0]}, {true, c->lo[1], c->hi[1]}}, res;
+        for (int k = 0; k < np; k++) {
+            int64_t v[40];
+            char nm[32];
+            snprintf(nm, sizeof nm, "v%d_%d", i, k);
+            emit_values(b, nm, v, range_values(c->lo[k], c->hi[k], v, np == 1 ? 40 : 24));
+        }
+        for (int f = 0; f < 2; f++) {
+            gx__sb_printf(b, "static %s f%d_%d(", rt, i, f);
+            for (int k = 0; k < np; k++)
+                gx__sb_printf(b, "%s%s a%d", k ? ", " : "", gx__dtype_ctype(at[k]), k);
+            gx__sb_puts(b, ") { return ");
+            size_t at0 = b->len;
+            gx_status s = lam_emit_ranged(l, test_param_c, f ? pr : NULL, test_const_c, b, &res);
+            if (s != GX_OK) {
+                lam_free(l);
+                return s;
+            }
+            if (f && strstr(b->p + at0, "(uint32_t)"))
+                (*narrowed)++;
+            gx__sb_puts(b, "; }\n");
+        }
+        lam_free(l);
+        gx__sb_printf(b, "static void case%d(void) {\n  long long n = 0, bad = 0, out = 0;\n", i);
+        int n1 = np == 1 ? 40 : 24;
+        gx__sb_printf(b, "  for (int i = 0; i < %d; i++)\n  for (int j = 0; j < %d; j++) {\n", n1, np == 2 ? 24 : 1);
+        const char *args = np == 2 ? "v%d_0[i], v%d_1[j]" : "v%d_0[i]";
+        gx__sb_printf(b, "    %s p = f%d_0(", rt, i);
+        gx__sb_printf(b, args, i, i);
+        gx__sb_printf(b, "), r = f%d_1(", i);
+        gx__sb_printf(b, args, i, i);
+        gx__sb_puts(b, ");\n    n++;\n    bad += p != r;\n");
+        if (res.ok)
+            gx__sb_printf(b, "    out += (long long)r < %lldLL || (long long)r > %lldLL;\n", (long long)res.lo, (long long)res.hi);
+        gx__sb_puts(b, "  }\n  printf(\"%lld %lld %lld\\n\", n, bad, out);\n}\n");
+    }
+    gx__sb_puts(b, "int main(void) {\n");
+    for (int i = 0; i < NRANGE; i++)
+        gx__sb_printf(b, "    case%d();\n", i);
+    gx__sb_puts(b, "    return 0;\n}\n");
+    return b->oom ? GX_ERR_OUT_OF_MEMORY : GX_OK;
+}
+
+GXT_TEST(lambda_ranged_emit_matches_plain)
+{
+    if (!have_tool("cc")) {
+        gxt_skip("no C compiler (cc) on PATH");
+        return;
+    }
+    char dir[] = "/tmp/gx_lamrange_XXXXXX";
+    GXT_CHECK(mkdtemp(dir) != NULL);
+    char src[128], bin[128], cmd[512], line[256];
+    snprintf(src, sizeof src, "%s/r.c", dir);
+    snprintf(bin, sizeof bin, "%s/r", dir);
+    gx__sbuf b = {0};
+    int narrowed = 0;
+    GXT_OK(build_range_program(&b, &narrowed));
+    GXT_CHECK(write_file(src, b.p));
+    gx__sb_free(&b);
+    /* -fwrapv like the CPU backend; unsigned compares against constants are expected. */
+    snprintf(cmd, sizeof cmd, "cc -std=c11 -O2 -fwrapv -Wall -Wextra -Wno-type-limits -Werror -o %s %s -lm 2>&1", bin, src);
+    FILE *p = popen(cmd, "r");
+    bool any = false;
+    while (p && fgets(line, sizeof line, p))
+        any = true, fputs(line, stderr);
+    GXT_CHECK(p && pclose(p) == 0 && !any);
+    p = popen(bin, "r");
+    int i = 0;
+    long long total = 0;
+    while (p && fgets(line, sizeof line, p) && i < NRANGE) {
+        long long n = 0, bad = -1, out = -1;
+        if (sscanf(line, "%lld %lld %lld", &n, &bad, &out) != 3)
+            break;
+        if (bad || out)
+            GXT_FAIL_AT(__FILE__, __LINE__, "'%s' on %s in [%lld, %lld]: %lld of %lld values differ, %lld outside the result bound",
+                        range_cases[i].text, range_cases[i].types, (long long)range_cases[i].lo[0],
+                        (long long)range_cases[i].hi[0], bad, n, out);
+        total += n;
+        i++;
+    }
+    if (p)
+        pclose(p);
+    GXT_EQ_I64(i, NRANGE);
+    GXT_CHECK(total >= 40 * NRANGE / 2);
+    GXT_CHECK(narrowed >= NRANGE / 2);   /* the bounds did change most cases' code */
+    unlink(src);
+    unlink(bin);
+    rmdir(dir);
+}
+
+GXT_TEST(lambda_ranged_emit_shape)
+{
+    lam_lambda *l;
+    GXT_OK(compile_with("i -> (i * i) % 1000 % 3 == 0", "i64", &l));
+    gx__sbuf b = {0};
+    lam_range r29 = {true, 0, P29}, res;
+    GXT_OK(lam_emit_ranged(l, test_param_c, &r29, test_const_c, &b, &res));
+    /* one 32x32->64 multiply, an unsigned 64-bit remainder cut to 32 bits, a 32-bit one */
+    GXT_CHECK(strstr(b.p, "gx_mul_i64") == NULL && strstr(b.p, "gx_mod_i64") == NULL);
+    GXT_CHECK(strstr(b.p, "(uint64_t)(uint32_t)") != NULL);
+    GXT_CHECK(res.ok && res.lo == 0 && res.hi == 1);
+    gx__sb_free(&b);
+    GXT_OK(lam_emit_ranged(l, test_param_c, NULL, test_const_c, &b, &res));
+    GXT_CHECK(strstr(b.p, "gx_mul_i64") != NULL && strstr(b.p, "gx_mod_i64") != NULL && !res.ok);
+    gx__sb_free(&b);
+    /* i < 2^32: i * i may pass INT64_MAX and wrap, so it stays a 64-bit multiply */
+    lam_range r32 = {true, 0, P32 - 1};
+    GXT_OK(lam_emit_ranged(l, test_param_c, &r32, test_const_c, &b, NULL));
+    GXT_CHECK(strstr(b.p, "gx_mul_i64") != NULL && strstr(b.p, "gx_mod_i64") != NULL);
+    gx__sb_free(&b);
+    lam_free(l);
+}
+
 /* ------------------------------------------------------------ emitted text shape */
 
 GXT_TEST(lambda_emit_shape)

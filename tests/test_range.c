@@ -705,3 +705,91 @@ GXT_TEST(lookback_status_reuse_across_sizes_and_streams)
     GXT_OK(gx_ctx_set_stream(ctx, NULL));
     GXT_OK(gx_stream_destroy(st));
 }
+
+/* ------------------------------------------------------------ bounded iota values */
+
+/* A value of dtype t held in an int64_t: the low bits, sign- or zero-extended (u64 as
+ * its bits).  The host reference computes in t's wrapping arithmetic like gx. */
+static int64_t wrap(gx_dtype t, uint64_t u)
+{
+    switch (t) {
+    case GX_I32: return (int32_t)u;
+    case GX_U32: return (uint32_t)u;
+    default: return (int64_t)u;
+    }
+}
+static int64_t w_mul(gx_dtype t, int64_t a, int64_t b) { return wrap(t, (uint64_t)a * (uint64_t)b); }
+static int64_t w_add(gx_dtype t, int64_t a, int64_t b) { return wrap(t, (uint64_t)a + (uint64_t)b); }
+static int64_t w_div(gx_dtype t, int64_t a, int64_t b) { return t == GX_U64 ? (int64_t)((uint64_t)a / (uint64_t)b) : a / b; }
+static int64_t w_mod(gx_dtype t, int64_t a, int64_t b) { return t == GX_U64 ? (int64_t)((uint64_t)a % (uint64_t)b) : a % b; }
+
+/* Pipelines over iotas whose values lie in, cross or wrap past the bounds the kernels
+ * are specialised on (0..2^b-1 and -2^b..2^b-1 for b = 8..63, see rp_seg_bounds):
+ * narrowed integer code must give the values of the dtype's own arithmetic. */
+GXT_TEST(range_iota_bounds_narrowed_code)
+{
+    gx_ctx *ctx = gxt_ctx();
+    static const struct { gx_dtype t; double start, step; int64_t n; } cfg[] = {
+        {GX_I64, 0, 1, 70000}, {GX_I64, -1000, 1, 3001}, {GX_I64, 2147483548.0, 1, 200},
+        {GX_I64, 4294967196.0, 1, 200}, {GX_I64, 10000, -3, 5000}, {GX_I64, 4611686018427383808.0, 1, 5000},
+        {GX_I32, -50, 7, 1000}, {GX_I32, 2147483000.0, 1, 1000}, {GX_U32, 4294966996.0, 1, 250},
+        {GX_U32, 4294966996.0, 1, 600}, {GX_U64, 0, 1, 1000}, {GX_U64, 5, 2, 33000},
+    };
+    for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+        gx_dtype t = cfg[c].t;
+        int64_t n = cfg[c].n, st = t == GX_I64 || t == GX_I32 ? (int64_t)cfg[c].start : (int64_t)(uint64_t)cfg[c].start;
+        int64_t *v = malloc(sizeof *v * (size_t)n), *got = malloc(sizeof *got * (size_t)n);
+        GXT_CHECK(v && got);
+        for (int64_t k = 0; v && k < n; k++)
+            v[k] = wrap(t, (uint64_t)st + (uint64_t)k * (uint64_t)(int64_t)cfg[c].step);
+        int64_t want_count = 0, want_sum = 0, want_enum = 0, want_len = 0;
+        int64_t *want_vals = malloc(sizeof *want_vals * (size_t)n);
+        for (int64_t k = 0; v && want_vals && k < n; k++) {
+            want_count += w_mod(t, w_mod(t, w_mul(t, v[k], v[k]), 1000), 3) == 0;
+            want_sum = w_add(t, want_sum, w_add(t, w_div(t, w_add(t, w_mul(t, v[k], 7), -3), 5), v[k] & 255));
+            if (w_mod(t, v[k], 4) == 1)
+                want_vals[want_len++] = w_add(t, w_div(t, v[k], 3), -w_mod(t, v[k], 3));
+            if (k >= 3)
+                want_enum += ((k - 3) * (k - 3)) % 13 + v[k] % 5;
+        }
+        gx_pipe *p = iota_pipe(ctx, t, n, cfg[c].start, cfg[c].step);
+        GXT_OK(gx_pipe_map(p, "i -> (i * i) % 1000", NULL, 0));
+        GXT_OK(gx_pipe_filter(p, "v -> v % 3 == 0", NULL, 0));
+        int64_t cnt = -1;
+        GXT_OK(gx_pipe_count(p, &cnt));
+        GXT_EQ_I64(cnt, want_count);
+        gx_pipe_destroy(p);
+
+        p = iota_pipe(ctx, t, n, cfg[c].start, cfg[c].step);
+        uint64_t raw = 0;
+        GXT_OK(gx_pipe_mapreduce(p, "i -> (i * 7 - 3) / 5 + (i & 255)", "a, b -> a + b", NULL, &raw, NULL));
+        GXT_EQ_I64(wrap(t, raw), want_sum);
+        GXT_OK(gx_pipe_filter(p, "i -> i % 4 == 1", NULL, 0));
+        GXT_OK(gx_pipe_map(p, "i -> i / 3 - i % 3", NULL, 0));
+        int64_t len = -1;
+        size_t esz = gx_dtype_size(t);
+        uint8_t *buf = malloc(esz * (size_t)n + 1);
+        GXT_OK(gx_pipe_to_host(p, buf, esz * (size_t)n, &len));
+        GXT_EQ_I64(len, want_len);
+        int64_t bad = 0;
+        for (int64_t k = 0; buf && want_vals && k < len && k < want_len; k++) {
+            uint64_t e = 0;
+            memcpy(&e, buf + (size_t)k * esz, esz);
+            bad += wrap(t, e) != want_vals[k];
+        }
+        GXT_EQ_I64(bad, 0);
+        gx_pipe_destroy(p);
+
+        p = iota_pipe(ctx, t, n, cfg[c].start, cfg[c].step);
+        GXT_OK(gx_pipe_drop(p, 3));
+        GXT_OK(gx_pipe_enumerate(p));
+        int64_t s = 0;
+        GXT_OK(gx_pipe_mapreduce(p, "e, i -> e * e % 13 + i64(i) % 5", "a, b -> a + b", NULL, &s, NULL));
+        GXT_EQ_I64(s, want_enum);
+        gx_pipe_destroy(p);
+        free(buf);
+        free(v);
+        free(got);
+        free(want_vals);
+    }
+}

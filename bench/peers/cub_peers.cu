@@ -19,11 +19,15 @@
 //   {"impl":"device", ...}                      device description (first line)
 //   {"impl":"cub"|"cublas"|"cuda","op":...,"dtype":...,"n":N,"median_us":x,
 //    "bytes":B,"flops":F,"min_us":x,"reps":R,"rot":K,"ok":true}
+//   {"impl":"cuda-hand"|"cuda-hand-sr",...,"ref":true}   hand-written reference
+//    kernels for the iota pipeline (listed in the report, not compared against)
 // bytes = the fewest bytes the operation must move (0 for sort and sgemm);
 // flops = 2*m^3 for sgemm, 0 elsewhere.
 
 #include <cub/cub.cuh>
 #include <cublas_v2.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -409,6 +413,105 @@ static void bench_sort(size_t n) {
   emit("cub", "sort_u32", "u32", n, s, 0, 0, k, ok, extra);
 }
 
+// The two iota pipelines of gx's range suite (n = 2 * size elements, as gx runs
+// them): CUB's reduction over a counting iterator, and over the same iterator
+// transformed by the map and the filter; the count pipeline also as a kernel
+// written by hand in the narrowest exact arithmetic (n <= 2^31: i*i fits 62 bits).
+struct CountPred {
+  __host__ __device__ int64_t operator()(int64_t i) const { return ((i * i) % 1000) % 3 == 0; }
+};
+
+__global__ void count_hand(int64_t n, unsigned long long* out) {
+  uint32_t c = 0;
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const uint32_t v = (uint32_t)(((uint64_t)(uint32_t)i * (uint32_t)i) % 1000u);
+    c += v % 3u == 0;
+  }
+  for (int d = 16; d > 0; d >>= 1) c += __shfl_down_sync(0xffffffffu, c, d);
+  if ((threadIdx.x & 31) == 0) atomicAdd(out, (unsigned long long)c);
+}
+
+// The same count by hand with the map strength-reduced, which no library does for a
+// user's lambda: each thread walks a contiguous run, and (i+1)^2 mod 1000 follows
+// from i^2 mod 1000 by adding (2i+1) mod 1000 -- a few 32-bit adds per element.
+__global__ void count_hand_sr(int64_t n, unsigned long long* out) {
+  const int64_t nth = (int64_t)gridDim.x * blockDim.x;
+  const int64_t run = (n + nth - 1) / nth, b = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * run;
+  const int64_t e = b + run < n ? b + run : n;
+  uint32_t c = 0;
+  if (b < e) {
+    uint32_t s = (uint32_t)(((uint64_t)b * (uint64_t)b) % 1000u), d = (uint32_t)((2 * b + 1) % 1000);
+    for (uint32_t k = 0, len = (uint32_t)(e - b); k < len; ++k) {
+      c += s % 3u == 0;
+      s += d;
+      s = s >= 1000u ? s - 1000u : s;
+      d += 2;
+      d = d >= 1000u ? d - 1000u : d;
+    }
+  }
+  for (int dd = 16; dd > 0; dd >>= 1) c += __shfl_down_sync(0xffffffffu, c, dd);
+  if ((threadIdx.x & 31) == 0) atomicAdd(out, (unsigned long long)c);
+}
+
+// Host reference: (i*i) % 1000 depends on i % 1000 only.
+static int64_t count_ref(int64_t n) {
+  int64_t per = 0, part = 0;
+  for (int64_t r = 0; r < 1000; ++r) {
+    bool k = ((r * r) % 1000) % 3 == 0;
+    per += k;
+    if (r < n % 1000) part += k;
+  }
+  return n / 1000 * per + part;
+}
+
+static void bench_iota(size_t size) {
+  const int64_t n = 2 * (int64_t)size;
+  DevBuf out(64);
+  int64_t* d_out = (int64_t*)out.p;
+  thrust::counting_iterator<int64_t> it(0);
+  auto tr = thrust::make_transform_iterator(it, CountPred());
+  size_t tb1 = 0, tb2 = 0;
+  CK(cub::DeviceReduce::Sum(nullptr, tb1, it, d_out, n, g_stream));
+  CK(cub::DeviceReduce::Sum(nullptr, tb2, tr, d_out, n, g_stream));
+  DevBuf tmp(std::max(tb1, tb2));
+  auto got = [&]() {
+    int64_t v = 0;
+    CK(cudaStreamSynchronize(g_stream));
+    CK(cudaMemcpy(&v, d_out, sizeof v, cudaMemcpyDeviceToHost));
+    return v;
+  };
+  char ex[96], exref[96];   // rates in elements/s; hand kernels marked as references
+  std::snprintf(ex, sizeof ex, ",\"elems\":%lld", (long long)n);
+  std::snprintf(exref, sizeof exref, "%s,\"ref\":true", ex);
+  Stat s = time_op([&](int) { size_t t = tb1; CK(cub::DeviceReduce::Sum(tmp.p, t, it, d_out, n, g_stream)); });
+  int64_t v = got(), want = n * (n - 1) / 2;
+  emit("cub", "iota_sum_i64", "i64", n, s, 0, 0, 1,
+       warn(v == want, "iota_sum_i64", n, "got %.17g want %.17g", (double)v, (double)want), ex);
+  s = time_op([&](int) { size_t t = tb2; CK(cub::DeviceReduce::Sum(tmp.p, t, tr, d_out, n, g_stream)); });
+  v = got(), want = count_ref(n);
+  emit("cub", "pipeline_count", "i64", n, s, 0, 0, 1,
+       warn(v == want, "pipeline_count", n, "got %.17g want %.17g", (double)v, (double)want), ex);
+  if (n > INT32_MAX) return;
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  s = time_op([&](int) {
+    CK(cudaMemsetAsync(d_out, 0, 8, g_stream));
+    count_hand<<<sms * 8, 256, 0, g_stream>>>(n, (unsigned long long*)d_out);
+  });
+  v = got();
+  emit("cuda-hand", "pipeline_count", "i64", n, s, 0, 0, 1,
+       warn(v == want, "pipeline_count (hand)", n, "got %.17g want %.17g", (double)v, (double)want), exref);
+  s = time_op([&](int) {
+    CK(cudaMemsetAsync(d_out, 0, 8, g_stream));
+    count_hand_sr<<<sms * 8, 256, 0, g_stream>>>(n, (unsigned long long*)d_out);
+  });
+  v = got();
+  emit("cuda-hand-sr", "pipeline_count", "i64", n, s, 0, 0, 1,
+       warn(v == want, "pipeline_count (hand, strength-reduced)", n, "got %.17g want %.17g", (double)v, (double)want),
+       exref);
+}
+
 static void bench_sgemm(cublasHandle_t h, int m) {
   size_t mm = (size_t)m * m;
   DevBuf A(mm * 4), B(mm * 4), C(mm * 4);
@@ -525,7 +628,7 @@ int main(int argc, char** argv) {
       std::printf(
           "usage: cub_peers [--sizes 20,24,28] [--gemm 4096,8192|none] [--reps 50]\n"
           "                 [--warmup 5] [--ops copy,sum,max,argmin,scan_sum,\n"
-          "                  select_gt05,sort_u32,sgemm] [--no-verify]\n"
+          "                  select_gt05,sort_u32,iota,sgemm] [--no-verify]\n"
           "sizes < 64 are exponents of 2; 2^N also accepted.\n");
       return 0;
     } else {
@@ -598,6 +701,7 @@ int main(int argc, char** argv) {
     if (want(ops, "scan_sum")) bench_scan(n);
     if (want(ops, "select_gt05")) bench_select(n);
     if (want(ops, "sort_u32")) bench_sort(n);
+    if (want(ops, "iota")) bench_iota(n);
   }
   if (blas) {
     for (size_t m : gemms) bench_sgemm(blas, (int)m);

@@ -70,6 +70,14 @@ int lam_nparams(const lam_lambda *l);
  * const_names[j] (a C expression of the constant's dtype). */
 gx_status lam_emit(const lam_lambda *l, const char *const *param_names,
                    const char *const *const_names, gx__sbuf *out);
+/* A closed interval of integer values; ok == false: no bound known. */
+typedef struct lam_range { bool ok; int64_t lo, hi; } lam_range;
+/* lam_emit, where param_ranges[i] (the array or any entry may be absent) bounds the
+ * values parameter i takes.  Integer operations whose operands and result provably fit
+ * then compute in 32-bit or unsigned forms: the same values, fewer instructions.
+ * *result (may be NULL) receives the bound of the lambda's value (in its result dtype). */
+gx_status lam_emit_ranged(const lam_lambda *l, const char *const *param_names, const lam_range *param_ranges,
+                          const char *const *const_names, gx__sbuf *out, lam_range *result);
 void lam_free(lam_lambda *l);
 
 /* The prelude for target "c" or "cuda" (any other target gets "c"): fixed-width ints,

@@ -15,6 +15,7 @@ typedef struct emitter {
     const char *const *consts;
     gx__sbuf *out;
     gx_status err;
+    lam__rctx *rc;           /* value bounds, or NULL: emit every operation in its dtype */
 } emitter;
 
 static const char *ct(gx_dtype t) { return gx__dtype_ctype(t); }
@@ -150,9 +151,90 @@ static const char *cx_helper(lam__op op)
     }
 }
 
+/* ---- narrowed forms: the operation on operands whose bounds (lambda_range.c) make a
+ * 32-bit or unsigned computation give the same value as the dtype's own. */
+
+static bool in_u32(lam_range r) { return r.ok && r.lo >= 0 && r.hi <= (int64_t)UINT32_MAX; }
+static bool in_s32(lam_range r) { return r.ok && r.lo >= INT32_MIN && r.hi <= INT32_MAX; }
+static bool wide64(gx_dtype t) { return t == GX_I64 || t == GX_U64; }
+
+/* "(W)(a) OP (W)(b)" with both operands converted to the operation's dtype first. */
+static void emit_pair(emitter *e, const lam__node *n, const char *w, const char *op)
+{
+    gx__sb_printf(e->out, "(%s", w);
+    emit_conv(e, n->kid[0], n->kid[0]->conv);
+    gx__sb_printf(e->out, " %s %s", op, w);
+    emit_conv(e, n->kid[1], n->kid[1]->conv);
+    gx__sb_puts(e->out, ")");
+}
+
+/* Which narrowed form n takes, if any: the operands' type W, the type the result is
+ * truncated to first (NULL: none) -- then it is converted to n's dtype as usual. */
+static bool narrow_form(emitter *e, const lam__node *n, const char **w, const char **trunc)
+{
+    gx_dtype t = n->optype;
+    if (!e->rc || !is_intlike(t))
+        return false;
+    lam_range a = lam__range_kid(e->rc, n, 0), b = lam__range_kid(e->rc, n, 1);
+    lam_range r = lam__range_binary(n->op, a, b, t);   /* ok for a 64-bit t: never wraps */
+    *trunc = NULL;
+    switch (n->op) {
+    case LAM_OP_ADD: case LAM_OP_SUB: case LAM_OP_MUL:
+        if (!wide64(t) || !r.ok)
+            return false;
+        if (in_u32(a) && in_u32(b) && in_u32(r))
+            return *w = "(uint32_t)", *trunc = "(uint32_t)", true;
+        if (in_s32(a) && in_s32(b) && in_s32(r))   /* wraps in 32 bits, lands back in range */
+            return *w = "(uint32_t)", *trunc = "(int32_t)", true;
+        if (n->op == LAM_OP_MUL && in_u32(a) && in_u32(b))   /* one 32x32->64 multiply */
+            return *w = "(uint64_t)(uint32_t)", true;
+        return false;
+    case LAM_OP_DIV: case LAM_OP_MOD:
+        /* x / 0, MIN / -1 and the sign of a negative dividend cannot occur. */
+        if (!a.ok || a.lo < 0 || !b.ok || b.lo < 1)
+            return false;
+        if (in_u32(a) && in_u32(b))
+            return *w = "(uint32_t)", true;
+        if (!wide64(t))
+            return false;
+        *w = "(uint64_t)";
+        *trunc = in_u32(r) ? "(uint32_t)" : NULL;
+        return true;
+    case LAM_OP_AND:
+        return wide64(t) && (in_u32(a) || in_u32(b)) ? (*w = "(uint32_t)", true) : false;
+    case LAM_OP_OR: case LAM_OP_XOR:
+        return wide64(t) && in_u32(a) && in_u32(b) ? (*w = "(uint32_t)", true) : false;
+    case LAM_OP_SHR:
+        return wide64(t) && in_u32(a) && b.ok && b.lo >= 0 && b.hi < 32 ? (*w = "(uint32_t)", true) : false;
+    case LAM_OP_LT: case LAM_OP_LE: case LAM_OP_GT: case LAM_OP_GE: case LAM_OP_EQ: case LAM_OP_NE:
+        if (!wide64(t))
+            return false;
+        if (in_u32(a) && in_u32(b))
+            return *w = "(uint32_t)", true;
+        if (in_s32(a) && in_s32(b))
+            return *w = "(int32_t)", true;
+        return false;
+    default:
+        return false;
+    }
+}
+
+static bool emit_narrow(emitter *e, const lam__node *n)
+{
+    const char *w, *trunc;
+    if (!narrow_form(e, n, &w, &trunc))
+        return false;
+    gx__sb_printf(e->out, "(%s(%s)%s(", cast(n->type), ct(n->optype), trunc ? trunc : "");
+    emit_pair(e, n, w, lam__op_text(n->op));
+    gx__sb_puts(e->out, "))");
+    return true;
+}
+
 static void emit_binary(emitter *e, const lam__node *n)
 {
     const lam__node *a = n->kid[0], *b = n->kid[1];
+    if (emit_narrow(e, n))
+        return;
     const char *h = is_float(n->optype) ? NULL : is_cx(n->optype) ? cx_helper(n->op) : int_helper(n->op);
     if (h) {
         bool shift = n->op == LAM_OP_SHL || n->op == LAM_OP_SHR;
@@ -213,16 +295,29 @@ static void emit(emitter *e, const lam__node *n)
     }
 }
 
-gx_status lam_emit(const lam_lambda *l, const char *const *param_names,
-                   const char *const *const_names, gx__sbuf *out)
+gx_status lam_emit_ranged(const lam_lambda *l, const char *const *param_names, const lam_range *param_ranges,
+                          const char *const *const_names, gx__sbuf *out, lam_range *result)
 {
+    if (result)
+        *result = (lam_range){false, 0, 0};
     if (!l || !out || l->result == GX_DTYPE_COUNT)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "lam_emit: needs a lambda checked by lam_compile and an output buffer");
-    emitter e = {l, param_names, const_names, out, GX_OK};
+    emitter e = {l, param_names, const_names, out, GX_OK, NULL};
+    if (param_ranges && !(e.rc = lam__rctx_new(l, param_ranges)))
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory while emitting a lambda");
     emit(&e, l->root);
+    if (result && e.rc && e.err == GX_OK)
+        *result = lam__range(e.rc, l->root);
+    lam__rctx_free(e.rc);
     if (e.err != GX_OK)
         return e.err;
     if (out->oom)
         return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory while emitting a lambda");
     return GX_OK;
+}
+
+gx_status lam_emit(const lam_lambda *l, const char *const *param_names,
+                   const char *const *const_names, gx__sbuf *out)
+{
+    return lam_emit_ranged(l, param_names, NULL, const_names, out, NULL);
 }

@@ -47,6 +47,7 @@ struct lam__node {
     lam__op op;              /* unary / binary operator */
     int col;                 /* byte column of the node's token */
     int height;
+    int id;                  /* 0.. in creation order (index of per-node tables) */
     gx_dtype type;           /* result dtype (after checking) */
     gx_dtype optype;         /* dtype the operation computes in */
     gx_dtype conv;           /* dtype the parent wants this value in (set by the checker) */
@@ -68,6 +69,7 @@ struct lam_lambda {
     int arrow_col;
     lam__node *root;
     lam__node *nodes;        /* chain of all nodes */
+    int nnodes;
     gx_dtype result;
 };
 
@@ -95,5 +97,16 @@ typedef struct lam__builtin { const char *name; int nargs; lam__bkind kind; } la
 extern const lam__builtin lam__builtins[];
 extern const int lam__nbuiltins;
 gx_dtype lam__promote(gx_dtype t);
+
+/* ---- lambda_range.c: bounds of integer values (see there) */
+typedef struct lam__rctx lam__rctx;
+lam__rctx *lam__rctx_new(const lam_lambda *l, const lam_range *params);   /* NULL: out of memory */
+void lam__rctx_free(lam__rctx *c);
+/* The bound of n's value in n->type; of kid k after conversion to kid->conv. */
+lam_range lam__range(lam__rctx *c, const lam__node *n);
+lam_range lam__range_kid(lam__rctx *c, const lam__node *n, int k);
+lam_range lam__range_conv(lam_range r, gx_dtype from, gx_dtype to);
+/* The bound of a op b computed in t (t's whole range where it may wrap). */
+lam_range lam__range_binary(lam__op op, lam_range a, lam_range b, gx_dtype t);
 
 #endif

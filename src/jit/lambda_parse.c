@@ -35,6 +35,7 @@ static gx_status new_node(parser *p, lam__kind kind, int col, lam__node **out)
     n->col = col;
     n->height = 1;
     n->type = n->optype = n->conv = GX_DTYPE_COUNT;
+    n->id = p->l->nnodes++;
     n->chain = p->l->nodes;
     p->l->nodes = n;
     *out = n;

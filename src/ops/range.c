@@ -346,10 +346,52 @@ void rp_release_tmps(gx_array **tmps, int ntmp)
         gx_array_release(tmps[i]);
 }
 
+/* [lo, hi] widened to [0, 2^b - 1] or [-2^b, 2^b - 1] for the next b of a short list,
+ * so that a kernel specialised on the bound serves many lengths.  31 and 62 are on it
+ * because products of two such values still fit in 62 bits and in a signed 64-bit. */
+static lam_range bound_class(__int128 lo, __int128 hi)
+{
+    static const int bits[] = {8, 16, 24, 31, 32, 40, 48, 56, 62, 63};
+    __int128 m = lo >= 0 ? hi : (-(lo + 1) > hi ? -(lo + 1) : hi);
+    for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++) {
+        __int128 top = ((__int128)1 << bits[i]) - 1;
+        if (m <= top)
+            return (lam_range){true, lo >= 0 ? 0 : (int64_t)(-top - 1), (int64_t)top};
+    }
+    return (lam_range){false, 0, 0};
+}
+
+/* The iota's values over [lo, lo + n) where they never wrap in the source dtype,
+ * and each enumerate's index range. */
+static void rp_seg_bounds(rp_seg *sg)
+{
+    memset(&sg->vr, 0, sizeof sg->vr);
+    memset(sg->er, 0, sizeof sg->er);
+    if (sg->n <= 0)
+        return;
+    gx_dtype t = sg->sdt[0];
+    if (sg->src == RP_SRC_IOTA && t >= GX_I8 && t <= GX_U64) {
+        bool sgn = gx__dtype_is_signed(t);
+        __int128 st = sgn ? (__int128)sg->start.i : (__int128)sg->start.u;
+        __int128 sp = sgn ? (__int128)sg->step.i : (__int128)sg->step.u;
+        __int128 a = st + sp * sg->lo, b = st + sp * (sg->lo + sg->n - 1);
+        __int128 lo = a < b ? a : b, hi = a < b ? b : a;
+        int w = (int)gx_dtype_size(t) * 8;
+        __int128 tmin = sgn ? -((__int128)1 << (w - 1)) : 0;
+        __int128 tmax = sgn ? ((__int128)1 << (w - 1)) - 1 : ((__int128)1 << w) - 1;
+        if (lo >= tmin && hi <= tmax)
+            sg->vr = bound_class(lo, hi);
+    }
+    for (int s = 0; s < sg->nops; s++)
+        if (sg->ops[s]->kind == RP_ENUM)
+            sg->er[s] = bound_class((__int128)sg->lo - sg->eoff[s], (__int128)sg->lo + sg->n - 1 - sg->eoff[s]);
+}
+
 /* Runs the segment as a collect and makes its outputs the source of a fresh one. */
 static gx_status materialise(gx_pipe *p, rp_seg *sg, uint64_t *base, gx_array **tmps, int *ntmp)
 {
     seg_finalize(sg, base);
+    rp_seg_bounds(sg);
     gx_array *outs[RP_MAXC];
     GX__CHECK(rp_run_collect(p->ctx, sg, sg->arity, outs));
     int m = sg->arity;
@@ -362,6 +404,7 @@ static gx_status materialise(gx_pipe *p, rp_seg *sg, uint64_t *base, gx_array **
 }
 
 #define RP_MAXTMP (RP_MAXC * RP_MAXOPS + RP_MAXC)
+
 
 gx_status rp_plan(gx_pipe *p, bool positional, rp_seg *sg, gx_array **tmps, int *ntmp)
 {
@@ -416,6 +459,7 @@ gx_status rp_plan(gx_pipe *p, bool positional, rp_seg *sg, gx_array **tmps, int 
         return st;
     }
     seg_finalize(sg, base);
+    rp_seg_bounds(sg);
     return GX_OK;
 }
 

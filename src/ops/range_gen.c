@@ -121,6 +121,8 @@ static void emit_elem(gx__sbuf *b, const rp_seg *sg, const char *idx, const char
                   ind, idx, ind, ind, ind, A, ind);
     char names[RP_MAXC][24];
     gx_dtype dt[RP_MAXC];
+    lam_range rg[RP_MAXC + 1] = {{0}};   /* bounds of each component's values */
+    rg[0] = sg->src == RP_SRC_IOTA ? sg->vr : rg[0];
     int m = sg->nsrc;
     for (int k = 0; k < sg->nsrc; k++) {
         gx_dtype t = sg->sdt[k];
@@ -166,9 +168,11 @@ static void emit_elem(gx__sbuf *b, const rp_seg *sg, const char *idx, const char
             for (int c = m; c > 0; c--) {
                 memcpy(names[c], names[c - 1], sizeof names[c]);
                 dt[c] = dt[c - 1];
+                rg[c] = rg[c - 1];
             }
             gx__fmt(names[0], sizeof names[0], "e%d", s);
             dt[0] = GX_I64;
+            rg[0] = sg->er[s];
             m++;
             gx__sb_printf(b, "%s  const int64_t e%d = gx_si - %seoff[%d];\n", ind, s, A, s);
             continue;
@@ -183,7 +187,8 @@ static void emit_elem(gx__sbuf *b, const rp_seg *sg, const char *idx, const char
             cn[j] = cbuf[j];
         }
         gx__sbuf e = {0};
-        lam_emit(op->lam, pn, cn, &e);
+        lam_range res;
+        lam_emit_ranged(op->lam, pn, rg, cn, &e, &res);
         if (op->kind == RP_FILTER && s == last_filter) {
             /* No map follows: a plain flag, so compilers can go branch-free. */
             gx__sb_printf(b, "%s  gx_pass = (%s);\n", ind, e.p ? e.p : "0");
@@ -194,6 +199,7 @@ static void emit_elem(gx__sbuf *b, const rp_seg *sg, const char *idx, const char
             gx__sb_printf(b, "%s  const %s m%d = (%s)(%s);\n", ind, ct(rt), s, ct(rt), e.p ? e.p : "0");
             gx__fmt(names[0], sizeof names[0], "m%d", s);
             dt[0] = rt;
+            rg[0] = res;
             m = 1;
         }
         gx__sb_free(&e);
@@ -889,11 +895,22 @@ static void gen_cuda_reduce(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
         gx__sb_puts(b, "  const int64_t run = (n + nth - 1) / nth;\n"
                        "  const int64_t b0 = tid * run;\n"
                        "  const int64_t len = b0 < n ? (n - b0 < run ? n - b0 : run) : 0;\n");
-        /* Integer iota: the value advances by one add per element (same wrap-around). */
+        /* Integer iota: the value advances by one add per element (same wrap-around).
+         * A 64-bit one whose values all fit 32 bits advances in 32 (one add, not two)
+         * behind a filter: without one, NVCC sums polynomial maps of a 64-bit counter
+         * in closed form (iota | reduce(+) at 2^29 in 25 us), which a 32-bit counter
+         * that might wrap prevents (95 us). */
         bool inc = sg->src == RP_SRC_IOTA && !gx__dtype_is_float(sg->sdt[0]);
-        const char *cur[1] = {"gx_cur"};
+        const char *ctype = ct(sg->sdt[0]), *cur[1] = {"gx_cur"};
+        char cur32[64];
+        if (inc && sg->filtered && gx_dtype_size(sg->sdt[0]) == 8 && sg->vr.ok && sg->vr.lo >= INT32_MIN &&
+            sg->vr.hi <= (int64_t)UINT32_MAX) {
+            gx__fmt(cur32, sizeof cur32, "((%s)%sgx_cur)", ctype, sg->vr.lo < 0 ? "(int32_t)" : "");
+            cur[0] = cur32;
+            ctype = "uint32_t";
+        }
         if (inc)
-            gx__sb_printf(b, "  %s gx_cur = (%s)(gx_st + (uint64_t)(a.lo + b0) * gx_sp);\n", ct(sg->sdt[0]), ct(sg->sdt[0]));
+            gx__sb_printf(b, "  %s gx_cur = (%s)(gx_st + (uint64_t)(a.lo + b0) * gx_sp);\n", ctype, ctype);
         int64_t j0 = 0;
         if (!sg->filtered && !ks->has_identity) {
             gx__sb_puts(b, "  if (len > 0) {\n");
@@ -901,7 +918,7 @@ static void gen_cuda_reduce(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
             emit_lift(b, ks, "    ");
             gx__sb_puts(b, "    acc = r;\n    has = 1;\n");
             if (inc)
-                gx__sb_printf(b, "    gx_cur = (%s)((uint64_t)gx_cur + gx_sp);\n", ct(sg->sdt[0]));
+                gx__sb_printf(b, "    gx_cur = (%s)(gx_cur + (%s)gx_sp);\n", ctype, cur[0] == cur32 ? "uint32_t" : "uint64_t");
             gx__sb_puts(b, "  }\n");
             j0 = 1;
         }
@@ -914,7 +931,7 @@ static void gen_cuda_reduce(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
             emit_accum(b, ks, "    ");
         }
         if (inc)
-            gx__sb_printf(b, "    gx_cur = (%s)((uint64_t)gx_cur + gx_sp);\n", ct(sg->sdt[0]));
+            gx__sb_printf(b, "    gx_cur = (%s)(gx_cur + (%s)gx_sp);\n", ctype, cur[0] == cur32 ? "uint32_t" : "uint64_t");
         gx__sb_puts(b, "  }\n");
     }
     cu_block_reduce(b, ks, "part[blockIdx.x].v = acc; part[blockIdx.x].has = has;");
@@ -971,8 +988,12 @@ void rp_body_key(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx__sbuf *b)
         gx__sb_printf(b, "%d,", (int)sg->sdt[k]);
     for (int c = 0; c < sg->arity; c++)
         gx__sb_printf(b, "%d;", (int)sg->dt[c]);
+    if (sg->vr.ok)
+        gx__sb_printf(b, "|r %lld,%lld", (long long)sg->vr.lo, (long long)sg->vr.hi);
     for (int s = 0; s < sg->nops; s++) {
         const rp_op *op = sg->ops[s];
+        if (sg->er[s].ok)
+            gx__sb_printf(b, "|e %lld,%lld", (long long)sg->er[s].lo, (long long)sg->er[s].hi);
         gx__sb_printf(b, "|op %d %d %d {%s}", (int)op->kind, op->cbase, op->nconst, op->text ? op->text : "");
         for (int j = 0; j < op->nconst; j++) {
             const char *nm = sg->pipe->cname[op->cbase + j];

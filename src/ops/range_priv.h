@@ -78,6 +78,11 @@ typedef struct rp_seg {
     int arity;                  /* components at the end */
     gx_dtype dt[RP_MAXC];
     const gx_pipe *pipe;        /* constants */
+    /* Bounds on integer values, widened to a few classes (rp_seg_bounds) so that
+     * kernels are specialised on them without one compile per length: the iota
+     * source's values, and each enumerate's indices.  Let lambdas compute narrower. */
+    lam_range vr;
+    lam_range er[RP_MAXOPS];
 } rp_seg;
 
 /* The terminal a kernel ends in. */
