@@ -239,7 +239,7 @@ static void emit_common(gx__sbuf *b, const rp_kspec *ks, bool cuda)
     gx__sb_printf(b,
                   "typedef union { double f; int64_t i; uint64_t u; } gx_cval;\n"
                   "typedef struct { uint64_t src[%d]; int64_t sst[%d]; uint64_t out[%d]; uint64_t scratch;\n"
-                  "  uint64_t clr; int64_t nclr; uint64_t hres; int64_t lo, n, ntiles, nparts; uint64_t seed; gx_cval start, step; int64_t eoff[%d];\n"
+                  "  uint64_t clr; int64_t nclr; uint64_t hres, cnt; int64_t lo, n, ntiles, nparts; uint64_t seed; gx_cval start, step; int64_t eoff[%d];\n"
                   "  gx_cval c[%d]; gx_cval init[2]; } gx_args;\n",
                   RP_MAXC, RP_MAXC, RP_MAXC, RP_MAXOPS, RP_MAXCONST);
     /* SplitMix64 of (seed, index): internal to pipelines' random sources. */
@@ -836,7 +836,7 @@ static void gen_cuda_collect(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, 
 }
 
 /* Reduce: per-thread folds (striped vector loads for arrays, contiguous runs for
- * generators), a warp tree, one slot per block; gx_rp_fin combines the slots. */
+ * generators), a warp tree, one slot per block; the last block combines the slots. */
 static void cu_block_reduce(gx__sbuf *b, const rp_kspec *ks, const char *slot)
 {
     gx__sb_puts(b, "  {\n    __shared__ gx_acc s_w[32];\n    __shared__ uint32_t s_wh[32];\n"
@@ -935,21 +935,33 @@ static void gen_cuda_reduce(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
         gx__sb_puts(b, "  }\n");
     }
     cu_block_reduce(b, ks, "part[blockIdx.x].v = acc; part[blockIdx.x].has = has;");
-    gx__sb_puts(b, "}\n");
-    /* The finisher: one block over the per-block slots, init first. */
-    gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) gx_rp_fin(const gx_args a)\n{\n"
-                     "  gx_slot *part = (gx_slot *)(gx_uptr)(a.scratch + 64);\n", RP_BLOCK);
-    emit_acc_decl(b, ks);
-    gx__sb_puts(b, "  for (int64_t t = threadIdx.x; t < a.nparts; t += blockDim.x)\n"
-                   "    if (part[t].has) { acc = has ? gx_rp_op(acc, part[t].v) : part[t].v; has = 1; }\n");
+    /* Single pass: the block that counts in last (threadfence, then the atomic counter)
+     * combines the per-block slots in block order, init first, so a float sum is the
+     * same on every run, and writes the result slot to host memory when mapped. */
+    gx__sb_puts(b, "  unsigned *gx_cnt = (unsigned *)(gx_uptr)a.cnt;\n  {\n    __shared__ bool gx_last;\n"
+                   "    if (threadIdx.x == 0) {\n      __threadfence();\n"
+                   "      gx_last = atomicAdd(gx_cnt, 1u) == gridDim.x - 1;\n    }\n"
+                   "    __syncthreads();\n    if (!gx_last)\n      return;\n    __threadfence();\n  }\n");
+    gx__sb_printf(b, "  acc = %s;\n  has = %d;\n", ks->has_identity ? ks->identity : "GX_ZACC", ks->has_identity ? 1 : 0);
+    /* The whole GPU waits for this block: its loads of the slots go out 4 at a time,
+     * not one L2 round trip each, and combine in the same order. */
+    gx__sb_puts(b, "  for (unsigned t0 = threadIdx.x; t0 < gridDim.x; t0 += blockDim.x * 4) {\n"
+                   "    gx_acc pv[4];\n    uint32_t ph[4];\n#pragma unroll\n    for (int k = 0; k < 4; k++) {\n"
+                   "      const unsigned t = t0 + k * blockDim.x;\n      const volatile gx_slot *ps = part + t;\n"
+                   "      ph[k] = t < gridDim.x ? ps->has : 0u;\n      if (ph[k]) {\n");
+    for (int c = 0; c < ks->nacc; c++)
+        gx__sb_printf(b, "        pv[k].v%d = ps->v.v%d;\n", c, c);
+    gx__sb_puts(b, "      }\n    }\n#pragma unroll\n    for (int k = 0; k < 4; k++)\n"
+                   "      if (ph[k]) {\n        acc = has ? gx_rp_op(acc, pv[k]) : pv[k];\n        has = 1;\n      }\n  }\n");
     gx__sbuf fin = {0};
     if (ks->has_init) {
         gx__sb_puts(&fin, "gx_acc i0; ");
         for (int c = 0; c < ks->nacc; c++)
             gx__sb_printf(&fin, "i0.v%d = (%s)a.init[%d].%s; ", c, ct(ks->acc[c]), c, cfield(ks->acc[c]));
-        gx__sb_puts(&fin, "acc = has ? gx_rp_op(i0, acc) : i0; has = 1; ");
+        gx__sb_puts(&fin, "acc = has ? gx_rp_op(i0, acc) : i0; has = 1;\n      ");
     }
-    gx__sb_puts(&fin, "part[a.nparts].v = acc; part[a.nparts].has = has;");
+    gx__sb_puts(&fin, "gx_slot *res = a.hres ? (gx_slot *)(gx_uptr)a.hres : part + gridDim.x;\n"
+                      "      res->v = acc;\n      res->has = has;\n      *gx_cnt = 0u;   /* ready for the next launch */");
     cu_block_reduce(b, ks, fin.p ? fin.p : "");
     gx__sb_free(&fin);
     gx__sb_puts(b, "}\n");

@@ -110,7 +110,8 @@ typedef struct rp_args {
     uint64_t scratch;
     uint64_t clr;        /* CUDA look-back launches: nclr 8-byte words to zero (rg_lookback_mem) */
     int64_t nclr;
-    uint64_t hres;       /* CUDA collect: where the kept count goes in host memory, or 0 */
+    uint64_t hres;       /* CUDA collect / reduce: where the count or the result slot goes in host memory, or 0 */
+    uint64_t cnt;        /* CUDA reduce: the blocks' counter (zero between launches) */
     int64_t lo, n, ntiles, nparts;
     uint64_t seed;
     rp_cval start, step;

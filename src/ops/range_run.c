@@ -1,7 +1,7 @@
 /* range_run.c -- launching the generated pipeline kernels (see range_priv.h).
  * Scratch memory (tile status slots, per-block partials) is 64 bytes of counters,
- * then one slot per tile / part: from the pool for each run, except the status of
- * CUDA's look-back kernels, which comes from the stream's pair (rg_lookback_mem). */
+ * then one slot per tile / part: from the pool for each run on the CPU; on CUDA the
+ * stream's own (rg_scratch for reductions, rg_lookback_mem's pair for look-back). */
 #include "ops/range_priv.h"
 #include "ops/reduce_gen.h"
 #include "ops/userfns.h"
@@ -123,46 +123,84 @@ static gx_status scratch_new(gx_ctx *ctx, size_t bytes, void **p)
 
 static int64_t cpu_parts(gx_ctx *ctx) { return gx__cpu_workers(&ctx->be); }
 
+/* The result slot's accumulator and has flag into result / *empty. */
+static void reduce_result(const rp_kspec *ks, const uint8_t *slot, void *result, bool *empty)
+{
+    size_t ab = slot_acc_bytes(ks);
+    uint32_t has;
+    memcpy(&has, slot + ab + 4, 4);
+    *empty = has == 0;
+    memcpy(result, slot, ab);
+}
+
+/* CUDA: one launch; per-block slots and the counter from the stream's scratch
+ * (rg_scratch), the result slot into mapped host memory where there is some. */
+static gx_status reduce_cuda(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, rp_args *a, void *result, bool *empty)
+{
+    gx__kernel none, kr;
+    GX__CHECK(get_kernels(ctx, sg, ks, NULL, "gx_rp_red", &none, &kr));
+    int K = sg->src == RP_SRC_ARRAYS && sg->contig ? sg->vec : 1;
+    int64_t want = (sg->n / K + RP_BLOCK - 1) / RP_BLOCK, full = kr.min_grid > 0 ? kr.min_grid : 1024;
+    int64_t grid = want < full ? want : full;
+    grid = grid > 0 ? grid : 1;
+    a->nparts = grid;
+    size_t sb = slot_bytes(ks), ab = slot_acc_bytes(ks);
+    uint64_t part = 0, cnt = 0;
+    GX__CHECK(rg_scratch(ctx, 64 + (size_t)(grid + 1) * sb, 1, &part, &cnt));
+    a->scratch = part;
+    a->cnt = cnt;
+    void *hres = NULL;
+    volatile uint32_t *hhas = NULL;
+    if (rg_host_result(ctx, &hres, &a->hres)) {
+        hhas = (volatile uint32_t *)((uint8_t *)hres + ab + 4);
+        *hhas = 0xFFFFFFFFu;   /* the kernel writes 0 or 1 */
+    }
+    gx_status s = launch(ctx, &kr, a, sg->n, grid);
+    uint8_t slot[2 * 16 + 8];
+    if (s == GX_OK && sb > sizeof slot)
+        s = gx__err(GX_ERR_INTERNAL, "pipeline reduce: %zu-byte result slot", sb);
+    if (s == GX_OK && hhas) {
+        s = ctx->be.iface->sync(&ctx->be);
+        memcpy(slot, hres, sb);
+    } else if (s == GX_OK) {
+        s = ctx->be.iface->d2h(&ctx->be, slot, (char *)(uintptr_t)part + 64 + (size_t)grid * sb, sb);
+    }
+    GX__CHECK(s);
+    if (hhas && *hhas > 1)
+        return gx__err(GX_ERR_INTERNAL, "pipeline reduce: the kernel wrote no result");
+    reduce_result(ks, slot, result, empty);
+    return GX_OK;
+}
+
 gx_status rp_run_reduce(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, void *result, bool *empty)
 {
-    gx__kernel kr, kf;
-    gx_status s = get_kernels(ctx, sg, ks, "gx_rp_red", "gx_rp_fin", &kr, &kf);
-    GX__CHECK(s);
-    bool cuda = run_cuda(ctx);
     rp_args a;
     rp_fill_args(sg, &a);
     memcpy(a.init, ks->init, sizeof a.init);
-    int64_t grid = 1;
-    if (cuda) {
-        int K = sg->src == RP_SRC_ARRAYS && sg->contig ? sg->vec : 1;
-        int64_t want = (sg->n / K + RP_BLOCK - 1) / RP_BLOCK;
-        int64_t full = kr.min_grid > 0 ? kr.min_grid : 1024;
-        grid = want < full ? want : full;
-        grid = grid > 0 ? grid : 1;
-    }
-    a.nparts = cuda ? grid : cpu_parts(ctx);
+    if (run_cuda(ctx))
+        return reduce_cuda(ctx, sg, ks, &a, result, empty);
+    gx__kernel kr, kf;
+    GX__CHECK(get_kernels(ctx, sg, ks, "gx_rp_red", "gx_rp_fin", &kr, &kf));
+    a.nparts = cpu_parts(ctx);
     size_t sb = slot_bytes(ks), bytes = 64 + (size_t)(a.nparts + 1) * sb;
     void *scr = NULL;
     GX__CHECK(scratch_new(ctx, bytes, &scr));
     a.scratch = (uint64_t)(uintptr_t)scr;
+    gx_status s = GX_OK;
     if (sg->n > 0)
-        s = launch(ctx, &kr, &a, sg->n, grid);
+        s = launch(ctx, &kr, &a, sg->n, 1);
     else
         a.nparts = 0;
     if (s == GX_OK)
         s = launch(ctx, &kf, &a, 1, 1);
-    uint8_t slot[16 * 8 + 8];
-    size_t ab = slot_acc_bytes(ks);
+    uint8_t slot[2 * 16 + 8];
     if (s == GX_OK && sb > sizeof slot)
         s = gx__err(GX_ERR_INTERNAL, "pipeline reduce: %zu-byte result slot", sb);
     if (s == GX_OK)
         s = ctx->be.iface->d2h(&ctx->be, slot, (char *)scr + 64 + (size_t)a.nparts * sb, sb);
     gx__mem_free(ctx, scr, bytes);
     GX__CHECK(s);
-    uint32_t has;
-    memcpy(&has, slot + ab + 4, 4);
-    *empty = has == 0;
-    memcpy(result, slot, ab);
+    reduce_result(ks, slot, result, empty);
     return GX_OK;
 }
 
