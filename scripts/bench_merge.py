@@ -32,9 +32,10 @@ OP_ORDER = ["copy", "sum", "max", "argmin", "map_sin2cos2", "map_saxpy", "l2dist
             "scan_sum", "select_gt05", "sum_rows", "sum_cols", "rand_f32",
             "iota_sum_i64", "pipeline_count", "sort_u32", "sort_f32"]
 LAST_OPS = ["sgemm"]
-IMPL_ORDER = ["gx", "cuda", "cub", "cublas", "torch", "cupy", "cupy_kernel"]
+IMPL_ORDER = ["gx", "cuda", "cub", "cublas", "torch", "cupy", "cupy_kernel", "cuda-hand", "cuda-hand-sr"]
 IMPL_COLOR = {"gx": "#d62728", "cuda": "#7f7f7f", "cub": "#1f77b4", "cublas": "#17becf",
-              "torch": "#ff7f0e", "cupy": "#2ca02c", "cupy_kernel": "#98df8a"}
+              "torch": "#ff7f0e", "cupy": "#2ca02c", "cupy_kernel": "#98df8a",
+              "cuda-hand": "#9467bd", "cuda-hand-sr": "#c5b0d5"}
 META_IMPLS = {"device", "meta", "note", "versions"}
 
 
