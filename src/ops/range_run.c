@@ -140,7 +140,11 @@ static gx_status reduce_cuda(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, 
     gx__kernel none, kr;
     GX__CHECK(get_kernels(ctx, sg, ks, NULL, "gx_rp_red", &none, &kr));
     int K = sg->src == RP_SRC_ARRAYS && sg->contig ? sg->vec : 1;
-    int64_t want = (sg->n / K + RP_BLOCK - 1) / RP_BLOCK, full = kr.min_grid > 0 ? kr.min_grid : 1024;
+    /* Generators read nothing: at least 64 elements per thread, so a small run has
+     * fewer blocks to count in and combine (iota | count at 2^21 on an H200: kernel
+     * 10.8 -> 7.8 us; 2^29 unchanged, the grid is full there either way). */
+    int64_t per = sg->src == RP_SRC_ARRAYS ? K : 64;
+    int64_t want = (sg->n / per + RP_BLOCK - 1) / RP_BLOCK, full = kr.min_grid > 0 ? kr.min_grid : 1024;
     int64_t grid = want < full ? want : full;
     grid = grid > 0 ? grid : 1;
     a->nparts = grid;
