@@ -310,42 +310,6 @@ static void seg_from_arrays(rp_seg *sg, const gx_pipe *p, int n, gx_array *const
     sg->n = count;
 }
 
-/* Base pointers advanced to lo, and the vector width every pointer allows. */
-static void seg_finalize(rp_seg *sg, uint64_t *base)
-{
-    if (sg->src != RP_SRC_ARRAYS)
-        return;
-    size_t maxsz = 1;
-    for (int k = 0; k < sg->nsrc; k++) {
-        size_t sz = gx_dtype_size(sg->sdt[k]);
-        sg->sptr[k] = base[k] + (uint64_t)(sg->lo * sg->sstride[k] * (int64_t)sz);
-        maxsz = sz > maxsz ? sz : maxsz;
-    }
-    int vec = sg->contig ? (int)(16 / maxsz) : 1;
-    for (int k = 0; k < sg->nsrc; k++)
-        while (vec > 1 && sg->sptr[k] % (gx_dtype_size(sg->sdt[k]) * (size_t)vec))
-            vec /= 2;
-    sg->vec = vec;
-}
-
-static void seg_apply_types(rp_seg *sg, const rp_op *op)
-{
-    if (op->kind == RP_MAP) {
-        sg->dt[0] = lam_result_type(op->lam);
-        sg->arity = 1;
-    } else if (op->kind == RP_ENUM) {
-        memmove(sg->dt + 1, sg->dt, sizeof *sg->dt * (size_t)sg->arity);
-        sg->dt[0] = GX_I64;
-        sg->arity++;
-    }
-}
-
-void rp_release_tmps(gx_array **tmps, int ntmp)
-{
-    for (int i = 0; i < ntmp; i++)
-        gx_array_release(tmps[i]);
-}
-
 /* [lo, hi] widened to [0, 2^b - 1] or [-2^b, 2^b - 1] for the next b of a short list,
  * so that a kernel specialised on the bound serves many lengths.  31 and 62 are on it
  * because products of two such values still fit in 62 bits and in a signed 64-bit. */
@@ -387,11 +351,48 @@ static void rp_seg_bounds(rp_seg *sg)
             sg->er[s] = bound_class((__int128)sg->lo - sg->eoff[s], (__int128)sg->lo + sg->n - 1 - sg->eoff[s]);
 }
 
+/* The segment ready to run: value bounds, and for arrays the base pointers advanced
+ * to lo and the vector width every pointer allows. */
+static void seg_finalize(rp_seg *sg, uint64_t *base)
+{
+    rp_seg_bounds(sg);
+    if (sg->src != RP_SRC_ARRAYS)
+        return;
+    size_t maxsz = 1;
+    for (int k = 0; k < sg->nsrc; k++) {
+        size_t sz = gx_dtype_size(sg->sdt[k]);
+        sg->sptr[k] = base[k] + (uint64_t)(sg->lo * sg->sstride[k] * (int64_t)sz);
+        maxsz = sz > maxsz ? sz : maxsz;
+    }
+    int vec = sg->contig ? (int)(16 / maxsz) : 1;
+    for (int k = 0; k < sg->nsrc; k++)
+        while (vec > 1 && sg->sptr[k] % (gx_dtype_size(sg->sdt[k]) * (size_t)vec))
+            vec /= 2;
+    sg->vec = vec;
+}
+
+static void seg_apply_types(rp_seg *sg, const rp_op *op)
+{
+    if (op->kind == RP_MAP) {
+        sg->dt[0] = lam_result_type(op->lam);
+        sg->arity = 1;
+    } else if (op->kind == RP_ENUM) {
+        memmove(sg->dt + 1, sg->dt, sizeof *sg->dt * (size_t)sg->arity);
+        sg->dt[0] = GX_I64;
+        sg->arity++;
+    }
+}
+
+void rp_release_tmps(gx_array **tmps, int ntmp)
+{
+    for (int i = 0; i < ntmp; i++)
+        gx_array_release(tmps[i]);
+}
+
 /* Runs the segment as a collect and makes its outputs the source of a fresh one. */
 static gx_status materialise(gx_pipe *p, rp_seg *sg, uint64_t *base, gx_array **tmps, int *ntmp)
 {
     seg_finalize(sg, base);
-    rp_seg_bounds(sg);
     gx_array *outs[RP_MAXC];
     GX__CHECK(rp_run_collect(p->ctx, sg, sg->arity, outs));
     int m = sg->arity;
@@ -404,7 +405,6 @@ static gx_status materialise(gx_pipe *p, rp_seg *sg, uint64_t *base, gx_array **
 }
 
 #define RP_MAXTMP (RP_MAXC * RP_MAXOPS + RP_MAXC)
-
 
 gx_status rp_plan(gx_pipe *p, bool positional, rp_seg *sg, gx_array **tmps, int *ntmp)
 {
@@ -459,7 +459,6 @@ gx_status rp_plan(gx_pipe *p, bool positional, rp_seg *sg, gx_array **tmps, int 
         return st;
     }
     seg_finalize(sg, base);
-    rp_seg_bounds(sg);
     return GX_OK;
 }
 

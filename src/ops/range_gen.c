@@ -295,12 +295,11 @@ static void emit_accum(gx__sbuf *b, const rp_kspec *ks, const char *ind)
     gx__sb_printf(b, "%s  acc = has ? gx_rp_op(acc, r) : r;\n%s  has = 1;\n%s}\n", ind, ind, ind);
 }
 
-static void emit_acc_decl(gx__sbuf *b, const rp_kspec *ks)
+/* acc and has at the start of a fold (declared, or `decl` false: assigned again). */
+static void emit_acc_init(gx__sbuf *b, const rp_kspec *ks, bool decl)
 {
-    if (ks->has_identity)
-        gx__sb_printf(b, "  gx_acc acc = %s;\n  uint32_t has = 1;\n", ks->identity);
-    else
-        gx__sb_puts(b, "  gx_acc acc = GX_ZACC;\n  uint32_t has = 0;\n");
+    gx__sb_printf(b, "  %sacc = %s;\n  %shas = %d;\n", decl ? "gx_acc " : "", ks->has_identity ? ks->identity : "GX_ZACC",
+                  decl ? "uint32_t " : "", ks->has_identity ? 1 : 0);
 }
 
 /* ------------------------------------------------------------ CPU */
@@ -316,7 +315,7 @@ static void cpu_head(gx__sbuf *b, const char *name, const rp_seg *sg)
 /* Combines part[0..upto) in order (empty parts skipped) into (acc, has). */
 static void cpu_prefix(gx__sbuf *b, const rp_kspec *ks, const char *upto)
 {
-    emit_acc_decl(b, ks);
+    emit_acc_init(b, ks, true);
     if (ks->has_init && ks->term != RP_T_COLLECT) {
         gx__sb_puts(b, "  gx_acc r;\n");
         emit_init_acc(b, ks, "a->", "r");
@@ -329,7 +328,7 @@ static void cpu_prefix(gx__sbuf *b, const rp_kspec *ks, const char *upto)
 static void cpu_fold_entry(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, const char *name)
 {
     cpu_head(b, name, sg);
-    emit_acc_decl(b, ks);
+    emit_acc_init(b, ks, true);
     if (!sg->filtered && !ks->has_identity) {
         /* Every element counts: the first starts the fold, the loop needs no flag. */
         gx__sb_puts(b, "  int64_t i = begin;\n  if (i < end) {\n");
@@ -859,7 +858,7 @@ static void gen_cuda_reduce(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
     gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) gx_rp_red(const gx_args a)\n{\n", RP_BLOCK);
     emit_prologue(b, sg, "a.", true);
     gx__sb_puts(b, "  gx_slot *part = (gx_slot *)(gx_uptr)(a.scratch + 64);\n");
-    emit_acc_decl(b, ks);
+    emit_acc_init(b, ks, true);
     gx__sb_puts(b, "  const int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
                    "  const int64_t nth = (int64_t)gridDim.x * blockDim.x;\n");
     if (sg->src == RP_SRC_ARRAYS && K > 1) {
@@ -909,16 +908,19 @@ static void gen_cuda_reduce(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
             cur[0] = cur32;
             ctype = "uint32_t";
         }
-        if (inc)
+        char step[96] = "";
+        if (inc) {
             gx__sb_printf(b, "  %s gx_cur = (%s)(gx_st + (uint64_t)(a.lo + b0) * gx_sp);\n", ctype, ctype);
+            gx__fmt(step, sizeof step, "    gx_cur = (%s)(gx_cur + (%s)gx_sp);\n", ctype,
+                    cur[0] == cur32 ? "uint32_t" : "uint64_t");
+        }
         int64_t j0 = 0;
         if (!sg->filtered && !ks->has_identity) {
             gx__sb_puts(b, "  if (len > 0) {\n");
             emit_elem(b, sg, "b0", inc ? cur : NULL, "a.", "    ");
             emit_lift(b, ks, "    ");
             gx__sb_puts(b, "    acc = r;\n    has = 1;\n");
-            if (inc)
-                gx__sb_printf(b, "    gx_cur = (%s)(gx_cur + (%s)gx_sp);\n", ctype, cur[0] == cur32 ? "uint32_t" : "uint64_t");
+            gx__sb_puts(b, step);
             gx__sb_puts(b, "  }\n");
             j0 = 1;
         }
@@ -930,8 +932,7 @@ static void gen_cuda_reduce(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
         } else {
             emit_accum(b, ks, "    ");
         }
-        if (inc)
-            gx__sb_printf(b, "    gx_cur = (%s)(gx_cur + (%s)gx_sp);\n", ctype, cur[0] == cur32 ? "uint32_t" : "uint64_t");
+        gx__sb_puts(b, step);
         gx__sb_puts(b, "  }\n");
     }
     cu_block_reduce(b, ks, "part[blockIdx.x].v = acc; part[blockIdx.x].has = has;");
@@ -942,7 +943,7 @@ static void gen_cuda_reduce(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
                    "    if (threadIdx.x == 0) {\n      __threadfence();\n"
                    "      gx_last = atomicAdd(gx_cnt, 1u) == gridDim.x - 1;\n    }\n"
                    "    __syncthreads();\n    if (!gx_last)\n      return;\n    __threadfence();\n  }\n");
-    gx__sb_printf(b, "  acc = %s;\n  has = %d;\n", ks->has_identity ? ks->identity : "GX_ZACC", ks->has_identity ? 1 : 0);
+    emit_acc_init(b, ks, false);
     /* The whole GPU waits for this block: its loads of the slots go out 4 at a time,
      * not one L2 round trip each, and combine in the same order. */
     gx__sb_puts(b, "  for (unsigned t0 = threadIdx.x; t0 < gridDim.x; t0 += blockDim.x * 4) {\n"

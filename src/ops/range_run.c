@@ -123,6 +123,17 @@ static gx_status scratch_new(gx_ctx *ctx, size_t bytes, void **p)
 
 static int64_t cpu_parts(gx_ctx *ctx) { return gx__cpu_workers(&ctx->be); }
 
+/* n bytes of a kernel's result after the launch: from the mapped host copy `host`
+ * once the stream is done, or (host NULL) copied from device address `dev`. */
+static gx_status read_result(gx_ctx *ctx, const volatile void *host, const void *dev, void *dst, size_t n)
+{
+    if (!host)
+        return ctx->be.iface->d2h(&ctx->be, dst, dev, n);
+    GX__CHECK(ctx->be.iface->sync(&ctx->be));
+    memcpy(dst, (const void *)host, n);
+    return GX_OK;
+}
+
 /* The result slot's accumulator and has flag into result / *empty. */
 static void reduce_result(const rp_kspec *ks, const uint8_t *slot, void *result, bool *empty)
 {
@@ -153,24 +164,17 @@ static gx_status reduce_cuda(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, 
     GX__CHECK(rg_scratch(ctx, 64 + (size_t)(grid + 1) * sb, 1, &part, &cnt));
     a->scratch = part;
     a->cnt = cnt;
-    void *hres = NULL;
-    volatile uint32_t *hhas = NULL;
-    if (rg_host_result(ctx, &hres, &a->hres)) {
-        hhas = (volatile uint32_t *)((uint8_t *)hres + ab + 4);
-        *hhas = 0xFFFFFFFFu;   /* the kernel writes 0 or 1 */
-    }
-    gx_status s = launch(ctx, &kr, a, sg->n, grid);
     uint8_t slot[2 * 16 + 8];
-    if (s == GX_OK && sb > sizeof slot)
-        s = gx__err(GX_ERR_INTERNAL, "pipeline reduce: %zu-byte result slot", sb);
-    if (s == GX_OK && hhas) {
-        s = ctx->be.iface->sync(&ctx->be);
-        memcpy(slot, hres, sb);
-    } else if (s == GX_OK) {
-        s = ctx->be.iface->d2h(&ctx->be, slot, (char *)(uintptr_t)part + 64 + (size_t)grid * sb, sb);
-    }
-    GX__CHECK(s);
-    if (hhas && *hhas > 1)
+    if (sb > sizeof slot)
+        return gx__err(GX_ERR_INTERNAL, "pipeline reduce: %zu-byte result slot", sb);
+    void *hres = NULL;
+    if (rg_host_result(ctx, &hres, &a->hres))   /* else hres stays NULL */
+        *(volatile uint32_t *)((uint8_t *)hres + ab + 4) = 0xFFFFFFFFu;   /* has: the kernel writes 0 or 1 */
+    GX__CHECK(launch(ctx, &kr, a, sg->n, grid));
+    GX__CHECK(read_result(ctx, hres, (char *)(uintptr_t)part + 64 + (size_t)grid * sb, slot, sb));
+    uint32_t has;
+    memcpy(&has, slot + ab + 4, 4);
+    if (has > 1)
         return gx__err(GX_ERR_INTERNAL, "pipeline reduce: the kernel wrote no result");
     reduce_result(ks, slot, result, empty);
     return GX_OK;
@@ -301,19 +305,12 @@ static gx_status collect_cuda(gx_ctx *ctx, const rp_seg *sg, const gx__kernel *k
         a->out[c] = (uint64_t)(uintptr_t)gx__array_ptr(out[c]);
     /* The count straight into host memory: a sync, no copy after the kernel. */
     void *hres = NULL;
-    volatile int64_t *hcount = NULL;
-    if (rg_host_result(ctx, &hres, &a->hres)) {
-        hcount = hres;
-        *hcount = -1;
-    }
+    if (rg_host_result(ctx, &hres, &a->hres))   /* else hres stays NULL */
+        *(volatile int64_t *)hres = -1;   /* the kernel writes the count */
     gx_status s = lookback_launch(ctx, kw, a, sg->n, bytes, sh.block);
     int64_t total = 0;
-    if (s == GX_OK && hcount) {
-        s = ctx->be.iface->sync(&ctx->be);
-        total = *hcount;
-    } else if (s == GX_OK) {
-        s = ctx->be.iface->d2h(&ctx->be, &total, (char *)(uintptr_t)a->scratch + 8, 8);
-    }
+    if (s == GX_OK)
+        s = read_result(ctx, hres, (char *)(uintptr_t)a->scratch + 8, &total, 8);
     if (s == GX_OK && (total < 0 || total > sg->n))
         s = gx__err(GX_ERR_INTERNAL, "pipeline collect: kernel reported %lld kept of %lld", (long long)total,
                     (long long)sg->n);
