@@ -40,6 +40,17 @@ gx_status gx__sb_export(const gx__sbuf *b, char *buf, size_t cap, size_t *needed
 /* Parses "8GiB", "512MB", "1000000", "50%" (of `total`).  0 on success. */
 int gx__parse_size(const char *s, size_t total, size_t *out);
 int gx__cpu_count(void);
+/* env.c: every GX_* variable is read through these.  A bad value warns once per
+ * variable and process ("gx: warning: NAME="v" is not accepted (ACCEPTED); FALLBACK")
+ * and the default is used. */
+const char *gx__env(const char *name);        /* getenv, with "" read as unset (NULL) */
+void gx__env_warn(const char *name, const char *value, const char *accepted, const char *fallback);
+/* A whole decimal number in [lo, hi]; dflt when unset or bad. */
+int64_t gx__env_int(const char *name, int64_t dflt, int64_t lo, int64_t hi, const char *accepted);
+/* A size ("8GiB", "512MB", "50%" of total), > 0; dflt when unset or bad. */
+size_t gx__env_size(const char *name, size_t dflt, size_t total, const char *accepted, const char *fallback);
+/* Index of the value in the NULL-terminated `choices` (case-insensitive); dflt when unset or bad. */
+int gx__env_choice(const char *name, const char *const *choices, int dflt, const char *accepted);
 
 /* ------------------------------------------------------------ dtypes */
 
