@@ -1,18 +1,26 @@
 # The two commands a new user needs:
 #   make demo   -- configure + build in ./build, then run the tour
 #   make test   -- build + run the whole test suite through ctest
-# Others: make bench, make install PREFIX=..., make asan, make tsan, make clean.
+# Others: make bench, make install PREFIX=..., make asan, make tsan, make deps, make clean.
 BUILD ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all demo test bench install asan tsan valgrind fuzz clean configure
+.PHONY: all demo test bench install asan tsan valgrind fuzz clean configure deps
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-configure:
+# scripts/deps checks the build dependencies and installs the missing ones when it
+# can (root or sudo without a password; GX_NO_INSTALL=1 stops it), else prints the
+# command and the build goes on with optional features off.  When what is present
+# changes, the state file is rewritten and CMake configures afresh.
+deps:
+	@scripts/deps --state $(BUILD)/deps.state
+
+configure: deps
+	@if [ -f $(BUILD)/CMakeCache.txt ] && [ $(BUILD)/deps.state -nt $(BUILD)/CMakeCache.txt ]; then rm -f $(BUILD)/CMakeCache.txt; fi
 	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
 
 demo: all
@@ -28,12 +36,12 @@ install: all
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 # Sanitizer builds live in their own folders so they never mix with ./build.
-asan:
+asan: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGX_SANITIZE=address,undefined $(CMAKE_FLAGS)
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
-tsan:
+tsan: deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DGX_SANITIZE=thread $(CMAKE_FLAGS)
 	cmake --build build-tsan -j $(JOBS)
 	cd build-tsan && ctest --output-on-failure -R threads

@@ -38,8 +38,9 @@ if(GX_HAVE_CUDA)
 endif()
 target_link_libraries(gx_tests PRIVATE gx_static)
 
-# Each test gets a private kernel cache so tests never see each other's entries,
-# except where a test sets its own.
+# Every test shares one kernel cache in the build folder (build/test-cache): entries
+# are keyed by their full source, so sharing is safe and saves recompiling the same
+# kernels in 300 processes.  Tests of the cache itself make a private one.
 foreach(entry ${GX_ALL_TESTS})
   string(REPLACE ":" ";" parts ${entry})
   list(GET parts 0 name)
@@ -57,6 +58,11 @@ foreach(entry ${GX_ALL_TESTS})
       ENVIRONMENT "GX_BACKEND=cuda;GX_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
   endif()
 endforeach()
+
+# The gx tool's command line (--help everywhere, unknown options, progress on stderr).
+add_test(NAME tool.options COMMAND sh ${CMAKE_SOURCE_DIR}/tests/tool_options.sh $<TARGET_FILE:gx_tool>)
+set_tests_properties(tool.options PROPERTIES
+  ENVIRONMENT "GX_BACKEND=cpu;GX_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
 
 # A program built against the installed copy (pkg-config and find_package).
 # Not under sanitizers: the consumer is built without them.

@@ -1,5 +1,5 @@
-# Installs gx into a scratch prefix, then builds a tiny consumer twice: once with
-# pkg-config, once with find_package(gx), and runs both.
+# Installs gx into a scratch prefix, then builds two consumers: the README's first program
+# with the README's pkg-config line, and a tiny program with find_package(gx); runs both.
 set(prefix ${BIN}/install-test/prefix)
 file(REMOVE_RECURSE ${BIN}/install-test)
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BIN} --prefix ${prefix} RESULT_VARIABLE r OUTPUT_QUIET)
@@ -23,25 +23,42 @@ int main(void) {
     return ok ? 0 : 1;
 }
 ]=])
-# pkg-config
+# pkg-config, exactly as the README tells a user: its first program (which must be
+# examples/first.c, byte for byte), built with the README's command line, run with no
+# LD_LIBRARY_PATH (the rpath in that line must find libgx.so), printing the right value.
 find_program(PKG_CONFIG pkg-config)
 if(PKG_CONFIG)
+  file(READ ${SRC}/README.md readme)
+  string(REGEX MATCH "<!-- first-program -->\n```c\n(.*)```\n<!-- /first-program -->" m "${readme}")
+  if(NOT m)
+    message(FATAL_ERROR "README.md: no first program between <!-- first-program --> markers")
+  endif()
+  set(program "${CMAKE_MATCH_1}")
+  file(READ ${SRC}/examples/first.c example)
+  if(NOT program STREQUAL example)
+    message(FATAL_ERROR "README.md's first program differs from examples/first.c: keep them identical")
+  endif()
+  string(REGEX MATCH "\n(cc first[.]c[^\n]*)\n" m "${readme}")
+  if(NOT m)
+    message(FATAL_ERROR "README.md: no line starting 'cc first.c' (the build command)")
+  endif()
+  set(buildline "${CMAKE_MATCH_1}")
+  file(MAKE_DIRECTORY ${BIN}/install-test/readme)
+  file(WRITE ${BIN}/install-test/readme/first.c "${program}")
   set(ENV{PKG_CONFIG_PATH} ${prefix}/lib/pkgconfig:${prefix}/lib64/pkgconfig:${prefix}/lib/x86_64-linux-gnu/pkgconfig)
-  execute_process(COMMAND ${PKG_CONFIG} --cflags --libs gx OUTPUT_VARIABLE flags RESULT_VARIABLE r OUTPUT_STRIP_TRAILING_WHITESPACE)
+  message(STATUS "README build line: ${buildline}")
+  execute_process(COMMAND sh -c "${buildline}" WORKING_DIRECTORY ${BIN}/install-test/readme RESULT_VARIABLE r)
   if(r)
-    message(FATAL_ERROR "pkg-config --cflags --libs gx failed")
+    message(FATAL_ERROR "the README's build line failed: ${buildline}")
   endif()
-  separate_arguments(flags)
-  execute_process(COMMAND cc ${BIN}/install-test/consumer.c ${flags} -o ${BIN}/install-test/consumer_pc RESULT_VARIABLE r)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH GX_BACKEND=cpu ./first
+                  WORKING_DIRECTORY ${BIN}/install-test/readme RESULT_VARIABLE r OUTPUT_VARIABLE out)
+  message(STATUS "the README's first program printed:\n${out}")
   if(r)
-    message(FATAL_ERROR "building against pkg-config flags failed")
+    message(FATAL_ERROR "the README's first program failed (exit ${r})")
   endif()
-  file(GLOB libdirs ${prefix}/lib*)
-  string(REPLACE ";" ":" ldpath "${libdirs}")
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${ldpath}:${prefix}/lib/x86_64-linux-gnu GX_BACKEND=cpu
-                  ${BIN}/install-test/consumer_pc RESULT_VARIABLE r)
-  if(r)
-    message(FATAL_ERROR "the pkg-config consumer failed")
+  if(NOT out MATCHES "mean of sin\\(x\\)\\^2 \\+ cos\\(x\\)\\^2 = 1\\.000000")
+    message(FATAL_ERROR "the README's first program printed a wrong mean")
   endif()
 else()
   message(STATUS "pkg-config not installed: skipping that half")
@@ -49,7 +66,7 @@ endif()
 # find_package
 file(MAKE_DIRECTORY ${BIN}/install-test/cm)
 file(WRITE ${BIN}/install-test/cm/CMakeLists.txt [=[
-cmake_minimum_required(VERSION 3.25)
+cmake_minimum_required(VERSION 3.21)
 project(consumer C)
 find_package(gx REQUIRED)
 add_executable(consumer ../consumer.c)

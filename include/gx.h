@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h> /* exit(), for GX_CHECK */
 
 #ifdef __cplusplus
 extern "C" {
@@ -72,6 +73,31 @@ GX_API const char *gx_last_error(void);
 GX_API void gx_clear_error(void);
 /* Library version string, e.g. "0.1.0" (the library that is running, not the header). */
 GX_API const char *gx_version(void);
+
+/* Prints "file:line: expr: GX_ERR_NAME: <gx_last_error()>" to stderr when s is not
+ * GX_OK, and returns s.  The macros below call it; use it in your own checks. */
+GX_API gx_status gx_report(gx_status s, const char *expr, const char *file, int line);
+
+/* Status checks a program can adopt (gx's own examples use them):
+ *   GX_CHECK(call);  on failure prints where, the status and the message, then ends
+ *                    the program with exit(EXIT_FAILURE) -- for main() and tools;
+ *   GX_TRY(call);    on failure prints the same, then returns the status from the
+ *                    enclosing function, which must return gx_status.
+ * GX_CHECK needs <stdlib.h> (exit), which gx.h includes. */
+#define GX_CHECK(call)                                                          \
+    do {                                                                        \
+        gx_status gx_check_s_ = (call);                                         \
+        if (gx_check_s_ != GX_OK) {                                             \
+            gx_report(gx_check_s_, #call, __FILE__, __LINE__);                  \
+            exit(EXIT_FAILURE);                                                 \
+        }                                                                       \
+    } while (0)
+#define GX_TRY(call)                                                            \
+    do {                                                                        \
+        gx_status gx_try_s_ = (call);                                           \
+        if (gx_try_s_ != GX_OK)                                                 \
+            return gx_report(gx_try_s_, #call, __FILE__, __LINE__);             \
+    } while (0)
 
 /* ------------------------------------------------------------------ dtypes */
 
@@ -150,12 +176,14 @@ GX_API gx_status gx_info_text(gx_ctx *ctx, char *buf, size_t cap, size_t *needed
 /* ------------------------------------------------------------------ memory */
 
 typedef struct gx_memory_stats {
-    size_t in_use;      /* bytes held by live arrays */
+    size_t in_use;      /* bytes held by live arrays (0 once every array is released) */
     size_t peak;        /* highest in_use since the context was made (or stats reset) */
     size_t reserved;    /* bytes the pool holds from the device, in use or cached */
-    size_t limit;       /* GX_MEMORY_LIMIT in bytes, 0 = none */
+    size_t limit;       /* GX_MEMORY_LIMIT in bytes, 0 = none; covers in_use + scratch */
     uint64_t allocs;    /* allocations served */
     uint64_t retries;   /* allocations that needed a trim-and-retry */
+    size_t scratch;     /* bytes held by gx's own scratch buffers (reduction partials and
+                         * counters, scan status), kept for reuse until the context goes */
 } gx_memory_stats;
 
 GX_API gx_status gx_memory_stats_get(gx_ctx *ctx, gx_memory_stats *out);
@@ -233,6 +261,45 @@ GX_API gx_status gx_array_set(gx_array *a, const int64_t *index, const void *val
 /* Device address of the first element (for handing to user kernels / vendor libraries).
  * CPU: a host pointer.  Valid while the array lives. */
 GX_API gx_status gx_array_device_ptr(const gx_array *a, void **out);
+
+/* ------------------------------------------------------------------ printing arrays */
+
+/* How gx_array_format / gx_array_print lay an array out.  All zero (or a NULL
+ * pointer) means the defaults; negative values are GX_ERR_INVALID_ARGUMENT. */
+typedef struct gx_print_opts {
+    int64_t threshold; /* arrays with MORE elements than this are summarised; 0 = 1000
+                        * (INT64_MAX: never; 1: every axis longer than 2*edgeitems) */
+    int edgeitems;     /* elements shown at each end of a summarised axis; 0 = 3 */
+    int precision;     /* significant digits of floats (and of each part of a complex);
+                        * 0 = 6 for f32/c64, 8 for f64/c128 (4 f16, 3 bf16); values
+                        * above 17 print as 17 */
+    int linewidth;     /* rows are wrapped to lines of at most this many characters
+                        * (a single element wider than that still gets its own line);
+                        * 0 = 75 */
+} gx_print_opts;
+
+/* Writes a readable text of the array into buf: a header line with dtype and shape,
+ * then its logical contents (any view, permuted or negatively strided, prints in
+ * index order), NumPy style:
+ *     gx_array f32 [2, 3]
+ *     [[0.5,   1,   2],
+ *      [  3,   4,   5]]
+ * One bracket per axis; elements right-aligned to a common width; bool as true/false;
+ * integers exact; floats with `precision` significant digits and no trailing zeros,
+ * in plain notation unless a shown value needs an exponent (|x| < 1e-4, or the
+ * rounded value reaches 10^precision), then every element in e-notation (1.5e-07);
+ * nan, inf, -inf as such; complex as 1+2j, -0.5-1j.  A 0-d array prints its value
+ * alone; an empty one `[]`.  When the array is summarised, each axis longer than
+ * 2*edgeitems shows its first and last edgeitems entries around "...": only those
+ * elements are read from the device (at most 2^ndim transfers of views), never the
+ * whole array.  No trailing newline.
+ * cap/needed as gx_info_text: the text is NUL-terminated and truncated to cap
+ * (buf may be NULL only when cap is 0, to ask for the size); *needed, if not NULL,
+ * receives the full length + 1.  Waits for work pending on the array. */
+GX_API gx_status gx_array_format(const gx_array *a, const gx_print_opts *opts, char *buf, size_t cap,
+                                 size_t *needed);
+/* The same text written to stdout, followed by a newline (and flushed). */
+GX_API gx_status gx_array_print(const gx_array *a, const gx_print_opts *opts);
 
 /* ------------------------------------------------------------------ lambdas & map */
 

@@ -461,3 +461,42 @@ GXT_TEST(array_large_roundtrip_staged)
         free(back);
     }
 }
+
+/* gx keeps its own buffers (reduction partials and counters, scan status) for
+ * reuse; they are counted as scratch, so in_use is exactly what live arrays hold
+ * and reads 0 once every array is released. */
+GXT_TEST(array_memory_scratch_apart_from_arrays)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t n = 100000;
+    gx_array *x = NULL, *y = NULL;
+    gx_scalar s;
+    GXT_OK(gx_array_iota(ctx, GX_F64, n, 0, 1, &x));
+    GXT_OK(gx_reduce(ctx, "+", x, NULL, &s));
+    GXT_NEAR(gx_scalar_to_f64(s), 0.5 * (double)n * (double)(n - 1), 1e-6);
+    GXT_OK(gx_scan(ctx, "a, b -> a + b", x, NULL, &y));
+    GXT_OK(gx_array_release(x));
+    GXT_OK(gx_array_release(y));
+    gx_memory_stats m0, m1;
+    GXT_OK(gx_memory_stats_get(ctx, &m0));
+    GXT_EQ_I64(m0.in_use, 0);
+    GXT_CHECK(m0.reserved >= m0.scratch);   /* scratch comes from the same pool */
+    /* An array adds exactly its bytes to in_use, nothing to scratch. */
+    GXT_OK(gx_array_empty(ctx, GX_F64, 1, &n, &x));
+    GXT_OK(gx_memory_stats_get(ctx, &m1));
+    GXT_EQ_I64(m1.in_use, n * 8);
+    GXT_EQ_I64(m1.scratch, m0.scratch);
+    /* The limit covers scratch too, and the out-of-memory message names it apart. */
+    GXT_OK(gx_memory_set_limit(ctx, m1.in_use + m1.scratch + 1000));
+    GXT_STATUS(gx_array_empty(ctx, GX_F64, 1, &n, &y), GX_ERR_OUT_OF_MEMORY);
+    GXT_MSG_HAS("in use by live arrays");
+    GXT_MSG_HAS("held by gx's scratch buffers");
+    GXT_OK(gx_memory_set_limit(ctx, 0));
+    /* gx info shows scratch on its own line. */
+    char info[8192];
+    GXT_OK(gx_info_text(ctx, info, sizeof info, NULL));
+    GXT_CHECK(strstr(info, "scratch (gx internal)") != NULL);
+    GXT_OK(gx_array_release(x));
+    GXT_OK(gx_memory_stats_get(ctx, &m1));
+    GXT_EQ_I64(m1.in_use, 0);
+}

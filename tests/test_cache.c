@@ -1,19 +1,27 @@
 /* test_cache.c -- SHA-256, the disk kernel cache, and the CPU compiler driver.
  * Every disk test works in its own fresh directory (GX_CACHE_DIR) and resets the
- * process-wide cache so the environment is read again. */
+ * process-wide cache so the environment is read again.  Every directory a test makes
+ * is removed when the process exits, whether the test passed or not. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memfd_create, pipe2, mkdtemp, utimensat */
 #endif
 #include "gx_test.h"
 #include "jit/cache.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Size of an entry's header (cache.c: magic, format, length, name and payload digests). */
+#define HDR 80
 
 /* ------------------------------------------------------------ helpers */
 
@@ -26,8 +34,26 @@ static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw
     return 0;
 }
 
-/* A fresh cache directory, made current.  dir must hold 64 bytes. */
-static void fresh_cache(char *dir)
+static void rm_tree(const char *dir)
+{
+    if (dir[0])
+        nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Directories to remove at exit: a failing check may return from a test early (and
+ * all tests may run in one process). */
+static char made_dirs[32][64];
+static int n_made;
+
+static void remove_made_dirs(void)
+{
+    for (int i = 0; i < n_made; i++)
+        rm_tree(made_dirs[i]);
+}
+
+/* A new empty directory gxt-cache-XXXXXX in $TMPDIR (or /tmp), removed at exit.
+ * dir must hold 64 bytes; "" if it could not be made. */
+static void make_temp_dir(char *dir)
 {
     const char *t = getenv("TMPDIR");
     snprintf(dir, 64, "%s/gxt-cache-XXXXXX", t && t[0] == '/' && strlen(t) < 40 ? t : "/tmp");
@@ -35,6 +61,18 @@ static void fresh_cache(char *dir)
         dir[0] = 0;
         return;
     }
+    if (n_made == 0)
+        atexit(remove_made_dirs);
+    if (n_made < 32)
+        snprintf(made_dirs[n_made++], 64, "%s", dir);
+}
+
+/* A fresh cache directory, made current.  dir must hold 64 bytes. */
+static void fresh_cache(char *dir)
+{
+    make_temp_dir(dir);
+    if (!dir[0])
+        return;
     unsetenv("GX_CACHE");
     unsetenv("GX_CACHE_MAX");
     setenv("GX_CACHE_DIR", dir, 1);
@@ -47,8 +85,7 @@ static void drop_cache(const char *dir)
     unsetenv("GX_CACHE_DIR");
     unsetenv("GX_CACHE_MAX");
     unsetenv("GX_CACHE");
-    if (dir[0])
-        nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    rm_tree(dir);
 }
 
 static void key_of(int i, char out[65])
@@ -135,7 +172,7 @@ GXT_TEST(cache_disk_roundtrip_and_miss)
     GXT_EQ_I64(cache_disk_load(d, other, "so", &p, &n, NULL), 0);
     GXT_EQ_I64(cache_disk_load(d, key, "cubin", &p, &n, NULL), 0);
     struct stat st;
-    GXT_CHECK(stat(entry_file(d, key, "so"), &st) == 0 && st.st_size == (off_t)(48 + sizeof payload));
+    GXT_CHECK(stat(entry_file(d, key, "so"), &st) == 0 && st.st_size == (off_t)(HDR + sizeof payload));
 
     /* Overwrite with a new payload; an empty payload round-trips too. */
     cache_disk_store(d, key, "so", "xyz", 3);
@@ -179,6 +216,25 @@ static void check_corrupt_detected(cache_disk *d, const char *key, const char *w
     free(p);
 }
 
+/* An entry as format 1 wrote it: magic, format 1, length, payload SHA-256, payload. */
+static size_t old_format_entry(const unsigned char *payload, size_t n, unsigned char *out)
+{
+    char hex[65];
+    cache_sha256_hex(payload, n, hex);
+    memcpy(out, "GXKC", 4);
+    for (int i = 0; i < 4; i++)
+        out[4 + i] = (unsigned char)(i == 0);
+    for (int i = 0; i < 8; i++)
+        out[8 + i] = (unsigned char)((uint64_t)n >> (8 * i));
+    for (int i = 0; i < 32; i++) {
+        unsigned v;
+        sscanf(hex + 2 * i, "%2x", &v);
+        out[16 + i] = (unsigned char)v;
+    }
+    memcpy(out + 48, payload, n);
+    return 48 + n;
+}
+
 static void rewrite(const char *path, const void *data, size_t n)
 {
     FILE *f = fopen(path, "wb");
@@ -209,21 +265,21 @@ GXT_TEST(cache_disk_corrupt_entries)
     size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
     if (f)
         fclose(f);
-    GXT_EQ_I64(n, 48 + sizeof payload);
-    buf[48 + 500] ^= 0x10;
+    GXT_EQ_I64(n, HDR + sizeof payload);
+    buf[HDR + 500] ^= 0x10;
     rewrite(path, buf, n);
     check_corrupt_detected(d, key, "flipped byte");
 
     /* 2. truncated file */
     cache_disk_store(d, key, "so", payload, sizeof payload);
-    GXT_CHECK(truncate(path, 48 + 300) == 0);
+    GXT_CHECK(truncate(path, HDR + 300) == 0);
     check_corrupt_detected(d, key, "truncated");
 
     /* 3. garbage header, and a file shorter than a header */
     cache_disk_store(d, key, "so", payload, sizeof payload);
-    memset(buf, 'G', 48);
-    memcpy(buf + 48, payload, sizeof payload);
-    rewrite(path, buf, 48 + sizeof payload);
+    memset(buf, 'G', HDR);
+    memcpy(buf + HDR, payload, sizeof payload);
+    rewrite(path, buf, HDR + sizeof payload);
     check_corrupt_detected(d, key, "garbage header");
     rewrite(path, "GXK", 3);
     check_corrupt_detected(d, key, "short file");
@@ -238,9 +294,50 @@ GXT_TEST(cache_disk_corrupt_entries)
     check_corrupt_detected(d, key, "extra bytes");
     GXT_CHECK(stat(path, &st) == 0);
 
+    /* 5. an intact entry of the previous format (48-byte header, no name digest) */
+    n = old_format_entry(payload, sizeof payload, buf);
+    rewrite(path, buf, n);
+    check_corrupt_detected(d, key, "old format");
+
     cache_disk_stats cs;
     cache_disk_counters(d, &cs);
-    GXT_EQ_I64(cs.corrupt, 5);
+    GXT_EQ_I64(cs.corrupt, 6);
+    drop_cache(dir);
+}
+
+/* Two intact entries swapped on disk (or one copied over another key's file, or
+ * renamed to another suffix) would pass the payload check: the name digest in the
+ * header catches each of them. */
+GXT_TEST(cache_disk_entry_bound_to_its_name)
+{
+    char dir[64];
+    fresh_cache(dir);
+    cache_disk *d = cache_disk_get();
+    GXT_CHECK(cache_disk_enabled(d));
+    char a[65], b[65], pa[512], pb[512], tmp[520];
+    key_of(7, a);
+    key_of(8, b);
+    cache_disk_store(d, a, "so", "payload of a", 12);
+    cache_disk_store(d, b, "so", "payload of b", 12);
+    snprintf(pa, sizeof pa, "%s", entry_file(d, a, "so"));
+    snprintf(pb, sizeof pb, "%s", entry_file(d, b, "so"));
+    snprintf(tmp, sizeof tmp, "%s.swap", pa);
+    GXT_CHECK(rename(pa, tmp) == 0 && rename(pb, pa) == 0 && rename(tmp, pb) == 0);
+    check_corrupt_detected(d, a, "swapped a");
+    check_corrupt_detected(d, b, "swapped b");
+
+    /* The same key under another suffix is another name. */
+    char pc[512];
+    snprintf(pc, sizeof pc, "%s", entry_file(d, a, "cubin"));
+    GXT_CHECK(rename(pa, pc) == 0);
+    void *p = NULL;
+    size_t n = 0;
+    int corrupt = 0;
+    GXT_EQ_I64(cache_disk_load(d, a, "cubin", &p, &n, &corrupt), 0);
+    GXT_EQ_I64(corrupt, 1);
+    cache_disk_stats cs;
+    cache_disk_counters(d, &cs);
+    GXT_EQ_I64(cs.corrupt, 3);
     drop_cache(dir);
 }
 
@@ -254,7 +351,7 @@ GXT_TEST(cache_disk_evicts_least_recently_used)
 {
     char dir[64];
     fresh_cache(dir);
-    /* 10 entries of 1000 payload bytes = 10480 bytes; cap 5000 keeps at most 4. */
+    /* 10 entries of 1000 payload bytes = 10800 bytes; cap 5000 keeps at most 4. */
     setenv("GX_CACHE_MAX", "5000", 1);
     cache_disk_reset_for_tests();
     cache_disk *d = cache_disk_get();
@@ -272,7 +369,7 @@ GXT_TEST(cache_disk_evicts_least_recently_used)
     size_t n;
     GXT_EQ_I64(cache_disk_load(d, keys[0], "so", &p, &n, NULL), 1);
     free(p);
-    /* Entry 4 makes 5 x 1048 = 5240 bytes > 5000: evict down to 4500, which drops
+    /* Entry 4 makes 5 x 1080 = 5400 bytes > 5000: evict down to 4500, which drops
      * the least recently used one -- entry 1, not entry 0 (stored first, but used). */
     key_of(104, keys[4]);
     cache_disk_store(d, keys[4], "so", payload, sizeof payload);
@@ -596,4 +693,358 @@ GXT_TEST(cache_cc_id_stable)
     setenv("GX_CC", "cc", 1);
     GXT_CHECK(strcmp(cache_cc_path(), "cc") == 0);
     unsetenv("GX_CC");
+}
+
+/* ------------------------------------------------------------ entries bound to keys, end to end */
+
+/* What a child process saw running lambdas over 0..3. */
+typedef struct swap_seen {
+    int ok;          /* 1 if every value was right */
+    int32_t v[2][4]; /* the values */
+    gx_cache_stats cs;
+} swap_seen;
+
+static const char *const swap_lams[2] = {"x -> x * 7", "x -> x + 100"};
+
+static void swap_child_body(int mask, swap_seen *seen)
+{
+    gx_ctx *ctx = NULL;
+    gx_array *x = NULL;
+    int32_t h[4] = {0, 1, 2, 3};
+    int64_t n = 4;
+    if (gx_ctx_create(&ctx, GX_BACKEND_CPU) != GX_OK || gx_array_from_host(ctx, GX_I32, 1, &n, h, &x) != GX_OK)
+        return;
+    seen->ok = 1;
+    for (int i = 0; i < 2; i++) {
+        gx_array *o = NULL;
+        if (!(mask & (1 << i)))
+            continue;
+        if (gx_map(ctx, swap_lams[i], 1, &x, NULL, &o) != GX_OK ||
+            gx_array_to_host(o, seen->v[i], sizeof seen->v[i]) != GX_OK)
+            seen->ok = 0;
+        for (int k = 0; k < 4; k++)
+            seen->ok &= seen->v[i][k] == (i == 0 ? k * 7 : k + 100);
+        gx_array_release(o);
+    }
+    gx_cache_stats_get(ctx, &seen->cs);
+    gx_array_release(x);
+    gx_ctx_destroy(ctx);
+}
+
+/* Runs the lambdas in `mask` in a new process (a fork of this one, which has no
+ * context and no threads), as a second run of a program would. */
+static swap_seen swap_in_child(int mask)
+{
+    swap_seen seen = {0};
+    int p[2];
+    if (pipe(p) != 0)
+        return seen;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        swap_child_body(mask, &seen);
+        (void)!write(p[1], &seen, sizeof seen);
+        _exit(0);
+    }
+    close(p[1]);
+    if (pid > 0 && read(p[0], &seen, sizeof seen) != (ssize_t)sizeof seen)
+        memset(&seen, 0, sizeof seen);
+    close(p[0]);
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+    return seen;
+}
+
+/* The entry files under root (cap at most 8); returns how many. */
+static char found_files[8][512];
+static int n_found;
+
+static int collect_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    if (flag == FTW_F && p[ftw->base] != '.' && n_found < 8)
+        snprintf(found_files[n_found++], 512, "%s", p);
+    return 0;
+}
+
+static int list_entries(const char *root)
+{
+    n_found = 0;
+    nftw(root, collect_cb, 16, FTW_PHYS);
+    return n_found;
+}
+
+/* The issue "First contact": copying the entry of `x -> x * 7` over the file of
+ * `x -> x + 100` made the next run of `x -> x + 100` return 0 7 14 21, silently. */
+GXT_TEST(cache_swapped_entries_rebuilt_in_new_process)
+{
+    char dir[64];
+    fresh_cache(dir);
+    GXT_CHECK(dir[0]);
+    swap_seen s1 = swap_in_child(1);
+    GXT_CHECK(s1.ok && s1.cs.compiles == 1);
+    char first[512];
+    GXT_EQ_I64(list_entries(dir), 1);
+    snprintf(first, sizeof first, "%s", found_files[0]);
+    swap_seen s2 = swap_in_child(2);
+    GXT_CHECK(s2.ok && s2.cs.compiles == 1);
+    GXT_EQ_I64(list_entries(dir), 2);
+    const char *second = strcmp(found_files[0], first) == 0 ? found_files[1] : found_files[0];
+    char tmp[520];
+    snprintf(tmp, sizeof tmp, "%s.swap", first);
+    GXT_CHECK(rename(first, tmp) == 0 && rename(second, first) == 0 && rename(tmp, second) == 0);
+
+    /* Both entries are refused, removed and rebuilt; the values are right. */
+    swap_seen s3 = swap_in_child(3);
+    GXT_CHECK(s3.ok);
+    GXT_EQ_I64(s3.v[1][1], 101);
+    GXT_EQ_I64(s3.cs.corrupt_entries, 2);
+    GXT_EQ_I64(s3.cs.compiles, 2);
+    GXT_EQ_I64(s3.cs.disk_hits, 0);
+    /* The rebuilt entries serve the next process. */
+    swap_seen s4 = swap_in_child(3);
+    GXT_CHECK(s4.ok);
+    GXT_EQ_I64(s4.cs.disk_hits, 2);
+    GXT_EQ_I64(s4.cs.compiles, 0);
+    GXT_EQ_I64(s4.cs.corrupt_entries, 0);
+    drop_cache(dir);
+}
+
+/* ------------------------------------------------------------ compiler limits */
+
+/* A private TMPDIR (removed at exit), so that this test's compile folders are the
+ * only ones in it.  dir must hold 64 bytes. */
+static void private_tmpdir(char *dir)
+{
+    make_temp_dir(dir);
+    if (dir[0])
+        setenv("TMPDIR", dir, 1);
+}
+
+/* How many gx-cc-* folders are in dir. */
+static int cc_folders(const char *dir)
+{
+    int n = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += strncmp(e->d_name, "gx-cc-", 6) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+GXT_TEST(cache_cc_memory_limit)
+{
+    char dir[64];
+    private_tmpdir(dir);
+    GXT_CHECK(dir[0]);
+    setenv("GX_CC_MEMORY", "256MiB", 1);
+    setenv("GX_CC_TIMEOUT", "60", 1); /* if the memory limit failed, the test would still end */
+    gx_ctx *ctx = NULL;
+    GXT_OK(gx_ctx_create(&ctx, GX_BACKEND_CPU)); /* the C compiler, whatever GX_BACKEND says */
+    double t0 = gx__now_ms();
+    gx_clear_error();
+    gx_status s = gx_define(ctx, "u", "#include \"/dev/zero\"\nint f(int a){return a;}");
+    gx_array *x = NULL, *o = NULL;
+    int64_t n = 4;
+    if (s == GX_OK && (s = gx_array_zeros(ctx, GX_I32, 1, &n, &x)) == GX_OK)
+        s = gx_map(ctx, "a -> f(a)", 1, &x, NULL, &o);
+    double ms = gx__now_ms() - t0;
+    gx_array_release(x);
+    gx_array_release(o);
+    if (s == GX_OK) { /* clang reads /dev/zero as an empty file */
+        gxt_skip("this C compiler does not read #include \"/dev/zero\"");
+    } else {
+        GXT_EQ_I64(s, GX_ERR_COMPILE);
+        GXT_MSG_HAS("GX_CC_MEMORY");
+        GXT_MSG_HAS("256 MiB");
+        GXT_CHECK(ms < 30000);
+    }
+    /* Ordinary code still compiles under the same limit. */
+    s = gx_define(ctx, "v", "int g(int a){return a + 1;}");
+    if (s != GX_OK)
+        GXT_FAIL_AT(__FILE__, __LINE__, "plain code under the limit: %s", gx_last_error());
+    gx_ctx_destroy(ctx);
+    GXT_EQ_I64(cc_folders(dir), 0);
+    unsetenv("GX_CC_MEMORY");
+    unsetenv("GX_CC_TIMEOUT");
+}
+
+/* Alive and not a zombie (a killed grandchild waits for init to reap it). */
+static bool process_running(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+}
+
+/* A "compiler" that starts a child and sleeps: the timeout must kill both. */
+GXT_TEST(cache_cc_timeout_kills_the_compiler)
+{
+    char dir[64];
+    private_tmpdir(dir);
+    GXT_CHECK(dir[0]);
+    char script[128], pids[128];
+    snprintf(script, sizeof script, "%s/slow-cc", dir);
+    snprintf(pids, sizeof pids, "%s/pids", dir);
+    FILE *f = fopen(script, "w");
+    GXT_CHECK(f != NULL);
+    if (!f)
+        return;
+    fprintf(f, "#!/bin/sh\nsleep 30 &\necho $$ $! > '%s'\nwait\n", pids);
+    fclose(f);
+    chmod(script, 0755);
+    setenv("GX_CC", script, 1);
+    setenv("GX_CC_TIMEOUT", "1", 1);
+    void *so = (void *)1;
+    size_t n = 9;
+    double t0 = gx__now_ms();
+    GXT_STATUS(cache_cc_build("int x;", "slow", &so, &n), GX_ERR_COMPILE);
+    double ms = gx__now_ms() - t0;
+    GXT_MSG_HAS("GX_CC_TIMEOUT");
+    GXT_MSG_HAS("stopped after 1 s");
+    GXT_CHECK(so == NULL && n == 0);
+    GXT_CHECK(ms >= 900 && ms < 10000);
+    /* Both the script and its sleep are gone (give init a moment to reap). */
+    pid_t sh = 0, sl = 0;
+    f = fopen(pids, "r");
+    if (f) {
+        long a = 0, b = 0;
+        if (fscanf(f, "%ld %ld", &a, &b) == 2) {
+            sh = (pid_t)a;
+            sl = (pid_t)b;
+        }
+        fclose(f);
+    }
+    GXT_CHECK(sh > 0 && sl > 0);
+    for (int i = 0; i < 200 && sl > 0 && (process_running(sh) || process_running(sl)); i++)
+        usleep(10000);
+    GXT_CHECK(sh > 0 && !process_running(sh));
+    GXT_CHECK(sl > 0 && !process_running(sl));
+    GXT_EQ_I64(cc_folders(dir), 0);
+    unsetenv("GX_CC");
+    unsetenv("GX_CC_TIMEOUT");
+}
+
+/* Folders of processes that died without cleaning up are removed; live ones,
+ * ours, and names that are not ours to judge stay. */
+GXT_TEST(cache_cc_sweeps_stale_folders)
+{
+    char dir[64];
+    private_tmpdir(dir);
+    GXT_CHECK(dir[0]);
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(0);
+    waitpid(dead, NULL, 0);
+    char stale[128], inner[160], mine[128], init[128], odd[128];
+    snprintf(stale, sizeof stale, "%s/gx-cc-%ld-abcdef", dir, (long)dead);
+    snprintf(inner, sizeof inner, "%s/sub", stale);
+    snprintf(mine, sizeof mine, "%s/gx-cc-%ld-ghijkl", dir, (long)getpid());
+    snprintf(init, sizeof init, "%s/gx-cc-1-mnopqr", dir);
+    snprintf(odd, sizeof odd, "%s/gx-cc-%ld-x", dir, (long)dead);
+    GXT_CHECK(mkdir(stale, 0700) == 0 && mkdir(inner, 0700) == 0 && mkdir(mine, 0700) == 0 &&
+              mkdir(init, 0700) == 0 && mkdir(odd, 0700) == 0);
+    char file[200];
+    snprintf(file, sizeof file, "%s/k.c", inner);
+    rewrite(file, "int x;", 6);
+    cache_cc_sweep_stale();
+    struct stat st;
+    GXT_CHECK(stat(stale, &st) != 0);
+    GXT_CHECK(stat(mine, &st) == 0);
+    GXT_CHECK(stat(init, &st) == 0);
+    GXT_CHECK(stat(odd, &st) == 0);
+}
+
+/* ------------------------------------------------------------ environment */
+
+/* The text of a small file ("" if unreadable). */
+static char *read_all(const char *path)
+{
+    static char buf[8192];
+    buf[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (f) {
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        buf[n] = 0;
+        fclose(f);
+    }
+    return buf;
+}
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p++)
+        n++;
+    return n;
+}
+
+GXT_TEST(cache_env_bad_values_use_defaults)
+{
+    char dir[64], log[128];
+    fresh_cache(dir);
+    GXT_CHECK(dir[0]);
+    snprintf(log, sizeof log, "%s/stderr.txt", dir);
+    fflush(stderr);
+    int saved = dup(2);
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, 2);
+    close(fd);
+
+    setenv("GX_CACHE", "garbage", 1);
+    setenv("GX_CACHE_MAX", "lots", 1);
+    setenv("GX_CC_TIMEOUT", "0", 1);
+    setenv("GX_CC_MEMORY", "plenty", 1);
+    cache_disk_reset_for_tests();
+    cache_disk *d = cache_disk_get();
+    bool on = cache_disk_enabled(d);
+    cache_disk_stats cs;
+    cache_disk_counters(d, &cs);
+    cache_disk_reset_for_tests(); /* read again: still one warning each */
+    d = cache_disk_get();
+    /* The public path works with the defaults: a map compiles and is stored. */
+    gx_ctx *ctx = NULL;
+    gx_array *x = NULL, *o = NULL;
+    int64_t n = 8;
+    gx_status s = gx_ctx_create(&ctx, GX_BACKEND_CPU);
+    if (s == GX_OK)
+        s = gx_array_zeros(ctx, GX_F32, 1, &n, &x);
+    if (s == GX_OK)
+        s = gx_map(ctx, "x -> x + 3.5f", 1, &x, NULL, &o);
+    gx_cache_stats st = {0};
+    if (ctx)
+        gx_cache_stats_get(ctx, &st);
+    cache_disk_stats cs2;
+    cache_disk_counters(d, &cs2);
+
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    const char *err = read_all(log);
+    GXT_CHECK(on);
+    GXT_EQ_I64(cs.max, (int64_t)1 << 30);
+    GXT_EQ_I64(s, GX_OK);
+    GXT_CHECK(st.compiles >= 1);
+    GXT_EQ_I64(cs2.stores, st.compiles);
+    GXT_EQ_I64(count_of(err, "GX_CACHE=\"garbage\""), 1);
+    GXT_EQ_I64(count_of(err, "GX_CACHE_MAX=\"lots\""), 1);
+    GXT_EQ_I64(count_of(err, "GX_CC_TIMEOUT=\"0\""), 1);
+    GXT_EQ_I64(count_of(err, "GX_CC_MEMORY=\"plenty\""), 1);
+    if (gxt_failures)
+        fprintf(stderr, "captured stderr:\n%s\n", err);
+    gx_array_release(x);
+    gx_array_release(o);
+    gx_ctx_destroy(ctx);
+    unsetenv("GX_CC_TIMEOUT");
+    unsetenv("GX_CC_MEMORY");
+    drop_cache(dir);
 }

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "gx_test.h"
 #include "jit/lambda.h"
+#include "jit/lambda_impl.h"   /* LAM__MAX_NEST */
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -1031,4 +1032,60 @@ GXT_TEST(string_builder_formats_like_snprintf)
     char small[8];
     gx__fmt(small, sizeof small, "%s-%d", "abcdef", 123);
     GXT_CHECK(strlen(small) < sizeof small && strncmp(small, "abcdef-123", strlen(small)) == 0);
+}
+
+/* "x, y -> " + k copies of `open` + `mid` + k copies of `close`, in a new buffer. */
+static char *nest_text(const char *open, const char *mid, const char *close, int k)
+{
+    size_t lo = strlen(open), lc = strlen(close), lm = strlen(mid);
+    char *s = malloc(16 + (size_t)k * (lo + lc) + lm);
+    if (!s)
+        return NULL;
+    memcpy(s, "x, y -> ", 8);
+    size_t at = 8;
+    for (int i = 0; i < k; i++, at += lo)
+        memcpy(s + at, open, lo);
+    memcpy(s + at, mid, lm);
+    at += lm;
+    for (int i = 0; i < k; i++, at += lc)
+        memcpy(s + at, close, lc);
+    s[at] = 0;
+    return s;
+}
+
+/* The nesting limit is the one the message states, in the user's terms: each
+ * parenthesis, call, unary operator or ?: counts one level (binary operands count
+ * none), the deepest allowed compiles, and one more fails naming the limit. */
+GXT_TEST(lambda_nesting_limit_matches_message)
+{
+    static const struct { const char *open, *mid, *close; } shapes[] = {
+        {"(", "x", ")"},             /* parentheses */
+        {"-", "x", ""},              /* unary operators */
+        {"sin(", "x", ")"},          /* calls */
+        {"x + (", "y", ")"},         /* parentheses under binary operators */
+        {"x > y ? x : ", "y", ""},   /* ?: branches */
+    };
+    const int max = LAM__MAX_NEST;
+    char want[96];
+    snprintf(want, sizeof want, "at most %d levels of parentheses, calls, unary operators and ?:", max);
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        for (int k = max - 1; k <= max + 1; k++) {
+            char *s = nest_text(shapes[i].open, shapes[i].mid, shapes[i].close, k);
+            GXT_CHECK(s != NULL);
+            if (!s)
+                return;
+            lam_lambda *l = NULL;
+            gx_clear_error();
+            gx_status st = compile_with(s, "f32,f32", &l);
+            if (k <= max && st != GX_OK)
+                GXT_FAIL_AT(__FILE__, __LINE__, "%d x '%s': %s", k, shapes[i].open, gx_last_error());
+            if (k > max) {
+                GXT_CHECK(st == GX_ERR_SYNTAX);
+                GXT_MSG_HAS("nests too deeply");
+                GXT_MSG_HAS(want);
+            }
+            lam_free(l);
+            free(s);
+        }
+    }
 }

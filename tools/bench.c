@@ -9,8 +9,11 @@
  * select cases rotate through copies of their inputs where one set would fit in the
  * L2 cache (bench_rot_count), so small sizes are read from memory.  On the CPU
  * backend, the same cases also time the machine's memcpy and a plain single-threaded
- * C loop, so CPU figures are ratios too.
- * --json prints one JSON object per line (the format scripts/bench_merge.py reads). */
+ * C loop, so CPU figures are ratios too.  A mark after %copy flags rows whose working
+ * set fits in the cache (or that beat the copy), and a legend under the table says why.
+ * --json prints one JSON object per line (the format scripts/bench_merge.py reads);
+ * progress goes to stderr (bench_progress.c), so stdout holds the table alone.
+ * --quick is the short run a first contact wants: two sizes, fewer repetitions. */
 #include "tools.h"
 #include "bench_cases.h"
 
@@ -24,8 +27,25 @@ typedef struct bench_opts {
     const char *define_file;  /* --define: C functions the lambda may call */
     int sizes[8], nsizes;
     int reps;
-    bool json;
+    bool json, quick, no_progress, help;
+    bool sizes_set, reps_set;   /* given on the command line: --quick leaves them be */
 } bench_opts;
+
+/* Timed runs per measurement under --quick: enough for a stable median, and the whole
+ * run (2^20 and 2^24) took 10-13 s on two CPU cores with the CPU backend. */
+#define BENCH_QUICK_REPS 10
+
+/* What one run shares: options, device, the copy reference, the marks printed. */
+typedef struct bench_run {
+    bench_opts o;
+    gx_ctx *ctx;
+    gx_backend_kind k;
+    gx_device_info d;
+    double copy_gbs;
+    int copy_e;
+    bool marked[2];   /* a '*' or '+' row was printed: the legend explains it */
+    bench_progress prog;
+} bench_run;
 
 static int cmp_float(const void *a, const void *b)
 {
@@ -93,23 +113,145 @@ gx_status bench_clones(gx_array *a, int k, gx_array **copies, int *n)
     return s;
 }
 
-static void print_row(const bench_opts *o, const bench_result *r, double copy_gbs, const char *device)
+/* ------------------------------------------------------------ the table */
+
+/* '*': the working set fits in the cache (L2, the last-level cache on a CPU), so the
+ * rate is the cache's, not memory's: %copy can pass 100% there.  '+': faster than
+ * the copy without fitting (work that mostly reads can outrun a copy, or noise). */
+static const char *row_mark(bench_run *b, const bench_result *r, double gbs)
 {
-    double gbs = r->bytes > 0 ? r->bytes / (r->median_us * 1e3) : 0;
-    if (o->json) {
-        printf("{\"impl\":\"%s\",\"op\":\"%s\",\"dtype\":\"%s\",\"n\":%lld,\"median_us\":%.3f,\"bytes\":%.0f,\"flops\":%.0f,\"elems\":%.0f,\"device\":\"%s\"}\n",
-               r->impl, r->op, r->dtype, (long long)r->n, r->median_us, r->bytes, r->flops, r->elems, device);
+    double set = r->footprint > 0 ? r->footprint : r->bytes;
+    if (b->d.l2_bytes > 0 && set <= (double)b->d.l2_bytes)
+        return b->marked[0] = true, " *";
+    if (b->copy_gbs > 0 && gbs > b->copy_gbs)
+        return b->marked[1] = true, " +";
+    return "";
+}
+
+static void print_json(const bench_run *b, const bench_result *r)
+{
+    printf("{\"impl\":\"%s\",\"op\":\"%s\",\"dtype\":\"%s\",\"n\":%lld,\"median_us\":%.3f,\"bytes\":%.0f,\"flops\":%.0f,\"elems\":%.0f,\"device\":\"%s\"}\n",
+           r->impl, r->op, r->dtype, (long long)r->n, r->median_us, r->bytes, r->flops, r->elems, b->d.name);
+}
+
+/* One row; flops first, as scripts/bench_merge.py rates them (a GEMM's byte count
+ * is no measure of it). */
+static void print_row(bench_run *b, const bench_result *r)
+{
+    bench_progress_clear(&b->prog);
+    if (b->o.json) {
+        print_json(b, r);
+        fflush(stdout);
         return;
     }
     printf("%-8s %-16s %-5s %11lld %12.1f", r->impl, r->op, r->dtype, (long long)r->n, r->median_us);
-    if (r->bytes > 0)
-        printf(" %9.1f GB/s %6.1f%%", gbs, copy_gbs > 0 ? 100 * gbs / copy_gbs : 0);
-    else if (r->flops > 0)
+    if (r->flops > 0) {
         printf(" %9.2f TFLOP/s", r->flops / (r->median_us * 1e6));
-    else if (r->elems > 0)
+    } else if (r->bytes > 0) {
+        double gbs = r->bytes / (r->median_us * 1e3);
+        printf(" %9.1f GB/s %6.1f%%%s", gbs, b->copy_gbs > 0 ? 100 * gbs / b->copy_gbs : 0, row_mark(b, r, gbs));
+    } else if (r->elems > 0) {
         printf(" %9.3f Telem/s", r->elems / (r->median_us * 1e6));
+    }
     printf("\n");
     fflush(stdout);
+}
+
+static void print_header(const bench_run *b)
+{
+    if (b->o.json)
+        return;
+    printf("gx %s bench on %s (%s), median of %d runs after 3 warm-ups%s\n%-8s %-16s %-5s %11s %12s %14s %7s\n",
+           gx_version(), b->d.name, gx_backend_name(b->k), b->o.reps, b->o.quick ? " (--quick)" : "", "impl", "op",
+           "dtype", "n", "median us", "throughput", "%copy");
+}
+
+/* Under the table: what %copy is measured against, and the marks that appeared. */
+static void print_legend(const bench_run *b)
+{
+    if (b->o.json || b->copy_gbs <= 0)
+        return;
+    printf("%%copy: GB/s as a share of the copy row's %.1f GB/s (gx copy at 2^%d, this run)", b->copy_gbs,
+           b->copy_e);
+    if (b->marked[0])
+        printf("; * working set fits in the %.0f MiB %s: cache speed, not memory's", (double)b->d.l2_bytes / (1 << 20),
+               b->k == GX_BACKEND_CPU ? "last-level cache" : "L2");
+    if (b->marked[1])
+        printf("; + faster than the copy though not in cache: more reads than writes, or noise");
+    printf("\n");
+}
+
+/* ------------------------------------------------------------ options */
+
+static int parse_sizes(bench_opts *o, char *p)
+{
+    o->nsizes = 0;
+    while (*p && o->nsizes < 8) {
+        int e = (int)strtol(p, &p, 10);
+        if (e < 0 || e > 33) {
+            fprintf(stderr, "gx bench: --sizes takes exponents of 2 between 0 and 33\n");
+            return -1;
+        }
+        o->sizes[o->nsizes++] = e;
+        if (*p == ',')
+            p++;
+        else if (*p) {
+            fprintf(stderr, "gx bench: --sizes looks like 20,24,28\n");
+            return -1;
+        }
+    }
+    o->sizes_set = true;
+    if (o->nsizes == 0)
+        fprintf(stderr, "gx bench: --sizes names no size\n");
+    return o->nsizes > 0 ? 0 : -1;
+}
+
+static int parse_reps(bench_opts *o, const char *v)
+{
+    char *end;
+    long r = strtol(v, &end, 10);
+    if (*v == 0 || *end || r < 1 || r > 100000) {
+        fprintf(stderr, "gx bench: --reps takes a count from 1 to 100000, not '%s'\n", v);
+        return -1;
+    }
+    o->reps = (int)r;
+    o->reps_set = true;
+    return 0;
+}
+
+static bool takes_value(const char *opt)
+{
+    static const char *const valued[] = {"--filter", "--map", "--define", "--reps", "--sizes", NULL};
+    for (int i = 0; valued[i]; i++)
+        if (strcmp(opt, valued[i]) == 0)
+            return true;
+    return false;
+}
+
+/* opt is one that takes_value. */
+static int parse_value(bench_opts *o, const char *opt, char *v)
+{
+    if (strcmp(opt, "--filter") == 0)
+        o->filter = v;
+    else if (strcmp(opt, "--map") == 0)
+        o->map_lambda = v;
+    else if (strcmp(opt, "--define") == 0)
+        o->define_file = v;
+    else if (strcmp(opt, "--reps") == 0)
+        return parse_reps(o, v);
+    else
+        return parse_sizes(o, v);
+    return 0;
+}
+
+/* --quick: two sizes (the larger still far past the cache, so the copy reference is
+ * memory's) and fewer runs; --sizes and --reps still win. */
+static void apply_quick(bench_opts *o)
+{
+    if (!o->sizes_set)
+        o->sizes[0] = 20, o->sizes[1] = 24, o->nsizes = 2;
+    if (!o->reps_set)
+        o->reps = BENCH_QUICK_REPS;
 }
 
 static int parse_args(int argc, char **argv, bench_opts *o)
@@ -119,40 +261,185 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     o->nsizes = 3;
     o->reps = 30;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
+        char *a = argv[i];
+        if (gx_tool_wants_help(a)) {
+            o->help = true;
+            return 0;
+        }
+        if (strcmp(a, "--json") == 0) {
             o->json = true;
-        else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc)
-            o->filter = argv[++i];
-        else if (strcmp(argv[i], "--map") == 0 && i + 1 < argc)
-            o->map_lambda = argv[++i];
-        else if (strcmp(argv[i], "--define") == 0 && i + 1 < argc)
-            o->define_file = argv[++i];
-        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
-            o->reps = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
-            o->nsizes = 0;
-            for (char *p = argv[++i]; *p && o->nsizes < 8;) {
-                int e = (int)strtol(p, &p, 10);
-                if (e < 0 || e > 33) {
-                    fprintf(stderr, "gx bench: --sizes takes exponents of 2 between 0 and 33\n");
-                    return -1;
-                }
-                o->sizes[o->nsizes++] = e;
-                if (*p == ',')
-                    p++;
-                else if (*p) {
-                    fprintf(stderr, "gx bench: --sizes looks like 20,24,28\n");
-                    return -1;
-                }
-            }
-        } else {
-            fprintf(stderr, "gx bench: unknown option %s (use --filter S, --sizes 20,24,28, --reps N, --json)\n", argv[i]);
-            return -1;
+        } else if (strcmp(a, "--quick") == 0) {
+            o->quick = true;
+        } else if (strcmp(a, "--no-progress") == 0) {
+            o->no_progress = true;
+        } else if (!takes_value(a)) {
+            return gx_tool_bad_option("bench", a);
+        } else if (i + 1 == argc) {
+            fprintf(stderr, "gx bench: %s needs a value (see gx bench --help)\n", a);
+            return 2;
+        } else if (parse_value(o, a, argv[++i]) != 0) {
+            return 2;
         }
     }
-    if (o->reps < 1)
-        o->reps = 1;
+    if (o->quick)
+        apply_quick(o);
     return 0;
+}
+
+/* Wraps the case names to the terminal's usual width, for --help. */
+static void print_case_names(void)
+{
+    int col = printf("cases (for --filter):");
+    for (int c = 0; bench_cases[c].name; c++) {
+        int w = (int)strlen(bench_cases[c].name) + 1;
+        if (col + w > 80)
+            col = printf("\n ");
+        col += printf(" %s", bench_cases[c].name);
+    }
+    printf("\n");
+}
+
+static int bench_usage(void)
+{
+    printf("usage: gx bench [options]\n"
+           "gx's benchmark suite on the current backend: one row per measurement, the median\n"
+           "of N timed runs after 3 warm-ups, its rate, and %%copy: the rate as a share of\n"
+           "the copy bandwidth measured first in the same run (a legend under the table\n"
+           "explains it and its marks).  On the CPU backend, memcpy and a plain C loop are\n"
+           "timed beside gx.  The table goes to stdout; progress ([k/N] case, time so far,\n"
+           "time left) to stderr.\n"
+           "options:\n"
+           "  --quick            a short run: sizes 2^20 and 2^24, %d runs each\n"
+           "  --filter S         only cases whose name contains S (=NAME: that case alone)\n"
+           "  --sizes 20,24,28   element counts, as exponents of 2 (up to 8; default 20,24,28)\n"
+           "  --reps N           timed runs per measurement (default 30)\n"
+           "  --json             one JSON object per line (what scripts/bench_merge.py reads)\n"
+           "  --map LAMBDA       time your own lambda over random f32 inputs instead\n"
+           "  --define FILE      C functions the --map lambda may call\n"
+           "  --no-progress      no progress lines on stderr\n"
+           "  -h, --help         this text\n",
+           BENCH_QUICK_REPS);
+    print_case_names();
+    printf("examples: gx bench --quick\n"
+           "          gx bench --filter sum --sizes 24,28 --json > gx.jsonl\n"
+           "          gx bench --map 'x, y -> x*y + 1' --sizes 24\n");
+    return 0;
+}
+
+/* ------------------------------------------------------------ the run */
+
+/* --filter S: names containing S; =NAME: that name only ("sum" is in several names). */
+static bool case_selected(const bench_opts *o, const char *name)
+{
+    if (!o->filter)
+        return true;
+    return o->filter[0] == '=' ? strcmp(name, o->filter + 1) == 0 : strstr(name, o->filter) != NULL;
+}
+
+static int max_exponent(const bench_opts *o)
+{
+    int maxe = 0;
+    for (int i = 0; i < o->nsizes; i++)
+        maxe = o->sizes[i] > maxe ? o->sizes[i] : maxe;
+    return maxe;
+}
+
+static void plan_sizes(const bench_opts *o, bench_progress *p)
+{
+    for (int i = 0; i < o->nsizes; i++)
+        bench_progress_plan(p, o->sizes[i]);
+}
+
+/* Plans the run's steps for the progress line: the copy reference, then each case
+ * selected at each size (a once-case: one step), or --map at each size. */
+static void plan_steps(const bench_opts *o, bench_progress *p)
+{
+    bench_progress_plan(p, max_exponent(o));
+    if (o->map_lambda) {
+        plan_sizes(o, p);
+        return;
+    }
+    for (int c = 0; bench_cases[c].name; c++) {
+        if (!case_selected(o, bench_cases[c].name))
+            continue;
+        if (bench_cases[c].once)
+            bench_progress_plan(p, -1);
+        else
+            plan_sizes(o, p);
+    }
+}
+
+/* GX_ERR_UNSUPPORTED is a feature this build or backend lacks (e.g. matmul on a CPU
+ * build without OpenBLAS): a skip with gx's message, which names what to install,
+ * once per case -- not a failure. */
+static void report_failure(bench_run *b, const char *what, int64_t n, gx_status s)
+{
+    static char skipped[64][48];
+    static int nskipped;
+    bench_progress_clear(&b->prog);
+    if (s == GX_ERR_UNSUPPORTED) {
+        for (int i = 0; i < nskipped; i++)
+            if (strncmp(skipped[i], what, sizeof skipped[i] - 1) == 0)
+                return;
+        if (nskipped < 64)
+            snprintf(skipped[nskipped++], sizeof skipped[0], "%s", what);
+        fprintf(stderr, "gx bench: %s skipped: %s\n", what, gx_last_error());
+        return;
+    }
+    fprintf(stderr, "gx bench: %s at n=%lld: %s: %s\n", what, (long long)n, gx_status_string(s), gx_last_error());
+    b->prog.failed++;
+}
+
+/* The copy first: every GB/s row is also shown as a share of it. */
+static void run_copy_reference(bench_run *b)
+{
+    b->copy_e = max_exponent(&b->o);
+    int64_t n = (int64_t)1 << b->copy_e;
+    bench_result r;
+    bench_progress_step(&b->prog, "copy (the %copy reference)", b->copy_e);
+    gx_status s = bench_copy_bandwidth(b->ctx, n, b->o.reps, &r);
+    if (s != GX_OK) {
+        report_failure(b, "copy", n, s);
+        return;
+    }
+    b->copy_gbs = r.bytes / (r.median_us * 1e3);
+    print_row(b, &r);
+}
+
+/* One case at 2^e elements (once-cases ignore e); a failure is reported and the
+ * run goes on. */
+static void run_case(bench_run *b, const bench_case *c, int e)
+{
+    int64_t n = (int64_t)1 << e;
+    bench_result rows[4];
+    int nrows = 0;
+    bench_progress_step(&b->prog, c->name, c->once ? -1 : e);
+    gx_status s = c->run(b->ctx, b->k, n, b->o.reps, rows, &nrows);
+    if (s != GX_OK) {
+        report_failure(b, c->name, n, s);
+        return;
+    }
+    for (int j = 0; j < nrows; j++)
+        print_row(b, &rows[j]);
+}
+
+/* --map: the user's lambda at each size; a failure (a lambda that does not parse)
+ * would fail alike at every size, so it ends the run. */
+static void run_custom_map(bench_run *b)
+{
+    for (int i = 0; i < b->o.nsizes; i++) {
+        int64_t n = (int64_t)1 << b->o.sizes[i];
+        bench_result rows[4];
+        int nrows = 0;
+        bench_progress_step(&b->prog, "map", b->o.sizes[i]);
+        gx_status s = bench_custom_map(b->ctx, n, b->o.reps, b->o.map_lambda, rows, &nrows);
+        if (s != GX_OK) {
+            report_failure(b, "--map", n, s);
+            return;
+        }
+        for (int j = 0; j < nrows; j++)
+            print_row(b, &rows[j]);
+    }
 }
 
 static int define_from_file(gx_ctx *ctx, const char *path)
@@ -171,67 +458,45 @@ static int define_from_file(gx_ctx *ctx, const char *path)
     return gx_tool_fail("gx bench --define", s);
 }
 
+static int bench_all(bench_run *b)
+{
+    gx_device_info_get(b->ctx, &b->d);
+    gx_ctx_backend(b->ctx, &b->k);
+    print_header(b);
+    run_copy_reference(b);
+    if (b->o.map_lambda)
+        run_custom_map(b);
+    for (int c = 0; !b->o.map_lambda && bench_cases[c].name; c++) {
+        if (!case_selected(&b->o, bench_cases[c].name))
+            continue;
+        for (int i = 0; i < (bench_cases[c].once ? 1 : b->o.nsizes); i++)
+            run_case(b, &bench_cases[c], b->o.sizes[i]);
+    }
+    print_legend(b);
+    bench_progress_finish(&b->prog);
+    return b->prog.failed ? 1 : 0;
+}
+
 int gx_tool_bench(int argc, char **argv)
 {
-    bench_opts o;
-    if (parse_args(argc, argv, &o) != 0)
+    bench_run b;
+    memset(&b, 0, sizeof b);
+    if (parse_args(argc, argv, &b.o) != 0)
         return 2;
-    gx_ctx *ctx = NULL;
-    gx_status s = gx_ctx_create(&ctx, GX_BACKEND_AUTO);
+    if (b.o.help)
+        return bench_usage();
+    bench_progress_init(&b.prog, !b.o.no_progress);
+    plan_steps(&b.o, &b.prog);
+    if (b.prog.total == 1 && !b.o.map_lambda) {
+        fprintf(stderr, "gx bench: no case matches --filter %s (gx bench --help lists them)\n", b.o.filter);
+        return 2;
+    }
+    gx_status s = gx_ctx_create(&b.ctx, GX_BACKEND_AUTO);
     if (s != GX_OK)
         return gx_tool_fail("gx bench: creating a context", s);
-    if (o.define_file && define_from_file(ctx, o.define_file) != 0) {
-        gx_ctx_destroy(ctx);
-        return 1;
-    }
-    gx_device_info d;
-    gx_device_info_get(ctx, &d);
-    gx_backend_kind k;
-    gx_ctx_backend(ctx, &k);
-    if (!o.json)
-        printf("gx %s bench on %s (%s), median of %d runs after 3 warm-ups\n%-8s %-16s %-5s %11s %12s %14s %7s\n",
-               gx_version(), d.name, gx_backend_name(k), o.reps, "impl", "op", "dtype", "n", "median us", "throughput", "%copy");
-    /* The copy bandwidth first: every other row is a share of it. */
-    double copy_gbs = 0;
-    int rc = 0;
-    int maxe = 0;
-    for (int i = 0; i < o.nsizes; i++)
-        maxe = o.sizes[i] > maxe ? o.sizes[i] : maxe;
-    bench_result r;
-    if (bench_copy_bandwidth(ctx, (int64_t)1 << maxe, o.reps, &r) == GX_OK) {
-        copy_gbs = r.bytes / (r.median_us * 1e3);
-        print_row(&o, &r, copy_gbs, d.name);
-    }
-    for (int i = 0; o.map_lambda && i < o.nsizes; i++) {
-        bench_result rows[4];
-        int nrows = 0;
-        s = bench_custom_map(ctx, (int64_t)1 << o.sizes[i], o.reps, o.map_lambda, rows, &nrows);
-        if (s != GX_OK) {
-            rc = gx_tool_fail("gx bench --map", s);
-            break;
-        }
-        for (int j = 0; j < nrows; j++)
-            print_row(&o, &rows[j], copy_gbs, d.name);
-    }
-    for (int c = 0; !o.map_lambda && bench_cases[c].name; c++) {
-        /* --filter =NAME matches one case exactly ("sum" is in several names). */
-        if (o.filter && (o.filter[0] == '=' ? strcmp(bench_cases[c].name, o.filter + 1) != 0 : !strstr(bench_cases[c].name, o.filter)))
-            continue;
-        for (int i = 0; i < o.nsizes; i++) {
-            int64_t n = (int64_t)1 << o.sizes[i];
-            bench_result rows[4];
-            int nrows = 0;
-            s = bench_cases[c].run(ctx, k, n, o.reps, rows, &nrows);
-            if (s != GX_OK) {
-                fprintf(stderr, "gx bench: %s at n=%lld: %s: %s\n", bench_cases[c].name, (long long)n,
-                        gx_status_string(s), gx_last_error());
-                rc = 1;
-                continue;
-            }
-            for (int j = 0; j < nrows; j++)
-                print_row(&o, &rows[j], copy_gbs, d.name);
-        }
-    }
-    gx_ctx_destroy(ctx);
+    int rc = b.o.define_file ? define_from_file(b.ctx, b.o.define_file) : 0;
+    if (rc == 0)
+        rc = bench_all(&b);
+    gx_ctx_destroy(b.ctx);
     return rc;
 }

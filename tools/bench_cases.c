@@ -42,7 +42,7 @@ gx_status bench_copy_bandwidth(gx_ctx *ctx, int64_t n, int reps, bench_result *r
     double us = 0;
     if (s == GX_OK)
         s = bench_time(ctx, run_copy, &c, reps, &us);
-    *r = (bench_result){"gx", "copy", "f32", n, us, 2.0 * (double)n * 4, 0, 0};
+    *r = (bench_result){"gx", "copy", "f32", n, us, 2.0 * (double)n * 4, 0, 0, 0};
     gx_array_release(c.src);
     gx_array_release(c.dst);
     return s;
@@ -96,12 +96,12 @@ gx_status bench_host_refs(gx_ctx *ctx, int which, const char *op, int64_t n, int
     /* memcpy moves one array's worth each way: its own bytes, so its GB/s is the
      * machine's copy bandwidth, the ceiling for the rows beside it. */
     if (s == GX_OK)
-        rows[(*nrows)++] = (bench_result){"memcpy", op, "f32", n, us, 2.0 * (double)n * 4, 0, 0};
+        rows[(*nrows)++] = (bench_result){"memcpy", op, "f32", n, us, 2.0 * (double)n * 4, 0, 0, 0};
     h.which = which;
     if (s == GX_OK)
         s = bench_time(ctx, run_host, &h, reps < 5 ? reps : 5, &us);
     if (s == GX_OK)
-        rows[(*nrows)++] = (bench_result){"c_loop", op, "f32", n, us, bytes, 0, 0};
+        rows[(*nrows)++] = (bench_result){"c_loop", op, "f32", n, us, bytes, 0, 0, 0};
     free(h.x);
     free(h.y);
     free(h.o);
@@ -130,7 +130,7 @@ static gx_status map_case(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, c
     if (s == GX_OK)
         s = bench_time(ctx, run_map, &m, reps, &us);
     if (s == GX_OK)
-        rows[(*nrows)++] = (bench_result){"gx", op, "f32", n, us, bytes, 0, 0};
+        rows[(*nrows)++] = (bench_result){"gx", op, "f32", n, us, bytes, 0, 0, 0};
     for (int i = 0; i < nin; i++)
         gx_array_release(m.in[i]);
     gx_array_release(m.out);
@@ -167,24 +167,24 @@ gx_status bench_case_sgemm(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, 
 gx_status bench_case_rand_f32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 
 const bench_case bench_cases[] = {
-    {"pool", bench_case_pool},
-    {"fill_f32", bench_case_fill},
-    {"jit", bench_case_jit},
-    {"map_sin2cos2", case_sin2cos2},
-    {"map_saxpy", case_saxpy},
-    {"sgemm", bench_case_sgemm},
-    {"rand_f32", bench_case_rand_f32},
-    {"sum", bench_case_sum},
-    {"max", bench_case_max},
-    {"argmin", bench_case_argmin},
-    {"l2dist", bench_case_l2dist},
-    {"max_lambda", bench_case_max_lambda},
-    {"sum_rows", bench_case_sum_rows},
-    {"sum_cols", bench_case_sum_cols},
-    {"scan_sum", bench_case_scan_sum},
-    {"select_gt05", bench_case_select_gt05},
-    {"iota_sum_i64", bench_case_iota_sum_i64},
-    {"pipeline_count", bench_case_pipeline_count},
-    {"pipeline_l2count", bench_case_pipeline_l2count},
-    {NULL, NULL},
+    {"pool", bench_case_pool, 1},
+    {"fill_f32", bench_case_fill, 0},
+    {"jit", bench_case_jit, 1},
+    {"map_sin2cos2", case_sin2cos2, 0},
+    {"map_saxpy", case_saxpy, 0},
+    {"sgemm", bench_case_sgemm, 0},
+    {"rand_f32", bench_case_rand_f32, 0},
+    {"sum", bench_case_sum, 0},
+    {"max", bench_case_max, 0},
+    {"argmin", bench_case_argmin, 0},
+    {"l2dist", bench_case_l2dist, 0},
+    {"max_lambda", bench_case_max_lambda, 0},
+    {"sum_rows", bench_case_sum_rows, 0},
+    {"sum_cols", bench_case_sum_cols, 0},
+    {"scan_sum", bench_case_scan_sum, 0},
+    {"select_gt05", bench_case_select_gt05, 0},
+    {"iota_sum_i64", bench_case_iota_sum_i64, 0},
+    {"pipeline_count", bench_case_pipeline_count, 0},
+    {"pipeline_l2count", bench_case_pipeline_l2count, 0},
+    {NULL, NULL, 0},
 };

@@ -9,6 +9,10 @@ typedef struct bench_result {
     const char *impl, *op, *dtype;
     int64_t n;
     double median_us, bytes, flops, elems;
+    /* Distinct bytes the timed runs cycle through, when inputs rotate through copies
+     * (bench_rot_count); 0 = just `bytes`.  Against the cache size, it says whether
+     * the rate is the cache's or memory's (the * mark in the table). */
+    double footprint;
 } bench_result;
 
 typedef gx_status (*bench_case_fn)(void *state);
@@ -22,7 +26,9 @@ gx_status bench_clones(gx_array *a, int k, gx_array **copies, int *n);
 
 /* Runs one case at size n; writes up to 4 rows (gx, and on CPU the plain-C references). */
 typedef gx_status (*bench_run_fn)(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
-typedef struct bench_case { const char *name; bench_run_fn run; } bench_case;
+/* once: the case measures something independent of n (the pool, the JIT), so it runs
+ * at the first size only. */
+typedef struct bench_case { const char *name; bench_run_fn run; int once; } bench_case;
 extern const bench_case bench_cases[];
 /* Reductions (tools/bench_reduce.c). */
 gx_status bench_case_sum(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
@@ -49,6 +55,29 @@ gx_status bench_case_pool(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, b
 gx_status bench_host_refs(gx_ctx *ctx, int which, const char *op, int64_t n, int reps, double bytes,
                           bench_result *rows, int *nrows);
 gx_status bench_copy_bandwidth(gx_ctx *ctx, int64_t n, int reps, bench_result *r);
+/* Progress on stderr (tools/bench_progress.c): [k/N], the case starting, the time so
+ * far and an estimate of the time left.  Steps are kept by size (slot e for 2^e,
+ * the last slot for cases that ignore the size), since a step's time is mostly a
+ * function of its size. */
+#define BENCH_PROGRESS_SLOTS 35
+typedef struct bench_progress {
+    bool on, tty, shown;
+    int done, total, failed;
+    int cur;                 /* the running step's slot, -1 before the first */
+    double t0, tcur;         /* when the run and the running step started */
+    double spent[BENCH_PROGRESS_SLOTS];   /* seconds of the steps done, by slot */
+    int ndone[BENCH_PROGRESS_SLOTS], nleft[BENCH_PROGRESS_SLOTS];
+} bench_progress;
+void bench_progress_init(bench_progress *p, bool on);
+/* Plans one more step at 2^e elements (e < 0: a case that ignores the size). */
+void bench_progress_plan(bench_progress *p, int e);
+/* Starts the next planned step (and ends the one before): what, at 2^e elements. */
+void bench_progress_step(bench_progress *p, const char *what, int e);
+/* Erases the status line on a terminal, before anything else is printed. */
+void bench_progress_clear(bench_progress *p);
+/* Ends the last step; prints the count, the total time and the failures. */
+void bench_progress_finish(bench_progress *p);
+
 /* Fresh random f32 in [0,1) on the device. */
 gx_status bench_random_f32(gx_ctx *ctx, int64_t n, uint64_t seed, gx_array **out);
 

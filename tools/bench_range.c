@@ -47,7 +47,8 @@ gx_status bench_case_scan_sum(gx_ctx *ctx, gx_backend_kind k, int64_t n, int rep
     if (st == GX_OK)
         st = bench_time(ctx, run_scan, &s, reps, &us);
     if (st == GX_OK)
-        rows[(*nrows)++] = (bench_result){"gx", "scan_sum", "f32", n, us, 2.0 * (double)n * 4, 0, 0};
+        rows[(*nrows)++] = (bench_result){"gx", "scan_sum", "f32", n, us, 2.0 * (double)n * 4, 0, 0,
+                                                  s.r.n * 2.0 * (double)n * 4};
     rot_free(&s.r);
     return st;
 }
@@ -75,7 +76,8 @@ gx_status bench_case_select_gt05(gx_ctx *ctx, gx_backend_kind k, int64_t n, int 
     if (st == GX_OK)
         st = bench_time(ctx, run_select, &s, reps, &us);
     if (st == GX_OK)
-        rows[(*nrows)++] = (bench_result){"gx", "select_gt05", "f32", n, us, (double)n * 4 + (double)s.kept * 4, 0, 0};
+        rows[(*nrows)++] = (bench_result){"gx", "select_gt05", "f32", n, us, (double)n * 4 + (double)s.kept * 4, 0, 0,
+                                                  s.r.n * (double)n * 4};
     rot_free(&s.r);
     return st;
 }
@@ -98,7 +100,7 @@ static gx_status time_pipe(gx_ctx *ctx, gx_pipe *p, int term, const char *op, co
     double us = 0;
     gx_status st = bench_time(ctx, run_pipe, &s, reps, &us);
     if (st == GX_OK)
-        rows[(*nrows)++] = (bench_result){"gx", op, dt, n, us, bytes, 0, elems};
+        rows[(*nrows)++] = (bench_result){"gx", op, dt, n, us, bytes, 0, elems, 0};
     return st;
 }
 

@@ -113,7 +113,7 @@ static gx_status red_row(gx_ctx *ctx, int which, bool i32, const char *op, int64
         s = run_red(&r);   /* allocates the result once; later runs write into it */
     if (s == GX_OK)
         s = bench_time(ctx, run_red, &r, reps, &us);
-    *row = (bench_result){"gx", op, i32 ? "i32" : "f32", n, us, bytes, 0, 0};
+    *row = (bench_result){"gx", op, i32 ? "i32" : "f32", n, us, bytes, 0, 0, r.nrot * bytes};
     red_free(&r);
     return s;
 }
@@ -177,7 +177,8 @@ static gx_status axis_case(gx_ctx *ctx, int64_t n, int reps, int axis, const cha
         s = run_red(&r);
     if (s == GX_OK)
         s = bench_time(ctx, run_red, &r, reps, &us);
-    *row = (bench_result){"gx", op, "f32", shape[0] * shape[1], us, (double)(shape[0] * shape[1]) * 4, 0, 0};
+    double bytes = (double)(shape[0] * shape[1]) * 4;
+    *row = (bench_result){"gx", op, "f32", shape[0] * shape[1], us, bytes, 0, 0, r.nrot * bytes};
     red_free(&r);
     return s;
 }

@@ -19,14 +19,37 @@ typedef struct ptx_args {
 
 static int ptx_usage(const char *cmd)
 {
-    fprintf(stderr, "usage: gx %s FILE.cu [--entry NAME] [--arch sm_XY] [NVRTC options, e.g. -DN=4]\n", cmd);
+    fprintf(stderr, "usage: gx %s FILE.cu [--entry NAME] [--arch sm_XY] [NVRTC options, e.g. -DN=4]"
+                    " (see gx %s --help)\n", cmd, cmd);
     return 2;
+}
+
+/* The full usage, on stdout: `gx ptx --help` and `gx sass --help`. */
+static int ptx_help(const char *cmd, bool sass)
+{
+    printf("usage: gx %s FILE.cu%s [--arch sm_XY] [NVRTC options]\n", cmd, sass ? "" : " [--entry NAME]");
+    if (sass)
+        printf("The SASS (GPU machine code) of a CUDA kernel file: NVRTC builds a cubin as\n"
+               "gx_kernel_compile would, and cuobjdump or nvdisasm (on the PATH) disassembles it.\n");
+    else
+        printf("The PTX that NVRTC makes of a CUDA kernel file, as gx_kernel_compile would build\n"
+               "it (gx/device.h available).  Needs NVRTC, not a GPU.\n");
+    printf("options:\n");
+    if (!sass)
+        printf("  --entry NAME   fail unless the PTX defines this kernel (entry) name\n");
+    printf("  --arch sm_XY   target architecture (default: the GPU's, or sm_90 without one)\n"
+           "  -OPTION        any other option starting with '-' goes to NVRTC (-DN=4, -lineinfo)\n"
+           "  -h, --help     this text\n"
+           "example: gx %s kernel.cu --arch sm_90 -DTILE=32%s\n", cmd, sass ? "" : " --entry vadd");
+    return 0;
 }
 
 static int ptx_parse(const char *cmd, int argc, char **argv, ptx_args *a)
 {
     memset(a, 0, sizeof *a);
     for (int i = 1; i < argc; i++) {
+        if (gx_tool_wants_help(argv[i]))
+            return -1;   /* the caller prints the help and exits 0 */
         if ((strcmp(argv[i], "--entry") == 0 || strcmp(argv[i], "--arch") == 0) && i + 1 < argc) {
             *(argv[i][2] == 'e' ? &a->entry : &a->arch) = argv[i + 1];
             i++;
@@ -86,12 +109,25 @@ static void ptx_default_arch(char *out, size_t n)
     gx_ctx_destroy(ctx);
 }
 
+/* Options other than --entry and --arch go to NVRTC, which judges them: one it does
+ * not know is a usage error (exit 2), like an unknown option anywhere in gx. */
+static int ptx_failed(const char *cmd, gx_status s)
+{
+    char what[16];
+    snprintf(what, sizeof what, "gx %s", cmd);
+    gx_tool_fail(what, s);
+    if (!strstr(gx_last_error(), "INVALID_OPTION"))
+        return 1;
+    fprintf(stderr, "gx %s: NVRTC rejected an option (see gx %s --help)\n", cmd, cmd);
+    return 2;
+}
+
 static int ptx_run(const char *cmd, int argc, char **argv, bool sass)
 {
     ptx_args a;
     int rc = ptx_parse(cmd, argc, argv, &a);
     if (rc)
-        return rc;
+        return rc < 0 ? ptx_help(cmd, sass) : rc;
     char *src = ptx_read(a.file);
     if (!src) {
         fprintf(stderr, "gx %s: cannot read %s\n", cmd, a.file);
@@ -109,7 +145,7 @@ static int ptx_run(const char *cmd, int argc, char **argv, bool sass)
                        : gx_kernel_ptx_offline(src, a.entry, arch, &o, &text);
     free(src);
     if (s != GX_OK)
-        return gx_tool_fail(cmd, s);
+        return ptx_failed(cmd, s);
     fputs(text, stdout);
     gx_text_free(text);
     return 0;

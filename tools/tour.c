@@ -20,6 +20,18 @@ int example_matmul(gx_ctx *ctx, int quick);
 int example_histogram(gx_ctx *ctx, int quick);
 int example_transpose(gx_ctx *ctx, int quick);
 int example_streams(gx_ctx *ctx, int quick);
+int example_first_main(void);   /* examples/first.c, through tour_first.c */
+
+/* Stop 0: the README's first program, as a user builds it (its own context). */
+static void tour_first(void)
+{
+    printf("== 0. your first program (examples/first.c, shown in full in the README)\n");
+    fflush(stdout);
+    int rc = example_first_main();
+    printf("  [%s] %-34s %s\n", rc == 0 ? "PASS" : "FAIL", "first program", "exit status 0");
+    if (rc != 0)
+        tour_failures++;
+}
 
 int gx_tool_fail(const char *what, gx_status s)
 {
@@ -189,20 +201,36 @@ static void tour_examples(gx_ctx *ctx, int quick, const char *png)
     tour_count(example_streams(ctx, quick));
 }
 
+/* `gx tour --help`; png is where the Julia set goes by default. */
+static int tour_usage(const char *png)
+{
+    printf("usage: gx tour [--quick] [--png PATH]\n"
+           "A guided run through gx on the current backend: each stop runs a piece of gx\n"
+           "(arrays, a fused map, the examples), checks its own answer and prints PASS or\n"
+           "FAIL with its figures.  Stops that need a GPU are skipped on the CPU backend.\n"
+           "Exit status 0 when every stop passes, 1 when one fails.\n"
+           "options:\n"
+           "  --quick      smaller problems, for a fast check\n"
+           "  --png PATH   where the Julia set picture goes (default %s)\n"
+           "  -h, --help   this text\n"
+           "example: GX_BACKEND=cpu gx tour --quick\n", png);
+    return 0;
+}
+
 int gx_tool_tour(int argc, char **argv)
 {
     int quick = 0;
     char png[4200];
     tour_png_path(png, sizeof png);
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--quick") == 0) {
+        if (gx_tool_wants_help(argv[i]))
+            return tour_usage(png);
+        if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
-        } else if (strcmp(argv[i], "--png") == 0 && i + 1 < argc) {
+        else if (strcmp(argv[i], "--png") == 0 && i + 1 < argc)
             snprintf(png, sizeof png, "%s", argv[++i]);
-        } else {
-            fprintf(stderr, "gx tour: unknown argument '%s' (accepted: --quick, --png PATH)\n", argv[i]);
-            return 2;
-        }
+        else
+            return gx_tool_bad_option("tour", argv[i]);
     }
     gx_ctx *ctx = NULL;
     gx_status s = gx_ctx_create(&ctx, GX_BACKEND_AUTO);
@@ -212,6 +240,7 @@ int gx_tool_tour(int argc, char **argv)
     gx_cuda_device_count(&ngpu);
     if (ngpu == 0)
         printf("(no GPU answers on this machine: the tour runs on the CPU backend; GPU-only stops are skipped)\n");
+    tour_first();
     tour_device(ctx);
     tour_arrays(ctx);
     tour_map(ctx);

@@ -3,11 +3,15 @@
 #define _GNU_SOURCE
 #endif
 #include "core/gx_internal.h"
+#include "core/memory.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void gx__kcache_free(gx_ctx *ctx);          /* kernel.c */
 void gx__ctx_release_arrays(gx_ctx *ctx);   /* array.c */
@@ -58,22 +62,31 @@ gx_status gx_cuda_device_count(int *out)
     return GX_OK;
 }
 
+/* GX_BACKEND for an AUTO request.  Unlike the other variables a bad value is an
+ * error, not a warning: running on a backend the user did not ask for would make
+ * every later result (timings above all) quietly about something else. */
+static gx_status ctx_env_backend(gx_backend_kind *kind)
+{
+    const char *env = gx__env("GX_BACKEND");
+    if (!env || strcasecmp(env, "auto") == 0)
+        *kind = gx__cuda_available(NULL) ? GX_BACKEND_CUDA : GX_BACKEND_CPU;
+    else if (strcasecmp(env, "cpu") == 0)
+        *kind = GX_BACKEND_CPU;
+    else if (strcasecmp(env, "cuda") == 0)
+        *kind = GX_BACKEND_CUDA;
+    else
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "GX_BACKEND=\"%.200s\" is not a backend: accepted values are auto, cpu and cuda "
+                       "(any case), or unset for auto",
+                       env);
+    return GX_OK;
+}
+
 /* Resolves AUTO through GX_BACKEND, then through what answers. */
 static gx_status ctx_pick(gx_backend_kind kind, gx_backend_kind *out)
 {
-    if (kind == GX_BACKEND_AUTO) {
-        const char *env = getenv("GX_BACKEND");
-        if (env && *env && strcasecmp(env, "auto") != 0) {
-            if (strcasecmp(env, "cpu") == 0)
-                kind = GX_BACKEND_CPU;
-            else if (strcasecmp(env, "cuda") == 0)
-                kind = GX_BACKEND_CUDA;
-            else
-                return gx__err(GX_ERR_INVALID_ARGUMENT, "GX_BACKEND=%s is not a backend: use auto, cpu or cuda", env);
-        } else {
-            kind = gx__cuda_available(NULL) ? GX_BACKEND_CUDA : GX_BACKEND_CPU;
-        }
-    }
+    if (kind == GX_BACKEND_AUTO)
+        GX__CHECK(ctx_env_backend(&kind));
     if (kind != GX_BACKEND_CPU && kind != GX_BACKEND_CUDA)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "backend kind %d is not one of GX_BACKEND_AUTO, GX_BACKEND_CPU, GX_BACKEND_CUDA", (int)kind);
     *out = kind;
@@ -97,21 +110,52 @@ static gx_status ctx_iface(gx_backend_kind kind, const gx__backend_iface **out)
 
 static void ctx_limit_from_env(gx_ctx *ctx)
 {
-    const char *s = getenv("GX_MEMORY_LIMIT");
-    if (!s || !*s)
+    const char *s = gx__env("GX_MEMORY_LIMIT");
+    /* "0" means no limit, as gx_memory_set_limit(ctx, 0) does. */
+    if (!s || strcmp(s, "0") == 0 || strcasecmp(s, "none") == 0)
         return;
-    size_t v;
-    if (gx__parse_size(s, ctx->dinfo.mem_total, &v) == 0)
-        ctx->mem_limit = v;
-    else
-        fprintf(stderr, "gx: warning: GX_MEMORY_LIMIT=%s is not a size (use e.g. 8GiB, 512MB or 50%%); ignored\n", s);
+    ctx->mem_limit = gx__env_size("GX_MEMORY_LIMIT", 0, ctx->dinfo.mem_total,
+                                  "a size such as 8GiB, 512MB or 1000000, a percentage of the device's memory "
+                                  "such as 50%, or 0/none for no limit",
+                                  "running with no limit");
+}
+
+static void ctx_dump_warn(const char *dir, const char *why)
+{
+    char accepted[256];
+    snprintf(accepted, sizeof accepted, "a folder gx can create or write into; this one: %s", why);
+    gx__env_warn("GX_DUMP", dir, accepted, "kernel sources are not written");
+}
+
+/* GX_DUMP names a folder for generated kernel sources.  It is made and checked
+ * here, once, so a bad path is one warning instead of one per kernel (and no
+ * dumping, rather than failing kernels over a debugging aid). */
+static void ctx_dump_from_env(gx_ctx *ctx)
+{
+    const char *dir = gx__env("GX_DUMP");
+    if (!dir)
+        return;
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        if (mkdir(dir, 0755) != 0) {
+            ctx_dump_warn(dir, strerror(errno));
+            return;
+        }
+    } else if (!S_ISDIR(st.st_mode)) {
+        ctx_dump_warn(dir, "it is not a folder");
+        return;
+    } else if (access(dir, W_OK | X_OK) != 0) {
+        ctx_dump_warn(dir, strerror(errno));
+        return;
+    }
+    ctx->dump_dir = strdup(dir);   /* NULL on no memory: no dumping, nothing else lost */
 }
 
 gx_status gx_ctx_create_on(gx_ctx **out, gx_backend_kind kind, int device)
 {
     GX__ARG(out, "gx_ctx_create: out must not be NULL");
     *out = NULL;
-    gx_backend_kind k;
+    gx_backend_kind k = GX_BACKEND_AUTO;   /* set by ctx_pick (GCC cannot tell gx__err never returns GX_OK) */
     const gx__backend_iface *iface;
     GX__CHECK(ctx_pick(kind, &k));
     GX__CHECK(ctx_iface(k, &iface));
@@ -141,9 +185,7 @@ gx_status gx_ctx_create_on(gx_ctx **out, gx_backend_kind kind, int device)
     ctx_limit_from_env(ctx);
     if (gx__kx_ctx_init(ctx) != GX_OK)
         fprintf(stderr, "gx: warning: GX_PROFILE: %s\n", gx_last_error());
-    const char *dump = getenv("GX_DUMP");
-    if (dump && *dump)
-        ctx->dump_dir = strdup(dump);
+    ctx_dump_from_env(ctx);
     gx__handle_add(ctx);
     *out = ctx;
     return GX_OK;
@@ -216,9 +258,10 @@ static void fmt_bytes(char *out, size_t n, size_t v)
 
 static gx_status mem_oom(gx_ctx *ctx, size_t bytes, const char *why)
 {
-    char req[32], use[32], res[32], lim[32];
+    char req[32], use[32], scr[32], res[32], lim[32];
     fmt_bytes(req, sizeof req, bytes);
     fmt_bytes(use, sizeof use, ctx->mem.in_use);
+    fmt_bytes(scr, sizeof scr, ctx->mem.scratch);
     fmt_bytes(res, sizeof res, ctx->be.iface->reserved(&ctx->be));
     if (ctx->mem_limit)
         fmt_bytes(lim, sizeof lim, ctx->mem_limit);
@@ -226,17 +269,25 @@ static gx_status mem_oom(gx_ctx *ctx, size_t bytes, const char *why)
         snprintf(lim, sizeof lim, "none");
     return gx__err(GX_ERR_OUT_OF_MEMORY,
                    "out of %s memory: a request for %s failed (%s) after trimming the pool and retrying; "
-                   "pool state: %s in use by live arrays, %s reserved, limit %s. "
+                   "pool state: %s in use by live arrays, %s held by gx's scratch buffers, %s reserved, limit %s. "
                    "Release arrays you no longer need, use smaller batches, or raise GX_MEMORY_LIMIT",
-                   ctx->be.iface->name, req, why, use, res, lim);
+                   ctx->be.iface->name, req, why, use, scr, res, lim);
 }
 
-gx_status gx__mem_alloc(gx_ctx *ctx, size_t bytes, void **ptr)
+/* The limit covers everything gx takes from the device: arrays and scratch. */
+static bool mem_over_limit(const gx_ctx *ctx, size_t bytes)
+{
+    size_t held = ctx->mem.in_use + ctx->mem.scratch;
+    return ctx->mem_limit && (bytes > ctx->mem_limit || held > ctx->mem_limit - bytes);
+}
+
+/* One allocation from the backend, counted in *counter (in_use or scratch). */
+static gx_status mem_take(gx_ctx *ctx, size_t bytes, void **ptr, size_t *counter)
 {
     *ptr = NULL;
     if (bytes == 0)
         return GX_OK;
-    if (ctx->mem_limit && (bytes > ctx->mem_limit || ctx->mem.in_use > ctx->mem_limit - bytes))
+    if (mem_over_limit(ctx, bytes))
         return mem_oom(ctx, bytes, "over the memory limit");
     gx_status s = ctx->be.iface->alloc(&ctx->be, bytes, ptr);
     if (s == GX_ERR_OUT_OF_MEMORY) {
@@ -250,8 +301,14 @@ gx_status gx__mem_alloc(gx_ctx *ctx, size_t bytes, void **ptr)
     }
     if (s != GX_OK)
         return s;
-    ctx->mem.in_use += bytes;
+    *counter += bytes;
     ctx->mem.allocs++;
+    return GX_OK;
+}
+
+gx_status gx__mem_alloc(gx_ctx *ctx, size_t bytes, void **ptr)
+{
+    GX__CHECK(mem_take(ctx, bytes, ptr, &ctx->mem.in_use));
     if (ctx->mem.in_use > ctx->mem.peak)
         ctx->mem.peak = ctx->mem.in_use;
     return GX_OK;
@@ -265,6 +322,19 @@ void gx__mem_free(gx_ctx *ctx, void *ptr, size_t bytes)
     ctx->mem.in_use -= bytes;
 }
 
+gx_status gx__scratch_alloc(gx_ctx *ctx, size_t bytes, void **ptr)
+{
+    return mem_take(ctx, bytes, ptr, &ctx->mem.scratch);
+}
+
+void gx__scratch_free(gx_ctx *ctx, void *ptr, size_t bytes)
+{
+    if (!ptr && bytes == 0)
+        return;
+    ctx->be.iface->free(&ctx->be, ptr, bytes);
+    ctx->mem.scratch -= bytes;
+}
+
 gx_status gx_memory_stats_get(gx_ctx *ctx, gx_memory_stats *out)
 {
     GX__CHECK(gx__ctx_check(ctx));
@@ -272,8 +342,8 @@ gx_status gx_memory_stats_get(gx_ctx *ctx, gx_memory_stats *out)
     gx__lock(ctx);
     *out = ctx->mem;
     size_t r = ctx->be.iface->reserved(&ctx->be);
-    /* The CPU backend has no pool: what it holds is what is in use. */
-    out->reserved = r ? r : ctx->mem.in_use;
+    /* The CPU backend has no pool: what it holds is what is in use, arrays and scratch. */
+    out->reserved = r ? r : ctx->mem.in_use + ctx->mem.scratch;
     out->limit = ctx->mem_limit;
     gx__unlock(ctx);
     return GX_OK;

@@ -32,6 +32,15 @@ const char *gx_last_error(void) { return gx__errbuf; }
 void gx_clear_error(void) { gx__errbuf[0] = 0; }
 const char *gx_version(void) { return GX_VERSION_STRING; }
 
+gx_status gx_report(gx_status s, const char *expr, const char *file, int line)
+{
+    if (s == GX_OK)
+        return s;
+    fprintf(stderr, "%s:%d: %s: %s: %s\n", file ? file : "?", line, expr ? expr : "gx call", gx_status_string(s),
+            gx__errbuf[0] ? gx__errbuf : "(no message)");
+    return s;
+}
+
 gx_status gx__err(gx_status s, const char *fmt, ...)
 {
     va_list ap;
@@ -253,7 +262,7 @@ int gx__parse_size(const char *s, size_t total, size_t *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || v < 0)
+    if (errno || end == s || !(v >= 0))   /* !(v >= 0) also rejects NaN */
         return -1;
     while (*end == ' ')
         end++;

@@ -40,7 +40,11 @@ static void info_memory(gx__sbuf *b, gx_ctx *ctx)
     gx_memory_stats m;
     if (gx_memory_stats_get(ctx, &m) != GX_OK)
         return;
-    gx__sb_printf(b, "memory pool:\n  %-22s %zu B\n  %-22s %zu B\n  %-22s %zu B\n", "in use", m.in_use, "peak", m.peak, "reserved", m.reserved);
+    /* Scratch on its own line: in use is what the caller's arrays hold, and reads 0
+     * once they are released even though gx keeps its reduction buffers. */
+    gx__sb_printf(b, "memory pool:\n  %-22s %zu B\n  %-22s %zu B\n  %-22s %zu B\n  %-22s %zu B\n",
+                  "in use (arrays)", m.in_use, "scratch (gx internal)", m.scratch, "peak (arrays)", m.peak,
+                  "reserved", m.reserved);
     if (m.limit)
         gx__sb_printf(b, "  %-22s %zu B (GX_MEMORY_LIMIT)\n", "limit", m.limit);
     else

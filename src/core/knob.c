@@ -3,6 +3,8 @@
  * getenv scan per launch is work on the hot path for a value that does not change. */
 #include "core/gx_internal.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,16 +20,26 @@ static pthread_once_t knob_once = PTHREAD_ONCE_INIT;
 static void knob_read(void)
 {
     for (size_t i = 0; i < NKNOBS; i++)
-        knob_values[i] = getenv(knob_names[i]);
+        knob_values[i] = gx__env(knob_names[i]);
 }
 
-/* The knob as a whole decimal number within [lo, hi], else dflt (unset or bad). */
+/* The knob as a whole decimal number within [lo, hi], else dflt (unset, or bad:
+ * then one warning per knob and process, as for every GX_* variable). */
 int gx__knob_int(const char *name, int dflt, int lo, int hi)
 {
     const char *v = gx__knob(name);
+    if (!v)
+        return dflt;
     char *end = NULL;
-    long x = v && *v ? strtol(v, &end, 10) : 0;
-    return v && *v && end && *end == '\0' && x >= lo && x <= hi ? (int)x : dflt;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno == 0 && end != v && *end == '\0' && x >= lo && x <= hi)
+        return (int)x;
+    char accepted[64], fallback[48];
+    snprintf(accepted, sizeof accepted, "a whole number from %d to %d", lo, hi);
+    snprintf(fallback, sizeof fallback, "using the default (%d)", dflt);
+    gx__env_warn(name, v, accepted, fallback);
+    return dflt;
 }
 
 const char *gx__knob(const char *name)
@@ -36,5 +48,5 @@ const char *gx__knob(const char *name)
     for (size_t i = 0; i < NKNOBS; i++)
         if (strcmp(name, knob_names[i]) == 0)
             return knob_values[i];
-    return getenv(name);
+    return gx__env(name);
 }

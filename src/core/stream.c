@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct gx__kx *gx__kx(gx_ctx *ctx)
 {
@@ -16,15 +17,28 @@ struct gx__kx *gx__kx(gx_ctx *ctx)
     return ctx->kx;
 }
 
+/* GX_PROFILE: off by default.  An unknown value still profiles (as 1): whoever set
+ * the variable wants a profile, and a typo should not cost them the run. */
+enum { PROF_OFF, PROF_ON, PROF_TRACE };
+
+static int kx_profile_mode(void)
+{
+    static const char *const names[] = {"0", "off", "no", "1", "on", "yes", "trace", NULL};
+    static const int modes[] = {PROF_OFF, PROF_OFF, PROF_OFF, PROF_ON, PROF_ON, PROF_ON, PROF_TRACE};
+    const char *v = gx__env("GX_PROFILE");
+    if (!v)
+        return PROF_OFF;
+    for (int i = 0; names[i]; i++)
+        if (strcasecmp(v, names[i]) == 0)
+            return modes[i];
+    gx__env_warn("GX_PROFILE", v, "1/on/yes, trace, or 0/off/no", "profiling as with 1");
+    return PROF_ON;
+}
+
 gx_status gx__kx_ctx_init(gx_ctx *ctx)
 {
-    const char *env = getenv("GX_PROFILE");
-    if (!env || !*env || strcmp(env, "0") == 0 || strcmp(env, "off") == 0)
-        return GX_OK;
-    int trace = strcmp(env, "trace") == 0;
-    if (!trace && strcmp(env, "1") != 0 && strcmp(env, "on") != 0 && strcmp(env, "yes") != 0)
-        fprintf(stderr, "gx: warning: GX_PROFILE=%s is not 1, trace or 0; profiling as with 1\n", env);
-    return gx__prof_start(ctx, trace, true);
+    int mode = kx_profile_mode();
+    return mode == PROF_OFF ? GX_OK : gx__prof_start(ctx, mode == PROF_TRACE, true);
 }
 
 void gx__kx_ctx_destroy(gx_ctx *ctx)

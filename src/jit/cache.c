@@ -13,6 +13,11 @@
  *  - Every entry carries the SHA-256 of its payload, so a file damaged by a full
  *    disk, a crash of some other tool, or a bad copy is detected before we hand a
  *    shared object to dlopen.
+ *  - Every entry also carries a digest of its own name (key and suffix): an intact
+ *    entry copied or renamed over another key's file would pass the payload check
+ *    and run the wrong kernel, so a name mismatch is treated as corruption.
+ *  - Entries of an older format are treated as corrupt too (removed and rebuilt);
+ *    the version-named directory normally keeps them apart anyway.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memfd_create, pipe2, mkdtemp, utimensat */
@@ -106,8 +111,10 @@ void cache_key_final(cache_key *k, char out[65])
 /* ------------------------------------------------------------------ disk cache */
 
 #define HDR_MAGIC "GXKC"
-#define HDR_FORMAT 1u
-#define HDR_SIZE 48 /* magic 4 + format u32 + length u64 + sha256 32 */
+#define HDR_FORMAT 2u /* 1: no name digest */
+#define HDR_SIZE 80   /* magic 4 + format u32 + length u64 + name sha256 32 + payload sha256 32 */
+#define HDR_NAME 16   /* offset of the name digest */
+#define HDR_SUM 48    /* offset of the payload digest */
 #define DEFAULT_MAX ((size_t)1 << 30)
 #define RESCAN_MS 30000.0
 
@@ -299,10 +306,11 @@ static void evict_locked(cache_disk *d)
     free(l.v);
 }
 
-static bool env_off(const char *v)
+/* GX_CACHE: the first four choices keep the cache on (the default), the rest turn it off. */
+static bool cache_off_by_env(void)
 {
-    return v && (strcasecmp(v, "off") == 0 || strcmp(v, "0") == 0 || strcasecmp(v, "false") == 0 ||
-                 strcasecmp(v, "no") == 0);
+    static const char *const choices[] = {"on", "1", "true", "yes", "off", "0", "false", "no", NULL};
+    return gx__env_choice("GX_CACHE", choices, 0, "on/off, 1/0, true/false or yes/no") >= 4;
 }
 
 static cache_disk *disabled_with_warning(const char *why)
@@ -316,12 +324,12 @@ static cache_disk *disabled_with_warning(const char *why)
 
 static cache_disk *disk_open(void)
 {
-    if (env_off(getenv("GX_CACHE")))
+    if (cache_off_by_env())
         return &g_disabled;
 
     char *base = NULL;
     const char *v;
-    if ((v = getenv("GX_CACHE_DIR")) && *v)
+    if ((v = gx__env("GX_CACHE_DIR")))
         base = strdup(v);
     else if ((v = getenv("XDG_CACHE_HOME")) && *v == '/')
         base = str_printf("%s/gx", v);
@@ -359,15 +367,7 @@ static cache_disk *disk_open(void)
     unlink(probe);
     free(probe);
 
-    size_t max = DEFAULT_MAX;
-    if ((v = getenv("GX_CACHE_MAX")) && *v) {
-        size_t m;
-        if (gx__parse_size(v, 0, &m) == 0 && m > 0)
-            max = m;
-        else
-            fprintf(stderr, "gx: warning: GX_CACHE_MAX=\"%s\" is not a size (write e.g. 512MiB or 2GB); "
-                            "using 1GiB\n", v);
-    }
+    size_t max = gx__env_size("GX_CACHE_MAX", DEFAULT_MAX, 0, "a size such as 512MiB or 2GB", "using 1GiB");
 
     cache_disk *d = calloc(1, sizeof *d);
     if (!d) {
@@ -506,7 +506,43 @@ static void drop_corrupt(cache_disk *d, const char *path, int fd, const struct s
     d->corrupt++;
     pthread_mutex_unlock(&d->mu);
     if (atomic_exchange(&g_warned_corrupt, 1) == 0)
-        fprintf(stderr, "gx: warning: corrupt kernel cache entry %s removed; rebuilding\n", path);
+        fprintf(stderr, "gx: warning: corrupt or misplaced kernel cache entry %s removed; rebuilding\n", path);
+}
+
+/* The digest of an entry's name ("key\0suffix") that binds its content to it. */
+static int name_digest(const char *key_hex, const char *suffix, unsigned char out[32])
+{
+    size_t k = strlen(key_hex), n = k + 1 + strlen(suffix);
+    char buf[200]; /* name_ok: key <= 128, suffix <= 32 */
+    if (n > sizeof buf)
+        return -1;
+    memcpy(buf, key_hex, k + 1);
+    memcpy(buf + k + 1, suffix, n - k - 1);
+    return sha256_raw(buf, n, out);
+}
+
+/* ENTRY_MISS: absent, not a regular file, or no memory to read it -- none of them corruption. */
+typedef enum { ENTRY_OK, ENTRY_BAD, ENTRY_MISS } entry_check;
+
+/* Reads and verifies the entry open on fd: header, name, length and payload digest. */
+static entry_check read_entry(int fd, const struct stat *st, const unsigned char name[32], void **out, size_t *len)
+{
+    unsigned char hdr[HDR_SIZE], got[32];
+    if (st->st_size < HDR_SIZE || read_full(fd, hdr, HDR_SIZE) != 0 || memcmp(hdr, HDR_MAGIC, 4) != 0 ||
+        get_u32(hdr + 4) != HDR_FORMAT || get_u64(hdr + 8) != (uint64_t)st->st_size - HDR_SIZE ||
+        memcmp(hdr + HDR_NAME, name, 32) != 0)
+        return ENTRY_BAD;
+    size_t n = (size_t)(st->st_size - HDR_SIZE);
+    void *buf = malloc(n ? n : 1);
+    if (!buf)
+        return ENTRY_MISS;
+    if (read_full(fd, buf, n) != 0 || sha256_raw(buf, n, got) != 0 || memcmp(got, hdr + HDR_SUM, 32) != 0) {
+        free(buf);
+        return ENTRY_BAD;
+    }
+    *out = buf;
+    *len = n;
+    return ENTRY_OK;
 }
 
 int cache_disk_load(cache_disk *d, const char *key_hex, const char *suffix, void **payload, size_t *len,
@@ -518,52 +554,29 @@ int cache_disk_load(cache_disk *d, const char *key_hex, const char *suffix, void
         *len = 0;
     if (corrupt)
         *corrupt = 0;
-    if (!d || !d->enabled || !key_hex || !payload || !len || !name_ok(key_hex, suffix))
+    unsigned char name[32];
+    if (!d || !d->enabled || !key_hex || !payload || !len || !name_ok(key_hex, suffix) ||
+        name_digest(key_hex, suffix, name) != 0)
         return 0;
     char *path = entry_path(d, key_hex, suffix);
-    if (!path)
-        return 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) { /* ENOENT is the ordinary miss; anything else is a miss too */
-        free(path);
-        return 0;
-    }
-    struct stat st;
-    unsigned char hdr[HDR_SIZE], want[32], got[32];
-    void *buf = NULL;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+    struct stat st = {0};
+    /* ENOENT is the ordinary miss; anything else is a miss too. */
+    entry_check c = fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ? ENTRY_MISS
+                                                                          : read_entry(fd, &st, name, payload, len);
+    if (c == ENTRY_BAD) {
+        drop_corrupt(d, path, fd, &st);
+        if (corrupt)
+            *corrupt = 1;
+    } else if (fd >= 0) {
+        /* A hit is a use: bump the mtime so LRU eviction keeps it.  Failure (e.g. a
+         * read-only shared cache) only makes eviction less precise. */
+        if (c == ENTRY_OK)
+            (void)futimens(fd, NULL);
         close(fd);
-        free(path);
-        return 0;
     }
-    if (st.st_size < HDR_SIZE || read_full(fd, hdr, HDR_SIZE) != 0 || memcmp(hdr, HDR_MAGIC, 4) != 0 ||
-        get_u32(hdr + 4) != HDR_FORMAT || get_u64(hdr + 8) != (uint64_t)st.st_size - HDR_SIZE)
-        goto bad;
-    size_t n = (size_t)(st.st_size - HDR_SIZE);
-    memcpy(want, hdr + 16, 32);
-    buf = malloc(n ? n : 1);
-    if (!buf) { /* out of memory is not corruption */
-        close(fd);
-        free(path);
-        return 0;
-    }
-    if (read_full(fd, buf, n) != 0 || sha256_raw(buf, n, got) != 0 || memcmp(got, want, 32) != 0)
-        goto bad;
-    /* A hit is a use: bump the mtime so LRU eviction keeps it.  Failure (e.g. a
-     * read-only shared cache) only makes eviction less precise. */
-    (void)futimens(fd, NULL);
-    close(fd);
     free(path);
-    *payload = buf;
-    *len = n;
-    return 1;
-bad:
-    free(buf);
-    drop_corrupt(d, path, fd, &st);
-    free(path);
-    if (corrupt)
-        *corrupt = 1;
-    return 0;
+    return c == ENTRY_OK;
 }
 
 void cache_disk_store(cache_disk *d, const char *key_hex, const char *suffix, const void *payload, size_t len)
@@ -574,13 +587,15 @@ void cache_disk_store(cache_disk *d, const char *key_hex, const char *suffix, co
     memcpy(hdr, HDR_MAGIC, 4);
     put_u32(hdr + 4, HDR_FORMAT);
     put_u64(hdr + 8, (uint64_t)len);
+    bool hashed = name_digest(key_hex, suffix, hdr + HDR_NAME) == 0 &&
+                  sha256_raw(payload ? payload : "", len, hdr + HDR_SUM) == 0;
     char *shard = str_printf("%s/%.2s", d->dir, key_hex);
     char *path = entry_path(d, key_hex, suffix);
     char *tmp = shard ? str_printf("%s/.tmp-XXXXXX", shard) : NULL;
     int fd = -1;
     bool ok = false;
     size_t replaced = 0;
-    if (!shard || !path || !tmp || sha256_raw(payload ? payload : "", len, hdr + 16) != 0)
+    if (!shard || !path || !tmp || !hashed)
         goto done;
     if (mkdir(shard, 0700) != 0 && errno != EEXIST)
         goto done;

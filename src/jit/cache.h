@@ -4,13 +4,17 @@
  * Disk layout: $GX_CACHE_DIR or $XDG_CACHE_HOME/gx or ~/.cache/gx, then
  *   v<GX_VERSION_STRING>/<first 2 hex of key>/<key>.<suffix>
  * (namespaced by gx version, sharded).  Each entry is a small header
- * (magic, format version, payload length, SHA-256 of the payload) followed by the
- * payload; entries are written to a temporary file in the same directory and
- * rename()d into place, so concurrent processes never see half a file.  A corrupt or
- * truncated entry is reported once (stderr warning), removed, and counted; the caller
- * then rebuilds.  Total size is capped (GX_CACHE_MAX, e.g. "1GiB", default 1 GiB) with
- * least-recently-used eviction (a hit touches the entry's mtime).  GX_CACHE=off
- * disables the disk cache.  An unwritable directory disables it with one warning.
+ * (magic, format version, payload length, SHA-256 of the entry's own name
+ * "<key>\0<suffix>", SHA-256 of the payload) followed by the payload; entries are
+ * written to a temporary file in the same directory and rename()d into place, so
+ * concurrent processes never see half a file.  A corrupt, truncated, old-format or
+ * misplaced entry (one whose name digest is not its file name's, e.g. copied over
+ * another key's file) is reported once (stderr warning), removed, and counted; the
+ * caller then rebuilds.  Total size is capped (GX_CACHE_MAX, e.g. "1GiB", default
+ * 1 GiB) with least-recently-used eviction (a hit touches the entry's mtime).
+ * GX_CACHE=off (or 0/false/no; on/1/true/yes is the default) disables the disk cache;
+ * another value warns once and keeps it on.  An unwritable directory disables it with
+ * one warning.
  */
 #ifndef GX_CACHE_H
 #define GX_CACHE_H
@@ -70,13 +74,25 @@ const char *cache_cc_id(void);
 /* Compiles C `source` into a shared object with
  *   <cc> -std=c11 -O3 -march=native -fPIC -shared -fwrapv -fno-strict-aliasing
  *        -fno-math-errno -Wno-unused-function -o out.so <label>.c -lm
- * started with posix_spawnp (no shell; the only user-influenced text, the label, is
+ * run with fork + execve (no shell; the only user-influenced text, the label, is
  * reduced to [A-Za-z0-9_] and used only inside a file name), in a private temporary
- * directory under $TMPDIR or /tmp.  <cc> is cache_cc_path(), split at blanks so that
- * e.g. CC="ccache gcc" works.  On success *so / *len hold the .so bytes (malloc'd).
- * On failure GX_ERR_COMPILE with the compiler's diagnostics in the message (the
- * source carries #line directives, so they name the user's file and lines). */
+ * directory $TMPDIR/gx-cc-<pid>-XXXXXX (or /tmp/...), which is also the compiler's
+ * TMPDIR and is removed on every path.  <cc> is cache_cc_path(), split at blanks so
+ * that e.g. CC="ccache gcc" works.  The compiler runs in its own process group under
+ * two limits, read from the environment at every call: GX_CC_TIMEOUT (wall clock,
+ * whole seconds >= 1, default 120; on expiry the whole group is killed) and
+ * GX_CC_MEMORY (RLIMIT_AS of each compiler process, a size, default 4GiB).
+ * On success *so / *len hold the .so bytes (malloc'd).  On failure GX_ERR_COMPILE
+ * with the compiler's diagnostics in the message (the source carries #line
+ * directives, so they name the user's file and lines), or naming the limit that
+ * stopped it and the variable that raises it. */
 gx_status cache_cc_build(const char *source, const char *label, void **so, size_t *len);
+
+/* Removes compile folders gx-cc-<pid>-* in the temporary directory that belong to
+ * this user and whose process no longer exists (left by a process that was killed).
+ * cache_cc_build() calls it once per process, before its first compile; exposed for
+ * tests. */
+void cache_cc_sweep_stale(void);
 
 /* Loads a shared object from memory (memfd + dlopen, or a temp file that is unlinked
  * at once where memfd_create is unavailable); *handle for dlsym/dlclose.  Each call

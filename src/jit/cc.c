@@ -3,8 +3,17 @@
  * object from memory.
  *
  * Why no shell: the generated source embeds user lambdas and the label is user text.
- * Running the compiler through posix_spawnp with a fixed argv means no user text is
- * ever parsed as a command or an option.
+ * Running the compiler through execve with a fixed argv means no user text is ever
+ * parsed as a command or an option.
+ *
+ * Why limits: the compiler runs user text, and `#include "/dev/zero"` alone makes gcc
+ * read until the machine runs out of memory.  So each run gets a wall-clock limit
+ * (GX_CC_TIMEOUT) and an address-space limit (GX_CC_MEMORY, RLIMIT_AS, inherited by
+ * cc1/as/ld).  That needs fork() rather than posix_spawn (which cannot set rlimits);
+ * the child goes into its own process group so a timeout kills the whole tree.
+ *
+ * Why pids in folder names: a process killed with SIGKILL cannot remove its compile
+ * folder; naming it gx-cc-<pid>-XXXXXX lets a later process remove it.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memfd_create, pipe2, mkdtemp, utimensat */
@@ -15,14 +24,19 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
+#include <ftw.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -48,13 +62,10 @@ static const char *const cc_flags[] = {
 
 const char *cache_cc_path(void)
 {
-    const char *v = getenv("GX_CC");
-    if (v && *v)
-        return v;
-    v = getenv("CC");
-    if (v && *v)
-        return v;
-    return "cc";
+    const char *v = gx__env("GX_CC");
+    if (!v)
+        v = gx__env("CC");
+    return v ? v : "cc";
 }
 
 /* Splits the compiler command into argv words.  A value that names an executable
@@ -81,94 +92,275 @@ static int cc_words(const char *cc, char *store, size_t cap, const char **words)
     return nw;
 }
 
-/* True if `prog` would be found by execvp.  Checked before spawning because some
- * posix_spawnp implementations (and valgrind) report a missing program only as a
- * child exiting with 127, which would make a poor message. */
-static bool program_exists(const char *prog)
+/* The path execve should run for `prog`, searching PATH as execvp would (into buf);
+ * NULL if there is none.  Resolved here, in the parent, because the child of fork()
+ * may only make async-signal-safe calls, and because some platforms (and valgrind)
+ * report a missing program only as a child exiting with 127, a poor message. */
+static const char *find_program(const char *prog, char *buf, size_t cap)
 {
     if (strchr(prog, '/'))
-        return access(prog, X_OK) == 0;
+        return access(prog, X_OK) == 0 ? prog : NULL;
     const char *path = getenv("PATH");
     if (!path || !*path)
         path = "/usr/local/bin:/usr/bin:/bin";
-    char buf[4096];
     for (const char *p = path; *p;) {
         size_t n = strcspn(p, ":");
         /* An empty PATH element means the current directory, as for execvp. */
-        int w = n ? snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, prog) : snprintf(buf, sizeof buf, "./%s", prog);
-        if (w > 0 && (size_t)w < sizeof buf && access(buf, X_OK) == 0)
-            return true;
+        int w = n ? snprintf(buf, cap, "%.*s/%s", (int)n, p, prog) : snprintf(buf, cap, "./%s", prog);
+        if (w > 0 && (size_t)w < cap && access(buf, X_OK) == 0)
+            return buf;
         p += n;
         if (*p == ':')
             p++;
     }
-    return false;
+    return NULL;
 }
 
-/* Runs argv (NULL-terminated) with stdin from /dev/null and stdout+stderr into a
- * pipe.  Reads the output until EOF (the child can never block on a full pipe),
- * keeping the first `keep` bytes in *out (malloc'd, NUL-terminated), then waits.
- * Returns 0 and the wait status in *wstatus, or an errno value if it could not start. */
-static int run_capture(const char *const *argv, size_t keep, char **out, size_t *outlen, bool *truncated,
-                       int *wstatus)
+/* ------------------------------------------------------------------ limits */
+
+#define CC_TIMEOUT_DEFAULT 120
+#define CC_MEMORY_DEFAULT ((size_t)4 << 30)
+#define CC_MEMORY_MIN ((size_t)16 << 20) /* below this, the value is surely a slip (3 for 3GiB) */
+#define CC_MEMORY_ACCEPTED "a size of at least 16MiB, such as 4GiB or 512MB"
+
+/* Bounds on one compiler run.  The compiler runs user text (#include "/dev/zero"
+ * makes gcc read forever), so it must never be able to hang the caller or eat the
+ * machine. */
+typedef struct cc_limits {
+    int64_t timeout_s; /* GX_CC_TIMEOUT */
+    size_t mem;        /* GX_CC_MEMORY: RLIMIT_AS of each compiler process */
+} cc_limits;
+
+/* Read at every run rather than once per process, so a program (or a test) may
+ * change them between compiles. */
+static cc_limits cc_limits_now(void)
 {
-    *out = NULL;
-    *outlen = 0;
-    *truncated = false;
-    int p[2];
-    /* O_CLOEXEC: other threads spawning at the same time must not inherit our write
-     * end, or our read would wait for their children too. */
+    cc_limits l;
+    l.timeout_s = gx__env_int("GX_CC_TIMEOUT", CC_TIMEOUT_DEFAULT, 1, 1000000000, "a whole number of seconds >= 1");
+    l.mem = gx__env_size("GX_CC_MEMORY", CC_MEMORY_DEFAULT, 0, CC_MEMORY_ACCEPTED, "using 4GiB");
+    if (l.mem < CC_MEMORY_MIN) {
+        gx__env_warn("GX_CC_MEMORY", gx__env("GX_CC_MEMORY"), CC_MEMORY_ACCEPTED, "using 4GiB");
+        l.mem = CC_MEMORY_DEFAULT;
+    }
+    return l;
+}
+
+/* "4 GiB" for messages (sep " "), "4GiB" for a value to set (sep ""). */
+static void fmt_size(size_t v, const char *sep, char *out, size_t cap)
+{
+    static const char *const units[] = {"GiB", "MiB", "KiB"};
+    for (int i = 0; i < 3; i++) {
+        size_t u = (size_t)1 << (30 - 10 * i);
+        if (v >= u && v % u == 0) {
+            snprintf(out, cap, "%zu%s%s", v / u, sep, units[i]);
+            return;
+        }
+    }
+    snprintf(out, cap, "%zu%sbytes", v, sep);
+}
+
+/* ------------------------------------------------------------------ running */
+
+/* What one run produced: the first `keep` bytes of stdout+stderr, and how it ended. */
+typedef struct cc_run {
+    char *out;       /* malloc'd, NUL-terminated; NULL if no memory */
+    size_t outlen;
+    bool truncated;
+    bool timed_out;   /* stopped by us at the GX_CC_TIMEOUT deadline */
+    bool exec_failed; /* the child could not exec (run_capture returns its errno) */
+    int wstatus;
+} cc_run;
+
+typedef struct cc_cmd {
+    const char *path;          /* for execve */
+    const char *const *argv;   /* NULL-terminated */
+    char *const *envp;
+    struct rlimit as;          /* RLIMIT_AS for the child */
+    double deadline;           /* gx__now_ms() value */
+} cc_cmd;
+
+static cc_cmd cmd_make(const char *path, const char *const *argv, char *const *envp, const cc_limits *lim)
+{
+    cc_cmd c = {path, argv, envp, {RLIM_INFINITY, RLIM_INFINITY}, gx__now_ms() + 1000.0 * (double)lim->timeout_s};
+    struct rlimit cur;
+    if (getrlimit(RLIMIT_AS, &cur) == 0)
+        c.as = cur;
+    /* Only the soft limit is lowered: an unprivileged process cannot raise its hard
+     * limit, and a hard limit below ours already wins. */
+    if (c.as.rlim_max == RLIM_INFINITY || (rlim_t)lim->mem < c.as.rlim_max)
+        c.as.rlim_cur = (rlim_t)lim->mem;
+    else
+        c.as.rlim_cur = c.as.rlim_max;
+    return c;
+}
+
+/* A pipe whose ends are not 0, 1 or 2 (those may be closed in the caller), so the
+ * child's dup2 onto them cannot clobber one end with the other.  O_CLOEXEC: children
+ * that other threads start at the same time must not keep our write end open, or our
+ * read would wait for them too. */
+static int pipe_high(int p[2])
+{
     if (pipe2(p, O_CLOEXEC) != 0)
         return errno;
-    posix_spawn_file_actions_t fa;
-    int rc = posix_spawn_file_actions_init(&fa);
-    if (rc == 0) {
-        rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-        if (!rc)
-            rc = posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-        if (!rc)
-            rc = posix_spawn_file_actions_adddup2(&fa, p[1], 2);
-        pid_t pid = 0;
-        if (!rc)
-            rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
-        posix_spawn_file_actions_destroy(&fa);
-        close(p[1]);
-        if (rc == 0) {
-            char *buf = malloc(keep + 1);
-            size_t n = 0;
-            char chunk[4096];
-            for (;;) {
-                ssize_t r = read(p[0], chunk, sizeof chunk);
-                if (r < 0 && errno == EINTR)
-                    continue;
-                if (r <= 0)
-                    break;
-                size_t take = (size_t)r;
-                if (n + take > keep) {
-                    take = keep - n;
-                    *truncated = true;
-                }
-                if (buf && take) {
-                    memcpy(buf + n, chunk, take);
-                    n += take;
-                }
-            }
+    for (int i = 0; i < 2; i++) {
+        if (p[i] > 2)
+            continue;
+        int h = fcntl(p[i], F_DUPFD_CLOEXEC, 3);
+        if (h < 0) {
+            int e = errno;
             close(p[0]);
-            int st = 0;
-            while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-            }
-            if (buf)
-                buf[n] = 0;
-            *out = buf;
-            *outlen = buf ? n : 0;
-            *wstatus = st;
-            return 0;
+            close(p[1]);
+            return e;
         }
-        close(p[0]);
+        close(p[i]);
+        p[i] = h;
+    }
+    return 0;
+}
+
+/* The child between fork and exec.  Only async-signal-safe calls: other threads'
+ * locks (malloc's among them) were copied in whatever state they were.  Its own
+ * process group lets a timeout kill the whole tree (the driver's cc1, as, ld).  An
+ * exec failure is reported through err_fd, which exec closes on success. */
+__attribute__((noreturn)) static void child_exec(const cc_cmd *c, int out_fd, int err_fd)
+{
+    (void)setpgid(0, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    (void)sigprocmask(SIG_SETMASK, &none, NULL);
+    int e = 0;
+    int nul = open("/dev/null", O_RDONLY);
+    if (setrlimit(RLIMIT_AS, &c->as) != 0 || nul < 0 || dup2(nul, 0) < 0 || dup2(out_fd, 1) < 0 ||
+        dup2(out_fd, 2) < 0)
+        e = errno;
+    if (nul > 2)
+        close(nul);
+    if (!e) {
+        execve(c->path, (char *const *)c->argv, c->envp);
+        e = errno;
+    }
+    (void)!write(err_fd, &e, sizeof e);
+    _exit(127);
+}
+
+static int ms_left(double deadline)
+{
+    double left = deadline - gx__now_ms();
+    return left <= 0 ? 0 : left > 1e9 ? 1000000000 : (int)left + 1;
+}
+
+/* Reads the child's output until EOF (so it can never block on a full pipe),
+ * keeping the first `keep` bytes.  False when the deadline passed first. */
+static bool drain(int fd, double deadline, size_t keep, cc_run *r)
+{
+    char *buf = malloc(keep + 1); /* without it the output is read and dropped */
+    size_t n = 0;
+    char chunk[4096];
+    bool in_time = true;
+    for (;;) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        int ms = ms_left(deadline);
+        int pr = ms ? poll(&pf, 1, ms) : 0;
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr == 0) {
+            in_time = false;
+            break;
+        }
+        ssize_t got = pr < 0 ? 0 : read(fd, chunk, sizeof chunk);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        size_t take = (size_t)got;
+        if (n + take > keep) {
+            take = keep - n;
+            r->truncated = true;
+        }
+        if (buf && take)
+            memcpy(buf + n, chunk, take);
+        n += buf ? take : 0;
+    }
+    if (buf)
+        buf[n] = 0;
+    r->out = buf;
+    r->outlen = n;
+    return in_time;
+}
+
+/* Waits for the child until the deadline (it may have closed its output and gone
+ * on running).  False on timeout.  A child we cannot wait for (ECHILD: SIGCHLD is
+ * ignored, so the kernel reaped it) counts as status 0; its output decides. */
+static bool reap_by(pid_t pid, double deadline, int *st)
+{
+    long ns = 100000;
+    for (;;) {
+        pid_t w = waitpid(pid, st, WNOHANG);
+        if (w == pid)
+            return true;
+        if (w < 0 && errno != EINTR) {
+            *st = 0;
+            return true;
+        }
+        if (gx__now_ms() >= deadline)
+            return false;
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+        ns = ns < 10000000 ? ns * 2 : ns;
+    }
+}
+
+/* The deadline passed: kill the child's whole group (it may have started cc1, as,
+ * ld), and the child itself in case it never got its own group. */
+static void kill_tree(pid_t pid, int *st)
+{
+    (void)kill(-pid, SIGKILL);
+    (void)kill(pid, SIGKILL);
+    while (waitpid(pid, st, 0) < 0 && errno == EINTR) {
+    }
+}
+
+/* Runs c with stdin from /dev/null, stdout+stderr into r->out, under c's limits.
+ * Returns 0 (and fills r) once it ran, or an errno value if it could not start
+ * (exec's own errno included: ENOMEM there means the address-space limit). */
+static int run_capture(const cc_cmd *c, size_t keep, cc_run *r)
+{
+    memset(r, 0, sizeof *r);
+    int out[2], err[2], rc;
+    if ((rc = pipe_high(out)) != 0)
+        return rc;
+    if ((rc = pipe_high(err)) != 0) {
+        close(out[0]);
+        close(out[1]);
         return rc;
     }
-    close(p[0]);
-    close(p[1]);
+    pid_t pid = fork();
+    if (pid == 0)
+        child_exec(c, out[1], err[1]);
+    rc = pid < 0 ? errno : 0;
+    if (pid > 0)
+        (void)setpgid(pid, pid); /* also here: the group must exist before any kill */
+    close(out[1]);
+    close(err[1]);
+    int e = 0;
+    ssize_t n = 0;
+    while (pid > 0 && (n = read(err[0], &e, sizeof e)) < 0 && errno == EINTR) {
+    }
+    close(err[0]);
+    if (pid > 0 && n == (ssize_t)sizeof e) { /* exec failed; the child has exited */
+        rc = e ? e : ENOEXEC;
+        r->exec_failed = true;
+        while (waitpid(pid, &r->wstatus, 0) < 0 && errno == EINTR) {
+        }
+    }
+    if (rc == 0) {
+        bool ok = drain(out[0], c->deadline, keep, r) && reap_by(pid, c->deadline, &r->wstatus);
+        if (!ok) {
+            kill_tree(pid, &r->wstatus);
+            r->timed_out = true;
+        }
+    }
+    close(out[0]);
     return rc;
 }
 
@@ -225,27 +417,34 @@ typedef struct cc_id_node { struct cc_id_node *next; char *cc; char *id; } cc_id
 static cc_id_node *g_ids;
 static pthread_mutex_t g_ids_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* The first line `<cc> --version` prints, or "" (run under the same limits as a compile). */
+static void version_line(const char *cc, char *first, size_t cap)
+{
+    char store[1024], found[4096];
+    const char *argv[MAX_CC_WORDS + 2];
+    first[0] = 0;
+    int nw = cc_words(cc, store, sizeof store, argv);
+    const char *path = nw > 0 ? find_program(argv[0], found, sizeof found) : NULL;
+    if (!path)
+        return;
+    argv[nw] = "--version";
+    argv[nw + 1] = NULL;
+    cc_limits lim = cc_limits_now();
+    cc_cmd c = cmd_make(path, argv, environ, &lim);
+    cc_run r;
+    if (run_capture(&c, 4096, &r) != 0)
+        return;
+    if (r.out && !r.timed_out && WIFEXITED(r.wstatus) && WEXITSTATUS(r.wstatus) == 0) {
+        int l = (int)strcspn(r.out, "\r\n");
+        snprintf(first, cap, "%.*s", l, r.out);
+    }
+    free(r.out);
+}
+
 static char *make_id(const char *cc)
 {
-    char first[512] = "";
-    char store[1024];
-    const char *argv[MAX_CC_WORDS + 2];
-    int nw = cc_words(cc, store, sizeof store, argv);
-    if (nw > 0) {
-        argv[nw] = "--version";
-        argv[nw + 1] = NULL;
-        char *out;
-        size_t outlen;
-        bool trunc;
-        int st;
-        if (program_exists(argv[0]) && run_capture(argv, 4096, &out, &outlen, &trunc, &st) == 0) {
-            if (out && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
-                size_t l = strcspn(out, "\r\n");
-                snprintf(first, sizeof first, "%.*s", (int)(l < sizeof first - 1 ? l : sizeof first - 1), out);
-            }
-            free(out);
-        }
-    }
+    char first[512];
+    version_line(cc, first, sizeof first);
     if (!first[0])
         snprintf(first, sizeof first, "unknown compiler (`%s --version` failed)", cc);
     char model[256], digest[17];
@@ -361,19 +560,61 @@ static int read_file(const char *path, void **data, size_t *len)
     return 0;
 }
 
-/* Empties and removes our private directory, whatever the compiler left in it. */
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *f)
+{
+    (void)sb;
+    (void)flag;
+    (void)f;
+    (void)remove(p);
+    return 0;
+}
+
+/* Removes a compile folder and whatever the compiler left in it (its own
+ * temporaries too: it runs with TMPDIR pointing there).  Links are removed, never
+ * followed, and the walk stays on one file system. */
 static void remove_tree(const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)))
-            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-                (void)unlinkat(dirfd(d), e->d_name, 0);
-        closedir(d);
-    }
-    (void)rmdir(dir);
+    (void)nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
+
+/* The owner pid in a compile folder's name gx-cc-<pid>-XXXXXX, or 0. */
+static pid_t folder_owner(const char *name)
+{
+    if (strncmp(name, "gx-cc-", 6) != 0 || name[6] < '1' || name[6] > '9')
+        return 0;
+    char *end;
+    errno = 0;
+    long v = strtol(name + 6, &end, 10);
+    if (errno || v > INT_MAX || *end != '-' || strlen(end + 1) != 6)
+        return 0;
+    return (pid_t)v;
+}
+
+/* A process killed with SIGKILL (or by the OOM killer) mid-compile cannot remove its
+ * folder; the pid in the name lets a later process see that the owner is gone.  Only
+ * our own user's folders, and only when the pid is certainly dead (ESRCH: EPERM
+ * means alive, someone else's). */
+void cache_cc_sweep_stale(void)
+{
+    const char *base = tmp_base();
+    DIR *d = opendir(base);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        pid_t pid = folder_owner(e->d_name);
+        struct stat st;
+        if (pid == 0 || pid == getpid() || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+            continue;
+        char path[4200];
+        if (kill(pid, 0) == -1 && errno == ESRCH && snprintf(path, sizeof path, "%s/%s", base, e->d_name) > 0)
+            remove_tree(path);
+    }
+    closedir(d);
+}
+
+static pthread_once_t g_sweep_once = PTHREAD_ONCE_INIT;
 
 static void sanitise(const char *label, char *out, size_t cap)
 {
@@ -386,6 +627,140 @@ static void sanitise(const char *label, char *out, size_t cap)
     out[n] = 0;
     if (n == 0)
         snprintf(out, cap, "kernel");
+}
+
+/* The environment with TMPDIR=<slot's dir>: the compiler's own temporaries (cc1's
+ * .s, as's .o) then land in our folder and go with it, even after a kill. */
+static char **env_with_tmpdir(char *slot)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **e = malloc((n + 2) * sizeof *e);
+    if (!e)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "TMPDIR=", 7) != 0)
+            e[k++] = environ[i];
+    e[k++] = slot;
+    e[k] = NULL;
+    return e;
+}
+
+/* Fills argv after the compiler's own nw words; returns the NULL-terminated argv. */
+static const char **add_args(const char **argv, int nw, const char *out, const char *src)
+{
+    int a = nw;
+    for (size_t i = 0; i < N_FLAGS; i++)
+        argv[a++] = cc_flags[i];
+    argv[a++] = "-o";
+    argv[a++] = out;
+    argv[a++] = src;
+#if defined(__x86_64__) && defined(__GLIBC__)
+    argv[a++] = "-lmvec";
+#endif
+    argv[a++] = "-lm";
+    argv[a] = NULL;
+    return argv;
+}
+
+/* Evidence in the diagnostics that RLIMIT_AS stopped the compiler (gcc's "out of
+ * memory allocating", "virtual memory exhausted", clang's "LLVM ERROR: out of memory",
+ * C++'s bad_alloc). */
+static bool says_out_of_memory(const char *diag)
+{
+    static const char *const signs[] = {"out of memory", "memory exhausted", "Cannot allocate memory", "bad_alloc"};
+    for (size_t i = 0; i < sizeof signs / sizeof signs[0]; i++)
+        if (strstr(diag, signs[i]))
+            return true;
+    return false;
+}
+
+static void describe_end(int st, char *how, size_t cap)
+{
+    if (WIFEXITED(st))
+        snprintf(how, cap, "exit status %d", WEXITSTATUS(st));
+    else if (WIFSIGNALED(st))
+        snprintf(how, cap, "killed by signal %d", WTERMSIG(st));
+    else
+        snprintf(how, cap, "wait status %d", st);
+}
+
+/* The message for a run that did not produce an object: stopped at the deadline,
+ * out of address space, or the compiler's own diagnostics. */
+static gx_status report_failure(const char *shown, const char *cc, const cc_limits *lim, cc_run *r)
+{
+    /* Blank lines around the diagnostics only make the message ragged. */
+    while (r->outlen && (r->out[r->outlen - 1] == '\n' || r->out[r->outlen - 1] == '\r'))
+        r->out[--r->outlen] = 0;
+    const char *diag = r->outlen ? r->out + strspn(r->out, "\r\n") : "";
+    if (!*diag)
+        diag = "(the compiler printed nothing)";
+    const char *more = r->truncated ? "\n[... diagnostics truncated]" : "";
+    char mem[32], twice[32], how[64], hint[160] = "";
+    fmt_size(lim->mem, " ", mem, sizeof mem);
+    fmt_size(lim->mem * 2, "", twice, sizeof twice);
+    if (r->timed_out)
+        return gx__err(GX_ERR_COMPILE,
+                       "compiling '%.200s': the C compiler %s was stopped after %lld s (GX_CC_TIMEOUT); raise "
+                       "GX_CC_TIMEOUT (seconds) if this source really needs longer.  Its output so far:\n%s%s",
+                       shown, cc, (long long)lim->timeout_s, diag, more);
+    if (says_out_of_memory(diag))
+        return gx__err(GX_ERR_COMPILE,
+                       "compiling '%.200s': the C compiler %s ran out of its %s address-space limit "
+                       "(GX_CC_MEMORY); raise GX_CC_MEMORY (e.g. GX_CC_MEMORY=%s) if this source really "
+                       "needs more:\n%s%s",
+                       shown, cc, mem, twice, diag, more);
+    /* A compiler that crashed may have hit the limit without saying so (a failed
+     * stack or mmap growth is a SIGSEGV; gcc reports "signal terminated program"). */
+    if (WIFSIGNALED(r->wstatus) || strstr(diag, "signal terminated program"))
+        snprintf(hint, sizeof hint, "\n(if it ran out of its %s address-space limit, raise GX_CC_MEMORY)", mem);
+    describe_end(r->wstatus, how, sizeof how);
+    return gx__err(GX_ERR_COMPILE, "compiling '%.200s' with %s failed (%s):\n%s%s%s", shown, cc, how, diag, more,
+                   hint);
+}
+
+/* Runs the compiler on src (in dir) and reads the object from out. */
+static gx_status compile_in(const char *dir, const char **argv, int nw, const char *shown, const char *cc,
+                            const char *src, const char *out, void **so, size_t *len)
+{
+    char found[4096], slot[4200];
+    const char *path = find_program(argv[0], found, sizeof found);
+    if (!path)
+        return gx__err(GX_ERR_COMPILE,
+                       "compiling '%.200s': cannot run the C compiler \"%s\" (%s); install gcc or clang, or set "
+                       "GX_CC to a C compiler",
+                       shown, cc, strerror(ENOENT));
+    snprintf(slot, sizeof slot, "TMPDIR=%s", dir);
+    char **envp = env_with_tmpdir(slot);
+    if (!envp)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "compiling '%.200s': out of host memory", shown);
+    cc_limits lim = cc_limits_now();
+    cc_cmd c = cmd_make(path, add_args(argv, nw, out, src), envp, &lim);
+    cc_run r;
+    int rc = run_capture(&c, DIAG_MAX, &r);
+    free(envp);
+    char mem[32];
+    fmt_size(lim.mem, " ", mem, sizeof mem);
+    gx_status s = GX_OK;
+    if (rc == ENOMEM && r.exec_failed)
+        s = gx__err(GX_ERR_COMPILE,
+                    "compiling '%.200s': the C compiler %s cannot even start within its %s address-space limit "
+                    "(GX_CC_MEMORY); raise GX_CC_MEMORY",
+                    shown, cc, mem);
+    else if (rc != 0)
+        s = gx__err(GX_ERR_COMPILE,
+                    "compiling '%.200s': cannot run the C compiler \"%s\" (%s); install gcc or clang, or set "
+                    "GX_CC to a C compiler",
+                    shown, cc, strerror(rc));
+    else if (r.timed_out || !WIFEXITED(r.wstatus) || WEXITSTATUS(r.wstatus) != 0)
+        s = report_failure(shown, cc, &lim, &r);
+    else if (read_file(out, so, len) != 0)
+        s = gx__err(GX_ERR_COMPILE, "compiling '%.200s': %s reported success but its output %s cannot be read (%s)",
+                    shown, cc, out, strerror(errno));
+    free(r.out);
+    return s;
 }
 
 gx_status cache_cc_build(const char *source, const char *label, void **so, size_t *len)
@@ -405,10 +780,12 @@ gx_status cache_cc_build(const char *source, const char *label, void **so, size_
                        "too long; set GX_CC to a C compiler such as gcc or clang",
                        shown, cc);
 
+    pthread_once(&g_sweep_once, cache_cc_sweep_stale);
     char base[64];
     sanitise(label, base, sizeof base);
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s/gx-cc-XXXXXX", tmp_base());
+    /* The pid in the name lets cache_cc_sweep_stale() recognise an orphan. */
+    snprintf(dir, sizeof dir, "%s/gx-cc-%ld-XXXXXX", tmp_base(), (long)getpid());
     if (!mkdtemp(dir))
         return gx__err(GX_ERR_IO,
                        "compiling '%.200s': cannot create a temporary directory in %s (%s); set TMPDIR to a "
@@ -417,62 +794,12 @@ gx_status cache_cc_build(const char *source, const char *label, void **so, size_
     char src[4200], out[4200];
     snprintf(src, sizeof src, "%s/%s.c", dir, base);
     snprintf(out, sizeof out, "%s/%s.so", dir, base);
-
-    gx_status s = GX_OK;
-    if (write_file(src, source, strlen(source)) != 0) {
+    gx_status s;
+    if (write_file(src, source, strlen(source)) != 0)
         s = gx__err(GX_ERR_IO, "compiling '%.200s': cannot write %s (%s); check free space in %s", shown, src,
                     strerror(errno), tmp_base());
-        goto done;
-    }
-
-    int a = nw;
-    for (size_t i = 0; i < N_FLAGS; i++)
-        argv[a++] = cc_flags[i];
-    argv[a++] = "-o";
-    argv[a++] = out;
-    argv[a++] = src;
-#if defined(__x86_64__) && defined(__GLIBC__)
-    argv[a++] = "-lmvec";
-#endif
-    argv[a++] = "-lm";
-    argv[a] = NULL;
-
-    char *diag = NULL;
-    size_t dlen = 0;
-    bool trunc = false;
-    int st = 0;
-    int rc = program_exists(argv[0]) ? run_capture(argv, DIAG_MAX, &diag, &dlen, &trunc, &st) : ENOENT;
-    if (rc != 0) {
-        s = gx__err(GX_ERR_COMPILE,
-                    "compiling '%.200s': cannot run the C compiler \"%s\" (%s); install gcc or clang, or set "
-                    "GX_CC to a C compiler",
-                    shown, cc, strerror(rc));
-        goto done;
-    }
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        /* Drop trailing newlines so the message ends cleanly. */
-        while (dlen && (diag[dlen - 1] == '\n' || diag[dlen - 1] == '\r'))
-            diag[--dlen] = 0;
-        char how[64];
-        if (WIFEXITED(st))
-            snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(st));
-        else if (WIFSIGNALED(st))
-            snprintf(how, sizeof how, "killed by signal %d", WTERMSIG(st));
-        else
-            snprintf(how, sizeof how, "wait status %d", st);
-        s = gx__err(GX_ERR_COMPILE, "compiling '%.200s' with %s failed (%s):\n%s%s", shown, cc, how,
-                    diag && dlen ? diag : "(the compiler printed nothing)", trunc ? "\n[... diagnostics truncated]" : "");
-        free(diag);
-        goto done;
-    }
-    free(diag);
-    if (read_file(out, so, len) != 0) {
-        s = gx__err(GX_ERR_COMPILE,
-                    "compiling '%.200s': %s reported success but its output %s cannot be read (%s)", shown, cc,
-                    out, strerror(errno));
-        goto done;
-    }
-done:
+    else
+        s = compile_in(dir, argv, nw, shown, cc, src, out, so, len);
     remove_tree(dir);
     return s;
 }

@@ -7,7 +7,7 @@
 
 /* Limits keep every recursion and buffer bounded whatever the input (the fuzzer
  * feeds arbitrary bytes). */
-#define LAM__MAX_NEST 256      /* nested parentheses / unary ops / calls / ?: */
+#define LAM__MAX_NEST 128      /* nested parentheses / unary ops / calls / ?: (bounds the parser's stack: ~2k frames worst case) */
 #define LAM__MAX_HEIGHT 1024   /* AST height (long a+b+c+... chains) */
 #define LAM__MAX_PARAMS 64
 #define LAM__MAX_ARGS 16       /* arguments of one call (lam_fn_sig holds 16) */

@@ -74,11 +74,18 @@ static gx_status expect_expr_error(parser *p)
     return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start, hint_expr, "expected an expression, found %s", d);
 }
 
+/* One level of nesting as the user sees it: a parenthesis, a call, a unary operator
+ * or a ?: branch (the caret points at it).  Counting these, not parser frames, makes
+ * the limit the message states the real one; every recursion of the parser passes
+ * through one of them except binary operands, which nest at most one frame per
+ * precedence level, so the stack stays bounded too. */
 static gx_status enter(parser *p)
 {
     if (++p->depth > LAM__MAX_NEST)
         return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start, "split the expression, or move part of it into a user function",
-                         "expression nests too deeply (more than %d levels)", LAM__MAX_NEST);
+                         "expression nests too deeply: at most %d levels of parentheses, calls, unary operators "
+                         "and ?: branches",
+                         LAM__MAX_NEST);
     return GX_OK;
 }
 
@@ -135,13 +142,18 @@ static gx_status parse_primary(parser *p, lam__node **out)
         if (!call)
             return GX_OK;
         int lp = p->tok.start;
+        GX__CHECK(enter(p));
         GX__CHECK(advance(p));
-        return parse_call_args(p, *out, lp);
+        GX__CHECK(parse_call_args(p, *out, lp));
+        p->depth--;
+        return GX_OK;
     }
     if (is_op(p, LAM_OP_LPAREN)) {
         int lp = t.start;
+        GX__CHECK(enter(p));
         GX__CHECK(advance(p));
         GX__CHECK(parse_cond(p, out));
+        p->depth--;
         if (!is_op(p, LAM_OP_RPAREN)) {
             char d[64];
             tok_desc(p, d, sizeof d);
@@ -155,21 +167,18 @@ static gx_status parse_primary(parser *p, lam__node **out)
 
 static gx_status parse_unary(parser *p, lam__node **out)
 {
+    if (!(p->tok.kind == LAM_T_OP && (p->tok.op == LAM_OP_ADD || p->tok.op == LAM_OP_SUB ||
+                                      p->tok.op == LAM_OP_NOT || p->tok.op == LAM_OP_TILDE)))
+        return parse_primary(p, out);
+    lam__tok t = p->tok;
     GX__CHECK(enter(p));
-    if (p->tok.kind == LAM_T_OP && (p->tok.op == LAM_OP_ADD || p->tok.op == LAM_OP_SUB ||
-                                    p->tok.op == LAM_OP_NOT || p->tok.op == LAM_OP_TILDE)) {
-        lam__tok t = p->tok;
-        GX__CHECK(advance(p));
-        lam__node *kid;
-        GX__CHECK(parse_unary(p, &kid));
-        GX__CHECK(new_node(p, LAM_N_UNARY, t.start, out));
-        (*out)->op = t.op;
-        GX__CHECK(add_kid(p, *out, kid));
-    } else {
-        GX__CHECK(parse_primary(p, out));
-    }
+    GX__CHECK(advance(p));
+    lam__node *kid;
+    GX__CHECK(parse_unary(p, &kid));
     p->depth--;
-    return GX_OK;
+    GX__CHECK(new_node(p, LAM_N_UNARY, t.start, out));
+    (*out)->op = t.op;
+    return add_kid(p, *out, kid);
 }
 
 /* C precedence of binary operators (higher binds tighter); 0 = not binary. */
@@ -203,9 +212,7 @@ static gx_status parse_binary(parser *p, int minprec, lam__node **out)
         lam__tok t = p->tok;
         GX__CHECK(advance(p));
         lam__node *rhs = NULL, *n = NULL;
-        GX__CHECK(enter(p));
-        GX__CHECK(parse_binary(p, pr + 1, &rhs));
-        p->depth--;
+        GX__CHECK(parse_binary(p, pr + 1, &rhs));   /* deeper only by precedence: bounded */
         GX__CHECK(new_node(p, LAM_N_BINARY, t.start, &n));
         n->op = t.op;
         GX__CHECK(add_kid(p, n, lhs));
@@ -220,14 +227,13 @@ static gx_status parse_binary(parser *p, int minprec, lam__node **out)
 static gx_status parse_cond(parser *p, lam__node **out)
 {
     lam__node *c;
-    GX__CHECK(enter(p));
     GX__CHECK(parse_binary(p, 1, &c));
     if (!is_op(p, LAM_OP_QUEST)) {
         *out = c;
-        p->depth--;
         return GX_OK;
     }
     int qcol = p->tok.start;
+    GX__CHECK(enter(p));   /* both branches: one level */
     GX__CHECK(advance(p));
     lam__node *a = NULL, *b = NULL, *n = NULL;
     GX__CHECK(parse_cond(p, &a));

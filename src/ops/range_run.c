@@ -2,6 +2,7 @@
  * Scratch memory (tile status slots, per-block partials) is 64 bytes of counters,
  * then one slot per tile / part: from the pool for each run on the CPU; on CUDA the
  * stream's own (rg_scratch for reductions, rg_lookback_mem's pair for look-back). */
+#include "core/memory.h"
 #include "ops/range_priv.h"
 #include "ops/reduce_gen.h"
 #include "ops/userfns.h"
@@ -103,21 +104,22 @@ static gx_status lookback_launch(gx_ctx *ctx, const gx__kernel *k, rp_args *a, i
     return s;
 }
 
-/* Pool memory for the scratch area, zeroed (the CPU kernels rely on empty parts). */
+/* Pool memory for the scratch area, zeroed (the CPU kernels rely on empty parts);
+ * counted as scratch while the call holds it. */
 static gx_status scratch_new(gx_ctx *ctx, size_t bytes, void **p)
 {
-    GX__CHECK(gx__mem_alloc(ctx, bytes, p));
+    GX__CHECK(gx__scratch_alloc(ctx, bytes, p));
     if (run_cuda(ctx))
         return GX_OK;   /* every block writes the part that is read */
     void *z = calloc(1, bytes);
     if (!z) {
-        gx__mem_free(ctx, *p, bytes);
+        gx__scratch_free(ctx, *p, bytes);
         return gx__err(GX_ERR_OUT_OF_MEMORY, "pipeline: out of host memory (%zu bytes of scratch)", bytes);
     }
     gx_status s = ctx->be.iface->h2d(&ctx->be, *p, z, bytes);
     free(z);
     if (s != GX_OK)
-        gx__mem_free(ctx, *p, bytes);
+        gx__scratch_free(ctx, *p, bytes);
     return s;
 }
 
@@ -206,7 +208,7 @@ gx_status rp_run_reduce(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, void 
         s = gx__err(GX_ERR_INTERNAL, "pipeline reduce: %zu-byte result slot", sb);
     if (s == GX_OK)
         s = ctx->be.iface->d2h(&ctx->be, slot, (char *)scr + 64 + (size_t)a.nparts * sb, sb);
-    gx__mem_free(ctx, scr, bytes);
+    gx__scratch_free(ctx, scr, bytes);
     GX__CHECK(s);
     reduce_result(ks, slot, result, empty);
     return GX_OK;
@@ -238,7 +240,7 @@ gx_status rp_run_scan(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx_arra
     s = launch(ctx, &k1, &a, sg->n, igrid < 1024 ? igrid : 1024);
     if (s == GX_OK)
         s = launch_b(ctx, &k2, &a, sg->n, a.ntiles, sh.block);
-    gx__mem_free(ctx, scr, bytes);
+    gx__scratch_free(ctx, scr, bytes);
     return s;
 }
 
@@ -346,7 +348,7 @@ gx_status rp_run_collect(gx_ctx *ctx, const rp_seg *sg, int nout, gx_array **out
         GX__CHECK(scratch_new(ctx, bytes, &scr));
         a.scratch = (uint64_t)(uintptr_t)scr;
         s = collect_cpu(ctx, sg, &k1, &k2, &a, scr, out);
-        gx__mem_free(ctx, scr, bytes);
+        gx__scratch_free(ctx, scr, bytes);
     }
     if (s != GX_OK)
         for (int c = 0; c < sg->arity; c++) {

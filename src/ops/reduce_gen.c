@@ -1,5 +1,6 @@
 /* reduce_gen.c -- the single-pass reduction generator (see reduce_gen.h). */
 #include "ops/reduce_gen.h"
+#include "core/memory.h"
 #include "core/stream_priv.h"
 #include "jit/lambda.h"
 
@@ -87,11 +88,11 @@ void gx__reduce_scratch_free(gx_ctx *ctx)
         return;
     for (rg_slot *sl = s->slots, *nx; sl; sl = nx) {
         nx = sl->next;
-        gx__mem_free(ctx, sl->part, sl->part_bytes);
-        gx__mem_free(ctx, sl->cnt, (size_t)sl->ncnt * 8);
-        gx__mem_free(ctx, sl->res, RG_RES_BYTES);
+        gx__scratch_free(ctx, sl->part, sl->part_bytes);
+        gx__scratch_free(ctx, sl->cnt, (size_t)sl->ncnt * 8);
+        gx__scratch_free(ctx, sl->res, RG_RES_BYTES);
         for (int i = 0; i < 2; i++)
-            gx__mem_free(ctx, sl->lb[i], sl->lb_cap[i]);
+            gx__scratch_free(ctx, sl->lb[i], sl->lb_cap[i]);
         if (sl->hres)
             ctx->be.iface->host_free(&ctx->be, sl->hres);
         free(sl);
@@ -120,14 +121,14 @@ static gx_status rg_grow_counters(gx_ctx *ctx, rg_slot *s, int64_t want)
 {
     int64_t n = want < 1024 ? 1024 : want;
     void *p = NULL;
-    gx_status st = gx__mem_alloc(ctx, (size_t)n * 8, &p);
+    gx_status st = gx__scratch_alloc(ctx, (size_t)n * 8, &p);
     if (st == GX_OK)
         st = rg_zero(ctx, p, (size_t)n * 8);
     if (st != GX_OK) {
-        gx__mem_free(ctx, p, p ? (size_t)n * 8 : 0);
+        gx__scratch_free(ctx, p, p ? (size_t)n * 8 : 0);
         return gx__err_prefix(st, "allocating reduction counters");
     }
-    gx__mem_free(ctx, s->cnt, (size_t)s->ncnt * 8);
+    gx__scratch_free(ctx, s->cnt, (size_t)s->ncnt * 8);
     s->cnt = p;
     s->ncnt = n;
     return GX_OK;
@@ -160,7 +161,7 @@ static gx_status rg_slot_get(gx_ctx *ctx, rg_slot **out)
     rg_slot *sl = calloc(1, sizeof *sl);
     if (!sl)
         return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for reduction scratch");
-    gx_status st = gx__mem_alloc(ctx, RG_RES_BYTES, &sl->res);
+    gx_status st = gx__scratch_alloc(ctx, RG_RES_BYTES, &sl->res);
     if (st != GX_OK) {
         free(sl);
         return gx__err_prefix(st, "allocating reduction scratch");
@@ -210,8 +211,8 @@ gx_status rg_scratch(gx_ctx *ctx, size_t part_bytes, int64_t ncounters, uint64_t
     if (part_bytes > s->part_bytes) {
         size_t want = part_bytes < 65536 ? 65536 : part_bytes + part_bytes / 2;
         void *p = NULL;
-        GX__CHECK(gx__mem_alloc(ctx, want, &p));
-        gx__mem_free(ctx, s->part, s->part_bytes);
+        GX__CHECK(gx__scratch_alloc(ctx, want, &p));
+        gx__scratch_free(ctx, s->part, s->part_bytes);
         s->part = p;
         s->part_bytes = want;
     }
@@ -231,8 +232,8 @@ gx_status rg_lookback_mem(gx_ctx *ctx, size_t bytes, void **use, void **clr, siz
     if (bytes > s->lb_cap[i]) {
         size_t want = bytes < 65536 ? 65536 : bytes + bytes / 4;
         void *p = NULL;
-        GX__CHECK(gx__mem_alloc(ctx, want, &p));
-        gx__mem_free(ctx, s->lb[i], s->lb_cap[i]);
+        GX__CHECK(gx__scratch_alloc(ctx, want, &p));
+        gx__scratch_free(ctx, s->lb[i], s->lb_cap[i]);
         s->lb[i] = p;
         s->lb_cap[i] = want;
         s->lb_dirty[i] = want;

@@ -113,7 +113,8 @@ gx_status rg_source(gx_ctx *ctx, const rg_spec *spec, int vec, gx__sbuf *out);
 /* ---- helpers for other reduction-like generators ---- */
 
 /* Per-context device scratch (one set per stream the context has issued reductions
- * on), allocated once through gx__mem_alloc and grown when needed: at least
+ * on), allocated once through gx__scratch_alloc (counted as scratch, not as array
+ * memory) and grown when needed: at least
  * `part_bytes` of partials and `ncounters` zeroed 8-byte counters (a kernel that
  * uses counters must leave them zero).  Pointers stay valid until the next
  * rg_scratch call.  Caller holds the context lock. */

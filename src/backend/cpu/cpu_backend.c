@@ -89,11 +89,11 @@ static void *cpu_worker(void *p)
     return NULL;
 }
 
+/* GX_CPU_THREADS counts the calling thread too.  The cap of 4096 only catches typos
+ * (one thread per core of the largest machines is far below it). */
 static int cpu_threads_wanted(void)
 {
-    const char *s = getenv("GX_CPU_THREADS");
-    int n = s ? atoi(s) : 0;
-    return n > 0 ? n : gx__cpu_count();
+    return (int)gx__env_int("GX_CPU_THREADS", gx__cpu_count(), 1, 4096, "a whole number of threads from 1 to 4096");
 }
 
 static gx_status cpu_pool_start(cpu_pool *pool)
