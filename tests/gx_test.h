@@ -89,5 +89,11 @@ uint64_t gxt_rand_u64(void);
 double gxt_rand01(void);
 /* Marks the current test skipped with a reason (printed as a visible SKIP line). */
 void gxt_skip(const char *why);
+/* A new empty folder gxt-XXXXXX in $TMPDIR (or /tmp) written into dir (n >= 64
+ * bytes; "" if it could not be made), removed with everything in it when the test
+ * process exits -- after a failed check too.  Tests leave nothing in the temp dir. */
+void gxt_temp_dir(char *dir, size_t n);
+/* Removes a folder and everything below it (no-op for ""). */
+void gxt_rm_tree(const char *dir);
 
 #endif

@@ -6,8 +6,10 @@
 #include "gx_test.h"
 #include "gxt_list.h"
 
+#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int gxt_failures;
 const char *gxt_current = "";
@@ -29,6 +31,42 @@ void gxt_skip(const char *why)
 {
     printf("SKIP [%s]: %s\n", gxt_current, why);
     gxt_skipped = 1;
+}
+
+static int gxt_rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    remove(p);
+    return 0;
+}
+
+void gxt_rm_tree(const char *dir)
+{
+    if (dir && dir[0])
+        nftw(dir, gxt_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static char gxt_made[32][256];
+static int gxt_nmade;
+
+static void gxt_remove_made(void)
+{
+    for (int i = 0; i < gxt_nmade; i++)
+        gxt_rm_tree(gxt_made[i]);
+}
+
+void gxt_temp_dir(char *dir, size_t n)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(dir, n, "%s/gxt-XXXXXX", t && t[0] == '/' && strlen(t) + 12 < n ? t : "/tmp");
+    if (!mkdtemp(dir)) {
+        dir[0] = 0;
+        return;
+    }
+    if (gxt_nmade == 0)
+        atexit(gxt_remove_made);
+    if (gxt_nmade < 32)
+        snprintf(gxt_made[gxt_nmade++], sizeof gxt_made[0], "%s", dir);
 }
 
 gx_ctx *gxt_ctx(void)

@@ -25,47 +25,10 @@
 
 /* ------------------------------------------------------------ helpers */
 
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    remove(p);
-    return 0;
-}
+static void rm_tree(const char *dir) { gxt_rm_tree(dir); }
 
-static void rm_tree(const char *dir)
-{
-    if (dir[0])
-        nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* Directories to remove at exit: a failing check may return from a test early (and
- * all tests may run in one process). */
-static char made_dirs[32][64];
-static int n_made;
-
-static void remove_made_dirs(void)
-{
-    for (int i = 0; i < n_made; i++)
-        rm_tree(made_dirs[i]);
-}
-
-/* A new empty directory gxt-cache-XXXXXX in $TMPDIR (or /tmp), removed at exit.
- * dir must hold 64 bytes; "" if it could not be made. */
-static void make_temp_dir(char *dir)
-{
-    const char *t = getenv("TMPDIR");
-    snprintf(dir, 64, "%s/gxt-cache-XXXXXX", t && t[0] == '/' && strlen(t) < 40 ? t : "/tmp");
-    if (!mkdtemp(dir)) {
-        dir[0] = 0;
-        return;
-    }
-    if (n_made == 0)
-        atexit(remove_made_dirs);
-    if (n_made < 32)
-        snprintf(made_dirs[n_made++], 64, "%s", dir);
-}
+/* A new empty folder in $TMPDIR (or /tmp), removed at exit.  dir holds 64 bytes. */
+static void make_temp_dir(char *dir) { gxt_temp_dir(dir, 64); }
 
 /* A fresh cache directory, made current.  dir must hold 64 bytes. */
 static void fresh_cache(char *dir)

@@ -5,7 +5,6 @@
  * constants, user functions (the Julia set), caching, and bad input. */
 #include "gx_test.h"
 
-#include <ftw.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -365,39 +364,7 @@ GXT_TEST(map_user_function_julia_set)
 
 /* ------------------------------------------------------------ the kernel cache */
 
-/* Directories made here, removed at exit (all tests may run in one process). */
-static char made_dirs[8][256];
-static int n_made;
-
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    remove(p);
-    return 0;
-}
-
-static void remove_made_dirs(void)
-{
-    for (int i = 0; i < n_made; i++)
-        nftw(made_dirs[i], rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* A new gxt-cache-XXXXXX directory in $TMPDIR (or /tmp), removed when the process
- * exits -- after a failed check too, which may return from the test early. */
-static void fresh_cache_dir(char *dir, size_t n)
-{
-    snprintf(dir, n, "%s/gxt-cache-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir)) {
-        dir[0] = 0;
-        return;
-    }
-    if (n_made == 0)
-        atexit(remove_made_dirs);
-    if (n_made < 8)
-        snprintf(made_dirs[n_made++], sizeof made_dirs[0], "%s", dir);
-}
+static void fresh_cache_dir(char *dir, size_t n) { gxt_temp_dir(dir, n); }
 
 GXT_TEST(map_cache_hit_miss_and_second_process)
 {
