@@ -47,6 +47,20 @@ static gx_array *make(gx_dtype t, int ndim, const int64_t *shape, const void *ho
 
 /* ------------------------------------------------------------ dtypes */
 
+/* One 1-d array of n elements per case, printed with the defaults. */
+typedef struct print_case { gx_dtype t; const void *v; const char *want; } print_case;
+
+static void expect_1d_cases(const print_case *cases, size_t ncases, int64_t n)
+{
+    for (size_t i = 0; i < ncases; i++) {
+        gx_array *a = make(cases[i].t, 1, &n, cases[i].v);
+        if (!a)
+            return;
+        EXPECT_TEXT(a, NULL, cases[i].want);
+        GXT_OK(gx_array_release(a));
+    }
+}
+
 GXT_TEST(print_2d_f32)
 {
     const float v[] = {0.5f, 1, 2, 3, 4, 5};
@@ -87,19 +101,13 @@ GXT_TEST(print_signed_ints_limits)
     const int16_t v16[] = {INT16_MIN, INT16_MAX, -1};
     const int32_t v32[] = {INT32_MIN, INT32_MAX, 7};
     const int64_t v64[] = {INT64_MIN, INT64_MAX, -42};
-    struct { gx_dtype t; const void *v; const char *want; } cases[] = {
+    const print_case cases[] = {
         {GX_I8, v8, "gx_array i8 [3]\n[-128,  127,    0]"},
         {GX_I16, v16, "gx_array i16 [3]\n[-32768,  32767,     -1]"},
         {GX_I32, v32, "gx_array i32 [3]\n[-2147483648,  2147483647,           7]"},
         {GX_I64, v64, "gx_array i64 [3]\n[-9223372036854775808,  9223372036854775807,                  -42]"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        gx_array *a = make(cases[i].t, 1, &n, cases[i].v);
-        if (!a)
-            return;
-        EXPECT_TEXT(a, NULL, cases[i].want);
-        GXT_OK(gx_array_release(a));
-    }
+    expect_1d_cases(cases, sizeof cases / sizeof cases[0], n);
 }
 
 GXT_TEST(print_unsigned_ints_limits)
@@ -109,19 +117,13 @@ GXT_TEST(print_unsigned_ints_limits)
     const uint16_t v16[] = {0, UINT16_MAX, 10};
     const uint32_t v32[] = {0, UINT32_MAX, 11};
     const uint64_t v64[] = {0, UINT64_MAX, 12};
-    struct { gx_dtype t; const void *v; const char *want; } cases[] = {
+    const print_case cases[] = {
         {GX_U8, v8, "gx_array u8 [3]\n[  0, 255,   9]"},
         {GX_U16, v16, "gx_array u16 [3]\n[    0, 65535,    10]"},
         {GX_U32, v32, "gx_array u32 [3]\n[         0, 4294967295,         11]"},
         {GX_U64, v64, "gx_array u64 [3]\n[                   0, 18446744073709551615,                   12]"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        gx_array *a = make(cases[i].t, 1, &n, cases[i].v);
-        if (!a)
-            return;
-        EXPECT_TEXT(a, NULL, cases[i].want);
-        GXT_OK(gx_array_release(a));
-    }
+    expect_1d_cases(cases, sizeof cases / sizeof cases[0], n);
 }
 
 GXT_TEST(print_f32_digits)
