@@ -47,44 +47,24 @@ typedef struct pr_state {
 
 /* ------------------------------------------------------------ elements */
 
-static double half_to_double(uint16_t h)
-{
-    int e = (h >> 10) & 31, m = h & 1023;
-    double v;
-    if (e == 0)
-        v = ldexp((double)m, -24);
-    else if (e == 31)
-        v = m ? NAN : INFINITY;
-    else
-        v = ldexp((double)(m + 1024), e - 25);
-    return (h & 0x8000) ? -v : v;
-}
-
-static double bf16_to_double(uint16_t h)
-{
-    uint32_t bits = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-static bool dt_is_floating(gx_dtype t)
-{
-    return t == GX_F16 || t == GX_BF16 || t == GX_F32 || t == GX_F64 || t == GX_C64 || t == GX_C128;
-}
-
 /* The float parts of one element (1 for real dtypes, 2 for complex). */
 static int float_parts(gx_dtype t, const unsigned char *src, double part[2])
 {
-    switch (t) {
-    case GX_F16: { uint16_t h; memcpy(&h, src, 2); part[0] = half_to_double(h); return 1; }
-    case GX_BF16: { uint16_t h; memcpy(&h, src, 2); part[0] = bf16_to_double(h); return 1; }
-    case GX_F32: { float f; memcpy(&f, src, 4); part[0] = f; return 1; }
-    case GX_F64: memcpy(&part[0], src, 8); return 1;
-    case GX_C64: { float f[2]; memcpy(f, src, 8); part[0] = f[0]; part[1] = f[1]; return 2; }
-    case GX_C128: memcpy(part, src, 16); return 2;
-    default: return 0;
+    if (gx__dtype_is_float(t)) {
+        part[0] = gx__dtype_to_f64(t, src);
+        return 1;
     }
+    if (t == GX_C64) {
+        float f[2];
+        memcpy(f, src, 8);
+        part[0] = f[0], part[1] = f[1];
+        return 2;
+    }
+    if (t == GX_C128) {
+        memcpy(part, src, 16);
+        return 2;
+    }
+    return 0;
 }
 
 static int default_precision(gx_dtype t)
@@ -409,7 +389,7 @@ static gx_status build_text(const gx_array *a, const gx_print_opts *opts, gx__sb
 
     /* One notation for the floats: e-notation when any finite, non-zero shown value
      * would not print plainly with prec significant digits (as %g decides). */
-    if (dt_is_floating(p.dt))
+    if (gx__dtype_is_float(p.dt) || gx__dtype_is_complex(p.dt))
         for (int64_t i = 0; i < total && !p.sci; i++) {
             double part[2];
             int np = float_parts(p.dt, vals + (size_t)i * p.esz, part);

@@ -3,7 +3,6 @@
 #define _GNU_SOURCE
 #endif
 #include "core/gx_internal.h"
-#include "core/memory.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -314,26 +313,23 @@ gx_status gx__mem_alloc(gx_ctx *ctx, size_t bytes, void **ptr)
     return GX_OK;
 }
 
-void gx__mem_free(gx_ctx *ctx, void *ptr, size_t bytes)
+/* Gives an allocation of mem_take back, uncounting it from *counter. */
+static void mem_give(gx_ctx *ctx, void *ptr, size_t bytes, size_t *counter)
 {
     if (!ptr && bytes == 0)
         return;
     ctx->be.iface->free(&ctx->be, ptr, bytes);
-    ctx->mem.in_use -= bytes;
+    *counter -= bytes;
 }
+
+void gx__mem_free(gx_ctx *ctx, void *ptr, size_t bytes) { mem_give(ctx, ptr, bytes, &ctx->mem.in_use); }
 
 gx_status gx__scratch_alloc(gx_ctx *ctx, size_t bytes, void **ptr)
 {
     return mem_take(ctx, bytes, ptr, &ctx->mem.scratch);
 }
 
-void gx__scratch_free(gx_ctx *ctx, void *ptr, size_t bytes)
-{
-    if (!ptr && bytes == 0)
-        return;
-    ctx->be.iface->free(&ctx->be, ptr, bytes);
-    ctx->mem.scratch -= bytes;
-}
+void gx__scratch_free(gx_ctx *ctx, void *ptr, size_t bytes) { mem_give(ctx, ptr, bytes, &ctx->mem.scratch); }
 
 gx_status gx_memory_stats_get(gx_ctx *ctx, gx_memory_stats *out)
 {

@@ -1,6 +1,7 @@
 /* dtype.c -- element types: sizes, names, C spellings, conversions. */
 #include "core/gx_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 static const struct {
@@ -74,6 +75,29 @@ void gx__dtype_from_f64(gx_dtype t, double v, void *dst)
     }
 }
 
+/* IEEE binary16: 1 sign, 5 exponent (bias 15), 10 mantissa bits; exact in a double. */
+static double half_to_f64(uint16_t h)
+{
+    int e = (h >> 10) & 31, m = h & 1023;
+    double v;
+    if (e == 0)
+        v = ldexp((double)m, -24);
+    else if (e == 31)
+        v = m ? NAN : INFINITY;
+    else
+        v = ldexp((double)(m + 1024), e - 25);
+    return (h & 0x8000) ? -v : v;
+}
+
+/* bfloat16 is the upper half of an f32. */
+static double bf16_to_f64(uint16_t h)
+{
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
 double gx__dtype_to_f64(gx_dtype t, const void *src)
 {
     switch (t) {
@@ -86,6 +110,8 @@ double gx__dtype_to_f64(gx_dtype t, const void *src)
     case GX_U16: { uint16_t x; memcpy(&x, src, 2); return x; }
     case GX_U32: { uint32_t x; memcpy(&x, src, 4); return x; }
     case GX_U64: { uint64_t x; memcpy(&x, src, 8); return (double)x; }
+    case GX_F16: { uint16_t x; memcpy(&x, src, 2); return half_to_f64(x); }
+    case GX_BF16: { uint16_t x; memcpy(&x, src, 2); return bf16_to_f64(x); }
     case GX_F32: { float x; memcpy(&x, src, 4); return x; }
     case GX_F64: { double x; memcpy(&x, src, 8); return x; }
     case GX_C64: { float x; memcpy(&x, src, 4); return x; }     /* the real part */

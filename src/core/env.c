@@ -41,9 +41,8 @@ const char *gx__env(const char *name)
     return v && *v ? v : NULL;
 }
 
-int64_t gx__env_int(const char *name, int64_t dflt, int64_t lo, int64_t hi, const char *accepted)
+int64_t gx__env_int_of(const char *name, const char *v, int64_t dflt, int64_t lo, int64_t hi, const char *accepted)
 {
-    const char *v = gx__env(name);
     if (!v)
         return dflt;
     char *end = NULL;
@@ -53,10 +52,19 @@ int64_t gx__env_int(const char *name, int64_t dflt, int64_t lo, int64_t hi, cons
         end++;
     if (errno == 0 && end != v && *end == '\0' && x >= lo && x <= hi)
         return (int64_t)x;
-    char fb[64];
+    char acc[96], fb[64];
+    if (!accepted) {
+        snprintf(acc, sizeof acc, "a whole number from %lld to %lld", (long long)lo, (long long)hi);
+        accepted = acc;
+    }
     snprintf(fb, sizeof fb, "using the default (%lld)", (long long)dflt);
     gx__env_warn(name, v, accepted, fb);
     return dflt;
+}
+
+int64_t gx__env_int(const char *name, int64_t dflt, int64_t lo, int64_t hi, const char *accepted)
+{
+    return gx__env_int_of(name, gx__env(name), dflt, lo, hi, accepted);
 }
 
 size_t gx__env_size(const char *name, size_t dflt, size_t total, const char *accepted, const char *fallback)

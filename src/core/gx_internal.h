@@ -49,6 +49,8 @@ const char *gx__env(const char *name);        /* getenv, with "" read as unset (
 void gx__env_warn(const char *name, const char *value, const char *accepted, const char *fallback);
 /* A whole decimal number in [lo, hi]; dflt when unset or bad. */
 int64_t gx__env_int(const char *name, int64_t dflt, int64_t lo, int64_t hi, const char *accepted);
+/* The same for a value already read (v may be NULL: unset); accepted NULL: "a whole number from lo to hi". */
+int64_t gx__env_int_of(const char *name, const char *v, int64_t dflt, int64_t lo, int64_t hi, const char *accepted);
 /* A size ("8GiB", "512MB", "50%" of total), > 0; dflt when unset or bad. */
 size_t gx__env_size(const char *name, size_t dflt, size_t total, const char *accepted, const char *fallback);
 /* Index of the value in the NULL-terminated `choices` (case-insensitive); dflt when unset or bad. */
@@ -204,6 +206,11 @@ gx_status gx__array_new(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *sh
 
 gx_status gx__mem_alloc(gx_ctx *ctx, size_t bytes, void **ptr);
 void gx__mem_free(gx_ctx *ctx, void *ptr, size_t bytes);
+/* The same for gx's own buffers (reduction partials and counters, scan look-back
+ * status): one pool and limit, but counted in gx_memory_stats.scratch, not in_use,
+ * which answers "what do my arrays hold" and reads 0 once they are released. */
+gx_status gx__scratch_alloc(gx_ctx *ctx, size_t bytes, void **ptr);
+void gx__scratch_free(gx_ctx *ctx, void *ptr, size_t bytes);
 
 /* ------------------------------------------------------------ kernels */
 

@@ -3,8 +3,6 @@
  * getenv scan per launch is work on the hot path for a value that does not change. */
 #include "core/gx_internal.h"
 
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,19 +25,7 @@ static void knob_read(void)
  * then one warning per knob and process, as for every GX_* variable). */
 int gx__knob_int(const char *name, int dflt, int lo, int hi)
 {
-    const char *v = gx__knob(name);
-    if (!v)
-        return dflt;
-    char *end = NULL;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (errno == 0 && end != v && *end == '\0' && x >= lo && x <= hi)
-        return (int)x;
-    char accepted[64], fallback[48];
-    snprintf(accepted, sizeof accepted, "a whole number from %d to %d", lo, hi);
-    snprintf(fallback, sizeof fallback, "using the default (%d)", dflt);
-    gx__env_warn(name, v, accepted, fallback);
-    return dflt;
+    return (int)gx__env_int_of(name, gx__knob(name), dflt, lo, hi, NULL);
 }
 
 const char *gx__knob(const char *name)

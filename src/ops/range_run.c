@@ -2,7 +2,6 @@
  * Scratch memory (tile status slots, per-block partials) is 64 bytes of counters,
  * then one slot per tile / part: from the pool for each run on the CPU; on CUDA the
  * stream's own (rg_scratch for reductions, rg_lookback_mem's pair for look-back). */
-#include "core/memory.h"
 #include "ops/range_priv.h"
 #include "ops/reduce_gen.h"
 #include "ops/userfns.h"

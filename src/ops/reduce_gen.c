@@ -1,6 +1,5 @@
 /* reduce_gen.c -- the single-pass reduction generator (see reduce_gen.h). */
 #include "ops/reduce_gen.h"
-#include "core/memory.h"
 #include "core/stream_priv.h"
 #include "jit/lambda.h"
 
