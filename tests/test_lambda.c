@@ -382,7 +382,7 @@ static ecase eval_case(int i)
 /* Builds one C program that prints every case's value, one per line. */
 static gx_status build_eval_program(gx__sbuf *b, const char *target)
 {
-    gx__sb_puts(b, lam_prelude(target));
+    gx__sb_puts(b, lam_prelude(strcmp(target, "cuda") == 0 ? GX__TARGET_CUDA : GX__TARGET_C));
     gx__sb_puts(b, test_const_defs);
     add_user_source(b);
     bool c = strcmp(target, "c") == 0;
@@ -593,7 +593,7 @@ static void emit_values(gx__sbuf *b, const char *name, const int64_t *v, int n)
  * "<evaluated> <differing> <outside the result bound> <narrowed ops>" per case. */
 static gx_status build_range_program(gx__sbuf *b, int *narrowed)
 {
-    gx__sb_puts(b, lam_prelude("c"));
+    gx__sb_puts(b, lam_prelude(GX__TARGET_C));
     gx__sb_puts(b, test_const_defs);
     gx__sb_puts(b, "#include <stdio.h>\n");
     *narrowed = 0;
@@ -735,10 +735,10 @@ GXT_TEST(lambda_emit_shape)
     GXT_STATUS(lam_emit(l, NULL, NULL, &b), GX_ERR_INVALID_ARGUMENT);
     gx__sb_free(&b);
     lam_free(l);
-    GXT_CHECK(strstr(lam_prelude("c"), "#define GXF static inline") != NULL);
-    GXT_CHECK(strstr(lam_prelude("c"), "#include <math.h>") != NULL);
-    GXT_CHECK(strstr(lam_prelude("cuda"), "#define GXF static __device__ __forceinline__") != NULL);
-    GXT_CHECK(strstr(lam_prelude("cuda"), "#include") == NULL);
+    GXT_CHECK(strstr(lam_prelude(GX__TARGET_C), "#define GXF static inline") != NULL);
+    GXT_CHECK(strstr(lam_prelude(GX__TARGET_C), "#include <math.h>") != NULL);
+    GXT_CHECK(strstr(lam_prelude(GX__TARGET_CUDA), "#define GXF static __device__ __forceinline__") != NULL);
+    GXT_CHECK(strstr(lam_prelude(GX__TARGET_CUDA), "#include") == NULL);
 }
 
 /* ------------------------------------------------------------ NVRTC */

@@ -17,6 +17,8 @@ void gx__ctx_release_arrays(gx_ctx *ctx);   /* array.c */
 void gx__userfns_free(gx_ctx *ctx);         /* ops/define.c */
 void gx__reduce_scratch_free(gx_ctx *ctx);  /* ops/reduce_gen.c */
 
+const char *gx__target_name(gx__target t) { return t == GX__TARGET_CUDA ? "cuda" : "c"; }
+
 const char *gx_backend_name(gx_backend_kind kind)
 {
     switch (kind) {

@@ -87,10 +87,16 @@ typedef struct gx__launch {
     size_t args_size;
 } gx__launch;
 
+/* What generated code is written for: C for the system compiler, or CUDA C++ for
+ * NVRTC.  Code generators switch on this, never on a backend's name. */
+typedef enum gx__target { GX__TARGET_C = 0, GX__TARGET_CUDA } gx__target;
+/* "c" / "cuda": the target's name in cache keys and dumped file names. */
+const char *gx__target_name(gx__target t);
+
 typedef struct gx__backend_iface {
     gx_backend_kind kind;
     const char *name;
-    const char *target;   /* code generation target: "c" or "cuda" */
+    gx__target target;
 
     gx_status (*open)(gx__backend *be, int device);
     void (*close)(gx__backend *be);
@@ -258,6 +264,9 @@ struct gx_ctx {
 gx_status gx__ctx_check(const gx_ctx *ctx);
 void gx__lock(gx_ctx *ctx);
 void gx__unlock(gx_ctx *ctx);
+/* The code generation target of the context's backend. */
+static inline gx__target gx__ctx_target(const gx_ctx *ctx) { return ctx->be.iface->target; }
+static inline bool gx__target_is_cuda(const gx_ctx *ctx) { return ctx->be.iface->target == GX__TARGET_CUDA; }
 
 /* Handle table: detects stale / foreign handles. */
 void gx__handle_add(const void *h);

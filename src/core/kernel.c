@@ -39,16 +39,16 @@ static size_t kc_len[2];
 static pthread_once_t kc_len_once = PTHREAD_ONCE_INIT;
 static void kc_len_init(void)
 {
-    kc_len[0] = strlen(lam_prelude("c"));
-    kc_len[1] = strlen(lam_prelude("cuda"));
+    kc_len[0] = strlen(lam_prelude(GX__TARGET_C));
+    kc_len[1] = strlen(lam_prelude(GX__TARGET_CUDA));
 }
 
 static const char *kc_split(gx_ctx *ctx, const char *source, int *prelude)
 {
     /* Only this backend's prelude can lead its sources; its length is fixed. */
     pthread_once(&kc_len_once, kc_len_init);
-    int i = strcmp(ctx->be.iface->target, "cuda") == 0;
-    const char *p = lam_prelude(i ? "cuda" : "c");
+    int i = gx__target_is_cuda(ctx);
+    const char *p = lam_prelude(i ? GX__TARGET_CUDA : GX__TARGET_C);
     if (strncmp(source, p, kc_len[i]) == 0) {   /* stops at a shorter source's end */
         *prelude = i + 1;
         return source + kc_len[i];
@@ -96,7 +96,7 @@ static void kc_key(gx_ctx *ctx, const char *source, char out[65])
     cache_key_init(&k);
     cache_key_add(&k, "gx-kernel-key-1");
     cache_key_add(&k, GX_VERSION_STRING);
-    cache_key_add(&k, ctx->be.iface->target);
+    cache_key_add(&k, gx__target_name(gx__ctx_target(ctx)));
     cache_key_add(&k, ctx->be.iface->compiler_id(&ctx->be));
     cache_key_add(&k, source);
     cache_key_final(&k, out);
@@ -109,7 +109,7 @@ static void kc_dump(gx_ctx *ctx, const char *key, const char *label, const char 
     mkdir(ctx->dump_dir, 0755);
     char path[4096];
     snprintf(path, sizeof path, "%s/%s-%.12s.%s", ctx->dump_dir, label, key,
-             strcmp(ctx->be.iface->target, "cuda") == 0 ? "cu" : "c");
+             gx__target_is_cuda(ctx) ? "cu" : "c");
     FILE *f = fopen(path, "w");
     if (!f) {
         fprintf(stderr, "gx: warning: cannot write %s: %s\n", path, strerror(errno));
@@ -124,7 +124,7 @@ static gx_status kc_binary(gx_ctx *ctx, const char *key, const char *source, con
                            void **blob, size_t *len)
 {
     cache_disk *dc = cache_disk_get();
-    const char *suffix = ctx->be.iface->target;
+    const char *suffix = gx__target_name(gx__ctx_target(ctx));
     int corrupt = 0;
     if (cache_disk_load(dc, key, suffix, blob, len, &corrupt)) {
         ctx->cstats.disk_hits++;

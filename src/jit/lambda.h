@@ -86,7 +86,7 @@ void lam_free(lam_lambda *l);
  * cadd64, csub64, cmul64, cconj64, cabs2_64 (abs2_64), and the GXF qualifier
  * ("static inline", plus __attribute__((unused)) on GCC/clang; CUDA:
  * "static __device__ __forceinline__").  A static string; never NULL. */
-const char *lam_prelude(const char *target);
+const char *lam_prelude(gx__target target);
 
 /* Scans C source for top-level function definitions and their signatures
  * (comments, string/char literals and preprocessor lines are skipped; declarations,

@@ -258,9 +258,7 @@
 static const char lam__prelude_c[] = LAM__HEAD_C LAM__SINCOS LAM__BODY LAM__SINCOS_FAST_C LAM__END;
 static const char lam__prelude_cuda[] = LAM__HEAD_CUDA LAM__SINCOS LAM__BODY LAM__END;
 
-const char *lam_prelude(const char *target)
+const char *lam_prelude(gx__target target)
 {
-    if (target && strcmp(target, "cuda") == 0)
-        return lam__prelude_cuda;
-    return lam__prelude_c;
+    return target == GX__TARGET_CUDA ? lam__prelude_cuda : lam__prelude_c;
 }

@@ -60,10 +60,10 @@ static void def_render(gx__sbuf *b, const char *name, const char *source, const 
 static gx_status def_try_build(gx_ctx *ctx, const char *code, const char *name)
 {
     gx__sbuf src = {0};
-    gx__sb_puts(&src, lam_prelude(ctx->be.iface->target));
+    gx__sb_puts(&src, lam_prelude(gx__ctx_target(ctx)));
     gx__sb_puts(&src, code);
     /* One exported symbol so the CPU compiler has something to keep. */
-    if (strcmp(ctx->be.iface->target, "cuda") == 0)
+    if (gx__target_is_cuda(ctx))
         gx__sb_puts(&src, "\nextern \"C\" __global__ void gx_define_check(void) {}\n");
     else
         gx__sb_puts(&src, "\nvoid gx_define_check(void);\nvoid gx_define_check(void) {}\n");

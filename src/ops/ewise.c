@@ -164,7 +164,7 @@ gx_status ew_plan_make(ew_plan *pl, gx_array *out, int nin, gx_array *const *in)
 
 /* ------------------------------------------------------------ code generation */
 
-static bool is_cuda(gx_ctx *ctx) { return strcmp(ctx->be.iface->target, "cuda") == 0; }
+static bool is_cuda(gx_ctx *ctx) { return gx__target_is_cuda(ctx); }
 
 static void gen_args_struct(gx__sbuf *b)
 {
@@ -480,7 +480,7 @@ static char *ew_fuse_sincos(const char *expr)
 gx_status ew_source(gx_ctx *ctx, const ew_plan *pl, const char *expr, const char *user_code, gx__sbuf *b)
 {
     bool cuda = is_cuda(ctx);
-    gx__sb_puts(b, lam_prelude(cuda ? "cuda" : "c"));
+    gx__sb_puts(b, lam_prelude(cuda ? GX__TARGET_CUDA : GX__TARGET_C));
     if (user_code)
         gx__sb_puts(b, user_code);
     gx__sb_puts(b, "\n#line 1 \"gx-generated\"\n");
@@ -524,7 +524,7 @@ static gx_status ew_launch(gx_ctx *ctx, const ew_plan *pl, const gx__kernel *k)
  * repeated calls then skip generating and hashing the whole source. */
 static void ew_memo_key(gx_ctx *ctx, const ew_plan *pl, const char *expr, const char *user_code, gx__sbuf *k)
 {
-    gx__sb_printf(k, "ew1|%s|%d|%d|%d|%d|%d|%zu|", ctx->be.iface->target, pl->nin, pl->nconst, pl->ndim, pl->contig,
+    gx__sb_printf(k, "ew1|%s|%d|%d|%d|%d|%d|%zu|", gx__target_name(gx__ctx_target(ctx)), pl->nin, pl->nconst, pl->ndim, pl->contig,
                   pl->vec, user_code ? strlen(user_code) : 0);
     for (int o = 0; o <= pl->nin; o++)
         gx__sb_printf(k, "%d%c", (int)pl->dt[o], pl->contig && pl->args.st[o][0] == 0 ? 'b' : 's');

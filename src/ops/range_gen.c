@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool gen_cuda(gx_ctx *ctx) { return strcmp(ctx->be.iface->target, "cuda") == 0; }
+static bool gen_cuda(gx_ctx *ctx) { return gx__target_is_cuda(ctx); }
 
 static const char *cfield(gx_dtype t)
 {
@@ -995,7 +995,7 @@ gx_status rp_generate_body(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx
 void rp_body_key(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx__sbuf *b)
 {
     rp_tshape sh = ks->term == RP_T_REDUCE ? (rp_tshape){0, 0, false, 0} : rp_tile_shape(ctx, sg, ks);
-    gx__sb_printf(b, "%s|src %d %d c%d v%d f%d a%d|", ctx->be.iface->target, (int)sg->src, sg->nsrc, sg->contig,
+    gx__sb_printf(b, "%s|src %d %d c%d v%d f%d a%d|", gx__target_name(gx__ctx_target(ctx)), (int)sg->src, sg->nsrc, sg->contig,
                   sg->vec, sg->filtered, sg->arity);
     for (int k = 0; k < sg->nsrc; k++)
         gx__sb_printf(b, "%d,", (int)sg->sdt[k]);
@@ -1022,7 +1022,7 @@ void rp_body_key(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx__sbuf *b)
 gx_status rp_generate_head(gx_ctx *ctx, gx__sbuf *b)
 {
     bool cuda = gen_cuda(ctx);
-    gx__sb_puts(b, lam_prelude(cuda ? "cuda" : "c"));
+    gx__sb_puts(b, lam_prelude(cuda ? GX__TARGET_CUDA : GX__TARGET_C));
     if (!cuda)
         gx__sb_puts(b, "#include <string.h>\n");
     gx__userfns *u = ctx->userfns;

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool run_cuda(gx_ctx *ctx) { return strcmp(ctx->be.iface->target, "cuda") == 0; }
+static bool run_cuda(gx_ctx *ctx) { return gx__target_is_cuda(ctx); }
 
 /* gx_slot in range_gen.c: {acc v; u32 flag, has; acc inc}, 8 bytes per accumulator member. */
 static size_t slot_acc_bytes(const rp_kspec *ks) { return 8 * (size_t)(ks->term == RP_T_COLLECT ? 1 : ks->nacc); }

@@ -431,7 +431,7 @@ static void ra_gen_cuda_row(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
 
 static gx_status ra_source(const rd_job *job, const ra_plan *pl, const rg_spec *sp, bool cuda, gx__sbuf *b)
 {
-    gx__sb_puts(b, lam_prelude(cuda ? "cuda" : "c"));
+    gx__sb_puts(b, lam_prelude(cuda ? GX__TARGET_CUDA : GX__TARGET_C));
     if (job->ucode)
         gx__sb_puts(b, job->ucode);
     gx__sb_puts(b, "\n#line 1 \"gx-generated\"\n");
@@ -585,7 +585,7 @@ gx_status ra_run(rd_job *job, uint64_t out, uint64_t idx)
     ra_user_fields(fields, sizeof fields);
     sp.user_fields = fields;
     sp.elem = "";
-    bool cuda = strcmp(job->ctx->be.iface->target, "cuda") == 0;
+    bool cuda = gx__target_is_cuda(job->ctx);
     gx__kernel k;
     GX__CHECK(ra_kernel(job, &pl, &sp, cuda, &k));
     ra_argbuf ab;

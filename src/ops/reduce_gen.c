@@ -300,7 +300,7 @@ const char *rg_cuda_helpers(void)
            "template <typename T> static __device__ __forceinline__ T rg_vload(const T *p) { return *(const volatile T *)p; }\n";
 }
 
-static bool rg_is_cuda(gx_ctx *ctx) { return strcmp(ctx->be.iface->target, "cuda") == 0; }
+static bool rg_is_cuda(gx_ctx *ctx) { return gx__target_is_cuda(ctx); }
 
 void rg_gen_common(gx__sbuf *b, const rg_spec *sp)
 {
@@ -588,7 +588,7 @@ static void rg_gen_cuda(gx__sbuf *b, const rg_spec *sp, int vec)
 gx_status rg_source(gx_ctx *ctx, const rg_spec *sp, int vec, gx__sbuf *b)
 {
     bool cuda = rg_is_cuda(ctx);
-    gx__sb_puts(b, lam_prelude(cuda ? "cuda" : "c"));
+    gx__sb_puts(b, lam_prelude(cuda ? GX__TARGET_CUDA : GX__TARGET_C));
     if (sp->user_code)
         gx__sb_puts(b, sp->user_code);
     gx__sb_puts(b, "\n#line 1 \"gx-generated\"\n");
@@ -669,7 +669,7 @@ static gx_status rg_run_cpu(gx_ctx *ctx, const rg_spec *sp, rg_argbuf *ab, size_
 /* Everything the source depends on, short of the prelude. */
 static void rg_key(gx_ctx *ctx, const rg_spec *sp, int vec, gx__sbuf *b)
 {
-    gx__sb_printf(b, "rg1|%d|%d|%s|%d|%d|%d|%d|%d|%d|", RG_UNROLL, rg_fin(), ctx->be.iface->target, (int)sp->acc, (int)sp->out_dtype, vec,
+    gx__sb_printf(b, "rg1|%d|%d|%s|%d|%d|%d|%d|%d|%d|", RG_UNROLL, rg_fin(), gx__target_name(gx__ctx_target(ctx)), (int)sp->acc, (int)sp->out_dtype, vec,
                   sp->filtered, sp->with_index, sp->nstreams);
     for (int k = 0; k < sp->nstreams; k++)
         gx__sb_printf(b, "%d,", (int)sp->stream_dt[k]);

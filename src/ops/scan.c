@@ -25,7 +25,7 @@ typedef struct ax_job {
     const char *body;
 } ax_job;
 
-static bool ax_cuda(gx_ctx *ctx) { return strcmp(ctx->be.iface->target, "cuda") == 0; }
+static bool ax_cuda(gx_ctx *ctx) { return gx__target_is_cuda(ctx); }
 
 static const char *fld(gx_dtype t)
 {
@@ -133,7 +133,7 @@ static gx_status ax_run(gx_ctx *ctx, const ax_job *j, const ax_args *args)
 {
     bool cuda = ax_cuda(ctx);
     gx__sbuf b = {0};
-    gx__sb_puts(&b, lam_prelude(cuda ? "cuda" : "c"));
+    gx__sb_puts(&b, lam_prelude(cuda ? GX__TARGET_CUDA : GX__TARGET_C));
     gx__userfns *u = ctx->userfns;
     if (u && u->code.p)
         gx__sb_puts(&b, u->code.p);

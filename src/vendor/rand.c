@@ -119,7 +119,7 @@ static void gen_block_head(gx__sbuf *b, const char *acc, int W)
 
 static void gen_rng_source(gx__sbuf *b, bool cuda, const char *ctype, size_t esz, int W, const char *val)
 {
-    gx__sb_puts(b, lam_prelude(cuda ? "cuda" : "c"));
+    gx__sb_puts(b, lam_prelude(cuda ? GX__TARGET_CUDA : GX__TARGET_C));
     gx__sb_puts(b, "\n#line 1 \"gx-rand\"\n");
     gx__sb_puts(b, rng_code);
     if (!cuda) {

@@ -74,7 +74,7 @@ gx_status vendor_dense(const gx_array *a, gx_array **tmp)
     return gx_array_clone(a, GX_DTYPE_COUNT, tmp);
 }
 
-bool vendor_is_cuda(const gx_ctx *ctx) { return strcmp(ctx->be.iface->target, "cuda") == 0; }
+bool vendor_is_cuda(const gx_ctx *ctx) { return gx__target_is_cuda(ctx); }
 bool vendor_is_complex(gx_dtype t) { return t == GX_C64 || t == GX_C128; }
 gx_dtype vendor_real_of(gx_dtype t) { return t == GX_C64 ? GX_F32 : t == GX_C128 ? GX_F64 : t; }
 

@@ -353,7 +353,7 @@ int gx__cpu_workers(gx__backend *be)
 const gx__backend_iface gx__cpu_iface = {
     .kind = GX_BACKEND_CPU,
     .name = "cpu",
-    .target = "c",
+    .target = GX__TARGET_C,
     .open = cpu_open,
     .close = cpu_close,
     .alloc = cpu_alloc,

@@ -1068,7 +1068,7 @@ static const char *cuda_compiler_id(gx__backend *be)
 const gx__backend_iface gx__cuda_iface = {
     .kind = GX_BACKEND_CUDA,
     .name = "cuda",
-    .target = "cuda",
+    .target = GX__TARGET_CUDA,
     .open = cuda_open,
     .close = cuda_close,
     .alloc = cuda_alloc,
