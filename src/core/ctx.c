@@ -194,6 +194,38 @@ gx_status gx_ctx_create_on(gx_ctx **out, gx_backend_kind kind, int device)
 
 gx_status gx_ctx_create(gx_ctx **out, gx_backend_kind kind) { return gx_ctx_create_on(out, kind, 0); }
 
+void *gx__ctx_ext_get(gx_ctx *ctx, const gx__ctx_ext *ext)
+{
+    for (int i = 0; i < ctx->next; i++)
+        if (ctx->ext[i].ext == ext)
+            return ctx->ext[i].state;
+    return NULL;
+}
+
+gx_status gx__ctx_ext_set(gx_ctx *ctx, const gx__ctx_ext *ext, void *state)
+{
+    for (int i = 0; i < ctx->next; i++)
+        if (ctx->ext[i].ext == ext) {
+            ctx->ext[i].state = state;
+            return GX_OK;
+        }
+    if (ctx->next == GX__CTX_EXT_MAX)
+        return gx__err(GX_ERR_INTERNAL, "context state for '%s': all %d slots are taken (raise GX__CTX_EXT_MAX)",
+                       ext->name, GX__CTX_EXT_MAX);
+    ctx->ext[ctx->next++] = (struct gx__ctx_ext_slot){ext, state};
+    return GX_OK;
+}
+
+/* Newest first: a module attached later may use one attached earlier. */
+static void ctx_release_exts(gx_ctx *ctx)
+{
+    while (ctx->next > 0) {
+        struct gx__ctx_ext_slot *sl = &ctx->ext[--ctx->next];
+        if (sl->state)
+            sl->ext->release(ctx, sl->state);
+    }
+}
+
 gx_status gx_ctx_destroy(gx_ctx *ctx)
 {
     if (!ctx)
@@ -205,6 +237,7 @@ gx_status gx_ctx_destroy(gx_ctx *ctx)
     gx__vendor_ctx_release(ctx);
     gx__kx_ctx_destroy(ctx);   /* profile report, streams, user kernels, pinned buffers */
     gx__ctx_release_arrays(ctx);
+    ctx_release_exts(ctx);
     gx__reduce_scratch_free(ctx);
     gx__memo_free(ctx);
     gx__kcache_free(ctx);

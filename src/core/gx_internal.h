@@ -242,6 +242,22 @@ gx_status gx__launch_1d(gx_ctx *ctx, const gx__kernel *k, const void *args, size
 
 /* ------------------------------------------------------------ context */
 
+/* State that a higher layer (an op, the linear algebra module) keeps per context:
+ * the module declares one static gx__ctx_ext naming its destructor, and the core
+ * calls it at gx_ctx_destroy without knowing the module.  Destructors run in the
+ * reverse order of first attachment, under the lock, while the backend is still
+ * open (so they may free device memory and library handles). */
+typedef struct gx__ctx_ext {
+    const char *name;                               /* for messages */
+    void (*release)(gx_ctx *ctx, void *state);      /* frees state (never NULL state) */
+} gx__ctx_ext;
+#define GX__CTX_EXT_MAX 16
+/* The state attached under ext, or NULL.  Caller holds the context lock. */
+void *gx__ctx_ext_get(gx_ctx *ctx, const gx__ctx_ext *ext);
+/* Attaches state under ext (replacing the pointer if ext is attached already; the
+ * old state is the caller's to free).  Caller holds the context lock. */
+gx_status gx__ctx_ext_set(gx_ctx *ctx, const gx__ctx_ext *ext, void *state);
+
 struct gx_ctx {
     uint64_t magic;
     gx__backend be;
@@ -258,6 +274,8 @@ struct gx_ctx {
     void *memo;                    /* memo.c: finished products of repeated calls */
     void *reduce_scratch;          /* ops/reduce_gen.c: partials + counters, freed at destroy */
     struct gx__kx *kx;             /* streams, user kernels, profiler (src/core/stream.c) */
+    struct gx__ctx_ext_slot { const struct gx__ctx_ext *ext; void *state; } ext[GX__CTX_EXT_MAX];
+    int next;                      /* slots of ext in use */
 };
 #define GX__CTX_MAGIC 0x6778637478212121ull
 
