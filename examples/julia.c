@@ -43,8 +43,8 @@ static gx_status julia_render(gx_ctx *ctx, int n, gx_array **img, double *ms)
 {
     gx_array *is = NULL, *js = NULL, *col = NULL, *row = NULL;
     int64_t col_shape[2] = {n, 1}, row_shape[2] = {1, n};
-    gx_const cn = GX_CONST_I32("n", n);
-    gx_map_opts opts = {GX_DTYPE_COUNT, &cn, 1};
+    gx_const cn = GX_CONST("n", GX_SCALAR_I32(n));
+    gx_map_opts opts = {.consts = &cn, .nconsts = 1};
     gx_status s = gx_array_iota(ctx, GX_I32, n, 0, 1, &is);
     if (s == GX_OK)
         s = gx_array_iota(ctx, GX_I32, n, 0, 1, &js);

@@ -103,7 +103,7 @@ static gx_status mm_setup(mm *m, gx_ctx *ctx, int n, uint64_t *seed)
     return s;
 }
 
-/* Fastest of `reps` runs of either a kernel (k != NULL) or gx_matmul, then the check. */
+/* Fastest of `reps` runs of either a kernel (k != NULL) or gx_matmul_into, then the check. */
 static int mm_run(mm *m, const char *name, gx_kernel *k, const gx_launch_cfg *cfg, int reps)
 {
     int rc = EX_PASS;
@@ -118,7 +118,7 @@ static int mm_run(mm *m, const char *name, gx_kernel *k, const gx_launch_cfg *cf
         if (k)
             EX_TRY(name, gx_kernel_launch(k, cfg, 4, args));
         else
-            EX_TRY(name, gx_matmul(m->c, m->a, m->b, NULL));
+            EX_TRY(name, gx_matmul_into(m->a, m->b, NULL, m->c));
         EX_TRY("record", gx_event_record(t.stop));
         EX_TRY("elapsed", gx_event_elapsed_ms(t.start, t.stop, &ms));
         if (r > 0)
@@ -141,7 +141,7 @@ static int mm_kernels(mm *m)
     int rc = EX_PASS;
     gx_kernel *naive = NULL, *tiled = NULL;
     const char *opt[] = {"-DTILE=32"};
-    gx_kernel_opts ko = {opt, 1, NULL};
+    gx_kernel_opts ko = {.options = opt, .noptions = 1};
     unsigned g = (unsigned)((m->n + MM_TILE - 1) / MM_TILE);
     gx_launch_cfg cfg = {.grid = {g, g}, .block = {MM_TILE, MM_TILE}};
     EX_TRY("compile", gx_kernel_compile(m->ctx, matmul_src, "matmul_naive", &ko, &naive));
@@ -154,11 +154,11 @@ out:
     return rc;
 }
 
-/* gx_matmul: cuBLAS on the GPU, CBLAS on the CPU; a build without it skips the row. */
+/* gx_matmul_into: cuBLAS on the GPU, CBLAS on the CPU; a build without it skips the row. */
 static int mm_vendor(mm *m)
 {
     gx_clear_error();
-    gx_status s = gx_matmul(m->c, m->a, m->b, NULL);
+    gx_status s = gx_matmul_into(m->a, m->b, NULL, m->c);
     if (s == GX_ERR_UNSUPPORTED) {
         printf("  [SKIP] gx_matmul: %s\n", gx_last_error());
         return EX_PASS;

@@ -124,7 +124,7 @@ static gx_status ladder_kernel(ladder *L, gx_kernel *k, const gx_launch_cfg *cfg
         float ms = 0, v = 0;
         s = gx_array_fill_f64(L->out, 0);
         if (s == GX_OK && in_place)
-            s = gx_array_copy(L->scratch, L->x);
+            s = gx_array_copy_into(L->x, L->scratch);
         if (s == GX_OK)
             s = gx_event_record(t.start);
         if (s == GX_OK)
@@ -189,7 +189,8 @@ static int ladder_common_rows(ladder *L, const float *h)
     gx_scalar s;
     double best = INFINITY;
     /* Timed like the kernel rows: device time between two events, the result left
-     * in a device array (gx_reduce_to); the value is then read once with gx_sum. */
+     * in a device array (gx_reduce_to makes it, gx_reduce_into refills it); the value
+     * is then read once with gx_sum. */
     gx_array *dev = NULL;
     ex_timer tm;
     EX_TRY("gx_event_create", ex_timer_make(L->ctx, &tm));
@@ -197,7 +198,7 @@ static int ladder_common_rows(ladder *L, const float *h)
     for (int r = 0; r < 10; r++) {
         float ms = 0;
         EX_TRY("gx_event_record", gx_event_record(tm.start));
-        EX_TRY("gx_reduce_to", gx_reduce_to(L->ctx, "+", L->x, NULL, &dev));
+        EX_TRY("gx_reduce_into", gx_reduce_into(L->ctx, "+", L->x, NULL, dev));
         EX_TRY("gx_event_record", gx_event_record(tm.stop));
         EX_TRY("gx_event_elapsed_ms", gx_event_elapsed_ms(tm.start, tm.stop, &ms));
         best = fmin(best, ms * 1e3);

@@ -39,7 +39,7 @@ static gx_status st_chunk(st *p, int c, gx_stream *s)
     cfg.stream = s;
     gx_status r = gx_ctx_set_stream(p->ctx, s);   /* the async copies use the current stream */
     if (r == GX_OK)
-        r = gx_array_from_host_async(p->dev[c], p->in + (int64_t)c * p->chunk, bytes);
+        r = gx_array_from_host_into_async(p->in + (int64_t)c * p->chunk, bytes, p->dev[c]);
     if (r == GX_OK)
         r = gx_kernel_launch(p->k, &cfg, 2, args);
     if (r == GX_OK)

@@ -132,13 +132,13 @@ static int tr_copy(tr *t)
     for (int r = 0; r < 6; r++) {
         float ms = 0;
         EX_TRY("record", gx_event_record(tm.start));
-        EX_TRY("copy", gx_array_copy(dst, t->in));
+        EX_TRY("copy", gx_array_copy_into(t->in, dst));
         EX_TRY("record", gx_event_record(tm.stop));
         EX_TRY("elapsed", gx_event_elapsed_ms(tm.start, tm.stop, &ms));
         if (r > 0)
             best = fmin(best, ms);
     }
-    printf("  [----] %-34s %8.3f ms %8.1f GB/s   (the bound to aim for)\n", "gx_array_copy, same bytes",
+    printf("  [----] %-34s %8.3f ms %8.1f GB/s   (the bound to aim for)\n", "gx_array_copy_into, same bytes",
            best, t->bytes / (best * 1e6));
 out:
     ex_timer_free(&tm);

@@ -1,11 +1,39 @@
 /*
  * gx.h -- GPU array programming from C.
  *
- * Conventions (they hold for every function below unless its comment says otherwise):
+ * Conventions (they hold for every function of gx.h and the gx/ headers unless its comment
+ * says otherwise):
  *  - Every call returns a gx_status; GX_OK (0) is success.  On failure the calling
  *    thread's gx_last_error() holds one message: what was wrong, where, what to do.
  *  - Handles are opaque.  They are created through an out-parameter (set to NULL on
  *    failure) and released by a *_destroy / *_release that accepts NULL.
+ *  - One shape for every operation: the context (when it takes one), then the inputs,
+ *    then the options, then the result last.  A result that is a NEW array comes back
+ *    through `gx_array **out` (whatever *out held before is ignored).  Writing into an
+ *    array you already have is a separate call named *_into that takes that array
+ *    last, as `gx_array *out` (e.g. gx_map / gx_map_into, gx_matmul / gx_matmul_into,
+ *    gx_array_copy_into(src, dst)).  Host results (a gx_scalar, a count) also come
+ *    last.  Methods of one array (describe, view, reshape, fill, get/set, release)
+ *    take that array first.
+ *  - Options come as a pointer to a gx_*_opts struct.  A NULL pointer and an
+ *    all-zero struct mean the same thing: every default (so `gx_map_opts o = {0}` is
+ *    safe, and designated initialisers set just what you need).  In particular a
+ *    dtype field of 0 is GX_DTYPE_DEFAULT, never an element type.  Each options struct
+ *    ends in `reserved`, which must stay zero: later versions put new fields there,
+ *    so the struct keeps its size and a program compiled against an older gx.h keeps
+ *    working; a nonzero reserved word is GX_ERR_INVALID_ARGUMENT.
+ *  - Scalars (constants for lambdas, initial values, alpha/beta, results on the host)
+ *    are one type, gx_scalar; a named constant is a gx_const {name, gx_scalar}.
+ *    Constants reach lambdas the same way in every call: opts->consts / nconsts.
+ *  - Operators: every call that takes one accepts the same names ("+" "*" "max" "min"
+ *    "&" "|" "^" "&&" "||" and the words "sum" "prod" "maximum" "minimum" "all"
+ *    "any") and a two-parameter lambda "a, b -> ..." (see gx/reduce.h).
+ *  - Writing into an existing output of another dtype than the result's converts each
+ *    value as a C cast from the result dtype (integers wrap modulo 2^bits, floats to
+ *    integers truncate toward zero and are unspecified outside the integer's range,
+ *    bool is x != 0, a real value becomes a complex one with imaginary part 0; complex
+ *    to real is GX_ERR_DTYPE: take re(x) or abs(x)).  Set opts->exact_dtype to make
+ *    any conversion GX_ERR_DTYPE instead.
  *  - Arrays are N-d (up to GX_MAX_DIMS), row-major, strides counted in elements.
  *    Work is issued on the context's stream and is asynchronous on GPU backends:
  *    results read back with gx_array_to_host() are complete when it returns;
@@ -102,7 +130,8 @@ GX_API gx_status gx_report(gx_status s, const char *expr, const char *file, int 
 /* ------------------------------------------------------------------ dtypes */
 
 typedef enum gx_dtype {
-    GX_BOOL = 0,
+    GX_DTYPE_DEFAULT = 0, /* in options: "the operation's default dtype"; not an element type */
+    GX_BOOL,
     GX_I8, GX_I16, GX_I32, GX_I64,
     GX_U8, GX_U16, GX_U32, GX_U64,
     GX_F16,  /* reserved: not yet accepted by any operation */
@@ -119,6 +148,38 @@ GX_API size_t gx_dtype_size(gx_dtype t);
 GX_API const char *gx_dtype_name(gx_dtype t);
 /* Parses a short name ("f32", "i64", "bool"...).  GX_ERR_DTYPE if unknown. */
 GX_API gx_status gx_dtype_parse(const char *name, gx_dtype *out);
+
+/* ------------------------------------------------------------------ scalars */
+
+/* One value of a dtype -- the one scalar type of gx (constants, initial values,
+ * alpha/beta, results on the host).  Which member holds the value: f for floats (f16,
+ * bf16, f32, f64), i for bool and signed integers, u for unsigned integers (i and u
+ * share storage, so either reads a value below 2^63), c[0] + i*c[1] for c64/c128. */
+typedef struct gx_scalar {
+    gx_dtype dtype;
+    union { double f; int64_t i; uint64_t u; double c[2]; } v;
+} gx_scalar;
+
+#define GX_SCALAR_BOOL(x) ((gx_scalar){GX_BOOL, {.i = (x) != 0}})
+#define GX_SCALAR_I32(x) ((gx_scalar){GX_I32, {.i = (x)}})
+#define GX_SCALAR_I64(x) ((gx_scalar){GX_I64, {.i = (x)}})
+#define GX_SCALAR_U32(x) ((gx_scalar){GX_U32, {.u = (x)}})
+#define GX_SCALAR_U64(x) ((gx_scalar){GX_U64, {.u = (x)}})
+#define GX_SCALAR_F32(x) ((gx_scalar){GX_F32, {.f = (x)}})
+#define GX_SCALAR_F64(x) ((gx_scalar){GX_F64, {.f = (x)}})
+#define GX_SCALAR_C64(re, im) ((gx_scalar){GX_C64, {.c = {(re), (im)}}})
+#define GX_SCALAR_C128(re, im) ((gx_scalar){GX_C128, {.c = {(re), (im)}}})
+
+/* The value as a double (u64 and i64 beyond 2^53 round; complex: the real part).
+ * Pure, no status. */
+GX_API double gx_scalar_to_f64(gx_scalar s);
+
+/* A named constant that lambdas see by name: GX_CONST("a", GX_SCALAR_F32(2)). */
+typedef struct gx_const {
+    const char *name;
+    gx_scalar value;
+} gx_const;
+#define GX_CONST(n, s) ((gx_const){(n), s})
 
 /* ------------------------------------------------------------------ context */
 
@@ -220,8 +281,8 @@ GX_API gx_status gx_array_from_host(gx_ctx *ctx, gx_dtype dtype, int ndim, const
                                     const void *host, gx_array **out);
 /* Copies the array (any view) to `host` as dense row-major; host_bytes must be >= size*elem. Waits. */
 GX_API gx_status gx_array_to_host(const gx_array *a, void *host, size_t host_bytes);
-/* Writes `host` (dense row-major, host_bytes >= size*elem) into the array (any view). */
-GX_API gx_status gx_array_from_host_into(gx_array *a, const void *host, size_t host_bytes);
+/* Writes `host` (dense row-major, host_bytes >= size*elem) into `out` (any view). */
+GX_API gx_status gx_array_from_host_into(const void *host, size_t host_bytes, gx_array *out);
 GX_API gx_status gx_array_zeros(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *shape, gx_array **out);
 GX_API gx_status gx_array_ones(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *shape, gx_array **out);
 /* Sets every element (of any view) to the value; `value` points at one element of a's dtype. */
@@ -234,8 +295,9 @@ GX_API gx_status gx_array_iota(gx_ctx *ctx, gx_dtype dtype, int64_t count, doubl
 GX_API gx_status gx_array_similar(const gx_array *a, gx_array **out);
 /* Copies src into dst element by element; shapes and dtypes must match; any strides on
  * either side.  Overlapping src and dst of one storage is GX_ERR_INVALID_ARGUMENT. */
-GX_API gx_status gx_array_copy(gx_array *dst, const gx_array *src);
-/* A new dense copy of a (converted to `dtype` unless dtype == GX_DTYPE_COUNT). */
+GX_API gx_status gx_array_copy_into(const gx_array *src, gx_array *dst);
+/* A new dense copy of a, converted to `dtype` (as a C cast, see the conventions)
+ * unless dtype is GX_DTYPE_DEFAULT (0): then a's dtype. */
 GX_API gx_status gx_array_clone(const gx_array *a, gx_dtype dtype, gx_array **out);
 /* A view with a new shape sharing storage; a must be contiguous (else GX_ERR_SHAPE:
  * clone it first).  One entry of shape may be -1 (inferred). */
@@ -276,6 +338,7 @@ typedef struct gx_print_opts {
     int linewidth;     /* rows are wrapped to lines of at most this many characters
                         * (a single element wider than that still gets its own line);
                         * 0 = 75 */
+    uint64_t reserved[6]; /* zero (see the conventions) */
 } gx_print_opts;
 
 /* Writes a readable text of the array into buf: a header line with dtype and shape,
@@ -303,18 +366,6 @@ GX_API gx_status gx_array_print(const gx_array *a, const gx_print_opts *opts);
 
 /* ------------------------------------------------------------------ lambdas & map */
 
-/* A named scalar constant visible to a lambda by name, e.g. {"a", GX_F32, .v.f = 2}. */
-typedef struct gx_const {
-    const char *name;
-    gx_dtype dtype;
-    union { double f; int64_t i; uint64_t u; } v;
-} gx_const;
-
-#define GX_CONST_F64(n, x) ((gx_const){(n), GX_F64, {.f = (x)}})
-#define GX_CONST_F32(n, x) ((gx_const){(n), GX_F32, {.f = (x)}})
-#define GX_CONST_I64(n, x) ((gx_const){(n), GX_I64, {.i = (x)}})
-#define GX_CONST_I32(n, x) ((gx_const){(n), GX_I32, {.i = (x)}})
-
 /* Registers plain C functions (one or more, in `source`) that lambdas of this context may
  * call.  The same text must compile under the system C compiler and NVRTC; gx's
  * prelude (see docs/LAMBDAS.md) gives fixed-width ints, `cf32`/`cf64` complex types with
@@ -324,17 +375,25 @@ typedef struct gx_const {
 GX_API gx_status gx_define(gx_ctx *ctx, const char *name, const char *source);
 
 typedef struct gx_map_opts {
-    gx_dtype out_dtype;         /* GX_DTYPE_COUNT = infer from the lambda */
-    const gx_const *consts;     /* named scalars, may be NULL */
+    gx_dtype dtype;             /* result dtype; GX_DTYPE_DEFAULT (0) = the lambda's type */
+    const gx_const *consts;     /* named scalars the lambda sees, may be NULL */
     int nconsts;
+    int exact_dtype;            /* gx_map_into: nonzero = out's dtype must equal the
+                                 * result dtype (else GX_ERR_DTYPE), 0 = convert */
+    uint64_t reserved[6];       /* zero (see the conventions) */
 } gx_map_opts;
 
-/* out = f(in[0], in[1], ...) element by element with numpy broadcasting; one fused kernel.
- * If *out is NULL gx allocates it (shape = broadcast shape, dtype inferred or opts->out_dtype);
- * otherwise *out must have the broadcast shape and is written in place (it may alias an
- * input element-for-element).  opts may be NULL. */
+/* A new array out = f(in[0], in[1], ...) element by element with numpy broadcasting,
+ * in one fused kernel: shape = the broadcast shape, dtype = opts->dtype or the
+ * lambda's result type.  opts may be NULL. */
 GX_API gx_status gx_map(gx_ctx *ctx, const char *lambda, int nin, gx_array *const *in,
                         const gx_map_opts *opts, gx_array **out);
+/* The same written into `out`, which must have the broadcast shape (any view); it may
+ * alias an input element for element (in place).  The lambda's value, computed in
+ * the result dtype, is converted to out's dtype as the conventions say, unless
+ * opts->exact_dtype. */
+GX_API gx_status gx_map_into(gx_ctx *ctx, const char *lambda, int nin, gx_array *const *in,
+                             const gx_map_opts *opts, gx_array *out);
 
 /* ------------------------------------------------------------------ events */
 

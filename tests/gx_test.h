@@ -96,4 +96,26 @@ void gxt_temp_dir(char *dir, size_t n);
 /* Removes a folder and everything below it (no-op for ""). */
 void gxt_rm_tree(const char *dir);
 
+/* ------------------------------------------------------------ one op, two backends
+ * In the spirit of ggml's test-backend-ops: GXT_CROSS runs an operation on a CPU
+ * context and on the context under test (gxt_ctx(): CUDA in the cuda.* runs) with the
+ * SAME random inputs, and compares the two results element by element.  Under
+ * GX_BACKEND=cpu both sides are CPU contexts, so the case still runs and must agree
+ * with itself (a determinism check); with a GPU it is CPU against CUDA. */
+
+/* One input: dtype and shape.  Values are random: floats in [-1, 1), signed ints in
+ * [-50, 50], unsigned in [0, 100], bool 0/1, complex parts in [-1, 1). */
+typedef struct gxt_in {
+    gx_dtype dtype;
+    int ndim;
+    int64_t shape[4];
+} gxt_in;
+/* The operation under test: a new array *out from in[0..nin) on ctx. */
+typedef gx_status (*gxt_op)(gx_ctx *ctx, gx_array *const *in, gx_array **out);
+/* Results must have one dtype and shape and agree within tol, relative to
+ * 1 + |CPU value| (0: bit-exact after conversion to double; NaN matches NaN).
+ * A GX_ERR_UNSUPPORTED from either side (a library this build lacks) skips the case. */
+void gxt_cross(const char *what, gxt_op op, int nin, const gxt_in *in, double tol, const char *file, int line);
+#define GXT_CROSS(op, nin, in, tol) gxt_cross(#op, (op), (nin), (in), (tol), __FILE__, __LINE__)
+
 #endif

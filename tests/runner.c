@@ -120,6 +120,139 @@ static int run_one(const char *name, void (*fn)(void))
     return 0;
 }
 
+/* ------------------------------------------------------------ cross-backend cases */
+
+#include "core/gx_internal.h"   /* gx__dtype_from_f64: values of any dtype from doubles */
+
+static double gxt_cross_value(gx_dtype t)
+{
+    uint64_t r = gxt_rand_u64();
+    if (t == GX_BOOL)
+        return (double)(r & 1);
+    if (gx__dtype_is_int(t))
+        return gx__dtype_is_signed(t) ? (double)(int64_t)(r % 101) - 50 : (double)(r % 101);
+    return gxt_rand01() * 2 - 1;
+}
+
+/* Host data for one input (complex: re, im pairs). */
+static void *gxt_cross_data(const gxt_in *in, int64_t *n)
+{
+    *n = 1;
+    for (int d = 0; d < in->ndim; d++)
+        *n *= in->shape[d];
+    size_t es = gx_dtype_size(in->dtype);
+    char *buf = malloc((size_t)(*n > 0 ? *n : 1) * es);
+    bool cx = in->dtype == GX_C64 || in->dtype == GX_C128;
+    gx_dtype part = in->dtype == GX_C64 ? GX_F32 : GX_F64;
+    for (int64_t i = 0; buf && i < *n; i++) {
+        if (cx) {
+            gx__dtype_from_f64(part, gxt_cross_value(part), buf + i * (int64_t)es);
+            gx__dtype_from_f64(part, gxt_cross_value(part), buf + i * (int64_t)es + (int64_t)es / 2);
+        } else {
+            gx__dtype_from_f64(in->dtype, gxt_cross_value(in->dtype), buf + i * (int64_t)es);
+        }
+    }
+    return buf;
+}
+
+/* A result as doubles (complex: 2 per element); NULL on failure. */
+static double *gxt_cross_read(gx_array *a, int64_t *count)
+{
+    gx_array_desc d;
+    if (gx_array_describe(a, &d) != GX_OK)
+        return NULL;
+    bool cx = d.dtype == GX_C64 || d.dtype == GX_C128;
+    gx_array *c = NULL;
+    if (gx_array_clone(a, cx ? GX_C128 : GX_F64, &c) != GX_OK)
+        return NULL;
+    *count = d.size * (cx ? 2 : 1);
+    double *v = malloc((size_t)(*count > 0 ? *count : 1) * sizeof(double));
+    if (v && gx_array_to_host(c, v, (size_t)*count * sizeof(double)) != GX_OK) {
+        free(v);
+        v = NULL;
+    }
+    gx_array_release(c);
+    return v;
+}
+
+static bool gxt_cross_same_shape(gx_array *a, gx_array *b)
+{
+    gx_array_desc da, db;
+    if (gx_array_describe(a, &da) != GX_OK || gx_array_describe(b, &db) != GX_OK)
+        return false;
+    bool same = da.dtype == db.dtype && da.ndim == db.ndim;
+    for (int d = 0; same && d < da.ndim; d++)
+        same = da.shape[d] == db.shape[d];
+    return same;
+}
+
+/* Runs op on ctx with the host data; *out the result (NULL on failure). */
+static gx_status gxt_cross_run(gx_ctx *ctx, gxt_op op, int nin, const gxt_in *in, void **data, gx_array **out)
+{
+    gx_array *arr[8] = {0};
+    gx_status s = GX_OK;
+    for (int i = 0; i < nin && s == GX_OK; i++)
+        s = gx_array_from_host(ctx, in[i].dtype, in[i].ndim, in[i].shape, data[i], &arr[i]);
+    *out = NULL;
+    if (s == GX_OK)
+        s = op(ctx, arr, out);
+    for (int i = 0; i < nin; i++)
+        gx_array_release(arr[i]);
+    return s;
+}
+
+static void gxt_cross_compare(const char *what, gx_array *ref, gx_array *got, double tol, const char *file, int line)
+{
+    if (!gxt_cross_same_shape(ref, got)) {
+        GXT_FAIL_AT(file, line, "%s: the backends give results of different dtype or shape", what);
+        return;
+    }
+    int64_t n1 = 0, n2 = 0;
+    double *a = gxt_cross_read(ref, &n1), *b = gxt_cross_read(got, &n2);
+    if (!a || !b || n1 != n2)
+        GXT_FAIL_AT(file, line, "%s: the results could not be read back", what);
+    for (int64_t i = 0; a && b && n1 == n2 && i < n1; i++) {
+        bool same = a[i] == b[i] || (isnan(a[i]) && isnan(b[i])) || fabs(a[i] - b[i]) <= tol * (1 + fabs(a[i]));
+        if (!same) {
+            GXT_FAIL_AT(file, line, "%s: value %lld: cpu %.17g, %s %.17g (tol %g)", what, (long long)i, a[i],
+                        getenv("GX_BACKEND") ? getenv("GX_BACKEND") : "auto", b[i], tol);
+            break;
+        }
+    }
+    free(a);
+    free(b);
+}
+
+void gxt_cross(const char *what, gxt_op op, int nin, const gxt_in *in, double tol, const char *file, int line)
+{
+    if (nin < 0 || nin > 8) {
+        GXT_FAIL_AT(file, line, "%s: 0..8 inputs", what);
+        return;
+    }
+    void *data[8] = {0};
+    int64_t n;
+    for (int i = 0; i < nin; i++)
+        data[i] = gxt_cross_data(&in[i], &n);
+    gx_ctx *cpu = NULL;
+    gx_array *ref = NULL, *got = NULL;
+    gx_status s1 = gx_ctx_create(&cpu, GX_BACKEND_CPU);
+    if (s1 == GX_OK)
+        s1 = gxt_cross_run(cpu, op, nin, in, data, &ref);
+    gx_status s2 = s1 == GX_OK ? gxt_cross_run(gxt_ctx(), op, nin, in, data, &got) : s1;
+    if (s1 == GX_ERR_UNSUPPORTED || s2 == GX_ERR_UNSUPPORTED)
+        printf("SKIP part [%s]: %s: %s\n", gxt_current, what, gx_last_error());
+    else if (s1 != GX_OK || s2 != GX_OK)
+        GXT_FAIL_AT(file, line, "%s: %s on %s: %s", what, gx_status_string(s1 != GX_OK ? s1 : s2),
+                    s1 != GX_OK ? "cpu" : "the backend under test", gx_last_error());
+    else
+        gxt_cross_compare(what, ref, got, tol, file, line);
+    gx_array_release(ref);
+    gx_array_release(got);
+    gx_ctx_destroy(cpu);
+    for (int i = 0; i < nin; i++)
+        free(data[i]);
+}
+
 int gxt_child_cache_probe(void);
 
 int main(int argc, char **argv)

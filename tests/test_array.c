@@ -158,7 +158,7 @@ GXT_TEST(array_views_write_through_and_keep_parent_alive)
         GXT_EQ_I64(got[i], -1);
     /* Upload into a view (scatter). */
     int32_t up[6] = {10, 20, 30, 40, 50, 60};
-    GXT_OK(gx_array_from_host_into(v, up, sizeof up));
+    GXT_OK(gx_array_from_host_into(up, sizeof up, v));
     GXT_OK(gx_array_to_host(v, got, sizeof got));
     for (int i = 0; i < 6; i++)
         GXT_EQ_I64(got[i], up[i]);
@@ -178,7 +178,7 @@ GXT_TEST(array_copy_between_strided_views)
     GXT_OK(gx_array_permute(a, perm, &t));               /* 31 x 33 transposed view */
     int64_t tshape[2] = {31, 33};
     GXT_OK(gx_array_empty(ctx, GX_F64, 2, tshape, &b));
-    GXT_OK(gx_array_copy(b, t));                          /* strided -> dense */
+    GXT_OK(gx_array_copy_into(t, b));                     /* strided -> dense */
     GXT_OK(gx_array_to_host(b, back, sizeof back));
     for (int i = 0; i < 31; i++)
         for (int j = 0; j < 33; j++)
@@ -189,8 +189,8 @@ GXT_TEST(array_copy_between_strided_views)
     GXT_OK(gx_array_zeros(ctx, GX_F64, 2, bshape, &big));
     gx_slice sl[2] = {{0, GX_END, 2}, {-1, GX_END, -1}};
     GXT_OK(gx_array_view(big, sl, &bv));
-    GXT_OK(gx_array_clone(t, GX_DTYPE_COUNT, &src));
-    GXT_OK(gx_array_copy(bv, src));
+    GXT_OK(gx_array_clone(t, GX_DTYPE_DEFAULT, &src));
+    GXT_OK(gx_array_copy_into(src, bv));
     double bb[62 * 33];
     GXT_OK(gx_array_to_host(big, bb, sizeof bb));
     for (int i = 0; i < 62; i++)
@@ -277,7 +277,7 @@ GXT_TEST(array_empty_arrays_are_valid)
     GXT_OK(gx_array_size(a, &sz));
     GXT_EQ_I64(sz, 0);
     GXT_OK(gx_array_similar(a, &b));
-    GXT_OK(gx_array_copy(b, a));
+    GXT_OK(gx_array_copy_into(a, b));
     GXT_OK(gx_array_fill_f64(a, 1));
     GXT_OK(gx_array_to_host(a, NULL, 0));
     GXT_OK(gx_array_clone(a, GX_I8, &c));
@@ -311,17 +311,18 @@ GXT_TEST(array_bad_input)
     GXT_STATUS(gx_array_empty(ctx, GX_F32, 9, nine, &a), GX_ERR_SHAPE);
     GXT_STATUS(gx_array_empty(ctx, GX_F32, 1, NULL, &a), GX_ERR_INVALID_ARGUMENT);
     GXT_STATUS(gx_array_empty(ctx, (gx_dtype)99, 1, one, &a), GX_ERR_DTYPE);
+    GXT_STATUS(gx_array_empty(ctx, GX_DTYPE_DEFAULT, 1, one, &a), GX_ERR_DTYPE);   /* 0 is not an element type */
     GXT_STATUS(gx_array_empty(ctx, GX_F16, 1, one, &a), GX_ERR_DTYPE);   /* reserved (c64 became supported) */
     GXT_CHECK(a == NULL);
     /* mismatched copies */
     int64_t other[1] = {11};
     GXT_OK(gx_array_zeros(ctx, GX_F32, 1, one, &a));
     GXT_OK(gx_array_zeros(ctx, GX_F32, 1, other, &b));
-    GXT_STATUS(gx_array_copy(a, b), GX_ERR_SHAPE);
+    GXT_STATUS(gx_array_copy_into(b, a), GX_ERR_SHAPE);
     GXT_MSG_HAS("(10) vs source (11)");
     gx_array_release(b);
     GXT_OK(gx_array_zeros(ctx, GX_I32, 1, one, &b));
-    GXT_STATUS(gx_array_copy(a, b), GX_ERR_DTYPE);
+    GXT_STATUS(gx_array_copy_into(b, a), GX_ERR_DTYPE);
     /* host buffer too small */
     float small[3];
     GXT_STATUS(gx_array_to_host(a, small, sizeof small), GX_ERR_INVALID_ARGUMENT);
@@ -338,7 +339,7 @@ GXT_TEST(array_bad_input)
     gx_array *vl = NULL, *vh = NULL;
     GXT_OK(gx_array_view(a, &lo, &vl));
     GXT_OK(gx_array_view(a, &hi, &vh));
-    GXT_STATUS(gx_array_copy(vl, vh), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_array_copy_into(vh, vl), GX_ERR_INVALID_ARGUMENT);
     gx_array_release(vl);
     gx_array_release(vh);
     /* double release through a stale handle */
@@ -453,7 +454,7 @@ GXT_TEST(array_large_roundtrip_staged)
         /* and back in through from_host_into with new data */
         for (int64_t i = 0; i < n; i += 4099)
             h[i] ^= 0x5A5A5A5Au;
-        GXT_OK(gx_array_from_host_into(a, h, (size_t)n * 4));
+        GXT_OK(gx_array_from_host_into(h, (size_t)n * 4, a));
         GXT_OK(gx_array_to_host(a, back, (size_t)n * 4));
         GXT_CHECK(memcmp(h, back, (size_t)n * 4) == 0);
         gx_array_release(a);

@@ -136,7 +136,7 @@ GXT_TEST(kernel_ptx_offline)
         "    }\n"
         "}\n";
     const char *opt[] = {"-DSCALE=3.0f"};
-    gx_kernel_opts o = {opt, 1, "scaled.cu"};
+    gx_kernel_opts o = {.options = opt, .noptions = 1, .label = "scaled.cu"};
     GXT_OK(gx_kernel_ptx_offline(scaled, "scaled", "90", &o, &ptx));
     GXT_CHECK(strstr(ptx, ".entry scaled") != NULL);
     gx_text_free(ptx);
@@ -150,7 +150,7 @@ GXT_TEST(kernel_ptx_offline)
     GXT_MSG_HAS("vsub");
     GXT_STATUS(gx_kernel_ptx_offline(VADD, "vadd", "sm_x", NULL, &ptx), GX_ERR_INVALID_ARGUMENT);
     const char *bad[] = {"--gpu-architecture=sm_70"};
-    gx_kernel_opts ob = {bad, 1, NULL};
+    gx_kernel_opts ob = {.options = bad, .noptions = 1};
     GXT_STATUS(gx_kernel_ptx_offline(VADD, "vadd", NULL, &ob, &ptx), GX_ERR_INVALID_ARGUMENT);
     GXT_STATUS(gx_kernel_ptx_offline(VADD, "vadd", NULL, NULL, NULL), GX_ERR_INVALID_ARGUMENT);
 }

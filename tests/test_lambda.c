@@ -45,7 +45,7 @@ static int julia_ref(int i, int j, int n)
 }
 
 /* Constants every test environment offers: n (i32 100) and h (f64 0.5). */
-static const gx_const test_consts[2] = {GX_CONST_I32("n", 100), GX_CONST_F64("h", 0.5)};
+static const gx_const test_consts[2] = {{"n", {GX_I32, {.i = 100}}}, {"h", {GX_F64, {.f = 0.5}}}};
 static const char *const test_const_c[2] = {"k_n", "k_h"};
 static const char *const test_const_defs = "#define k_n ((int32_t)100)\n#define k_h ((double)0.5)\n";
 static const char *const test_param_c[3] = {"a0", "a1", "a2"};

@@ -1,4 +1,4 @@
-/* test_linalg.c -- gx_matmul against a host triple loop for every dtype and op,
+/* test_linalg.c -- gx_matmul / gx_matmul_into against a host triple loop for every dtype and op,
  * views (transposed: no copy; strided: counted copy), strided batches, lists, and
  * bad input; complex arrays (fill, convert, copy). */
 #include "gx_test.h"
@@ -15,12 +15,12 @@ static bool matmul_here(void)
     gx_array *a = NULL;
     if (gx_array_zeros(ctx, GX_F32, 2, s11, &a) != GX_OK)
         return true;   /* let the test itself report the failure */
-    gx_status s = gx_matmul(a, a, a, NULL);
+    gx_status s = gx_matmul_into(a, a, NULL, a);
     if (s == GX_ERR_INVALID_ARGUMENT) {   /* aliasing is refused: use three arrays */
         gx_array *b = NULL, *c = NULL;
         gx_array_zeros(ctx, GX_F32, 2, s11, &b);
         gx_array_zeros(ctx, GX_F32, 2, s11, &c);
-        s = gx_matmul(c, a, b, NULL);
+        s = gx_matmul_into(a, b, NULL, c);
         gx_array_release(b), gx_array_release(c);
     }
     gx_array_release(a);
@@ -90,8 +90,15 @@ static void check_gemm(gx_dtype t, int64_t m, int64_t n, int64_t k, gx_op oa, gx
     GXT_OK(gx_array_from_host(ctx, t, 2, as, ha, &A));
     GXT_OK(gx_array_from_host(ctx, t, 2, bs, hb, &B));
     GXT_OK(gx_array_from_host(ctx, t, 2, cs, hc, &C));
-    gx_matmul_opts o = {oa, ob, {alpha.re, alpha.im}, {beta.re, beta.im}, GX_MATH_DEFAULT};
-    GXT_OK(gx_matmul(C, A, B, &o));
+    /* alpha 1 and beta 0 are left at their defaults (a zero gx_scalar); complex values
+     * for every dtype (real dtypes take the real part), except a real alpha for real
+     * dtypes, so that both kinds of scalar are converted. */
+    gx_matmul_opts o = {.op_a = oa, .op_b = ob, .math = GX_MATH_DEFAULT};
+    if (alpha.re != 1 || alpha.im != 0)
+        o.alpha = is_cplx(t) ? GX_SCALAR_C128(alpha.re, alpha.im) : GX_SCALAR_F64(alpha.re);
+    if (beta.re != 0 || beta.im != 0)
+        o.beta = GX_SCALAR_C128(beta.re, beta.im);
+    GXT_OK(gx_matmul_into(A, B, &o, C));
     GXT_OK(gx_array_to_host(C, hc, (size_t)(m * n) * gx_dtype_size(t)));
     bool single = t == GX_F32 || t == GX_C64;
     double tol = (single ? 2e-5 : 1e-12) * (double)(k + 4);
@@ -165,7 +172,7 @@ GXT_TEST(matmul_views)
     int64_t cs[2] = {4, 5};
     GXT_OK(gx_array_zeros(ctx, GX_F64, 2, cs, &C));
     uint64_t c0 = gx_vendor_copies();
-    GXT_OK(gx_matmul(C, At, B, NULL));
+    GXT_OK(gx_matmul_into(At, B, NULL, C));
     GXT_EQ_I64(gx_vendor_copies(), c0);
     GXT_OK(gx_array_to_host(C, hc, sizeof hc));
     for (int i = 0; i < 4; i++)
@@ -181,7 +188,7 @@ GXT_TEST(matmul_views)
     int64_t cs2[2] = {4, 3};
     GXT_OK(gx_array_zeros(ctx, GX_F64, 2, cs2, &C2));
     c0 = gx_vendor_copies();
-    GXT_OK(gx_matmul(C2, At, Bv, NULL));
+    GXT_OK(gx_matmul_into(At, Bv, NULL, C2));
     GXT_CHECK(gx_vendor_copies() > c0);
     double h2[12];
     GXT_OK(gx_array_to_host(C2, h2, sizeof h2));
@@ -198,7 +205,7 @@ GXT_TEST(matmul_views)
     GXT_OK(gx_array_zeros(ctx, GX_F64, 2, cb, &Cbig));
     gx_slice sc[2] = {{0, 4, 1}, {0, 10, 2}};
     GXT_OK(gx_array_view(Cbig, sc, &Cv));
-    GXT_OK(gx_matmul(Cv, At, B, NULL));
+    GXT_OK(gx_matmul_into(At, B, NULL, Cv));
     double hbig[40];
     GXT_OK(gx_array_to_host(Cbig, hbig, sizeof hbig));
     for (int i = 0; i < 4; i++)
@@ -222,7 +229,7 @@ GXT_TEST(matmul_strided_batch_and_lists)
     gx_array *A = NULL, *B = NULL, *C = NULL;
     GXT_OK(gx_array_from_host(ctx, GX_F32, 3, as, ha, &A));
     GXT_OK(gx_array_from_host(ctx, GX_F32, 2, bs, hb, &B));
-    GXT_OK(gx_matmul_new(A, B, NULL, &C));
+    GXT_OK(gx_matmul(A, B, NULL, &C));
     gx_array_desc d;
     GXT_OK(gx_array_describe(C, &d));
     GXT_CHECK(d.ndim == 3 && d.shape[0] == 3 && d.shape[1] == 4 && d.shape[2] == 2);
@@ -244,7 +251,7 @@ GXT_TEST(matmul_strided_batch_and_lists)
         GXT_OK(gx_array_zeros(ctx, GX_F32, 2, s3, &c2[b]));
         ca[b] = a2[b], cb[b] = B;
     }
-    GXT_OK(gx_matmul_batched(3, c2, ca, cb, NULL));
+    GXT_OK(gx_matmul_batched_into(3, ca, cb, NULL, c2));
     for (int b = 0; b < 3; b++) {
         float h[8];
         GXT_OK(gx_array_to_host(c2[b], h, sizeof h));
@@ -265,24 +272,33 @@ GXT_TEST(matmul_bad_input)
     GXT_OK(gx_array_zeros(ctx, GX_F32, 2, s25, &C));
     GXT_OK(gx_array_zeros(ctx, GX_I32, 2, s25, &I));
     GXT_OK(gx_array_zeros(ctx, GX_F64, 2, s45, &D));
-    GXT_STATUS(gx_matmul(C, A, B, NULL), GX_ERR_SHAPE);
+    GXT_STATUS(gx_matmul_into(A, B, NULL, C), GX_ERR_SHAPE);
     GXT_MSG_HAS("(2, 3)");
     GXT_MSG_HAS("(4, 5)");
-    GXT_STATUS(gx_matmul(C, A, D, NULL), GX_ERR_DTYPE);
+    GXT_STATUS(gx_matmul_into(A, D, NULL, C), GX_ERR_DTYPE);
     GXT_MSG_HAS("f64");
-    GXT_STATUS(gx_matmul(I, A, B, NULL), GX_ERR_DTYPE);
-    GXT_STATUS(gx_matmul(A, A, A, NULL), GX_ERR_INVALID_ARGUMENT);
-    GXT_STATUS(gx_matmul(C, A, NULL, NULL), GX_ERR_INVALID_ARGUMENT);
-    gx_matmul_opts o = GX_MATMUL_DEFAULTS;
-    o.op_a = (gx_op)7;
-    GXT_STATUS(gx_matmul(C, A, B, &o), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_matmul_into(A, B, NULL, I), GX_ERR_DTYPE);
+    GXT_STATUS(gx_matmul_into(A, A, NULL, A), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_matmul_into(A, NULL, NULL, C), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_matmul_into(A, B, NULL, NULL), GX_ERR_INVALID_ARGUMENT);
+    gx_matmul_opts o = {.op_a = (gx_op)7};
+    GXT_STATUS(gx_matmul_into(A, B, &o, C), GX_ERR_INVALID_ARGUMENT);
+    /* the allocating form: the same checks, *out left NULL */
+    gx_array *N = NULL;
+    GXT_STATUS(gx_matmul(A, B, NULL, &N), GX_ERR_SHAPE);
+    GXT_STATUS(gx_matmul(A, D, NULL, &N), GX_ERR_DTYPE);
+    GXT_STATUS(gx_matmul(A, B, &o, &N), GX_ERR_INVALID_ARGUMENT);
+    GXT_CHECK(N == NULL);
+    GXT_STATUS(gx_matmul(A, B, NULL, NULL), GX_ERR_INVALID_ARGUMENT);
+    gx_matmul_opts r = {.reserved = {1}};
+    GXT_STATUS(gx_matmul_into(A, B, &r, C), GX_ERR_INVALID_ARGUMENT);
     /* m = 2^31 (empty matrices, so nothing is allocated): above the BLAS int32 limit. */
     int64_t big_a[2] = {(int64_t)1 << 31, 0}, big_b[2] = {0, 0}, big_c[2] = {(int64_t)1 << 31, 0};
     gx_array *BA = NULL, *BB = NULL, *BC = NULL;
     GXT_OK(gx_array_empty(ctx, GX_F32, 2, big_a, &BA));
     GXT_OK(gx_array_empty(ctx, GX_F32, 2, big_b, &BB));
     GXT_OK(gx_array_empty(ctx, GX_F32, 2, big_c, &BC));
-    GXT_STATUS(gx_matmul(BC, BA, BB, NULL), GX_ERR_UNSUPPORTED);
+    GXT_STATUS(gx_matmul_into(BA, BB, NULL, BC), GX_ERR_UNSUPPORTED);
     GXT_MSG_HAS("2147483647");
     gx_array_release(BA), gx_array_release(BB), gx_array_release(BC);
     gx_array_release(A), gx_array_release(B), gx_array_release(C), gx_array_release(I), gx_array_release(D);
@@ -314,7 +330,7 @@ GXT_TEST(complex_arrays_fill_convert_copy)
     gx_slice sl = {0, 37, 2};
     gx_array *zv = NULL, *zvc = NULL;
     GXT_OK(gx_array_view(zz, &sl, &zv));
-    GXT_OK(gx_array_clone(zv, GX_DTYPE_COUNT, &zvc));
+    GXT_OK(gx_array_clone(zv, GX_DTYPE_DEFAULT, &zvc));
     GXT_OK(gx_array_to_host(zvc, h, 19 * 8));
     GXT_CHECK(h[2] == 3 && h[36] == 37);
     gx_array *bad = NULL;
@@ -467,10 +483,8 @@ GXT_TEST(lambda_rand_matches_gx_rand)
     gx_array *in[1] = {I};
     GXT_OK(gx_map(ctx, "i -> rand(12345, i)", 1, in, NULL, &r64));
     GXT_OK(gx_map(ctx, "i -> randf(12345, i)", 1, in, NULL, &r32));
-    GXT_OK(gx_array_empty(ctx, GX_F64, 1, &n, &g64));
-    GXT_OK(gx_array_empty(ctx, GX_F32, 1, &n, &g32));
-    GXT_OK(gx_rand(g64, (gx_rng){12345, 0, 0}));
-    GXT_OK(gx_rand(g32, (gx_rng){12345, 0, 0}));
+    GXT_OK(gx_rand(ctx, (gx_rng){12345, 0, 0}, GX_F64, 1, &n, &g64));
+    GXT_OK(gx_rand(ctx, (gx_rng){12345, 0, 0}, GX_F32, 1, &n, &g32));
     double *a = malloc(8 * (size_t)n), *b = malloc(8 * (size_t)n);
     GXT_OK(gx_array_to_host(r64, a, 8 * (size_t)n));
     GXT_OK(gx_array_to_host(g64, b, 8 * (size_t)n));

@@ -64,7 +64,7 @@ GXT_TEST(map_float_expression_matches_host)
         GXT_OK(gx_array_from_host(ctx, DT, 1, &n, a, &xa));                                     \
         GXT_OK(gx_array_from_host(ctx, DT, 1, &n, b, &xb));                                     \
         gx_array *in[2] = {xa, xb};                                                             \
-        gx_map_opts op = {DT, NULL, 0};                                                         \
+        gx_map_opts op = {.dtype = DT};                                                         \
         GXT_OK(gx_map(ctx, "a, b -> (a ^ b) + (a & 7) - (b | 1)", 2, in, &op, &xo));            \
         GXT_OK(gx_array_to_host(xo, o, sizeof o));                                              \
         for (int i = 0; i < n; i++) {                                                           \
@@ -126,7 +126,7 @@ GXT_TEST(map_all_dtypes_identity_plus_one)
     for (size_t k = 0; k < sizeof dts / sizeof dts[0]; k++) {
         gx_array *a = NULL, *o = NULL;
         GXT_OK(gx_array_iota(ctx, dts[k], 100, 0, 1, &a));
-        gx_map_opts op = {GX_F64, NULL, 0};
+        gx_map_opts op = {.dtype = GX_F64};
         GXT_OK(gx_map(ctx, "x -> x + 1", 1, &a, &op, &o));
         double v[100];
         GXT_OK(gx_array_to_host(o, v, sizeof v));
@@ -208,7 +208,7 @@ GXT_TEST(map_strided_views_and_in_place)
             GXT_NEAR(got[i * 20 + j], x * x, 0);
         }
     /* in place on the view: writes through to the parent */
-    GXT_OK(gx_map(ctx, "x -> -x", 1, &v, NULL, &v));
+    GXT_OK(gx_map_into(ctx, "x -> -x", 1, &v, NULL, v));
     double back[1200];
     GXT_OK(gx_array_to_host(a, back, sizeof back));
     for (int r = 0; r < 40; r++)
@@ -225,7 +225,7 @@ GXT_TEST(map_strided_views_and_in_place)
     gx_array *l = upload_f64(ctx, line, 1, &n30), *vlo = NULL, *vhi = NULL;
     GXT_OK(gx_array_view(l, &lo, &vlo));
     GXT_OK(gx_array_view(l, &hi, &vhi));
-    GXT_OK(gx_map(ctx, "x -> x + 100", 1, &vlo, NULL, &vhi));
+    GXT_OK(gx_map_into(ctx, "x -> x + 100", 1, &vlo, NULL, vhi));
     GXT_OK(gx_array_to_host(l, line, sizeof line));
     GXT_NEAR(line[0], 0, 0);
     for (int i = 1; i < 30; i++)
@@ -244,13 +244,35 @@ GXT_TEST(map_constants_and_out_dtype)
     gx_ctx *ctx = gxt_ctx();
     gx_array *x = NULL, *o = NULL;
     GXT_OK(gx_array_iota(ctx, GX_F32, 50, 0, 0.25, &x));
-    gx_const cs[2] = {GX_CONST_F32("a", 2.5), GX_CONST_I32("k", 3)};
-    gx_map_opts op = {GX_I32, cs, 2};
+    gx_const cs[2] = {GX_CONST("a", GX_SCALAR_F32(2.5)), GX_CONST("k", GX_SCALAR_I32(3))};
+    gx_map_opts op = {.dtype = GX_I32, .consts = cs, .nconsts = 2};
     GXT_OK(gx_map(ctx, "x -> a * x + k", 1, &x, &op, &o));
     int32_t v[50];
     GXT_OK(gx_array_to_host(o, v, sizeof v));
     for (int i = 0; i < 50; i++)
         GXT_EQ_I64(v[i], (int32_t)(2.5f * (i * 0.25f) + 3));
+    /* gx_map always makes a new array: a non-NULL *out is ignored, never written */
+    gx_array *keep = o;
+    GXT_OK(gx_map(ctx, "x -> x + 1", 1, &x, NULL, &o));
+    GXT_CHECK(o != NULL && o != keep);
+    int32_t kept[50];
+    GXT_OK(gx_array_to_host(keep, kept, sizeof kept));
+    GXT_CHECK(memcmp(kept, v, sizeof v) == 0);
+    gx_array_release(o);
+    o = keep;
+    /* gx_map_into converts the lambda's f32 value to out's i32 as a C cast (toward zero) */
+    GXT_OK(gx_map_into(ctx, "x -> x * 3 - 0.5f", 1, &x, NULL, o));
+    GXT_OK(gx_array_to_host(o, v, sizeof v));
+    for (int i = 0; i < 50; i++)
+        GXT_EQ_I64(v[i], (int32_t)((i * 0.25f) * 3 - 0.5f));
+    /* ... unless exact_dtype: then out's dtype must be the result dtype */
+    gx_map_opts exact = {.exact_dtype = 1};
+    GXT_STATUS(gx_map_into(ctx, "x -> x * 3", 1, &x, &exact, o), GX_ERR_DTYPE);
+    exact.dtype = GX_I32;
+    GXT_OK(gx_map_into(ctx, "x -> x * 4", 1, &x, &exact, o));
+    GXT_OK(gx_array_to_host(o, v, sizeof v));
+    for (int i = 0; i < 50; i++)
+        GXT_EQ_I64(v[i], i);
     /* zero inputs: a constant-valued scalar */
     gx_array *c = NULL;
     GXT_OK(gx_map(ctx, "-> 41 + 1", 0, NULL, NULL, &c));
@@ -279,7 +301,17 @@ GXT_TEST(map_bad_input)
     GXT_STATUS(gx_map(ctx, "x -> x", 1, &x, NULL, NULL), GX_ERR_INVALID_ARGUMENT);
     GXT_STATUS(gx_map(ctx, "x -> x", 1, NULL, NULL, &o), GX_ERR_INVALID_ARGUMENT);
     GXT_STATUS(gx_map(ctx, "x -> x", 17, &x, NULL, &o), GX_ERR_INVALID_ARGUMENT);
+    gx_map_opts reserved = {.reserved = {0, 0, 0, 0, 0, 1}};
+    GXT_STATUS(gx_map(ctx, "x -> x", 1, &x, &reserved, &o), GX_ERR_INVALID_ARGUMENT);
     GXT_CHECK(o == NULL);
+    /* gx_map_into needs an output of the broadcast shape */
+    gx_array *y = NULL;
+    int64_t n9 = 9;
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n9, &y));
+    GXT_STATUS(gx_map_into(ctx, "x -> x", 1, &x, NULL, NULL), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_map_into(ctx, "x -> x", 1, &x, NULL, y), GX_ERR_SHAPE);
+    GXT_STATUS(gx_map_into(ctx, "x -> x *", 1, &x, NULL, y), GX_ERR_SYNTAX);
+    gx_array_release(y);
     gx_array_release(x);
     GXT_STATUS(gx_map(ctx, "x -> x", 1, &x, NULL, &o), GX_ERR_INVALID_HANDLE);
 }
@@ -324,8 +356,8 @@ GXT_TEST(map_user_function_julia_set)
     GXT_OK(gx_array_reshape(is, 2, si, &ri));
     GXT_OK(gx_array_reshape(js, 2, sj, &rj));
     gx_array *in[2] = {ri, rj};
-    gx_const n = GX_CONST_I32("n", N);
-    gx_map_opts op = {GX_DTYPE_COUNT, &n, 1};
+    gx_const n = GX_CONST("n", GX_SCALAR_I32(N));
+    gx_map_opts op = {.consts = &n, .nconsts = 1};
     GXT_OK(gx_map(ctx, "i, j -> juliaset_pixel(i, j, n)", 2, in, &op, &img));
     int32_t *v = malloc(sizeof(int32_t) * (size_t)N * (size_t)N);
     GXT_OK(gx_array_to_host(img, v, sizeof(int32_t) * (size_t)N * (size_t)N));
@@ -382,6 +414,8 @@ GXT_TEST(map_cache_hit_miss_and_second_process)
     gx_cache_stats c1, c2;
     GXT_OK(gx_cache_stats_get(ctx, &c1));
     GXT_CHECK(c1.compiles >= 1);
+    gx_array_release(o);
+    o = NULL;
     GXT_OK(gx_map(ctx, "x -> x + 12345.5", 1, &x, NULL, &o));   /* same kernel: memory hit */
     GXT_OK(gx_cache_stats_get(ctx, &c2));
     GXT_EQ_I64(c2.compiles, c1.compiles);

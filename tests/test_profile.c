@@ -39,13 +39,13 @@ GXT_TEST(stream_two_streams_event_dependency)
     gx_stream *cur = NULL;
     GXT_OK(gx_ctx_get_stream(ctx, &cur));
     GXT_CHECK(cur == sa);
-    GXT_OK(gx_array_from_host_async(x, in, (size_t)n * 4));
+    GXT_OK(gx_array_from_host_into_async(in, (size_t)n * 4, x));
     GXT_OK(gx_map(ctx, "x -> x * 2.0f", 1, &x, NULL, &y));
     GXT_OK(gx_event_record(ev));
     /* Stream B: waits for A's event, z = y + 1, download. */
     GXT_OK(gx_stream_wait_event(sb, ev));
     GXT_OK(gx_ctx_set_stream(ctx, sb));
-    GXT_OK(gx_map(ctx, "y -> y + 1.0f", 1, &y, NULL, &z));
+    GXT_OK(gx_map_into(ctx, "y -> y + 1.0f", 1, &y, NULL, z));
     GXT_OK(gx_array_to_host_async(z, out, (size_t)n * 4));
     GXT_OK(gx_stream_sync(sb));
     int bad = 0;
@@ -85,7 +85,7 @@ GXT_TEST(stream_async_copies_pageable_and_views)
     gx_array *a = NULL, *v = NULL;
     GXT_OK(gx_array_empty(ctx, GX_F64, 2, shape, &a));
     /* Pageable memory: the synchronous path, still correct. */
-    GXT_OK(gx_array_from_host_async(a, h, sizeof h));
+    GXT_OK(gx_array_from_host_into_async(h, sizeof h, a));
     GXT_OK(gx_array_to_host_async(a, back, sizeof back));
     GXT_CHECK(memcmp(h, back, sizeof h) == 0);
     /* A strided view from page-locked memory: also the synchronous path. */

@@ -1,4 +1,4 @@
-/* test_rand.c -- gx_rand / gx_randn / gx_rand_int: Philox4x32-10 known answers,
+/* test_rand.c -- gx_rand / gx_randn / gx_rand_int and their *_into forms: Philox4x32-10 known answers,
  * bit equality with a plain host implementation (so the CPU and the CUDA runs both
  * compare against the same numbers), stream slices, views, statistics, bad input. */
 #include "gx_test.h"
@@ -96,10 +96,8 @@ GXT_TEST(rand_uniform_bit_equal_to_host)
             int64_t n = sizes[si];
             gx_rng r = {0x123456789abcdefull + si, 7 + st, starts[st]};
             gx_array *a = NULL, *b = NULL;
-            GXT_OK(gx_array_empty(ctx, GX_F32, 1, &n, &a));
-            GXT_OK(gx_array_empty(ctx, GX_F64, 1, &n, &b));
-            GXT_OK(gx_rand(a, r));
-            GXT_OK(gx_rand(b, r));
+            GXT_OK(gx_rand(ctx, r, GX_F32, 1, &n, &a));
+            GXT_OK(gx_rand(ctx, r, GX_F64, 1, &n, &b));
             float *ha = malloc((size_t)n * 4 + 4);
             double *hb = malloc((size_t)n * 8 + 8);
             GXT_OK(gx_array_to_host(a, ha, (size_t)n * 4));
@@ -126,8 +124,7 @@ GXT_TEST(rand_uniform_bit_equal_to_host)
         int64_t n = 4099;                                                                           \
         gx_rng r = {99, 3, 1};                                                                      \
         gx_array *a = NULL;                                                                         \
-        GXT_OK(gx_array_empty(ctx, DT, 1, &n, &a));                                                 \
-        GXT_OK(gx_rand_int(a, (LO), (HI), r));                                                      \
+        GXT_OK(gx_rand_int(ctx, r, (LO), (HI), DT, 1, &n, &a));                                     \
         T h[4099];                                                                                  \
         GXT_OK(gx_array_to_host(a, h, sizeof h));                                                   \
         for (int64_t i = 0; i < n; i++) {                                                           \
@@ -162,10 +159,9 @@ GXT_TEST(rand_normal_matches_host)
     int64_t n = 100003;
     gx_rng r = {2024, 1, 3};
     gx_array *a = NULL, *b = NULL;
-    GXT_OK(gx_array_empty(ctx, GX_F32, 1, &n, &a));
+    GXT_OK(gx_randn(ctx, r, GX_F32, 1, &n, &a));
     GXT_OK(gx_array_empty(ctx, GX_F64, 1, &n, &b));
-    GXT_OK(gx_randn(a, r));
-    GXT_OK(gx_randn(b, r));
+    GXT_OK(gx_randn_into(r, b));
     float *ha = malloc((size_t)n * 4);
     double *hb = malloc((size_t)n * 8);
     GXT_OK(gx_array_to_host(a, ha, (size_t)n * 4));
@@ -195,8 +191,7 @@ GXT_TEST(rand_uniform_statistics)
     gx_ctx *ctx = gxt_ctx();
     int64_t n = 1 << 20;
     gx_array *a = NULL;
-    GXT_OK(gx_array_empty(ctx, GX_F32, 1, &n, &a));
-    GXT_OK(gx_rand(a, (gx_rng){42, 0, 0}));
+    GXT_OK(gx_rand(ctx, (gx_rng){42, 0, 0}, GX_F32, 1, &n, &a));
     float *h = malloc((size_t)n * 4);
     GXT_OK(gx_array_to_host(a, h, (size_t)n * 4));
     double s1 = 0, s2 = 0, bins[64] = {0};
@@ -222,9 +217,8 @@ GXT_TEST(rand_stream_slices_and_views)
     gx_rng r = {5, 9, 0};
     gx_array *full = NULL, *part = NULL, *big = NULL, *view = NULL;
     GXT_OK(gx_array_empty(ctx, GX_F64, 1, &n, &full));
-    GXT_OK(gx_rand(full, r));
-    GXT_OK(gx_array_empty(ctx, GX_F64, 1, &m, &part));
-    GXT_OK(gx_rand(part, (gx_rng){5, 9, 101}));
+    GXT_OK(gx_rand_into(r, full));
+    GXT_OK(gx_rand(ctx, (gx_rng){5, 9, 101}, GX_F64, 1, &m, &part));
     double hf[1000], hp[333];
     GXT_OK(gx_array_to_host(full, hf, sizeof hf));
     GXT_OK(gx_array_to_host(part, hp, sizeof hp));
@@ -234,7 +228,7 @@ GXT_TEST(rand_stream_slices_and_views)
     GXT_OK(gx_array_zeros(ctx, GX_F32, 2, shape, &big));
     gx_slice sl[2] = {{1, 20, 2}, {0, 30, 3}};
     GXT_OK(gx_array_view(big, sl, &view));
-    GXT_OK(gx_rand(view, (gx_rng){77, 0, 0}));
+    GXT_OK(gx_rand_into((gx_rng){77, 0, 0}, view));
     float hb[600];
     GXT_OK(gx_array_to_host(big, hb, sizeof hb));
     for (int i = 0; i < 20; i++)
@@ -260,16 +254,25 @@ GXT_TEST(rand_bad_input)
     GXT_OK(gx_array_empty(ctx, GX_I32, 1, &n, &i32));
     GXT_OK(gx_array_empty(ctx, GX_F32, 1, &n, &f32));
     GXT_OK(gx_array_empty(ctx, GX_U8, 1, &n, &u8));
-    GXT_STATUS(gx_rand(i32, (gx_rng){0, 0, 0}), GX_ERR_DTYPE);
+    GXT_STATUS(gx_rand_into((gx_rng){0, 0, 0}, i32), GX_ERR_DTYPE);
     GXT_MSG_HAS("gx_rand_int");
-    GXT_STATUS(gx_randn(i32, (gx_rng){0, 0, 0}), GX_ERR_DTYPE);
-    GXT_STATUS(gx_rand_int(f32, 0, 10, (gx_rng){0, 0, 0}), GX_ERR_DTYPE);
-    GXT_STATUS(gx_rand_int(i32, 5, 5, (gx_rng){0, 0, 0}), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_randn_into((gx_rng){0, 0, 0}, i32), GX_ERR_DTYPE);
+    GXT_STATUS(gx_rand_int_into((gx_rng){0, 0, 0}, 0, 10, f32), GX_ERR_DTYPE);
+    GXT_STATUS(gx_rand_int_into((gx_rng){0, 0, 0}, 5, 5, i32), GX_ERR_INVALID_ARGUMENT);
     GXT_MSG_HAS("empty");
-    GXT_STATUS(gx_rand_int(u8, 0, 300, (gx_rng){0, 0, 0}), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_rand_int_into((gx_rng){0, 0, 0}, 0, 300, u8), GX_ERR_INVALID_ARGUMENT);
     GXT_MSG_HAS("u8");
-    GXT_STATUS(gx_rand(f32, (gx_rng){0, 0, UINT64_MAX - 3}), GX_ERR_INVALID_ARGUMENT);
-    GXT_STATUS(gx_rand(NULL, (gx_rng){0, 0, 0}), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_rand_into((gx_rng){0, 0, UINT64_MAX - 3}, f32), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_rand_into((gx_rng){0, 0, 0}, NULL), GX_ERR_INVALID_ARGUMENT);
+    /* the allocating forms check the same, and leave *out NULL */
+    gx_array *o = NULL;
+    GXT_STATUS(gx_rand(ctx, (gx_rng){0, 0, 0}, GX_I32, 1, &n, &o), GX_ERR_DTYPE);
+    GXT_STATUS(gx_randn(ctx, (gx_rng){0, 0, 0}, GX_DTYPE_DEFAULT, 1, &n, &o), GX_ERR_DTYPE);
+    GXT_STATUS(gx_rand_int(ctx, (gx_rng){0, 0, 0}, 0, 10, GX_F32, 1, &n, &o), GX_ERR_DTYPE);
+    GXT_STATUS(gx_rand_int(ctx, (gx_rng){0, 0, 0}, 0, 300, GX_U8, 1, &n, &o), GX_ERR_INVALID_ARGUMENT);
+    GXT_CHECK(o == NULL);
+    GXT_STATUS(gx_rand(NULL, (gx_rng){0, 0, 0}, GX_F32, 1, &n, &o), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_rand(ctx, (gx_rng){0, 0, 0}, GX_F32, 1, &n, NULL), GX_ERR_INVALID_ARGUMENT);
     gx_array_release(i32);
     gx_array_release(f32);
     gx_array_release(u8);

@@ -24,8 +24,8 @@ GXT_TEST(range_count_iota_filter)
         int64_t n = lens[li];
         gx_pipe *p = iota_pipe(ctx, GX_I64, n, 0, 1);
         GXT_CHECK(p != NULL);
-        GXT_OK(gx_pipe_map(p, "i -> (i * i) % 1000", NULL, 0));
-        GXT_OK(gx_pipe_filter(p, "v -> v % 3 == 0", NULL, 0));
+        GXT_OK(gx_pipe_map(p, "i -> (i * i) % 1000", NULL));
+        GXT_OK(gx_pipe_filter(p, "v -> v % 3 == 0", NULL));
         int64_t want = 0;
         for (int64_t i = 0; i < n; i++)
             want += ((i * i) % 1000) % 3 == 0;
@@ -46,9 +46,9 @@ GXT_TEST(range_reduce_dtypes)
         for (int li = 1; li < NLENS; li += 3) {
             int64_t n = lens[li];
             gx_pipe *p = iota_pipe(ctx, dts[d], n, 1, 1);
-            GXT_OK(gx_pipe_map(p, "x -> i64(x) % 7", NULL, 0));
-            int64_t got = 0, want = 0;
-            gx_dtype acc;
+            GXT_OK(gx_pipe_map(p, "x -> i64(x) % 7", NULL));
+            int64_t want = 0;
+            gx_scalar got = {0};
             for (int64_t i = 0; i < n; i++) {
                 int64_t v;
                 switch (dts[d]) {
@@ -62,9 +62,9 @@ GXT_TEST(range_reduce_dtypes)
                     v = (int64_t)(float)(i + 1);
                 want += v % 7;
             }
-            GXT_OK(gx_pipe_reduce(p, "a, b -> a + b", NULL, &got, &acc));
-            GXT_CHECK(acc == GX_I64);
-            GXT_EQ_I64(got, want);
+            GXT_OK(gx_pipe_reduce(p, "a, b -> a + b", NULL, &got));
+            GXT_CHECK(got.dtype == GX_I64);
+            GXT_EQ_I64(got.v.i, want);
             gx_pipe_destroy(p);
         }
     }
@@ -74,19 +74,37 @@ GXT_TEST(range_reduce_init_and_empty)
 {
     gx_ctx *ctx = gxt_ctx();
     gx_pipe *p = iota_pipe(ctx, GX_I32, 0, 0, 1);
-    int32_t r = 0;
-    gx_const init = GX_CONST_I32("", 42);
-    GXT_OK(gx_pipe_reduce(p, "a, b -> a + b", &init, &r, NULL));
-    GXT_EQ_I64(r, 42);
-    GXT_STATUS(gx_pipe_reduce(p, "a, b -> a + b", NULL, &r, NULL), GX_ERR_SHAPE);
+    gx_scalar r = {0};
+    gx_scalar init = GX_SCALAR_I32(42);
+    gx_pipe_opts with_init = {.init = &init};
+    GXT_OK(gx_pipe_reduce(p, "a, b -> a + b", &with_init, &r));
+    GXT_CHECK(r.dtype == GX_I32);
+    GXT_EQ_I64(r.v.i, 42);
+    GXT_STATUS(gx_pipe_reduce(p, "a, b -> a + b", NULL, &r), GX_ERR_SHAPE);
     GXT_MSG_HAS("empty");
+    /* a named operator's empty result is its neutral element ("+" on i32 accumulates in i64) */
+    GXT_OK(gx_pipe_reduce(p, "+", NULL, &r));
+    GXT_CHECK(r.dtype == GX_I64);
+    GXT_EQ_I64(r.v.i, 0);
     gx_pipe_destroy(p);
     p = iota_pipe(ctx, GX_I32, 100, 1, 1);
-    GXT_OK(gx_pipe_reduce(p, "a, b -> a * 2 - a + b", &init, &r, NULL));
-    GXT_EQ_I64(r, 42 + 5050);
-    double f = 0;
-    GXT_OK(gx_pipe_mapreduce(p, "x -> f64(x) * 0.5", "a, b -> a + b", NULL, &f, NULL));
-    GXT_NEAR(f, 2525.0, 1e-12);
+    GXT_OK(gx_pipe_reduce(p, "a, b -> a * 2 - a + b", &with_init, &r));
+    GXT_EQ_I64(r.v.i, 42 + 5050);
+    GXT_OK(gx_pipe_reduce(p, "sum", &with_init, &r));
+    GXT_CHECK(r.dtype == GX_I64);
+    GXT_EQ_I64(r.v.i, 42 + 5050);
+    gx_pipe_opts as_f64 = {.dtype = GX_F64};
+    GXT_OK(gx_pipe_reduce(p, "*", &as_f64, &r));   /* 100! in double */
+    GXT_CHECK(r.dtype == GX_F64);
+    GXT_NEAR(r.v.f, 9.33262154439441e157, 1e-12 * 9.33262154439441e157);
+    gx_scalar f = {0};
+    GXT_OK(gx_pipe_mapreduce(p, "x -> f64(x) * 0.5", "a, b -> a + b", NULL, &f));
+    GXT_CHECK(f.dtype == GX_F64);
+    GXT_NEAR(f.v.f, 2525.0, 1e-12);
+    gx_const half = GX_CONST("half", GX_SCALAR_F64(0.5));
+    gx_pipe_opts with_const = {.consts = &half, .nconsts = 1};
+    GXT_OK(gx_pipe_mapreduce(p, "x -> f64(x) * half", "max", &with_const, &f));
+    GXT_NEAR(f.v.f, 50.0, 0);
     int arity = 0;
     GXT_OK(gx_pipe_arity(p, &arity));   /* mapreduce leaves p as it was */
     GXT_EQ_I64(arity, 1);
@@ -113,18 +131,19 @@ GXT_TEST(range_any_all_min_max_arg)
         GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, h, &x));
         gx_pipe *p = NULL;
         GXT_OK(gx_pipe_from_arrays(ctx, 1, &x, &p));
-        float mn = 0, mx = 0;
+        gx_scalar mn = {0}, mx = {0};
         int64_t amn = -1, amx = -1;
         GXT_OK(gx_pipe_min(p, &mn));
         GXT_OK(gx_pipe_max(p, &mx));
         GXT_OK(gx_pipe_argmin(p, &amn));
         GXT_OK(gx_pipe_argmax(p, &amx));
-        GXT_NEAR(mn, n == 1 ? 1000 : -1000, 0);   /* n == 1: h[0] is set to -1000, then 1000 */
-        GXT_NEAR(mx, 1000, 0);
+        GXT_CHECK(mn.dtype == GX_F32 && mx.dtype == GX_F32);
+        GXT_NEAR(mn.v.f, n == 1 ? 1000 : -1000, 0);   /* n == 1: h[0] is set to -1000, then 1000 */
+        GXT_NEAR(mx.v.f, 1000, 0);
         GXT_EQ_I64(amn, imin);
         GXT_EQ_I64(amx, imax);
-        int any = -1, all = -1;
-        GXT_OK(gx_pipe_map(p, "x -> x > 999.0f", NULL, 0));
+        bool any = false, all = false;
+        GXT_OK(gx_pipe_map(p, "x -> x > 999.0f", NULL));
         GXT_OK(gx_pipe_any(p, &any));
         GXT_OK(gx_pipe_all(p, &all));
         GXT_EQ_I64(any, 1);
@@ -135,12 +154,12 @@ GXT_TEST(range_any_all_min_max_arg)
     }
     /* empty: any false, all true, min an error */
     gx_pipe *p = iota_pipe(ctx, GX_BOOL, 0, 0, 1);
-    int any = -1, all = -1;
+    bool any = true, all = false;
     GXT_OK(gx_pipe_any(p, &any));
     GXT_OK(gx_pipe_all(p, &all));
     GXT_EQ_I64(any, 0);
     GXT_EQ_I64(all, 1);
-    bool b;
+    gx_scalar b;
     GXT_STATUS(gx_pipe_min(p, &b), GX_ERR_SHAPE);
     int64_t i;
     GXT_STATUS(gx_pipe_argmax(p, &i), GX_ERR_SHAPE);
@@ -156,12 +175,13 @@ GXT_TEST(range_min_skips_nan)
     GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, h, &x));
     gx_pipe *p = NULL;
     GXT_OK(gx_pipe_from_arrays(ctx, 1, &x, &p));
-    double mn, mx;
+    gx_scalar mn, mx;
     int64_t a;
     GXT_OK(gx_pipe_min(p, &mn));
     GXT_OK(gx_pipe_max(p, &mx));
-    GXT_NEAR(mn, -2, 0);
-    GXT_NEAR(mx, 7, 0);
+    GXT_CHECK(mn.dtype == GX_F64 && mx.dtype == GX_F64);
+    GXT_NEAR(mn.v.f, -2, 0);
+    GXT_NEAR(mx.v.f, 7, 0);
     GXT_OK(gx_pipe_argmin(p, &a));
     GXT_EQ_I64(a, 3);
     gx_pipe_destroy(p);
@@ -177,7 +197,7 @@ GXT_TEST(range_collect_filters)
         int64_t n = lens[li];
         for (int k = 0; k < 4; k++) {
             gx_pipe *p = iota_pipe(ctx, GX_U32, n, 5, 1);
-            GXT_OK(gx_pipe_filter(p, preds[k], NULL, 0));
+            GXT_OK(gx_pipe_filter(p, preds[k], NULL));
             gx_array *o = NULL;
             GXT_OK(gx_pipe_collect(p, 1, &o));
             int64_t m = 0;
@@ -220,7 +240,7 @@ GXT_TEST(range_zip_enumerate_collect)
     GXT_OK(gx_pipe_from_arrays(ctx, 2, a, &p));
     GXT_OK(gx_pipe_drop(p, 3));
     GXT_OK(gx_pipe_enumerate(p));
-    GXT_OK(gx_pipe_filter(p, "i, x, y -> x < y && i % 2 == 1", NULL, 0));
+    GXT_OK(gx_pipe_filter(p, "i, x, y -> x < y && i % 2 == 1", NULL));
     int arity = 0;
     GXT_OK(gx_pipe_arity(p, &arity));
     GXT_EQ_I64(arity, 3);
@@ -249,9 +269,9 @@ GXT_TEST(range_zip_enumerate_collect)
     /* take after the filter: the first 5 kept; drop 2 of them; then enumerate again */
     GXT_OK(gx_pipe_take(p, 5));
     GXT_OK(gx_pipe_drop(p, 2));
-    GXT_OK(gx_pipe_map(p, "i, x, y -> i", NULL, 0));
+    GXT_OK(gx_pipe_map(p, "i, x, y -> i", NULL));
     GXT_OK(gx_pipe_enumerate(p));
-    GXT_OK(gx_pipe_map(p, "k, i -> k * 1000000 + i", NULL, 0));
+    GXT_OK(gx_pipe_map(p, "k, i -> k * 1000000 + i", NULL));
     int64_t got[8];
     int64_t len = 0;
     GXT_OK(gx_pipe_to_host(p, got, sizeof got, &len));
@@ -282,11 +302,12 @@ GXT_TEST(range_scan_pipeline)
     for (int li = 0; li < NLENS; li++) {
         int64_t n = lens[li];
         gx_pipe *p = iota_pipe(ctx, GX_I64, n, 0, 1);
-        GXT_OK(gx_pipe_map(p, "i -> (i * 7) % 13 - 6", NULL, 0));
+        GXT_OK(gx_pipe_map(p, "i -> (i * 7) % 13 - 6", NULL));
         for (int ex = 0; ex < 2; ex++) {
             gx_array *o = NULL;
-            gx_const init = GX_CONST_I64("", 100);
-            GXT_OK(gx_pipe_scan(p, "a, b -> a + b", ex, ex ? &init : NULL, &o));
+            gx_scalar init = GX_SCALAR_I64(100);
+            gx_pipe_opts so = {.exclusive = ex, .init = ex ? &init : NULL};
+            GXT_OK(gx_pipe_scan(p, "a, b -> a + b", &so, &o));
             int64_t *h = malloc((size_t)(n + 1) * 8);
             GXT_OK(gx_array_to_host(o, h, (size_t)(n + 1) * 8));
             int64_t acc = ex ? 100 : 0;
@@ -303,10 +324,26 @@ GXT_TEST(range_scan_pipeline)
             free(h);
             gx_array_release(o);
         }
+        /* into an array you have (the length is known before the filter), by operator name */
+        gx_array *into = NULL;
+        GXT_OK(gx_array_zeros(ctx, GX_I64, 1, &n, &into));
+        GXT_OK(gx_pipe_scan_into(p, "+", NULL, into));
+        int64_t *hs = malloc((size_t)(n + 1) * 8), run = 0;
+        GXT_OK(gx_array_to_host(into, hs, (size_t)(n + 1) * 8));
+        for (int64_t i = 0; i < n; i++) {
+            run += (i * 7) % 13 - 6;
+            if (hs[i] != run) {
+                GXT_FAIL_AT(__FILE__, __LINE__, "scan_into n=%lld at %lld: %lld != %lld", (long long)n, (long long)i,
+                            (long long)hs[i], (long long)run);
+                break;
+            }
+        }
+        free(hs);
+        gx_array_release(into);
         /* after a filter: scan of the kept values */
-        GXT_OK(gx_pipe_filter(p, "v -> v > 0", NULL, 0));
+        GXT_OK(gx_pipe_filter(p, "v -> v > 0", NULL));
         gx_array *o = NULL;
-        GXT_OK(gx_pipe_scan(p, "a, b -> a + b", 0, NULL, &o));
+        GXT_OK(gx_pipe_scan(p, "a, b -> a + b", NULL, &o));
         int64_t m = 0, acc = 0, j = 0;
         GXT_OK(gx_array_size(o, &m));
         int64_t *h = malloc((size_t)(m + 1) * 8);
@@ -337,8 +374,8 @@ GXT_TEST(range_scan_noncommutative)
         int64_t n = lens[li];
         gx_pipe *p = iota_pipe(ctx, GX_I32, n, 3, 1);
         gx_array *first = NULL, *last = NULL;
-        GXT_OK(gx_pipe_scan(p, "a, b -> a", 0, NULL, &first));
-        GXT_OK(gx_pipe_scan(p, "a, b -> b", 0, NULL, &last));
+        GXT_OK(gx_pipe_scan(p, "a, b -> a", NULL, &first));
+        GXT_OK(gx_pipe_scan(p, "a, b -> b", NULL, &last));
         int32_t *h1 = malloc((size_t)n * 4), *h2 = malloc((size_t)n * 4);
         GXT_OK(gx_array_to_host(first, h1, (size_t)n * 4));
         GXT_OK(gx_array_to_host(last, h2, (size_t)n * 4));
@@ -362,15 +399,15 @@ GXT_TEST(range_random_source)
     gx_pipe *p = NULL;
     int64_t n = 100003;
     GXT_OK(gx_pipe_random(ctx, GX_F32, 1234, n, &p));
-    float mn = 0, mx = 0;
+    gx_scalar mn = {0}, mx = {0};
     GXT_OK(gx_pipe_min(p, &mn));
     GXT_OK(gx_pipe_max(p, &mx));
-    GXT_CHECK(mn >= 0 && mx < 1 && mx > 0.99f && mn < 0.01f);
-    double sum = 0, sum2 = 0;
-    GXT_OK(gx_pipe_mapreduce(p, "x -> f64(x)", "a, b -> a + b", NULL, &sum, NULL));
-    GXT_OK(gx_pipe_mapreduce(p, "x -> f64(x)", "a, b -> a + b", NULL, &sum2, NULL));
-    GXT_NEAR(sum / (double)n, 0.5, 0.01);
-    GXT_NEAR(sum, sum2, 1e-12);
+    GXT_CHECK(mn.v.f >= 0 && mx.v.f < 1 && mx.v.f > 0.99f && mn.v.f < 0.01f);
+    gx_scalar sum = {0}, sum2 = {0};
+    GXT_OK(gx_pipe_mapreduce(p, "x -> f64(x)", "a, b -> a + b", NULL, &sum));
+    GXT_OK(gx_pipe_mapreduce(p, "x -> f64(x)", "a, b -> a + b", NULL, &sum2));
+    GXT_NEAR(sum.v.f / (double)n, 0.5, 0.01);
+    GXT_NEAR(sum.v.f, sum2.v.f, 1e-12);
     gx_pipe_destroy(p);
 }
 
@@ -398,15 +435,15 @@ GXT_TEST(range_count_above_2_31)
     int64_t c = 0;
     GXT_OK(gx_pipe_count(p, &c));
     GXT_EQ_I64(c, n);
-    GXT_OK(gx_pipe_filter(p, "i -> i % 5 == 4", NULL, 0));
+    GXT_OK(gx_pipe_filter(p, "i -> i % 5 == 4", NULL));
     GXT_OK(gx_pipe_count(p, &c));
     GXT_EQ_I64(c, (n + 0) / 5);
-    int64_t s = 0;
-    GXT_OK(gx_pipe_reduce(p, "a, b -> a + b", NULL, &s, NULL));
+    gx_scalar s = {0};
+    GXT_OK(gx_pipe_reduce(p, "a, b -> a + b", NULL, &s));
     int64_t want = 0;
     for (int64_t i = 4; i < n; i += 5)
         want += i;
-    GXT_EQ_I64(s, want);
+    GXT_EQ_I64(s.v.i, want);
     gx_pipe_destroy(p);
     /* argmax over the whole range: the last index */
     p = iota_pipe(ctx, GX_I64, n, 0, 1);
@@ -427,11 +464,11 @@ GXT_TEST(range_scan_collect_above_2_31)
     /* running sum of 0, 1, 2... is k(k+1)/2 at position k */
     gx_pipe *p = iota_pipe(ctx, GX_I64, n, 0, 1);
     gx_array *sc = NULL;
-    GXT_OK(gx_pipe_scan(p, "a, b -> a + b", 0, NULL, &sc));
+    GXT_OK(gx_pipe_scan(p, "a, b -> a + b", NULL, &sc));
     gx_pipe_destroy(p);
     GXT_OK(gx_pipe_from_arrays(ctx, 1, &sc, &p));
     GXT_OK(gx_pipe_enumerate(p));
-    GXT_OK(gx_pipe_filter(p, "i, v -> v != i * (i + 1) / 2", NULL, 0));
+    GXT_OK(gx_pipe_filter(p, "i, v -> v != i * (i + 1) / 2", NULL));
     int64_t bad = -1;
     GXT_OK(gx_pipe_count(p, &bad));
     GXT_EQ_I64(bad, 0);
@@ -442,7 +479,7 @@ GXT_TEST(range_scan_collect_above_2_31)
     gx_array_release(sc);
     /* every fifth position kept, in order: value 5j + 4 at position j */
     p = iota_pipe(ctx, GX_I64, n, 0, 1);
-    GXT_OK(gx_pipe_filter(p, "i -> i % 5 == 4", NULL, 0));
+    GXT_OK(gx_pipe_filter(p, "i -> i % 5 == 4", NULL));
     gx_array *kept = NULL;
     GXT_OK(gx_pipe_collect(p, 1, &kept));
     gx_pipe_destroy(p);
@@ -451,7 +488,7 @@ GXT_TEST(range_scan_collect_above_2_31)
     GXT_EQ_I64(len, n / 5);
     GXT_OK(gx_pipe_from_arrays(ctx, 1, &kept, &p));
     GXT_OK(gx_pipe_enumerate(p));
-    GXT_OK(gx_pipe_filter(p, "j, v -> v != 5 * j + 4", NULL, 0));
+    GXT_OK(gx_pipe_filter(p, "j, v -> v != 5 * j + 4", NULL));
     GXT_OK(gx_pipe_count(p, &bad));
     GXT_EQ_I64(bad, 0);
     gx_pipe_destroy(p);
@@ -463,23 +500,23 @@ GXT_TEST(range_bad_input)
     gx_ctx *ctx = gxt_ctx();
     gx_pipe *p = iota_pipe(ctx, GX_F32, 100, 0, 1);
     /* wrong arity */
-    GXT_STATUS(gx_pipe_map(p, "x, y -> x + y", NULL, 0), GX_ERR_TYPE);
+    GXT_STATUS(gx_pipe_map(p, "x, y -> x + y", NULL), GX_ERR_TYPE);
     GXT_MSG_HAS("gx_pipe_map");
     /* type mismatch between stages: & on a float stream */
-    GXT_STATUS(gx_pipe_filter(p, "x -> (x & 1) == 0", NULL, 0), GX_ERR_TYPE);
-    GXT_STATUS(gx_pipe_map(p, "x -> x +", NULL, 0), GX_ERR_SYNTAX);
+    GXT_STATUS(gx_pipe_filter(p, "x -> (x & 1) == 0", NULL), GX_ERR_TYPE);
+    GXT_STATUS(gx_pipe_map(p, "x -> x +", NULL), GX_ERR_SYNTAX);
     int arity = 0;
     GXT_OK(gx_pipe_arity(p, &arity));   /* failed stages left p unchanged */
     GXT_EQ_I64(arity, 1);
     GXT_STATUS(gx_pipe_take(p, -1), GX_ERR_INVALID_ARGUMENT);
     /* a preallocated scan output needs a known length */
-    GXT_OK(gx_pipe_filter(p, "x -> x > 10.0f", NULL, 0));
+    GXT_OK(gx_pipe_filter(p, "x -> x > 10.0f", NULL));
     int64_t len;
     GXT_STATUS(gx_pipe_length(p, &len), GX_ERR_SHAPE);
     gx_array *o = NULL;
     int64_t n = 89;
     GXT_OK(gx_array_empty(ctx, GX_F32, 1, &n, &o));
-    GXT_STATUS(gx_pipe_scan(p, "a, b -> a + b", 0, NULL, &o), GX_ERR_SHAPE);
+    GXT_STATUS(gx_pipe_scan_into(p, "a, b -> a + b", NULL, o), GX_ERR_SHAPE);
     GXT_MSG_HAS("unknown");
     /* take after the filter is fine */
     GXT_OK(gx_pipe_take(p, 10));
@@ -489,12 +526,20 @@ GXT_TEST(range_bad_input)
     /* exclusive scan without init */
     gx_pipe *q = iota_pipe(ctx, GX_F32, 10, 0, 1);
     gx_array *o2 = NULL;
-    GXT_STATUS(gx_pipe_scan(q, "a, b -> a + b", 1, NULL, &o2), GX_ERR_INVALID_ARGUMENT);
-    /* wrong preallocated size */
-    GXT_STATUS(gx_pipe_scan(q, "a, b -> a + b", 0, NULL, &o), GX_ERR_SHAPE);
+    gx_pipe_opts ex = {.exclusive = 1};
+    GXT_STATUS(gx_pipe_scan(q, "a, b -> a + b", &ex, &o2), GX_ERR_INVALID_ARGUMENT);
+    GXT_CHECK(o2 == NULL);
+    /* wrong preallocated size; no output at all */
+    GXT_STATUS(gx_pipe_scan_into(q, "a, b -> a + b", NULL, o), GX_ERR_SHAPE);
+    GXT_STATUS(gx_pipe_scan_into(q, "a, b -> a + b", NULL, NULL), GX_ERR_INVALID_ARGUMENT);
+    /* a nonzero reserved word */
+    gx_pipe_opts reserved = {.reserved = {1}};
+    GXT_STATUS(gx_pipe_map(q, "x -> x", &reserved), GX_ERR_INVALID_ARGUMENT);
+    gx_scalar r;
+    GXT_STATUS(gx_pipe_reduce(q, "+", &reserved, &r), GX_ERR_INVALID_ARGUMENT);
     /* tuples need a map before a one-value terminal; collect wants one array per component */
     GXT_OK(gx_pipe_enumerate(q));
-    float f;
+    gx_scalar f;
     GXT_STATUS(gx_pipe_min(q, &f), GX_ERR_SHAPE);
     GXT_MSG_HAS("components");
     gx_array *one = NULL;
@@ -519,15 +564,17 @@ GXT_TEST(range_constants_and_strided_source)
     GXT_OK(gx_array_view(x, &sl, &v));   /* 1, 4, 7, ... */
     gx_pipe *p = NULL;
     GXT_OK(gx_pipe_from_arrays(ctx, 1, &v, &p));
-    gx_const c[2] = {GX_CONST_F64("lo", 100.0), GX_CONST_I32("m", 2)};
-    GXT_OK(gx_pipe_filter(p, "x -> x >= lo", c, 1));
-    GXT_OK(gx_pipe_map(p, "x -> i64(x) * m", c + 1, 1));
-    int64_t s = 0, want = 0;
-    GXT_OK(gx_pipe_reduce(p, "a, b -> a + b", NULL, &s, NULL));
+    gx_const c[2] = {GX_CONST("lo", GX_SCALAR_F64(100.0)), GX_CONST("m", GX_SCALAR_I32(2))};
+    gx_pipe_opts lo = {.consts = c, .nconsts = 1}, m = {.consts = c + 1, .nconsts = 1};
+    GXT_OK(gx_pipe_filter(p, "x -> x >= lo", &lo));
+    GXT_OK(gx_pipe_map(p, "x -> i64(x) * m", &m));
+    gx_scalar s = {0};
+    int64_t want = 0;
+    GXT_OK(gx_pipe_reduce(p, "a, b -> a + b", NULL, &s));
     for (int64_t i = 1; i < n; i += 3)
         if (i >= 100)
             want += i * 2;
-    GXT_EQ_I64(s, want);
+    GXT_EQ_I64(s.v.i, want);
     gx_pipe_destroy(p);
     gx_array_release(v);
     gx_array_release(x);
@@ -544,8 +591,8 @@ GXT_TEST(filter_keeps_order_all_dtypes)
             int64_t n = lens[li];
             gx_array *x = NULL, *o = NULL, *ix = NULL;
             GXT_OK(gx_array_iota(ctx, dts[d], n, 0, 1, &x));
-            GXT_OK(gx_filter(ctx, "x -> i64(x) % 3 == 1", 1, &x, NULL, 0, &o));
-            GXT_OK(gx_findall(ctx, "x -> i64(x) % 3 == 1", 1, &x, NULL, 0, &ix));
+            GXT_OK(gx_filter(ctx, "x -> i64(x) % 3 == 1", 1, &x, NULL, &o));
+            GXT_OK(gx_findall(ctx, "x -> i64(x) % 3 == 1", 1, &x, NULL, &ix));
             gx_array_desc od;
             GXT_OK(gx_array_describe(o, &od));
             GXT_CHECK(od.dtype == dts[d] && od.ndim == 1);
@@ -587,8 +634,9 @@ GXT_TEST(filter_float_threshold)
         h[i] = (float)gxt_rand01();
     gx_array *x = NULL, *o = NULL;
     GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, h, &x));
-    gx_const t = GX_CONST_F32("t", 0.5);
-    GXT_OK(gx_filter(ctx, "x -> x > t", 1, &x, &t, 1, &o));
+    gx_const t = GX_CONST("t", GX_SCALAR_F32(0.5));
+    gx_filter_opts fo = {.consts = &t, .nconsts = 1};
+    GXT_OK(gx_filter(ctx, "x -> x > t", 1, &x, &fo, &o));
     int64_t m = 0, j = 0;
     GXT_OK(gx_array_size(o, &m));
     GXT_OK(gx_array_to_host(o, r, (size_t)n * 4));
@@ -621,8 +669,8 @@ GXT_TEST(filter_zipped_and_nd)
     int perm[2] = {1, 0};
     GXT_OK(gx_array_permute(b2, perm, &bt));   /* a non-contiguous 37x41 view */
     gx_array *in[2] = {a2, bt};
-    GXT_OK(gx_filter(ctx, "x, y -> (x + y) % 4 == 0", 2, in, NULL, 0, o));
-    GXT_OK(gx_findall(ctx, "x, y -> (x + y) % 4 == 0", 2, in, NULL, 0, &ix));
+    GXT_OK(gx_filter(ctx, "x, y -> (x + y) % 4 == 0", 2, in, NULL, o));
+    GXT_OK(gx_findall(ctx, "x, y -> (x + y) % 4 == 0", 2, in, NULL, &ix));
     int64_t m;
     GXT_OK(gx_array_size(o[0], &m));
     int32_t *hx = malloc((size_t)n * 4), *hy = malloc((size_t)n * 4);
@@ -645,8 +693,8 @@ GXT_TEST(filter_zipped_and_nd)
         }
     GXT_EQ_I64(m, j);
     gx_array *bad[2] = {NULL, NULL};
-    GXT_STATUS(gx_filter(ctx, "x -> x > 0", 2, in, NULL, 0, bad), GX_ERR_TYPE);
-    GXT_STATUS(gx_findall(ctx, "x, y -> x +", 2, in, NULL, 0, bad), GX_ERR_SYNTAX);
+    GXT_STATUS(gx_filter(ctx, "x -> x > 0", 2, in, NULL, bad), GX_ERR_TYPE);
+    GXT_STATUS(gx_findall(ctx, "x, y -> x +", 2, in, NULL, bad), GX_ERR_SYNTAX);
     free(hx);
     free(hy);
     free(hi);
@@ -666,7 +714,7 @@ static void scan_or_filter_once(gx_ctx *ctx, int64_t n, bool scan)
     if (scan)
         GXT_OK(gx_scan(ctx, "a, b -> a + b", x, NULL, &y));
     else
-        GXT_OK(gx_filter(ctx, "x -> x > 0.5", 1, &x, NULL, 0, &y));
+        GXT_OK(gx_filter(ctx, "x -> x > 0.5", 1, &x, NULL, &y));
     gx_array_desc d;
     GXT_OK(gx_array_describe(y, &d));
     GXT_OK(gx_array_to_host(y, o, (size_t)d.size * 4));
@@ -753,19 +801,19 @@ GXT_TEST(range_iota_bounds_narrowed_code)
                 want_enum += ((k - 3) * (k - 3)) % 13 + v[k] % 5;
         }
         gx_pipe *p = iota_pipe(ctx, t, n, cfg[c].start, cfg[c].step);
-        GXT_OK(gx_pipe_map(p, "i -> (i * i) % 1000", NULL, 0));
-        GXT_OK(gx_pipe_filter(p, "v -> v % 3 == 0", NULL, 0));
+        GXT_OK(gx_pipe_map(p, "i -> (i * i) % 1000", NULL));
+        GXT_OK(gx_pipe_filter(p, "v -> v % 3 == 0", NULL));
         int64_t cnt = -1;
         GXT_OK(gx_pipe_count(p, &cnt));
         GXT_EQ_I64(cnt, want_count);
         gx_pipe_destroy(p);
 
         p = iota_pipe(ctx, t, n, cfg[c].start, cfg[c].step);
-        uint64_t raw = 0;
-        GXT_OK(gx_pipe_mapreduce(p, "i -> (i * 7 - 3) / 5 + (i & 255)", "a, b -> a + b", NULL, &raw, NULL));
-        GXT_EQ_I64(wrap(t, raw), want_sum);
-        GXT_OK(gx_pipe_filter(p, "i -> i % 4 == 1", NULL, 0));
-        GXT_OK(gx_pipe_map(p, "i -> i / 3 - i % 3", NULL, 0));
+        gx_scalar raw = {0};
+        GXT_OK(gx_pipe_mapreduce(p, "i -> (i * 7 - 3) / 5 + (i & 255)", "a, b -> a + b", NULL, &raw));
+        GXT_EQ_I64(wrap(t, raw.v.u), want_sum);
+        GXT_OK(gx_pipe_filter(p, "i -> i % 4 == 1", NULL));
+        GXT_OK(gx_pipe_map(p, "i -> i / 3 - i % 3", NULL));
         int64_t len = -1;
         size_t esz = gx_dtype_size(t);
         uint8_t *buf = malloc(esz * (size_t)n + 1);
@@ -783,9 +831,9 @@ GXT_TEST(range_iota_bounds_narrowed_code)
         p = iota_pipe(ctx, t, n, cfg[c].start, cfg[c].step);
         GXT_OK(gx_pipe_drop(p, 3));
         GXT_OK(gx_pipe_enumerate(p));
-        int64_t s = 0;
-        GXT_OK(gx_pipe_mapreduce(p, "e, i -> e * e % 13 + i64(i) % 5", "a, b -> a + b", NULL, &s, NULL));
-        GXT_EQ_I64(s, want_enum);
+        gx_scalar s = {0};
+        GXT_OK(gx_pipe_mapreduce(p, "e, i -> e * e % 13 + i64(i) % 5", "a, b -> a + b", NULL, &s));
+        GXT_EQ_I64(s.v.i, want_enum);
         gx_pipe_destroy(p);
         free(buf);
         free(v);

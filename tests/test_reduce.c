@@ -102,8 +102,11 @@ static ref host_ref(gx_dtype t, const char *op, int64_t n, const int64_t *iv, co
             d = mx ? fmax(d, fv[i]) : fmin(d, fv[i]);
         }
         if (n == 0 && !fl) {   /* the neutral elements: lowest / highest of the dtype */
-            static const int64_t lo[] = {0, INT8_MIN, INT16_MIN, INT32_MIN, INT64_MIN, 0, 0, 0, 0};
-            static const int64_t hi[] = {1, INT8_MAX, INT16_MAX, INT32_MAX, INT64_MAX, UINT8_MAX, UINT16_MAX, UINT32_MAX, -1};
+            static const int64_t lo[GX_DTYPE_COUNT] = {[GX_BOOL] = 0, [GX_I8] = INT8_MIN, [GX_I16] = INT16_MIN,
+                                                       [GX_I32] = INT32_MIN, [GX_I64] = INT64_MIN};
+            static const int64_t hi[GX_DTYPE_COUNT] = {[GX_BOOL] = 1, [GX_I8] = INT8_MAX, [GX_I16] = INT16_MAX,
+                                                       [GX_I32] = INT32_MAX, [GX_I64] = INT64_MAX, [GX_U8] = UINT8_MAX,
+                                                       [GX_U16] = UINT16_MAX, [GX_U32] = UINT32_MAX, [GX_U64] = -1};
             s = mx ? lo[t] : hi[t];
         }
         r.i = s, r.f = d;
@@ -495,7 +498,7 @@ GXT_TEST(reduce_mapreduce_l2dist_broadcast_consts)
     GXT_OK(gx_array_from_host(ctx, GX_F64, 2, sh, hm, &m));
     GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &rn, hr, &r));
     gx_array *in2[2] = {m, r};
-    gx_const k = GX_CONST_F64("k", 3);
+    gx_const k = GX_CONST("k", GX_SCALAR_F64(3));
     gx_reduce_opts o = {0};
     o.consts = &k;
     o.nconsts = 1;
@@ -718,12 +721,39 @@ GXT_TEST(reduce_device_chain)
     GXT_OK(gx_reduce_to(ctx, "+", mat, &o, &rows));
     gx_array *dst = NULL;
     GXT_OK(gx_array_zeros(ctx, GX_F64, 1, (int64_t[]){1}, &dst));
-    GXT_OK(gx_reduce_to(ctx, "+", rows, NULL, &dst));
+    GXT_OK(gx_reduce_into(ctx, "+", rows, NULL, dst));
     double got;
     GXT_OK(gx_array_to_host(dst, &got, 8));
     GXT_NEAR(got, 100000, 0);
+    /* gx_reduce_to always makes a new array (what *out held is ignored) */
+    gx_array *keep = dst;
+    GXT_OK(gx_reduce_to(ctx, "max", rows, NULL, &dst));
+    GXT_CHECK(dst != NULL && dst != keep);
+    GXT_OK(gx_array_to_host(dst, &got, 8));
+    GXT_NEAR(got, 1000, 0);
+    GXT_OK(gx_array_to_host(keep, &got, 8));
+    GXT_NEAR(got, 100000, 0);
+    /* mapreduce and find into caller's arrays: the row sums of squares, and the max per row */
+    gx_array *rows2 = NULL, *vals = NULL, *idx = NULL;
+    GXT_OK(gx_array_zeros(ctx, GX_F64, 2, (int64_t[]){100, 1}, &rows2));
+    gx_array *inm[1] = {mat};
+    GXT_OK(gx_mapreduce_into(ctx, "x -> 2 * x", "+", 1, inm, &o, rows2));
+    GXT_OK(gx_array_zeros(ctx, GX_F64, 2, (int64_t[]){100, 1}, &vals));
+    GXT_OK(gx_array_zeros(ctx, GX_I64, 2, (int64_t[]){100, 1}, &idx));
+    GXT_OK(gx_find_into(ctx, "max", mat, &o, vals, idx));
+    double hr[100], hv[100];
+    int64_t hi[100];
+    GXT_OK(gx_array_to_host(rows2, hr, sizeof hr));
+    GXT_OK(gx_array_to_host(vals, hv, sizeof hv));
+    GXT_OK(gx_array_to_host(idx, hi, sizeof hi));
+    for (int r = 0; r < 100; r++) {
+        GXT_NEAR(hr[r], 2000, 0);
+        GXT_NEAR(hv[r], 1, 0);
+        GXT_EQ_I64(hi[r], 0);   /* all equal: the first */
+    }
     gx_array_release(x), gx_array_release(m), gx_array_release(v), gx_array_release(mat);
-    gx_array_release(rows), gx_array_release(dst);
+    gx_array_release(rows), gx_array_release(dst), gx_array_release(keep);
+    gx_array_release(rows2), gx_array_release(vals), gx_array_release(idx);
     free(h);
 }
 
@@ -811,8 +841,22 @@ GXT_TEST(reduce_bad_input)
     gx_array *small = NULL;
     GXT_OK(gx_array_zeros(ctx, GX_F32, 1, (int64_t[]){5}, &small));
     oa.axes = &bad;
-    GXT_STATUS(gx_reduce_to(ctx, "+", x, &oa, &small), GX_ERR_SHAPE);
+    GXT_STATUS(gx_reduce_into(ctx, "+", x, &oa, small), GX_ERR_SHAPE);
+    GXT_STATUS(gx_reduce_into(ctx, "+", x, &oa, NULL), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_find_into(ctx, "min", x, &oa, small, NULL), GX_ERR_SHAPE);
+    /* into an output of another dtype: converted, or GX_ERR_DTYPE with exact_dtype */
+    gx_array *f64 = NULL;
+    GXT_OK(gx_array_zeros(ctx, GX_F64, 2, (int64_t[]){3, 4}, &f64));
+    GXT_OK(gx_reduce_into(ctx, "+", x, &oa, f64));
+    oa.exact_dtype = 1;
+    GXT_STATUS(gx_reduce_into(ctx, "+", x, &oa, f64), GX_ERR_DTYPE);
+    GXT_STATUS(gx_mapreduce_into(ctx, "v -> v", "+", 1, &x, &oa, f64), GX_ERR_DTYPE);
+    oa.exact_dtype = 0;
+    /* a nonzero reserved word */
+    gx_reduce_opts r = {.reserved = {0, 1}};
+    GXT_STATUS(gx_reduce(ctx, "+", x, &r, &s), GX_ERR_INVALID_ARGUMENT);
     GXT_STATUS(gx_sum(NULL, &s), GX_ERR_INVALID_ARGUMENT);
+    gx_array_release(f64);
     gx_array_release(small);
     gx_array_release(x);
 }

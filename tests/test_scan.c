@@ -1,6 +1,7 @@
-/* test_scan.c -- gx_scan: 1-d scans at tile boundaries for every dtype, inclusive and
- * exclusive with init, non-commutative operators (ordering bugs), axis scans of N-d
- * arrays (contiguous last axis, strided axes, views), in place, and bad input. */
+/* test_scan.c -- gx_scan / gx_scan_into: 1-d scans at tile boundaries for every dtype,
+ * inclusive and exclusive with init, non-commutative operators (ordering bugs), axis
+ * scans of N-d arrays (contiguous last axis, strided axes, views, the default axis),
+ * named operators, in place, and bad input. */
 #include "gx_test.h"
 
 static const int64_t lens[] = {1, 2, 31, 32, 33, 255, 256, 257, 2047, 2048, 2049, 3071, 3072, 3073, 4095, 4096, 4097,
@@ -45,8 +46,8 @@ GXT_TEST(scan_dtypes_exclusive_init)
             int64_t n = lens[li];
             gx_array *x = NULL, *y = NULL, *y64 = NULL;
             GXT_OK(gx_array_iota(ctx, dts[d], n, 0, 1, &x));
-            gx_const init = GX_CONST_I64("", 5);
-            gx_scan_opts o = {0, 1, &init, GX_DTYPE_COUNT};
+            gx_scalar init = GX_SCALAR_I64(5);
+            gx_scan_opts o = {.exclusive = 1, .init = &init};
             GXT_OK(gx_scan(ctx, "a, b -> a + b", x, &o, &y));
             GXT_OK(gx_array_clone(y, GX_F64, &y64));
             double *h = malloc((size_t)n * 8), *xv = malloc((size_t)n * 8);
@@ -149,8 +150,8 @@ GXT_TEST(scan_running_max_and_subtraction)
         h[i] = (int32_t)(gxt_rand_u64() % 2001) - 1000;
     gx_array *x = NULL, *y = NULL, *z = NULL;
     GXT_OK(gx_array_from_host(ctx, GX_I32, 1, &n, h, &x));
-    gx_const init = GX_CONST_I32("", 900);
-    gx_scan_opts op = {-1, 0, &init, GX_DTYPE_COUNT};
+    gx_scalar init = GX_SCALAR_I32(900);
+    gx_scan_opts op = {.axis = -1, .init = &init};
     GXT_OK(gx_scan(ctx, "a, b -> max(a, b)", x, &op, &y));
     GXT_OK(gx_array_to_host(y, o, (size_t)n * 4));
     int32_t m = 900;
@@ -195,8 +196,8 @@ static void check_axis(gx_ctx *ctx, int64_t d0, int64_t d1, int64_t d2)
     GXT_CHECK(gx_array_from_host(ctx, GX_F64, 3, shape, h, &x) == GX_OK);
     for (int axis = 0; axis < 3; axis++)
         for (int ex = 0; ex < 2; ex++) {
-            gx_const init = GX_CONST_F64("", 1.5);
-            gx_scan_opts op = {axis - 3, ex, ex ? &init : NULL, GX_DTYPE_COUNT};
+            gx_scalar init = GX_SCALAR_F64(1.5);
+            gx_scan_opts op = {.axis = axis - 3, .exclusive = ex, .init = ex ? &init : NULL};
             gx_array *y = NULL;
             gx_status s = gx_scan(ctx, "a, b -> a + b", x, &op, &y);
             if (s != GX_OK) {
@@ -268,7 +269,7 @@ GXT_TEST(scan_views_and_in_place)
             break;
         }
     /* in place on the view: the strided output goes through a temporary */
-    GXT_OK(gx_scan(ctx, "a, b -> a + b", v, NULL, &v));
+    GXT_OK(gx_scan_into(ctx, "a, b -> a + b", v, NULL, v));
     GXT_OK(gx_array_to_host(x, h, (size_t)n * 8));
     for (int64_t i = 0; i < n; i++)
         if (h[i] != (i % 2 ? (i / 2 + 1) * (i / 2 + 1) : i)) {
@@ -278,7 +279,7 @@ GXT_TEST(scan_views_and_in_place)
     /* in place on a dense array */
     gx_array *z = NULL;
     GXT_OK(gx_array_iota(ctx, GX_I64, n, 1, 0, &z));
-    GXT_OK(gx_scan(ctx, "a, b -> a + b", z, NULL, &z));
+    GXT_OK(gx_scan_into(ctx, "a, b -> a + b", z, NULL, z));
     GXT_OK(gx_array_to_host(z, h, (size_t)n * 8));
     for (int64_t i = 0; i < n; i++)
         if (h[i] != i + 1) {
@@ -307,18 +308,125 @@ GXT_TEST(scan_empty_and_bad_input)
     GXT_STATUS(gx_scan(ctx, "a -> a", x, NULL, &bad), GX_ERR_TYPE);
     GXT_CHECK(bad == NULL);
     GXT_STATUS(gx_scan(ctx, "a, b -> a & b", x, NULL, &bad), GX_ERR_TYPE);
-    gx_scan_opts ex = {0, 1, NULL, GX_DTYPE_COUNT};
+    gx_scan_opts ex = {.exclusive = 1};
     GXT_STATUS(gx_scan(ctx, "a, b -> a + b", x, &ex, &bad), GX_ERR_INVALID_ARGUMENT);
     GXT_MSG_HAS("init");
-    gx_scan_opts ax = {3, 0, NULL, GX_DTYPE_COUNT};
+    gx_scan_opts ax = {.axis = 3};
     GXT_STATUS(gx_scan(ctx, "a, b -> a + b", x, &ax, &bad), GX_ERR_INVALID_ARGUMENT);
     GXT_MSG_HAS("axis");
     int64_t n2 = 11;
     GXT_OK(gx_array_empty(ctx, GX_F32, 1, &n2, &w));
-    GXT_STATUS(gx_scan(ctx, "a, b -> a + b", x, NULL, &w), GX_ERR_SHAPE);
+    GXT_STATUS(gx_scan_into(ctx, "a, b -> a + b", x, NULL, w), GX_ERR_SHAPE);
+    GXT_STATUS(gx_scan_into(ctx, "a, b -> a + b", x, NULL, NULL), GX_ERR_INVALID_ARGUMENT);
     GXT_STATUS(gx_scan(ctx, "a, b -> a + b", NULL, NULL, &bad), GX_ERR_INVALID_ARGUMENT);
+    gx_scan_opts reserved = {.reserved = {1}};
+    GXT_STATUS(gx_scan(ctx, "a, b -> a + b", x, &reserved, &bad), GX_ERR_INVALID_ARGUMENT);
+    GXT_CHECK(bad == NULL);
+    /* into an output of another dtype: converted, unless exact_dtype */
+    gx_array *w64 = NULL;
+    GXT_OK(gx_array_zeros(ctx, GX_F64, 1, &n, &w64));
+    gx_scan_opts exact = {.exact_dtype = 1};
+    GXT_STATUS(gx_scan_into(ctx, "a, b -> a + b", x, &exact, w64), GX_ERR_DTYPE);
+    GXT_OK(gx_scan_into(ctx, "a, b -> a + b", x, NULL, w64));
+    double got[10];
+    GXT_OK(gx_array_to_host(w64, got, sizeof got));
+    for (int i = 0; i < 10; i++)
+        GXT_NEAR(got[i], i * (i + 1) / 2, 0);
+    gx_array_release(w64);
     gx_array_release(e);
     gx_array_release(y);
     gx_array_release(x);
     gx_array_release(w);
+}
+
+/* The default axis (opts NULL or all zero) is the FIRST axis; -1 scans along rows. */
+GXT_TEST(scan_default_axis_is_first)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t shape[2] = {3, 4};
+    int32_t h[12], o[12];
+    for (int i = 0; i < 12; i++)
+        h[i] = i + 1;
+    gx_array *x = NULL, *down = NULL, *zero = NULL, *along = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_I32, 2, shape, h, &x));
+    GXT_OK(gx_scan(ctx, "a, b -> a + b", x, NULL, &down));
+    GXT_OK(gx_array_to_host(down, o, sizeof o));
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++) {
+            int32_t want = 0;
+            for (int k = 0; k <= i; k++)
+                want += h[k * 4 + j];
+            GXT_EQ_I64(o[i * 4 + j], want);
+        }
+    gx_scan_opts z = {0};
+    GXT_OK(gx_scan(ctx, "a, b -> a + b", x, &z, &zero));
+    int32_t o2[12];
+    GXT_OK(gx_array_to_host(zero, o2, sizeof o2));
+    GXT_CHECK(memcmp(o, o2, sizeof o) == 0);
+    gx_scan_opts rows = {.axis = -1};
+    GXT_OK(gx_scan(ctx, "a, b -> a + b", x, &rows, &along));
+    GXT_OK(gx_array_to_host(along, o, sizeof o));
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++) {
+            int32_t want = 0;
+            for (int k = 0; k <= j; k++)
+                want += h[i * 4 + k];
+            GXT_EQ_I64(o[i * 4 + j], want);
+        }
+    gx_array_release(x);
+    gx_array_release(down);
+    gx_array_release(zero);
+    gx_array_release(along);
+}
+
+/* Named operators take gx_reduce's result dtypes and neutral elements: "+" on i32
+ * accumulates in i64, and an exclusive scan needs no init. */
+GXT_TEST(scan_named_operators)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t n = 5000;
+    int32_t *h = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++)
+        h[i] = (int32_t)(gxt_rand_u64() % 2001) - 1000 + (i == 7 ? INT32_MAX - 1000 : 0);
+    gx_array *x = NULL, *sum = NULL, *exs = NULL, *mx = NULL, *bad = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_I32, 1, &n, h, &x));
+    GXT_OK(gx_scan(ctx, "+", x, NULL, &sum));
+    gx_scan_opts ex = {.exclusive = 1};
+    GXT_OK(gx_scan(ctx, "sum", x, &ex, &exs));
+    GXT_OK(gx_scan(ctx, "max", x, NULL, &mx));
+    gx_array_desc d;
+    GXT_OK(gx_array_describe(sum, &d));
+    GXT_CHECK(d.dtype == GX_I64);
+    GXT_OK(gx_array_describe(mx, &d));
+    GXT_CHECK(d.dtype == GX_I32);
+    int64_t *s = malloc((size_t)n * 8), *e = malloc((size_t)n * 8);
+    int32_t *m = malloc((size_t)n * 4);
+    GXT_OK(gx_array_to_host(sum, s, (size_t)n * 8));
+    GXT_OK(gx_array_to_host(exs, e, (size_t)n * 8));
+    GXT_OK(gx_array_to_host(mx, m, (size_t)n * 4));
+    int64_t acc = 0;
+    int32_t best = INT32_MIN;
+    for (int64_t i = 0; i < n; i++) {
+        if (e[i] != acc) {
+            GXT_FAIL_AT(__FILE__, __LINE__, "exclusive \"sum\" at %lld: %lld != %lld", (long long)i, (long long)e[i], (long long)acc);
+            break;
+        }
+        acc += h[i];
+        best = h[i] > best ? h[i] : best;
+        if (s[i] != acc || m[i] != best) {
+            GXT_FAIL_AT(__FILE__, __LINE__, "\"+\" / \"max\" at %lld", (long long)i);
+            break;
+        }
+    }
+    /* statistics are not operators */
+    GXT_CHECK(gx_scan(ctx, "mean", x, NULL, &bad) != GX_OK);
+    GXT_CHECK(bad == NULL);
+    free(h);
+    free(s);
+    free(e);
+    free(m);
+    gx_array_release(x);
+    gx_array_release(sum);
+    gx_array_release(exs);
+    gx_array_release(mx);
 }

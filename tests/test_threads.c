@@ -19,7 +19,7 @@ static void *hammer(void *p)
         for (int64_t i = 0; i < n; i++)
             h[i] = (float)(w->id * 100000 + it * 1000) + (float)i;
         if (gx_array_from_host(w->ctx, GX_F32, 1, &n, h, &a) != GX_OK || gx_array_similar(a, &b) != GX_OK ||
-            gx_array_copy(b, a) != GX_OK || gx_array_to_host(b, back, (size_t)n * sizeof *back) != GX_OK ||
+            gx_array_copy_into(a, b) != GX_OK || gx_array_to_host(b, back, (size_t)n * sizeof *back) != GX_OK ||
             memcmp(h, back, (size_t)n * sizeof *h) != 0)
             w->errors++;
         gx_array_release(a);

@@ -286,7 +286,7 @@ GXT_TEST(vmath_f32_sizes_views_in_place)
     GXT_CHECK(worst <= 1);
 
     /* in place, contiguous: a block redone with libm must read the original inputs */
-    GXT_OK(gx_map(ctx, "x -> sin(x)", 1, &a, NULL, &a));
+    GXT_OK(gx_map_into(ctx, "x -> sin(x)", 1, &a, NULL, a));
     GXT_OK(gx_array_to_host(a, got, (size_t)m * sizeof(float)));
     worst = 0;
     for (int64_t i = 0; i < m; i++)

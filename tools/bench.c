@@ -107,7 +107,7 @@ gx_status bench_clones(gx_array *a, int k, gx_array **copies, int *n)
     copies[0] = a;
     gx_status s = GX_OK;
     for (*n = 1; s == GX_OK && *n < k; (*n)++)
-        s = gx_array_clone(a, GX_DTYPE_COUNT, &copies[*n]);
+        s = gx_array_clone(a, GX_DTYPE_DEFAULT, &copies[*n]);
     if (s != GX_OK)
         (*n)--;   /* the failed clone made nothing */
     return s;

@@ -30,7 +30,7 @@ typedef struct copy_state { gx_array *dst, *src; } copy_state;
 static gx_status run_copy(void *p)
 {
     copy_state *c = p;
-    return gx_array_copy(c->dst, c->src);
+    return gx_array_copy_into(c->src, c->dst);
 }
 
 gx_status bench_copy_bandwidth(gx_ctx *ctx, int64_t n, int reps, bench_result *r)
@@ -114,7 +114,7 @@ typedef struct map_state { gx_ctx *ctx; const char *lambda; gx_array *in[2]; int
 static gx_status run_map(void *p)
 {
     map_state *m = p;
-    return gx_map(m->ctx, m->lambda, m->nin, m->in, NULL, &m->out);
+    return gx_map_into(m->ctx, m->lambda, m->nin, m->in, NULL, m->out);
 }
 
 static gx_status map_case(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, const char *op, const char *lambda,

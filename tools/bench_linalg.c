@@ -1,5 +1,5 @@
-/* bench_linalg.c -- `gx bench` cases for the vendor operations: sgemm (gx_matmul,
- * and on the CPU OpenBLAS called directly, for the ratio) and rand_f32 (gx_rand). */
+/* bench_linalg.c -- `gx bench` cases for the vendor operations: sgemm (gx_matmul_into,
+ * and on the CPU OpenBLAS called directly, for the ratio) and rand_f32 (gx_rand_into). */
 #include "bench_cases.h"
 
 #include <stdlib.h>
@@ -17,7 +17,7 @@ typedef struct gemm_state { gx_array *a, *b, *c; float *ha, *hb, *hc; int m; } g
 static gx_status run_gemm(void *p)
 {
     gemm_state *g = p;
-    return gx_matmul(g->c, g->a, g->b, NULL);
+    return gx_matmul_into(g->a, g->b, NULL, g->c);
 }
 
 #ifdef GX_HAVE_CBLAS
@@ -89,7 +89,7 @@ typedef struct rand_state { gx_array *out; uint64_t seed; } rand_state;
 static gx_status run_rand(void *p)
 {
     rand_state *r = p;
-    return gx_rand(r->out, (gx_rng){r->seed++, 0, 0});
+    return gx_rand_into((gx_rng){r->seed++, 0, 0}, r->out);
 }
 
 gx_status bench_case_rand_f32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)

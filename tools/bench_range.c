@@ -35,7 +35,7 @@ static gx_status run_scan(void *p)
 {
     scan_state *s = p;
     int i = s->r.next++ % s->r.n;
-    return gx_scan(s->ctx, "a, b -> a + b", s->r.in[i], NULL, &s->r.out[i]);
+    return gx_scan_into(s->ctx, "a, b -> a + b", s->r.in[i], NULL, s->r.out[i]);
 }
 
 gx_status bench_case_scan_sum(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
@@ -59,8 +59,9 @@ static gx_status run_select(void *p)
 {
     select_state *s = p;
     gx_array *o = NULL;
-    gx_const t = GX_CONST_F32("t", 0.5);
-    gx_status st = gx_filter(s->ctx, "x -> x > t", 1, &s->r.in[s->r.next++ % s->r.n], &t, 1, &o);
+    gx_const t = GX_CONST("t", GX_SCALAR_F32(0.5));
+    gx_filter_opts fo = {.consts = &t, .nconsts = 1};
+    gx_status st = gx_filter(s->ctx, "x -> x > t", 1, &s->r.in[s->r.next++ % s->r.n], &fo, &o);
     if (st == GX_OK)
         st = gx_array_size(o, &s->kept);
     gx_array_release(o);
@@ -83,20 +84,20 @@ gx_status bench_case_select_gt05(gx_ctx *ctx, gx_backend_kind k, int64_t n, int 
 }
 
 /* A prebuilt pipeline run by one terminal per repetition. */
-typedef struct pipe_state { gx_pipe *p; int term; int64_t out; } pipe_state;
+typedef struct pipe_state { gx_pipe *p; int term; gx_scalar sum; int64_t count; } pipe_state;
 
 static gx_status run_pipe(void *v)
 {
     pipe_state *s = v;
     if (s->term == 0)
-        return gx_pipe_reduce(s->p, "a, b -> a + b", NULL, &s->out, NULL);
-    return gx_pipe_count(s->p, &s->out);
+        return gx_pipe_reduce(s->p, "a, b -> a + b", NULL, &s->sum);
+    return gx_pipe_count(s->p, &s->count);
 }
 
 static gx_status time_pipe(gx_ctx *ctx, gx_pipe *p, int term, const char *op, const char *dt, int64_t n, int reps,
                            double bytes, double elems, bench_result *rows, int *nrows)
 {
-    pipe_state s = {p, term, 0};
+    pipe_state s = {.p = p, .term = term};
     double us = 0;
     gx_status st = bench_time(ctx, run_pipe, &s, reps, &us);
     if (st == GX_OK)
@@ -123,9 +124,9 @@ gx_status bench_case_pipeline_count(gx_ctx *ctx, gx_backend_kind k, int64_t n, i
     gx_pipe *p = NULL;
     gx_status st = gx_pipe_iota(ctx, GX_I64, n, 0, 1, &p);
     if (st == GX_OK)
-        st = gx_pipe_map(p, "i -> (i * i) % 1000", NULL, 0);
+        st = gx_pipe_map(p, "i -> (i * i) % 1000", NULL);
     if (st == GX_OK)
-        st = gx_pipe_filter(p, "v -> v % 3 == 0", NULL, 0);
+        st = gx_pipe_filter(p, "v -> v % 3 == 0", NULL);
     if (st == GX_OK)
         st = time_pipe(ctx, p, 1, "pipeline_count", "i64", n, reps, 0, (double)n, rows, nrows);
     gx_pipe_destroy(p);
@@ -143,9 +144,9 @@ gx_status bench_case_pipeline_l2count(gx_ctx *ctx, gx_backend_kind k, int64_t n,
     if (st == GX_OK)
         st = gx_pipe_from_arrays(ctx, 2, xy, &p);
     if (st == GX_OK)
-        st = gx_pipe_map(p, "x, y -> (x - y) * (x - y)", NULL, 0);
+        st = gx_pipe_map(p, "x, y -> (x - y) * (x - y)", NULL);
     if (st == GX_OK)
-        st = gx_pipe_filter(p, "d -> d < 0.25f", NULL, 0);
+        st = gx_pipe_filter(p, "d -> d < 0.25f", NULL);
     if (st == GX_OK)
         st = time_pipe(ctx, p, 1, "pipeline_l2count", "f32", n, reps, 2.0 * (double)n * 4, 0, rows, nrows);
     gx_pipe_destroy(p);

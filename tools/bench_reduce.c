@@ -39,22 +39,27 @@ static gx_status run_red(void *p)
     gx_array *in[2] = {r->x, r->y};
     gx_scalar ninf = GX_SCALAR_F32(-INFINITY);
     gx_reduce_opts o = {0};
+    /* The first run makes the result (*_to); later runs write into it (*_into). */
     switch (r->which) {
     case RB_SUM:
-        return gx_reduce_to(r->ctx, "+", r->x, NULL, &r->out);
+        return r->out ? gx_reduce_into(r->ctx, "+", r->x, NULL, r->out) : gx_reduce_to(r->ctx, "+", r->x, NULL, &r->out);
     case RB_MAX:
-        return gx_reduce_to(r->ctx, "max", r->x, NULL, &r->out);
+        return r->out ? gx_reduce_into(r->ctx, "max", r->x, NULL, r->out)
+                      : gx_reduce_to(r->ctx, "max", r->x, NULL, &r->out);
     case RB_ARGMIN:
-        return gx_find_to(r->ctx, "min", r->x, NULL, NULL, &r->idx);
+        return r->idx ? gx_find_into(r->ctx, "min", r->x, NULL, NULL, r->idx)
+                      : gx_find_to(r->ctx, "min", r->x, NULL, NULL, &r->idx);
     case RB_L2:
-        return gx_mapreduce_to(r->ctx, "x, y -> (x-y)*(x-y)", "+", 2, in, NULL, &r->out);
+        return r->out ? gx_mapreduce_into(r->ctx, "x, y -> (x-y)*(x-y)", "+", 2, in, NULL, r->out)
+                      : gx_mapreduce_to(r->ctx, "x, y -> (x-y)*(x-y)", "+", 2, in, NULL, &r->out);
     case RB_MAXLAM:
         o.init = &ninf;
-        return gx_reduce_to(r->ctx, "a, b -> max(a, b)", r->x, &o, &r->out);
+        return r->out ? gx_reduce_into(r->ctx, "a, b -> max(a, b)", r->x, &o, r->out)
+                      : gx_reduce_to(r->ctx, "a, b -> max(a, b)", r->x, &o, &r->out);
     default:
         o.axes = &r->axis;
         o.naxes = 1;
-        return gx_reduce_to(r->ctx, "+", r->x, &o, &r->out);
+        return r->out ? gx_reduce_into(r->ctx, "+", r->x, &o, r->out) : gx_reduce_to(r->ctx, "+", r->x, &o, &r->out);
     }
 }
 

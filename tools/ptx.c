@@ -139,7 +139,7 @@ static int ptx_run(const char *cmd, int argc, char **argv, bool sass)
     else
         ptx_default_arch(arch, sizeof arch);
     const char *base = strrchr(a.file, '/');
-    gx_kernel_opts o = {a.opts, a.nopts, base ? base + 1 : a.file};
+    gx_kernel_opts o = {.options = a.opts, .noptions = a.nopts, .label = base ? base + 1 : a.file};
     char *text = NULL;
     gx_status s = sass ? gx_kernel_sass_offline(src, arch, &o, &text)
                        : gx_kernel_ptx_offline(src, a.entry, arch, &o, &text);

@@ -89,11 +89,11 @@ static void tour_arrays(gx_ctx *ctx)
     TRY("sync", gx_sync(ctx));
     double h2d = now_s() - t0;
     TRY("similar", gx_array_similar(a, &b));
-    TRY("copy", gx_array_copy(b, a));   /* warm-up */
+    TRY("copy", gx_array_copy_into(a, b));   /* warm-up */
     TRY("sync", gx_sync(ctx));
     t0 = now_s();
     for (int r = 0; r < 5; r++)
-        TRY("copy", gx_array_copy(b, a));
+        TRY("copy", gx_array_copy_into(a, b));
     TRY("sync", gx_sync(ctx));
     double d2d = (now_s() - t0) / 5;
     t0 = now_s();

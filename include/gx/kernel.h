@@ -36,6 +36,7 @@ typedef struct gx_kernel_opts {
     int noptions;
     /* Name shown by the profiler and in messages; NULL = the entry name. */
     const char *label;
+    uint64_t reserved[6]; /* zero (see the conventions in gx.h) */
 } gx_kernel_opts;
 
 /* Compiles CUDA C++ `source` and looks up the kernel `entry` (declare it
@@ -74,8 +75,8 @@ typedef struct gx_karg {
     } v;
 } gx_karg;
 
-#define GX_KARG_ARRAY(a) ((gx_karg){GX_KARG_KIND_ARRAY, GX_DTYPE_COUNT, {.array = (a)}})
-#define GX_KARG_PTR(p)   ((gx_karg){GX_KARG_KIND_PTR, GX_DTYPE_COUNT, {.ptr = (void *)(p)}})
+#define GX_KARG_ARRAY(a) ((gx_karg){GX_KARG_KIND_ARRAY, GX_DTYPE_DEFAULT, {.array = (a)}})
+#define GX_KARG_PTR(p)   ((gx_karg){GX_KARG_KIND_PTR, GX_DTYPE_DEFAULT, {.ptr = (void *)(p)}})
 #define GX_KARG_BOOL(x)  ((gx_karg){GX_KARG_KIND_SCALAR, GX_BOOL, {.b = (x)}})
 #define GX_KARG_I8(x)    ((gx_karg){GX_KARG_KIND_SCALAR, GX_I8, {.i8 = (x)}})
 #define GX_KARG_I16(x)   ((gx_karg){GX_KARG_KIND_SCALAR, GX_I16, {.i16 = (x)}})
@@ -220,7 +221,7 @@ GX_API gx_status gx_host_free(gx_ctx *ctx, void *p);
  * that point (gx_stream_sync / gx_event_sync / gx_sync).  Asynchronous only for a
  * dense array and a buffer from gx_host_alloc (or other page-locked memory); with
  * pageable memory or a strided view they fall back to the synchronous copy. */
-GX_API gx_status gx_array_from_host_async(gx_array *a, const void *host, size_t host_bytes);
+GX_API gx_status gx_array_from_host_into_async(const void *host, size_t host_bytes, gx_array *out);
 GX_API gx_status gx_array_to_host_async(const gx_array *a, void *host, size_t host_bytes);
 
 /* ------------------------------------------------------------------ profiler */

@@ -27,28 +27,30 @@ typedef enum gx_math_mode {
     GX_MATH_BF16         /* f32 on CUDA: bf16 tensor cores (8-bit mantissa products); ignored elsewhere */
 } gx_math_mode;
 
+/* All zero (or NULL) = C = A·B: no transposes, alpha 1, beta 0, full precision. */
 typedef struct gx_matmul_opts {
     gx_op op_a, op_b;
-    double alpha[2];      /* {re, im}; the imaginary part is ignored for real dtypes */
-    double beta[2];
+    gx_scalar alpha;      /* dtype GX_DTYPE_DEFAULT (0) = 1; a real or complex value,
+                           * converted to the matrices' dtype (real dtypes take the real part) */
+    gx_scalar beta;       /* dtype GX_DTYPE_DEFAULT (0) = 0 */
     gx_math_mode math;
+    uint64_t reserved[6]; /* zero (see the conventions in gx.h) */
 } gx_matmul_opts;
-/* C = A·B: no transposes, alpha 1, beta 0. */
-#define GX_MATMUL_DEFAULTS ((gx_matmul_opts){GX_OP_N, GX_OP_N, {1, 0}, {0, 0}, GX_MATH_DEFAULT})
 
-/* C = alpha·op(A)·op(B) + beta·C.  All three arrays have one dtype (f32, f64, c64 or
- * c128).  2-D: A is (m,k) after op, B (k,n), C (m,n).  3-D (strided batch, batch on
- * axis 0): C is (batch,m,n); A and B are 3-D with the same batch or 2-D (shared by
+/* A new C = alpha·op(A)·op(B) (beta is ignored).  A and B have one dtype (f32, f64,
+ * c64 or c128).  2-D: A is (m,k) after op, B (k,n), C (m,n).  3-D (strided batch, batch
+ * on axis 0): C is (batch,m,n); A and B are 3-D with the same batch or 2-D (shared by
  * every batch entry).  Views work; those without a unit stride in one dimension are
- * copied (counted by gx_vendor_copies).  opts NULL = GX_MATMUL_DEFAULTS.  C must not
- * overlap A or B.  Sizes above INT32_MAX per dimension are GX_ERR_UNSUPPORTED. */
-GX_API gx_status gx_matmul(gx_array *c, const gx_array *a, const gx_array *b, const gx_matmul_opts *opts);
-/* Same with a new C (beta is ignored: C starts as zeros).  *out is set on success. */
-GX_API gx_status gx_matmul_new(const gx_array *a, const gx_array *b, const gx_matmul_opts *opts, gx_array **out);
-/* Batched over lists: c[i] = alpha·op(a[i])·op(b[i]) + beta·c[i] for i < count (each a
- * 2-D gx_matmul; the arrays may differ in shape). */
-GX_API gx_status gx_matmul_batched(int count, gx_array *const *c, const gx_array *const *a,
-                                   const gx_array *const *b, const gx_matmul_opts *opts);
+ * copied (counted by gx_vendor_copies).  opts may be NULL.  Sizes above INT32_MAX per
+ * dimension are GX_ERR_UNSUPPORTED. */
+GX_API gx_status gx_matmul(const gx_array *a, const gx_array *b, const gx_matmul_opts *opts, gx_array **out);
+/* C = alpha·op(A)·op(B) + beta·C into your C (`out`, the same dtype as A and B, any
+ * view); it must not overlap A or B. */
+GX_API gx_status gx_matmul_into(const gx_array *a, const gx_array *b, const gx_matmul_opts *opts, gx_array *out);
+/* Batched over lists: out[i] = alpha·op(a[i])·op(b[i]) + beta·out[i] for i < count
+ * (each a 2-D gx_matmul_into; the arrays may differ in shape). */
+GX_API gx_status gx_matmul_batched_into(int count, const gx_array *const *a, const gx_array *const *b,
+                                        const gx_matmul_opts *opts, gx_array *const *out);
 
 /* ------------------------------------------------------------------ random numbers
  *
@@ -78,12 +80,18 @@ typedef struct gx_rng {
     uint64_t start;    /* index of out's first element in the stream */
 } gx_rng;
 
+/* A new array (f32 or f64) of uniform numbers in [0, 1). */
+GX_API gx_status gx_rand(gx_ctx *ctx, gx_rng rng, gx_dtype dtype, int ndim, const int64_t *shape, gx_array **out);
 /* Fills `out` (f32 or f64, any view) with uniform numbers in [0, 1). */
-GX_API gx_status gx_rand(gx_array *out, gx_rng rng);
-/* Fills `out` (f32 or f64) with standard normal numbers. */
-GX_API gx_status gx_randn(gx_array *out, gx_rng rng);
-/* Fills `out` (an integer dtype) with integers in [lo, hi); lo < hi and both must fit the dtype. */
-GX_API gx_status gx_rand_int(gx_array *out, int64_t lo, int64_t hi, gx_rng rng);
+GX_API gx_status gx_rand_into(gx_rng rng, gx_array *out);
+/* A new array / your array (f32 or f64) of standard normal numbers. */
+GX_API gx_status gx_randn(gx_ctx *ctx, gx_rng rng, gx_dtype dtype, int ndim, const int64_t *shape, gx_array **out);
+GX_API gx_status gx_randn_into(gx_rng rng, gx_array *out);
+/* A new array / your array (an integer dtype) of integers in [lo, hi); lo < hi and both
+ * must fit the dtype. */
+GX_API gx_status gx_rand_int(gx_ctx *ctx, gx_rng rng, int64_t lo, int64_t hi, gx_dtype dtype, int ndim,
+                             const int64_t *shape, gx_array **out);
+GX_API gx_status gx_rand_int_into(gx_rng rng, int64_t lo, int64_t hi, gx_array *out);
 /* The generator on the host: 4 output words for counter ctr and key key (for tests and
  * for reproducing gx's numbers elsewhere). */
 GX_API void gx_philox4x32_10_host(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
@@ -94,8 +102,9 @@ GX_API void gx_philox4x32_10_host(const uint32_t ctr[4], const uint32_t key[2], 
  * Forward: X[k] = sum_j x[j] exp(-2 pi i jk/N).  Inverse: exp(+2 pi i jk/N).  Scaling
  * (numpy's `norm`): BACKWARD (default) = forward unscaled, inverse scaled by 1/N;
  * ORTHO = both by 1/sqrt(N); FORWARD = forward by 1/N, inverse unscaled; NONE = neither.
- * N is the product of the transformed lengths.  If *out is NULL gx allocates it;
- * otherwise it must have the result's shape and dtype.  Non-dense inputs are copied.
+ * N is the product of the transformed lengths.  Each call returns a new array; its
+ * *_into form writes yours, which must have the result's shape and dtype (any view;
+ * a non-dense one receives a copy).  Non-dense inputs are copied.
  * CPU: c64 through KissFFT; c128 through gx's own mixed-radix code in double. */
 
 typedef enum gx_fft_dir { GX_FFT_FORWARD = 0, GX_FFT_INVERSE = 1 } gx_fft_dir;
@@ -103,12 +112,15 @@ typedef enum gx_fft_norm { GX_FFT_NORM_BACKWARD = 0, GX_FFT_NORM_ORTHO, GX_FFT_N
 
 /* Complex to complex (c64 or c128); out has in's shape and dtype. */
 GX_API gx_status gx_fft(const gx_array *in, int rank, gx_fft_dir dir, gx_fft_norm norm, gx_array **out);
+GX_API gx_status gx_fft_into(const gx_array *in, int rank, gx_fft_dir dir, gx_fft_norm norm, gx_array *out);
 /* Real to complex, forward (f32 -> c64, f64 -> c128): the last axis n becomes n/2 + 1. */
 GX_API gx_status gx_rfft(const gx_array *in, int rank, gx_fft_norm norm, gx_array **out);
+GX_API gx_status gx_rfft_into(const gx_array *in, int rank, gx_fft_norm norm, gx_array *out);
 /* Complex to real, inverse (c64 -> f32, c128 -> f64): the last axis of `in` must be
  * n_last/2 + 1, the result's last axis is n_last.  The input's imaginary parts that a
  * Hermitian spectrum cannot have (bin 0 and, for even n_last, bin n_last/2) are ignored. */
 GX_API gx_status gx_irfft(const gx_array *in, int rank, int64_t n_last, gx_fft_norm norm, gx_array **out);
+GX_API gx_status gx_irfft_into(const gx_array *in, int rank, int64_t n_last, gx_fft_norm norm, gx_array *out);
 
 /* ------------------------------------------------------------------ counters */
 

@@ -1,13 +1,17 @@
 /* gx/range.h -- part of gx.h (include gx.h, not this file).
  *
- * Scans, stream compaction and range pipelines.  Operators and predicates are
- * lambdas (docs/LAMBDAS.md).  Scan operators must be associative; reduce operators
- * associative and commutative (the order of combination is not specified).  Values
- * such as an initial value are passed as a gx_const (its name is ignored) and
- * converted to the accumulator's dtype. */
+ * Scans, stream compaction and range pipelines.  Maps and predicates are lambdas
+ * (docs/LAMBDAS.md).  Operators are the names of gx/reduce.h ("+" "*" "max" "min" "&"
+ * "|" "^" "&&" "||", "sum" "prod" "maximum" "minimum" "all" "any"), with the result
+ * dtypes and neutral elements described there ("+" on i32 accumulates in i64...), or
+ * lambdas "a, b -> ...": scan operators must be associative, reduce operators
+ * associative and commutative (the order of combination is not specified).  An
+ * initial value is a gx_scalar, converted to the accumulator's dtype.  Constants
+ * reach lambdas through opts->consts / nconsts, as everywhere in gx. */
 #ifndef GX_RANGE_H
 #define GX_RANGE_H
 #include "../gx.h"
+#include <stdbool.h>
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -15,27 +19,43 @@ extern "C" {
 /* ------------------------------------------------------------------ array scans */
 
 typedef struct gx_scan_opts {
-    int axis;                 /* axis to scan along; negative counts from the end */
+    int axis;                 /* axis to scan along; negative counts from the end; 0 (the
+                               * default) is the FIRST axis: pass -1 to scan along rows */
     int exclusive;            /* 0: out[k] = init op x0 op ... op xk; 1: init op x0 ... op x(k-1) */
-    const gx_const *init;     /* initial value (NULL = none; an exclusive scan needs one) */
-    gx_dtype acc_dtype;       /* accumulator/output dtype; GX_DTYPE_COUNT = op's result on the input dtype */
+    const gx_scalar *init;    /* initial value (NULL = none; an exclusive scan of a lambda
+                               * needs one; a named operator's default is its neutral element) */
+    gx_dtype dtype;           /* accumulator/output dtype; GX_DTYPE_DEFAULT (0) = the
+                               * operator's result on the input dtype */
+    const gx_const *consts;   /* named constants for a lambda operator, may be NULL */
+    int nconsts;
+    int exact_dtype;          /* gx_scan_into: out's dtype must be the accumulator's */
+    uint64_t reserved[6];     /* zero (see the conventions in gx.h) */
 } gx_scan_opts;
 
-/* out = running `op` ("a, b -> a + b") along opts->axis of x (opts NULL: axis -1,
- * inclusive, no init).  *out NULL: allocated with x's shape; otherwise it must have
- * x's shape and is written (it may be x itself).  Single pass on the GPU. */
+/* A new array (x's shape) of the running `op` along opts->axis of x (opts NULL: axis
+ * 0, inclusive, no init).  Single pass on the GPU. */
 GX_API gx_status gx_scan(gx_ctx *ctx, const char *op, gx_array *x, const gx_scan_opts *opts, gx_array **out);
+/* The same into `out`, of x's shape (it may be x itself).  The scan accumulates in
+ * out's dtype unless opts->dtype names another (then each value is converted), or
+ * opts->exact_dtype is set (then out's dtype must be the operator's accumulator). */
+GX_API gx_status gx_scan_into(gx_ctx *ctx, const char *op, gx_array *x, const gx_scan_opts *opts, gx_array *out);
 
 /* ------------------------------------------------------------------ compaction */
 
+typedef struct gx_filter_opts {
+    const gx_const *consts;   /* named constants the predicate sees, may be NULL */
+    int nconsts;
+    uint64_t reserved[6];     /* zero (see the conventions in gx.h) */
+} gx_filter_opts;
+
 /* For each of the nin arrays (one shape, flattened in row-major order), a new 1-d array
  * of the elements where pred(x0[i], x1[i], ...) holds, in order: out[k] for input k
- * (caller releases).  consts (may be NULL) are visible to pred by name. */
+ * (out has nin entries; caller releases).  opts may be NULL. */
 GX_API gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in,
-                           const gx_const *consts, int nconsts, gx_array **out);
+                           const gx_filter_opts *opts, gx_array **out);
 /* A new 1-d i64 array of the flat indices where pred holds, ascending. */
 GX_API gx_status gx_findall(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in,
-                            const gx_const *consts, int nconsts, gx_array **out);
+                            const gx_filter_opts *opts, gx_array **out);
 
 /* ------------------------------------------------------------------ pipelines */
 
@@ -57,10 +77,21 @@ GX_API gx_status gx_pipe_iota(gx_ctx *ctx, gx_dtype dtype, int64_t count, double
 /* count pseudo-random values, a pure function of (seed, index): floats uniform in [0, 1),
  * integers uniform over the dtype's bits.  A simple internal hash (SplitMix64), not gx_rand. */
 GX_API gx_status gx_pipe_random(gx_ctx *ctx, gx_dtype dtype, uint64_t seed, int64_t count, gx_pipe **out);
-/* Replaces each tuple by lambda(tuple...) (one value). */
-GX_API gx_status gx_pipe_map(gx_pipe *p, const char *lambda, const gx_const *consts, int nconsts);
+/* Options of the pipeline stages and terminals that take a lambda or an operator. */
+typedef struct gx_pipe_opts {
+    const gx_const *consts;   /* named constants the lambdas see, may be NULL */
+    int nconsts;
+    const gx_scalar *init;    /* reduce/scan: initial value, combined first (NULL = none) */
+    int exclusive;            /* scan: 1 = exclusive (out[k] excludes x[k]) */
+    gx_dtype dtype;           /* reduce/scan: accumulator dtype; GX_DTYPE_DEFAULT (0) = the operator's */
+    int exact_dtype;          /* gx_pipe_scan_into: out's dtype must be the accumulator's */
+    uint64_t reserved[6];     /* zero (see the conventions in gx.h) */
+} gx_pipe_opts;
+
+/* Replaces each tuple by lambda(tuple...) (one value).  opts may be NULL. */
+GX_API gx_status gx_pipe_map(gx_pipe *p, const char *lambda, const gx_pipe_opts *opts);
 /* Keeps the tuples where pred(tuple...) holds; the length is unknown afterwards. */
-GX_API gx_status gx_pipe_filter(gx_pipe *p, const char *pred, const gx_const *consts, int nconsts);
+GX_API gx_status gx_pipe_filter(gx_pipe *p, const char *pred, const gx_pipe_opts *opts);
 /* Prepends the position in the stream (i64, from 0): later lambdas get (i, x...). */
 GX_API gx_status gx_pipe_enumerate(gx_pipe *p);
 /* Keeps the first k tuples / drops the first k tuples (k >= 0). */
@@ -78,22 +109,23 @@ GX_API gx_status gx_pipe_destroy(gx_pipe *p);
  * for the result.  Scalar results go to host memory.  They need a one-value stream
  * (GX_ERR_SHAPE otherwise: map tuples first) unless noted. */
 
-/* Folds op ("a, b -> a + b") over the stream into `result` (one value of the accumulator
- * dtype = op's result dtype on two stream values; *acc_dtype, may be NULL, receives it).
- * init (may be NULL) is combined first.  An empty stream without init is GX_ERR_SHAPE. */
-GX_API gx_status gx_pipe_reduce(gx_pipe *p, const char *op, const gx_const *init, void *result, gx_dtype *acc_dtype);
+/* Folds op over the stream into *out (its dtype is the accumulator's: opts->dtype, else
+ * a named operator's result dtype (gx/reduce.h), else a lambda's result on two stream
+ * values).  opts->init (may be NULL) is combined first.  An empty stream gives the
+ * init, else a named operator's neutral element; a lambda with neither is GX_ERR_SHAPE. */
+GX_API gx_status gx_pipe_reduce(gx_pipe *p, const char *op, const gx_pipe_opts *opts, gx_scalar *out);
 /* map then reduce, without changing p. */
-GX_API gx_status gx_pipe_mapreduce(gx_pipe *p, const char *map, const char *op, const gx_const *init,
-                                   void *result, gx_dtype *acc_dtype);
+GX_API gx_status gx_pipe_mapreduce(gx_pipe *p, const char *map, const char *op, const gx_pipe_opts *opts,
+                                   gx_scalar *out);
 /* Number of tuples (any arity). */
 GX_API gx_status gx_pipe_count(gx_pipe *p, int64_t *out);
 /* Whether any / all values are true (bool(x)); empty: any false, all true. */
-GX_API gx_status gx_pipe_any(gx_pipe *p, int *out);
-GX_API gx_status gx_pipe_all(gx_pipe *p, int *out);
-/* Smallest / largest value (NaNs are skipped unless all are NaN); empty is GX_ERR_SHAPE.
- * result holds one value of the stream's dtype. */
-GX_API gx_status gx_pipe_min(gx_pipe *p, void *result);
-GX_API gx_status gx_pipe_max(gx_pipe *p, void *result);
+GX_API gx_status gx_pipe_any(gx_pipe *p, bool *out);
+GX_API gx_status gx_pipe_all(gx_pipe *p, bool *out);
+/* Smallest / largest value, of the stream's dtype (NaNs are skipped unless all are
+ * NaN); empty is GX_ERR_SHAPE. */
+GX_API gx_status gx_pipe_min(gx_pipe *p, gx_scalar *out);
+GX_API gx_status gx_pipe_max(gx_pipe *p, gx_scalar *out);
 /* Position of the first smallest / largest value (as for min/max); empty is GX_ERR_SHAPE. */
 GX_API gx_status gx_pipe_argmin(gx_pipe *p, int64_t *out);
 GX_API gx_status gx_pipe_argmax(gx_pipe *p, int64_t *out);
@@ -101,10 +133,13 @@ GX_API gx_status gx_pipe_argmax(gx_pipe *p, int64_t *out);
  * arity; caller releases).  After a filter this is single-pass stream compaction; on
  * the GPU the result may then be a view of a buffer sized for the unfiltered length. */
 GX_API gx_status gx_pipe_collect(gx_pipe *p, int nout, gx_array **out);
-/* Running op over the stream into a 1-d array (exclusive needs init).  *out NULL:
- * allocated (acc dtype); otherwise its size must equal the stream's length, which
- * must be known (GX_ERR_SHAPE after a filter: pass *out = NULL). */
-GX_API gx_status gx_pipe_scan(gx_pipe *p, const char *op, int exclusive, const gx_const *init, gx_array **out);
+/* Running op over the stream into a new 1-d array of the accumulator dtype
+ * (opts->exclusive: out[k] excludes x[k]; an exclusive lambda scan needs opts->init). */
+GX_API gx_status gx_pipe_scan(gx_pipe *p, const char *op, const gx_pipe_opts *opts, gx_array **out);
+/* The same into `out` (contiguous), whose size must equal the stream's length, which
+ * must be known (GX_ERR_SHAPE after a filter: use gx_pipe_scan).  Accumulates in out's
+ * dtype as gx_scan_into does. */
+GX_API gx_status gx_pipe_scan_into(gx_pipe *p, const char *op, const gx_pipe_opts *opts, gx_array *out);
 /* Collects a one-value stream into host memory (cap bytes); *len gets the element
  * count.  A result larger than cap is GX_ERR_INVALID_ARGUMENT (with *len set). */
 GX_API gx_status gx_pipe_to_host(gx_pipe *p, void *buf, size_t cap, int64_t *len);

@@ -271,7 +271,7 @@ static gx_status upload(gx_array *a, const void *host)
     GX__CHECK(gx__array_new(ctx, a->dtype, a->ndim, a->shape, &tmp));
     gx_status s = ctx->be.iface->h2d(&ctx->be, gx__array_ptr(tmp), host, bytes);
     if (s == GX_OK)
-        s = gx_array_copy(a, tmp);
+        s = gx_array_copy_into(tmp, a);
     arr_free(tmp);
     return s;
 }
@@ -291,7 +291,7 @@ static gx_status download(const gx_array *a, void *host)
     }
     gx_array *tmp;
     GX__CHECK(gx__array_new(ctx, a->dtype, a->ndim, a->shape, &tmp));
-    gx_status s = gx_array_copy(tmp, a);
+    gx_status s = gx_array_copy_into(a, tmp);
     if (s == GX_OK)
         s = ctx->be.iface->d2h(&ctx->be, host, gx__array_ptr(tmp), bytes);
     arr_free(tmp);
@@ -329,7 +329,7 @@ gx_status gx_array_to_host(const gx_array *a, void *host, size_t host_bytes)
     return s;
 }
 
-gx_status gx_array_from_host_into(gx_array *a, const void *host, size_t host_bytes)
+gx_status gx_array_from_host_into(const void *host, size_t host_bytes, gx_array *a)
 {
     GX__CHECK(gx__array_check(a, "gx_array_from_host_into"));
     GX__CHECK(need_host_bytes(a, host_bytes, "gx_array_from_host_into"));
@@ -647,18 +647,18 @@ static gx_status same_shape(const gx_array *a, const gx_array *b, const char *wh
     return gx__err(GX_ERR_SHAPE, "%s: shapes differ: destination (%s) vs source (%s)", what, s1, s2);
 }
 
-gx_status gx_array_copy(gx_array *dst, const gx_array *src)
+gx_status gx_array_copy_into(const gx_array *src, gx_array *dst)
 {
-    GX__CHECK(gx__array_check(dst, "gx_array_copy (dst)"));
-    GX__CHECK(gx__array_check(src, "gx_array_copy (src)"));
+    GX__CHECK(gx__array_check(dst, "gx_array_copy_into (dst)"));
+    GX__CHECK(gx__array_check(src, "gx_array_copy_into (src)"));
     if (dst->ctx != src->ctx)
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_array_copy: the arrays belong to different contexts; copy through the host");
-    GX__CHECK(same_shape(dst, src, "gx_array_copy"));
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_array_copy_into: the arrays belong to different contexts; copy through the host");
+    GX__CHECK(same_shape(dst, src, "gx_array_copy_into"));
     if (dst->dtype != src->dtype)
-        return gx__err(GX_ERR_DTYPE, "gx_array_copy: dtypes differ (%s <- %s); use gx_array_clone to convert",
+        return gx__err(GX_ERR_DTYPE, "gx_array_copy_into: dtypes differ (%s <- %s); use gx_array_clone to convert",
                        gx_dtype_name(dst->dtype), gx_dtype_name(src->dtype));
     if (gx__arrays_overlap(dst, src))
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_array_copy: source and destination overlap in one storage; "
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_array_copy_into: source and destination overlap in one storage; "
                                                 "clone the source first");
     gx__lock(dst->ctx);
     gx_status s = copy_locked(dst, src);
@@ -683,7 +683,7 @@ gx_status gx_array_clone(const gx_array *a, gx_dtype dtype, gx_array **out)
     GX__ARG(out, "gx_array_clone: out must not be NULL");
     *out = NULL;
     GX__CHECK(gx__array_check(a, "gx_array_clone"));
-    if (dtype == GX_DTYPE_COUNT)
+    if (dtype == GX_DTYPE_DEFAULT)
         dtype = a->dtype;
     if ((a->dtype == GX_C64 || a->dtype == GX_C128) && dtype != GX_C64 && dtype != GX_C128)
         return gx__err(GX_ERR_DTYPE, "gx_array_clone: converting complex %s to real %s would drop the imaginary part; "

@@ -329,6 +329,7 @@ static void emit(pr_state *p, int axis, int64_t off, int closers, bool comma)
 static gx_status build_text(const gx_array *a, const gx_print_opts *opts, gx__sbuf *b, const char *what)
 {
     GX__CHECK(gx__array_check(a, what));
+    GX__OPTS_CHECK(opts, what);
     gx_print_opts o = {0};
     if (opts)
         o = *opts;

@@ -28,10 +28,11 @@ static const struct {
     [GX_C128] = {"c128", "cf64", 16, true},
 };
 
-static bool dt_valid(gx_dtype t) { return (unsigned)t < GX_DTYPE_COUNT; }
+/* GX_DTYPE_DEFAULT (0) is an options value, not an element type. */
+static bool dt_valid(gx_dtype t) { return t > GX_DTYPE_DEFAULT && t < GX_DTYPE_COUNT; }
 
 size_t gx_dtype_size(gx_dtype t) { return dt_valid(t) ? gx__dt[t].size : 0; }
-const char *gx_dtype_name(gx_dtype t) { return dt_valid(t) ? gx__dt[t].name : "?"; }
+const char *gx_dtype_name(gx_dtype t) { return dt_valid(t) ? gx__dt[t].name : t == GX_DTYPE_DEFAULT ? "default" : "?"; }
 const char *gx__dtype_ctype(gx_dtype t) { return dt_valid(t) ? gx__dt[t].ctype : "void"; }
 bool gx__dtype_supported(gx_dtype t) { return dt_valid(t) && gx__dt[t].supported; }
 bool gx__dtype_is_float(gx_dtype t) { return t == GX_F32 || t == GX_F64 || t == GX_F16 || t == GX_BF16; }
@@ -43,7 +44,7 @@ gx_status gx_dtype_parse(const char *name, gx_dtype *out)
 {
     if (!name || !out)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_dtype_parse: name and out must not be NULL");
-    for (int t = 0; t < GX_DTYPE_COUNT; t++)
+    for (int t = GX_BOOL; t < GX_DTYPE_COUNT; t++)
         if (strcmp(name, gx__dt[t].name) == 0) {
             *out = (gx_dtype)t;
             return GX_OK;

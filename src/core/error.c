@@ -305,3 +305,28 @@ double gx__now_ms(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
+
+gx_status gx__opts_reserved(const uint64_t *reserved, size_t n, const char *fn)
+{
+    for (size_t i = 0; i < n; i++)
+        if (reserved[i])
+            return gx__err(GX_ERR_INVALID_ARGUMENT,
+                           "%s: opts->reserved[%zu] is not zero; zero-initialise the options struct "
+                           "(e.g. `= {0}` or designated initialisers): reserved words belong to later versions of gx",
+                           fn, i);
+    return GX_OK;
+}
+
+gx_status gx__into_dtype(const char *fn, gx_dtype want, gx_dtype have, int exact)
+{
+    if (want == have)
+        return GX_OK;
+    if (exact)
+        return gx__err(GX_ERR_DTYPE, "%s: out has dtype %s but the result is %s, and opts->exact_dtype forbids "
+                                     "converting; pass an out of dtype %s, or leave exact_dtype 0 to convert",
+                       fn, gx_dtype_name(have), gx_dtype_name(want), gx_dtype_name(want));
+    if (gx__dtype_is_complex(want) && !gx__dtype_is_complex(have))
+        return gx__err(GX_ERR_DTYPE, "%s: the result is complex (%s) but out is real (%s); take re(z) or abs(z) "
+                                     "in the lambda, or pass a complex out", fn, gx_dtype_name(want), gx_dtype_name(have));
+    return GX_OK;
+}

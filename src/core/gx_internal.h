@@ -20,6 +20,17 @@ gx_status gx__err(gx_status s, const char *fmt, ...) __attribute__((format(print
 /* Prepends "where: " context to the current message, keeps the status. */
 gx_status gx__err_prefix(gx_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Options structs end in reserved words that must be zero (gx.h's conventions). */
+gx_status gx__opts_reserved(const uint64_t *reserved, size_t n, const char *fn);
+#define GX__OPTS_CHECK(opts, fn)                                                                     \
+    do {                                                                                             \
+        if (opts)                                                                                    \
+            GX__CHECK(gx__opts_reserved((opts)->reserved, sizeof (opts)->reserved / sizeof (opts)->reserved[0], fn)); \
+    } while (0)
+/* An *_into call's output of dtype `have` for a result of dtype `want`: GX_ERR_DTYPE
+ * when they differ and exact is set, or when complex would be converted to real. */
+gx_status gx__into_dtype(const char *fn, gx_dtype want, gx_dtype have, int exact);
+
 #define GX__CHECK(expr) do { gx_status gx__s_ = (expr); if (gx__s_ != GX_OK) return gx__s_; } while (0)
 #define GX__ARG(cond, ...) do { if (!(cond)) return gx__err(GX_ERR_INVALID_ARGUMENT, __VA_ARGS__); } while (0)
 

@@ -345,12 +345,12 @@ static bool async_ok(const gx_array *a, const void *host, size_t n, bool h2d)
     return gx__array_contiguous(a) && n > 0 && host_pinned(ctx, host, n);
 }
 
-gx_status gx_array_from_host_async(gx_array *a, const void *host, size_t host_bytes)
+gx_status gx_array_from_host_into_async(const void *host, size_t host_bytes, gx_array *a)
 {
-    GX__CHECK(gx__array_check(a, "gx_array_from_host_async"));
-    GX__ARG(host || a->size == 0, "gx_array_from_host_async: host must not be NULL");
+    GX__CHECK(gx__array_check(a, "gx_array_from_host_into_async"));
+    GX__ARG(host || a->size == 0, "gx_array_from_host_into_async: host must not be NULL");
     size_t n = (size_t)a->size * gx_dtype_size(a->dtype);
-    GX__ARG(host_bytes >= n, "gx_array_from_host_async: host_bytes = %zu but the array needs %zu",
+    GX__ARG(host_bytes >= n, "gx_array_from_host_into_async: host_bytes = %zu but the array needs %zu",
             host_bytes, n);
     gx_ctx *ctx = a->ctx;
     gx__lock(ctx);
@@ -359,7 +359,7 @@ gx_status gx_array_from_host_async(gx_array *a, const void *host, size_t host_by
     if (ok)
         s = ctx->be.iface->h2d_async(&ctx->be, gx__array_ptr(a), host, n);
     gx__unlock(ctx);
-    return ok ? s : gx_array_from_host_into(a, host, host_bytes);
+    return ok ? s : gx_array_from_host_into(host, host_bytes, a);
 }
 
 gx_status gx_array_to_host_async(const gx_array *a, void *host, size_t host_bytes)

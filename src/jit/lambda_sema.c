@@ -196,7 +196,7 @@ static gx_status check_name(checker *c, lam__node *n)
         if (c->env->consts[i].name && name_is(c, n, c->env->consts[i].name)) {
             n->ref = LAM_R_CONST;
             n->index = i;
-            n->type = c->env->consts[i].dtype;
+            n->type = c->env->consts[i].value.dtype;
             return GX_OK;
         }
     int len = n->name_len > 40 ? 40 : n->name_len;
@@ -474,9 +474,9 @@ static gx_status check_env(const lam_env *env, const lam_lambda *l)
             return lam__fail(GX_ERR_TYPE, l->text, l->pcol[i], "use bool, i8..i64, u8..u64, f32, f64, c64 or c128 arrays",
                              "argument %d has dtype %s, which lambdas do not support", i + 1, gx_dtype_name(env->arg_types[i]));
     for (int i = 0; i < env->nconsts && env->consts; i++)
-        if (!lam_scalar(env->consts[i].dtype))
+        if (!lam_scalar(env->consts[i].value.dtype))
             return gx__err(GX_ERR_TYPE, "constant '%.40s' has dtype %s, which lambdas do not support",
-                           env->consts[i].name ? env->consts[i].name : "?", gx_dtype_name(env->consts[i].dtype));
+                           env->consts[i].name ? env->consts[i].name : "?", gx_dtype_name(env->consts[i].value.dtype));
     return GX_OK;
 }
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ew_cval_of(const gx_const *c, ew_cval *v)
+void ew_cval_of(const gx_scalar *c, ew_cval *v)
 {
     if (gx__dtype_is_float(c->dtype))
         v->f = c->v.f;

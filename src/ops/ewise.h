@@ -39,7 +39,7 @@ typedef struct ew_plan {
 } ew_plan;
 
 /* A named constant's value in the argument struct's representation. */
-void ew_cval_of(const gx_const *c, ew_cval *v);
+void ew_cval_of(const gx_scalar *c, ew_cval *v);
 
 /* Broadcasts the inputs against `shape` (the output's) and fills plan strides/pointers.
  * Inputs whose shape does not broadcast give GX_ERR_SHAPE naming both shapes. */

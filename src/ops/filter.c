@@ -26,7 +26,7 @@ static gx_status flat_inputs(gx_ctx *ctx, const char *what, int nin, gx_array *c
             flat[i] = in[i];
             continue;
         }
-        GX__CHECK(gx_array_clone(in[i], GX_DTYPE_COUNT, &flat[i]));
+        GX__CHECK(gx_array_clone(in[i], GX_DTYPE_DEFAULT, &flat[i]));
         owned[i] = true;
     }
     return GX_OK;
@@ -39,11 +39,24 @@ static void flat_release(int nin, gx_array **flat, const bool *owned)
             gx_array_release(flat[i]);
 }
 
-gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in, const gx_const *consts, int nconsts,
+/* The filter options as the pipeline stage's. */
+static gx_pipe_opts pipe_opts_of(const gx_filter_opts *o)
+{
+    gx_pipe_opts po = {0};
+    if (o) {
+        po.consts = o->consts;
+        po.nconsts = o->nconsts;
+    }
+    return po;
+}
+
+gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in, const gx_filter_opts *opts,
                     gx_array **out)
 {
     GX__ARG(out, "gx_filter: out is NULL (pass room for one array per input)");
     GX__CHECK(gx__ctx_check(ctx));
+    GX__OPTS_CHECK(opts, "gx_filter");
+    gx_pipe_opts po = pipe_opts_of(opts);
     gx_array *flat[RP_MAXC];
     bool owned[RP_MAXC];
     gx_status s = flat_inputs(ctx, "gx_filter", nin, in, flat, owned);
@@ -51,7 +64,7 @@ gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in,
     if (s == GX_OK)
         s = gx_pipe_from_arrays(ctx, nin, flat, &p);
     if (s == GX_OK)
-        s = gx_pipe_filter(p, pred, consts, nconsts);
+        s = gx_pipe_filter(p, pred, &po);
     if (s == GX_OK)
         s = gx_pipe_collect(p, nin, out);
     gx_pipe_destroy(p);
@@ -84,13 +97,15 @@ static char *with_index_param(const char *pred)
     return s;
 }
 
-gx_status gx_findall(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in, const gx_const *consts, int nconsts,
+gx_status gx_findall(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in, const gx_filter_opts *opts,
                      gx_array **out)
 {
     GX__ARG(out, "gx_findall: out is NULL");
     *out = NULL;
     GX__ARG(pred, "gx_findall: pred is NULL (pass text such as \"x -> x > 0\")");
     GX__CHECK(gx__ctx_check(ctx));
+    GX__OPTS_CHECK(opts, "gx_findall");
+    gx_pipe_opts po = pipe_opts_of(opts);
     gx_array *flat[RP_MAXC];
     bool owned[RP_MAXC];
     gx_status s = flat_inputs(ctx, "gx_findall", nin, in, flat, owned);
@@ -100,7 +115,7 @@ gx_status gx_findall(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in
         s = gx_pipe_from_arrays(ctx, nin, flat, &p);
     /* Checked as written first, so messages point into the user's text. */
     if (s == GX_OK)
-        s = gx_pipe_filter(p, pred, consts, nconsts);
+        s = gx_pipe_filter(p, pred, &po);
     if (s == GX_OK) {
         gx_pipe_destroy(p);
         p = NULL;
@@ -111,11 +126,11 @@ gx_status gx_findall(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in
     if (s == GX_OK && !(wrapped = with_index_param(pred)))
         s = gx__err(GX_ERR_OUT_OF_MEMORY, "gx_findall: out of host memory");
     if (s == GX_OK)
-        s = gx_pipe_filter(p, wrapped, consts, nconsts);
+        s = gx_pipe_filter(p, wrapped, &po);
     char idx[256];
     index_lambda(idx, sizeof idx, nin);
     if (s == GX_OK)
-        s = gx_pipe_map(p, idx, NULL, 0);
+        s = gx_pipe_map(p, idx, NULL);
     if (s == GX_OK)
         s = gx_pipe_collect(p, 1, out);
     free(wrapped);

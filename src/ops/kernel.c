@@ -142,6 +142,7 @@ gx_status gx_kernel_compile(gx_ctx *ctx, const char *source, const char *entry,
 {
     GX__ARG(out, "gx_kernel_compile: out must not be NULL");
     *out = NULL;
+    GX__OPTS_CHECK(opts, "gx_kernel_compile");
     GX__CHECK(gx__ctx_check(ctx));
     GX__ARG(source && entry && *entry, "gx_kernel_compile: source and entry must not be NULL or empty");
     if (!ctx->be.iface->launch_user)
@@ -591,6 +592,7 @@ gx_status gx_kernel_ptx_offline(const char *source, const char *entry, const cha
 {
     GX__ARG(text && source, "gx_kernel_ptx_offline: source and text must not be NULL");
     *text = NULL;
+    GX__OPTS_CHECK(opts, "gx_kernel_ptx_offline");
     int ma, mi;
     GX__CHECK(k_arch("gx_kernel_ptx_offline", arch, &ma, &mi));
 #ifdef GX_HAVE_CUDA
@@ -619,6 +621,7 @@ gx_status gx_kernel_sass_offline(const char *source, const char *arch, const gx_
 {
     GX__ARG(text && source, "gx_kernel_sass_offline: source and text must not be NULL");
     *text = NULL;
+    GX__OPTS_CHECK(opts, "gx_kernel_sass_offline");
     int ma, mi;
     GX__CHECK(k_arch("gx_kernel_sass_offline", arch, &ma, &mi));
 #ifdef GX_HAVE_CUDA

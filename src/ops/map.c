@@ -10,7 +10,8 @@
 
 typedef struct map_job {
     lam_lambda *lam;
-    gx_dtype out_dtype;
+    gx_dtype out_dtype;   /* opts->dtype, else the lambda's type */
+    gx_dtype lam_dtype;   /* the lambda's own result type */
     int nconst;
     gx_dtype cdt[EW_MAXCONST];
     ew_cval cval[EW_MAXCONST];
@@ -45,26 +46,27 @@ static gx_status map_prepare(gx_ctx *ctx, const char *lambda, int nin, gx_array 
     for (int i = 0; i < nin; i++)
         at[i] = in[i]->dtype;
     for (int j = 0; j < nc; j++) {
-        if (!opts->consts[j].name || !gx__dtype_supported(opts->consts[j].dtype))
+        if (!opts->consts[j].name || !gx__dtype_supported(opts->consts[j].value.dtype))
             return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_map: constant %d has no name or an unsupported dtype", j);
-        job->cdt[j] = opts->consts[j].dtype;
-        ew_cval_of(&opts->consts[j], &job->cval[j]);
+        job->cdt[j] = opts->consts[j].value.dtype;
+        ew_cval_of(&opts->consts[j].value, &job->cval[j]);
     }
     job->nconst = nc;
     gx__userfns *u = ctx->userfns;
     /* A lambda seen before with these dtypes: reuse its emitted expression. */
     gx__sbuf key = {0};
-    gx__sb_printf(&key, "map1|%d|%d|", u ? u->count : 0, opts ? (int)opts->out_dtype : -1);
+    gx__sb_printf(&key, "map1|%d|%d|", u ? u->count : 0, opts ? (int)opts->dtype : -1);
     for (int i = 0; i < nin; i++)
         gx__sb_printf(&key, "%d,", (int)at[i]);
     for (int j = 0; j < nc; j++)
-        gx__sb_printf(&key, "%s:%d,", opts->consts[j].name, (int)opts->consts[j].dtype);
+        gx__sb_printf(&key, "%s:%d,", opts->consts[j].name, (int)opts->consts[j].value.dtype);
     gx__sb_printf(&key, "|%s", lambda);
     size_t vlen = 0;
     const char *hit = key.oom ? NULL : gx__memo_find(ctx, key.p, &vlen);
-    if (hit && vlen > sizeof(gx_dtype)) {
+    if (hit && vlen > 2 * sizeof(gx_dtype)) {
         memcpy(&job->out_dtype, hit, sizeof(gx_dtype));
-        gx__sb_puts(&job->expr, hit + sizeof(gx_dtype));
+        memcpy(&job->lam_dtype, hit + sizeof(gx_dtype), sizeof(gx_dtype));
+        gx__sb_puts(&job->expr, hit + 2 * sizeof(gx_dtype));
         gx__sb_free(&key);
         return job->expr.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory") : GX_OK;
     }
@@ -74,7 +76,8 @@ static gx_status map_prepare(gx_ctx *ctx, const char *lambda, int nin, gx_array 
         gx__sb_free(&key);
         return cs;
     }
-    job->out_dtype = opts && opts->out_dtype != GX_DTYPE_COUNT ? opts->out_dtype : lam_result_type(job->lam);
+    job->lam_dtype = lam_result_type(job->lam);
+    job->out_dtype = opts && opts->dtype != GX_DTYPE_DEFAULT ? opts->dtype : job->lam_dtype;
     if (!gx__dtype_supported(job->out_dtype)) {
         gx__sb_free(&key);
         return gx__err(GX_ERR_DTYPE, "gx_map: output dtype %s is not supported", gx_dtype_name(job->out_dtype));
@@ -92,11 +95,12 @@ static gx_status map_prepare(gx_ctx *ctx, const char *lambda, int nin, gx_array 
     gx_status s = lam_emit(job->lam, pnames, cnames, &job->expr);
     if (s == GX_OK && !key.oom && !job->expr.oom) {
         size_t el = strlen(job->expr.p);
-        unsigned char *v = malloc(sizeof(gx_dtype) + el + 1);
+        unsigned char *v = malloc(2 * sizeof(gx_dtype) + el + 1);
         if (v) {
             memcpy(v, &job->out_dtype, sizeof(gx_dtype));
-            memcpy(v + sizeof(gx_dtype), job->expr.p, el + 1);
-            gx__memo_put(ctx, key.p, v, sizeof(gx_dtype) + el + 1);
+            memcpy(v + sizeof(gx_dtype), &job->lam_dtype, sizeof(gx_dtype));
+            memcpy(v + 2 * sizeof(gx_dtype), job->expr.p, el + 1);
+            gx__memo_put(ctx, key.p, v, 2 * sizeof(gx_dtype) + el + 1);
             free(v);
         }
     }
@@ -110,23 +114,26 @@ static void map_job_free(map_job *job)
     gx__sb_free(&job->expr);
 }
 
-static gx_status map_output(gx_ctx *ctx, int nin, gx_array *const *in, gx_dtype dt, gx_array **out, bool *made)
+/* gx_map_into's output: checked here; its shape is checked by the plan (the inputs
+ * must broadcast to it). */
+static gx_status map_check_into(gx_ctx *ctx, const char *fn, const gx_map_opts *opts, gx_dtype dt, gx_array *out)
+{
+    char what[48];
+    gx__fmt(what, sizeof what, "%s (out)", fn);
+    GX__CHECK(gx__array_check(out, what));
+    if (out->ctx != ctx)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: out belongs to another context", fn);
+    if (!gx__dtype_supported(out->dtype))
+        return gx__err(GX_ERR_DTYPE, "%s: out has dtype %s, which map does not support yet", fn, gx_dtype_name(out->dtype));
+    return gx__into_dtype(fn, dt, out->dtype, opts && opts->exact_dtype);
+}
+
+static gx_status map_new_output(gx_ctx *ctx, int nin, gx_array *const *in, gx_dtype dt, gx_array **out)
 {
     int nd;
     int64_t shape[GX_MAX_DIMS];
     GX__CHECK(ew_broadcast_shape(nin, in, &nd, shape));
-    *made = false;
-    if (*out) {
-        GX__CHECK(gx__array_check(*out, "gx_map (out)"));
-        if ((*out)->ctx != ctx)
-            return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_map: out belongs to another context");
-        if (!gx__dtype_supported((*out)->dtype))
-            return gx__err(GX_ERR_DTYPE, "gx_map: out has dtype %s, which map does not support yet", gx_dtype_name((*out)->dtype));
-        return GX_OK;   /* shape compatibility is checked by the plan (inputs must broadcast to out) */
-    }
-    GX__CHECK(gx__array_new(ctx, dt, nd, shape, out));
-    *made = true;
-    return GX_OK;
+    return gx__array_new(ctx, dt, nd, shape, out);
 }
 
 static void map_fill_plan(ew_plan *pl, const map_job *job)
@@ -136,6 +143,26 @@ static void map_fill_plan(ew_plan *pl, const map_job *job)
         pl->cdt[j] = job->cdt[j];
         pl->args.c[j] = job->cval[j];
     }
+}
+
+/* The lambda's value as out's dtype: real stores cast in the kernel (ewise.c), but a
+ * complex struct converts through the prelude's helpers. */
+static gx_status map_store_expr(const map_job *job, gx_dtype out, gx__sbuf *e)
+{
+    gx_dtype lt = job->lam_dtype;
+    bool lc = gx__dtype_is_complex(lt), oc = gx__dtype_is_complex(out);
+    if (lc && !oc)
+        return gx__err(GX_ERR_DTYPE, "gx_map: the lambda gives complex %s but the result dtype is real %s; take re(z) "
+                                     "or abs(z) in the lambda", gx_dtype_name(lt), gx_dtype_name(out));
+    if (!oc || lt == out)
+        gx__sb_puts(e, job->expr.p);
+    else if (lc)
+        gx__sb_printf(e, "gx_cx_%s_%s(%s)", gx_dtype_name(lt), gx_dtype_name(out), job->expr.p);
+    else if (out == GX_C64)
+        gx__sb_printf(e, "c32((float)(%s), 0.0f)", job->expr.p);
+    else
+        gx__sb_printf(e, "c64((double)(%s), 0.0)", job->expr.p);
+    return e->oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "gx_map: out of host memory") : GX_OK;
 }
 
 static gx_status map_run(gx_ctx *ctx, const map_job *job, int nin, gx_array *const *in, gx_array *out)
@@ -151,66 +178,89 @@ static gx_status map_run(gx_ctx *ctx, const map_job *job, int nin, gx_array *con
     if (alias)
         GX__CHECK(gx__array_new(ctx, out->dtype, out->ndim, out->shape, &dst));
     ew_plan pl;
+    gx__sbuf e = {0};
     gx_status s = ew_plan_make(&pl, dst, nin, in);
+    if (s == GX_OK)
+        s = map_store_expr(job, dst->dtype, &e);
     if (s == GX_OK) {
         map_fill_plan(&pl, job);
-        s = ew_run(ctx, &pl, job->expr.p, ucode, "gx_map");
+        s = ew_run(ctx, &pl, e.p, ucode, "gx_map");
     }
+    gx__sb_free(&e);
     if (alias) {
         if (s == GX_OK)
-            s = gx_array_copy(out, dst);
+            s = gx_array_copy_into(dst, out);
         gx_array_release(dst);
     }
     return s;
 }
 
-gx_status gx_map(gx_ctx *ctx, const char *lambda, int nin, gx_array *const *in, const gx_map_opts *opts, gx_array **out)
+/* gx_map (into == NULL: a new array through *made) and gx_map_into. */
+static gx_status map_impl(gx_ctx *ctx, const char *fn, const char *lambda, int nin, gx_array *const *in,
+                          const gx_map_opts *opts, gx_array *into, gx_array **made)
 {
     GX__CHECK(gx__ctx_check(ctx));
-    GX__ARG(out, "gx_map: out must not be NULL (set *out = NULL to have gx allocate the result)");
+    GX__OPTS_CHECK(opts, fn);
     GX__CHECK(map_check_inputs(ctx, nin, in));
     gx__lock(ctx);
     map_job job = {0};
-    bool made = false;
     gx_status s = map_prepare(ctx, lambda, nin, in, opts, &job);
     if (s == GX_OK)
-        s = map_output(ctx, nin, in, job.out_dtype, out, &made);
+        s = into ? map_check_into(ctx, fn, opts, job.out_dtype, into)
+                 : map_new_output(ctx, nin, in, job.out_dtype, made);
     if (s == GX_OK)
-        s = map_run(ctx, &job, nin, in, *out);
-    if (s != GX_OK && made) {
-        gx_array_release(*out);
-        *out = NULL;
+        s = map_run(ctx, &job, nin, in, into ? into : *made);
+    if (s != GX_OK && made && *made) {
+        gx_array_release(*made);
+        *made = NULL;
     }
     map_job_free(&job);
     gx__unlock(ctx);
     return s;
 }
 
+gx_status gx_map(gx_ctx *ctx, const char *lambda, int nin, gx_array *const *in, const gx_map_opts *opts, gx_array **out)
+{
+    GX__ARG(out, "gx_map: out must not be NULL (it receives the new array; gx_map_into writes into yours)");
+    *out = NULL;
+    return map_impl(ctx, "gx_map", lambda, nin, in, opts, NULL, out);
+}
+
+gx_status gx_map_into(gx_ctx *ctx, const char *lambda, int nin, gx_array *const *in, const gx_map_opts *opts,
+                      gx_array *out)
+{
+    GX__ARG(out, "gx_map_into: out must not be NULL (gx_map makes a new array)");
+    return map_impl(ctx, "gx_map_into", lambda, nin, in, opts, out, NULL);
+}
+
 gx_status gx_map_source(gx_ctx *ctx, const char *lambda, int nin, gx_array *const *in, const gx_map_opts *opts,
                         char *buf, size_t cap, size_t *needed)
 {
     GX__CHECK(gx__ctx_check(ctx));
+    GX__OPTS_CHECK(opts, "gx_map_source");
     GX__CHECK(map_check_inputs(ctx, nin, in));
     gx__lock(ctx);
     map_job job = {0};
     gx_array *out = NULL;
-    bool made = false;
     gx__sbuf src = {0};
     gx_status s = map_prepare(ctx, lambda, nin, in, opts, &job);
     if (s == GX_OK)
-        s = map_output(ctx, nin, in, job.out_dtype, &out, &made);
+        s = map_new_output(ctx, nin, in, job.out_dtype, &out);
     ew_plan pl;
     if (s == GX_OK)
         s = ew_plan_make(&pl, out, nin, in);
+    gx__sbuf e = {0};
+    if (s == GX_OK)
+        s = map_store_expr(&job, out->dtype, &e);
     if (s == GX_OK) {
         map_fill_plan(&pl, &job);
         gx__userfns *u = ctx->userfns;
-        s = ew_source(ctx, &pl, job.expr.p, u ? u->code.p : NULL, &src);
+        s = ew_source(ctx, &pl, e.p, u ? u->code.p : NULL, &src);
     }
+    gx__sb_free(&e);
     if (s == GX_OK)
         s = gx__sb_export(&src, buf, cap, needed);
-    if (made)
-        gx_array_release(out);
+    gx_array_release(out);
     gx__sb_free(&src);
     map_job_free(&job);
     gx__unlock(ctx);

@@ -1,6 +1,7 @@
 /* range.c -- gx_pipe: building pipelines, planning their segments and the terminals
  * (see range_priv.h for the model). */
 #include "ops/range_priv.h"
+#include "ops/opname.h"
 #include "ops/userfns.h"
 
 #include <stdio.h>
@@ -175,7 +176,7 @@ static gx_status add_consts(gx_pipe *p, const char *what, const gx_const *consts
     if (p->ncst + nconsts > RP_MAXCONST)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: at most %d constants over a whole pipeline", what, RP_MAXCONST);
     for (int j = 0; j < nconsts; j++)
-        if (!consts[j].name || !rp_dtype_ok(consts[j].dtype))
+        if (!consts[j].name || !rp_dtype_ok(consts[j].value.dtype))
             return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: constant %d has no name or an unsupported dtype", what, j);
     *base = p->ncst;
     for (int j = 0; j < nconsts; j++) {
@@ -215,14 +216,16 @@ static gx_status add_lambda_op(gx_pipe *p, rp_op_kind kind, const char *what, co
     return GX_OK;
 }
 
-gx_status gx_pipe_map(gx_pipe *p, const char *lambda, const gx_const *consts, int nconsts)
+gx_status gx_pipe_map(gx_pipe *p, const char *lambda, const gx_pipe_opts *opts)
 {
-    return add_lambda_op(p, RP_MAP, "gx_pipe_map", lambda, consts, nconsts);
+    GX__OPTS_CHECK(opts, "gx_pipe_map");
+    return add_lambda_op(p, RP_MAP, "gx_pipe_map", lambda, opts ? opts->consts : NULL, opts ? opts->nconsts : 0);
 }
 
-gx_status gx_pipe_filter(gx_pipe *p, const char *pred, const gx_const *consts, int nconsts)
+gx_status gx_pipe_filter(gx_pipe *p, const char *pred, const gx_pipe_opts *opts)
 {
-    return add_lambda_op(p, RP_FILTER, "gx_pipe_filter", pred, consts, nconsts);
+    GX__OPTS_CHECK(opts, "gx_pipe_filter");
+    return add_lambda_op(p, RP_FILTER, "gx_pipe_filter", pred, opts ? opts->consts : NULL, opts ? opts->nconsts : 0);
 }
 
 static gx_status add_plain_op(gx_pipe *p, rp_op_kind kind, int64_t k, const char *what)
@@ -501,8 +504,8 @@ static gx_status term_end(term *t, gx_status s)
     return s;
 }
 
-/* gx_const -> the accumulator member's field. */
-void rp_const_to_cval(const gx_const *c, gx_dtype acc, rp_cval *v)
+/* An init value -> the accumulator member's field. */
+void rp_const_to_cval(const gx_scalar *c, gx_dtype acc, rp_cval *v)
 {
     double d = gx__dtype_is_float(c->dtype) ? c->v.f : gx__dtype_is_signed(c->dtype) || c->dtype == GX_BOOL ? (double)c->v.i : (double)c->v.u;
     if (gx__dtype_is_float(acc))
@@ -514,21 +517,74 @@ void rp_const_to_cval(const gx_const *c, gx_dtype acc, rp_cval *v)
 }
 
 
-gx_status rp_op_prepare(gx_ctx *ctx, const char *what, const char *op, gx_dtype elem, gx_dtype forced, rp_opjob *j)
+/* A constant's value as C text of its dtype (hex floats: exact). */
+static gx_status const_literal(const char *what, const gx_const *c, char *buf, size_t n)
 {
+    const gx_scalar *v = &c->value;
+    if (gx__dtype_is_float(v->dtype))
+        snprintf(buf, n, "((%s)%a)", gx__dtype_ctype(v->dtype), v->v.f);
+    else if (gx__dtype_is_int(v->dtype) && !gx__dtype_is_signed(v->dtype))
+        snprintf(buf, n, "((%s)%lluULL)", gx__dtype_ctype(v->dtype), (unsigned long long)v->v.u);
+    else if (gx__dtype_is_int(v->dtype) || v->dtype == GX_BOOL)
+        snprintf(buf, n, "((%s)(%lldLL))", gx__dtype_ctype(v->dtype), (long long)v->v.i);
+    else
+        return gx__err(GX_ERR_DTYPE, "%s: constant '%s' has dtype %s; operator lambdas take real constants",
+                       what, c->name ? c->name : "?", gx_dtype_name(v->dtype));
+    return GX_OK;
+}
+
+/* The operator's text: a name becomes its lambda (opname.h), a lambda stays. */
+static gx_status op_text(const char *what, const char *op, gx_dtype elem, gx_dtype *forced, rp_opjob *j,
+                         const char **text)
+{
+    GX__ARG(op, "%s: the operator is NULL (pass \"+\", \"max\"... or a lambda \"a, b -> a + b\")", what);
+    opn_kind k = opn_parse(op);
+    *text = op;
+    if (k == OPN_NONE) {
+        if (!strstr(op, "->"))
+            return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: '%s' is not an operator: use one of " OPN_NAMES
+                                                    " or a lambda \"a, b -> ...\"", what, op);
+        return GX_OK;
+    }
+    if (*forced == GX_DTYPE_DEFAULT)
+        *forced = opn_acc(k, elem);
+    const char *why = NULL;
+    *text = opn_lambda(k, *forced, &why);
+    if (!*text)
+        return gx__err(k == OPN_COUNT || k == OPN_MEAN ? GX_ERR_INVALID_ARGUMENT : GX_ERR_DTYPE,
+                       "%s: operator \"%s\" on %s: %s", what, op, gx_dtype_name(*forced), why);
+    j->named = true;
+    j->neutral = opn_neutral(k, *forced);
+    return GX_OK;
+}
+
+gx_status rp_op_prepare(gx_ctx *ctx, const char *what, const char *op, gx_dtype elem, gx_dtype forced,
+                        const gx_const *consts, int nconsts, rp_opjob *j)
+{
+    const char *text = NULL;
+    GX__CHECK(op_text(what, op, elem, &forced, j, &text));
+    if (nconsts < 0 || nconsts > RP_MAXCONST || (nconsts > 0 && !consts))
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %d constants (at most %d; consts must not be NULL)", what,
+                       nconsts, RP_MAXCONST);
+    char lit[RP_MAXCONST][64];
+    const char *cnames[RP_MAXCONST];
+    for (int c = 0; c < nconsts; c++) {
+        GX__CHECK(const_literal(what, &consts[c], lit[c], sizeof lit[c]));
+        cnames[c] = lit[c];
+    }
     gx_dtype two[2] = {elem, elem};
     lam_lambda *l = NULL;
-    GX__CHECK(compile_lambda(ctx, what, op, 2, two, NULL, 0, &l));
-    gx_dtype acc = forced != GX_DTYPE_COUNT ? forced : lam_result_type(l);
+    GX__CHECK(compile_lambda(ctx, what, text, 2, two, consts, nconsts, &l));
+    gx_dtype acc = forced != GX_DTYPE_DEFAULT ? forced : lam_result_type(l);
     lam_free(l);
     l = NULL;
     if (!rp_dtype_ok(acc))
         return gx__err(GX_ERR_TYPE, "%s: the operator gives %s, which cannot accumulate", what, gx_dtype_name(acc));
     two[0] = two[1] = acc;
-    GX__CHECK(compile_lambda(ctx, what, op, 2, two, NULL, 0, &l));
+    GX__CHECK(compile_lambda(ctx, what, text, 2, two, consts, nconsts, &l));
     const char *names[2] = {"a.v0", "b.v0"};
     gx__sbuf e = {0};
-    gx_status s = lam_emit(l, names, NULL, &e);
+    gx_status s = lam_emit(l, names, nconsts ? cnames : NULL, &e);
     lam_free(l);
     if (s == GX_OK) {
         gx__sb_printf(&j->body, "r.v0 = (%s)(%s);", gx__dtype_ctype(acc), e.p);
@@ -547,19 +603,36 @@ void rp_opjob_free(rp_opjob *j)
     gx__sb_free(&j->lift);
 }
 
-static void store_acc(gx_dtype acc, const uint8_t *slot, void *result)
+/* One value of dtype t as the scalar that holds it (gx.h's member rules). */
+static void slot_to_scalar(gx_dtype t, const uint8_t *slot, gx_scalar *out)
 {
-    memcpy(result, slot, gx_dtype_size(acc));
+    memset(out, 0, sizeof *out);
+    out->dtype = t;
+    if (gx__dtype_is_float(t))
+        out->v.f = gx__dtype_to_f64(t, slot);
+    else if (t == GX_U64)
+        memcpy(&out->v.u, slot, 8);
+    else if (gx__dtype_is_int(t) && !gx__dtype_is_signed(t))
+        out->v.u = (uint64_t)gx__dtype_to_f64(t, slot);   /* exact below 2^53 */
+    else if (t == GX_I64)
+        memcpy(&out->v.i, slot, 8);
+    else
+        out->v.i = (int64_t)gx__dtype_to_f64(t, slot);    /* bool and narrow ints: exact */
 }
 
-gx_status gx_pipe_reduce(gx_pipe *p, const char *op, const gx_const *init, void *result, gx_dtype *acc_dtype)
+gx_status gx_pipe_reduce(gx_pipe *p, const char *op, const gx_pipe_opts *opts, gx_scalar *out)
 {
-    GX__ARG(result, "gx_pipe_reduce: result is NULL (pass room for one value of the accumulator dtype)");
+    GX__ARG(out, "gx_pipe_reduce: out is NULL (it receives the result)");
+    GX__OPTS_CHECK(opts, "gx_pipe_reduce");
+    const gx_scalar *init = opts ? opts->init : NULL;
     term t;
     GX__CHECK(term_begin(&t, p, "gx_pipe_reduce", false, true));
     rp_opjob j = {0};
-    gx_status s = rp_op_prepare(p->ctx, "gx_pipe_reduce", op, t.sg.dt[0], GX_DTYPE_COUNT, &j);
+    gx_status s = rp_op_prepare(p->ctx, "gx_pipe_reduce", op, t.sg.dt[0], opts ? opts->dtype : GX_DTYPE_DEFAULT,
+                                opts ? opts->consts : NULL, opts ? opts->nconsts : 0, &j);
     if (s == GX_OK) {
+        if (!init && j.named)
+            init = &j.neutral;   /* an empty stream then gives the neutral element, as gx_reduce does */
         rp_kspec ks = {0};
         ks.term = RP_T_REDUCE;
         ks.nacc = 1;
@@ -573,21 +646,25 @@ gx_status gx_pipe_reduce(gx_pipe *p, const char *op, const gx_const *init, void 
         bool empty = false;
         s = rp_run_reduce(p->ctx, &t.sg, &ks, slot, &empty);
         if (s == GX_OK && empty)
-            s = gx__err(GX_ERR_SHAPE, "gx_pipe_reduce: the stream is empty and no init was given (pass init for empty streams)");
+            s = gx__err(GX_ERR_SHAPE, "gx_pipe_reduce: the stream is empty and the lambda operator has no init "
+                                      "(pass opts->init, its neutral element)");
         if (s == GX_OK)
-            store_acc(j.acc, slot, result);
-        if (s == GX_OK && acc_dtype)
-            *acc_dtype = j.acc;
+            slot_to_scalar(j.acc, slot, out);
     }
     rp_opjob_free(&j);
     return term_end(&t, s);
 }
 
-gx_status gx_pipe_mapreduce(gx_pipe *p, const char *map, const char *op, const gx_const *init, void *result,
-                            gx_dtype *acc_dtype)
+gx_status gx_pipe_mapreduce(gx_pipe *p, const char *map, const char *op, const gx_pipe_opts *opts, gx_scalar *out)
 {
-    GX__CHECK(gx_pipe_map(p, map, NULL, 0));
-    gx_status s = gx_pipe_reduce(p, op, init, result, acc_dtype);
+    GX__OPTS_CHECK(opts, "gx_pipe_mapreduce");
+    gx_pipe_opts mo = {0};
+    if (opts) {
+        mo.consts = opts->consts;
+        mo.nconsts = opts->nconsts;
+    }
+    GX__CHECK(gx_pipe_map(p, map, &mo));
+    gx_status s = gx_pipe_reduce(p, op, opts, out);
     op_free(&p->ops[--p->nops]);
     return s;
 }
@@ -620,7 +697,7 @@ gx_status gx_pipe_count(gx_pipe *p, int64_t *out)
 }
 
 /* any(x) directly; all(x) as !any(!x). */
-static gx_status any_of(gx_pipe *p, const char *what, bool negate, int *out)
+static gx_status any_of(gx_pipe *p, const char *what, bool negate, bool *out)
 {
     GX__ARG(out, "%s: out is NULL", what);
     rp_kspec ks = {0};
@@ -637,8 +714,8 @@ static gx_status any_of(gx_pipe *p, const char *what, bool negate, int *out)
     return GX_OK;
 }
 
-gx_status gx_pipe_any(gx_pipe *p, int *out) { return any_of(p, "gx_pipe_any", false, out); }
-gx_status gx_pipe_all(gx_pipe *p, int *out) { return any_of(p, "gx_pipe_all", true, out); }
+gx_status gx_pipe_any(gx_pipe *p, bool *out) { return any_of(p, "gx_pipe_any", false, out); }
+gx_status gx_pipe_all(gx_pipe *p, bool *out) { return any_of(p, "gx_pipe_all", true, out); }
 
 static gx_status extremum(gx_pipe *p, const char *what, bool maxi, bool arg, uint8_t *slot, gx_dtype *dt)
 {
@@ -668,23 +745,23 @@ static gx_status extremum(gx_pipe *p, const char *what, bool maxi, bool arg, uin
     return GX_OK;
 }
 
-gx_status gx_pipe_min(gx_pipe *p, void *result)
+gx_status gx_pipe_min(gx_pipe *p, gx_scalar *out)
 {
-    GX__ARG(result, "gx_pipe_min: result is NULL");
+    GX__ARG(out, "gx_pipe_min: out is NULL");
     uint8_t slot[24];
     gx_dtype dt;
     GX__CHECK(extremum(p, "gx_pipe_min", false, false, slot, &dt));
-    memcpy(result, slot, gx_dtype_size(dt));
+    slot_to_scalar(dt, slot, out);
     return GX_OK;
 }
 
-gx_status gx_pipe_max(gx_pipe *p, void *result)
+gx_status gx_pipe_max(gx_pipe *p, gx_scalar *out)
 {
-    GX__ARG(result, "gx_pipe_max: result is NULL");
+    GX__ARG(out, "gx_pipe_max: out is NULL");
     uint8_t slot[24];
     gx_dtype dt;
     GX__CHECK(extremum(p, "gx_pipe_max", true, false, slot, &dt));
-    memcpy(result, slot, gx_dtype_size(dt));
+    slot_to_scalar(dt, slot, out);
     return GX_OK;
 }
 
@@ -724,42 +801,56 @@ gx_status gx_pipe_collect(gx_pipe *p, int nout, gx_array **out)
     return term_end(&t, rp_run_collect(p->ctx, &t.sg, nout, out));
 }
 
-static gx_status scan_out(gx_pipe *p, gx_dtype acc, int64_t len, gx_array **out, bool *made)
+/* gx_pipe_scan_into's array: known length, contiguous, the accumulator's dtype. */
+static gx_status scan_check_into(gx_pipe *p, const gx_pipe_opts *o, gx_dtype acc, int64_t len, gx_array *out)
 {
-    *made = false;
-    if (!*out) {
-        GX__CHECK(gx__array_new(p->ctx, acc, 1, &len, out));
-        *made = true;
-        return GX_OK;
-    }
-    if ((*out)->size != len)
-        return gx__err(GX_ERR_SHAPE, "gx_pipe_scan: out has %lld elements but the stream has %lld", (long long)(*out)->size, (long long)len);
-    if (!gx__array_contiguous(*out))
-        return gx__err(GX_ERR_SHAPE, "gx_pipe_scan: out must be contiguous (scan into a new array, then gx_array_copy)");
-    return GX_OK;
+    if (out->ctx != p->ctx)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_pipe_scan_into: out belongs to another context");
+    if (out->size != len)
+        return gx__err(GX_ERR_SHAPE, "gx_pipe_scan_into: out has %lld elements but the stream has %lld",
+                       (long long)out->size, (long long)len);
+    if (!gx__array_contiguous(out))
+        return gx__err(GX_ERR_SHAPE, "gx_pipe_scan_into: out must be contiguous (scan into a new array with "
+                                     "gx_pipe_scan, then gx_array_copy_into)");
+    return gx__into_dtype("gx_pipe_scan_into", acc, out->dtype, o && o->exact_dtype);
 }
 
-gx_status gx_pipe_scan(gx_pipe *p, const char *op, int exclusive, const gx_const *init, gx_array **out)
+/* gx_pipe_scan (into NULL: a new array through *made) and gx_pipe_scan_into. */
+static gx_status pipe_scan(gx_pipe *p, const char *fn, const char *op, const gx_pipe_opts *o, gx_array *into,
+                           gx_array **made)
 {
-    GX__ARG(out, "gx_pipe_scan: out is NULL (set *out = NULL to have gx allocate the result)");
-    GX__CHECK(pipe_check(p, "gx_pipe_scan"));
+    GX__OPTS_CHECK(o, fn);
+    GX__CHECK(pipe_check(p, fn));
     int64_t known = 0;
-    gx_dtype forced = GX_DTYPE_COUNT;
-    if (*out) {
-        GX__CHECK(gx__array_check(*out, "gx_pipe_scan (out)"));
+    gx_dtype forced = o ? o->dtype : GX_DTYPE_DEFAULT;
+    if (into) {
+        char what[48];
+        gx__fmt(what, sizeof what, "%s (out)", fn);
+        GX__CHECK(gx__array_check(into, what));
         if (!pipe_len(p, &known))
-            return gx__err(GX_ERR_SHAPE, "gx_pipe_scan: the stream's length is unknown after a filter, so it cannot fill a preallocated array; pass *out = NULL");
-        forced = (*out)->dtype;
+            return gx__err(GX_ERR_SHAPE, "%s: the stream's length is unknown after a filter, so it cannot fill an "
+                                         "existing array; use gx_pipe_scan", fn);
+        if (forced == GX_DTYPE_DEFAULT && !(o && o->exact_dtype))
+            forced = into->dtype;   /* accumulate in out's dtype (documented for the _into forms) */
     }
-    if (exclusive && !init)
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_pipe_scan: an exclusive scan needs init (its first output)");
+    const gx_scalar *init = o ? o->init : NULL;
+    bool exclusive = o && o->exclusive;
     term t;
-    GX__CHECK(term_begin(&t, p, "gx_pipe_scan", true, true));
+    GX__CHECK(term_begin(&t, p, fn, true, true));
     rp_opjob j = {0};
-    bool made = false;
-    gx_status s = rp_op_prepare(p->ctx, "gx_pipe_scan", op, t.sg.dt[0], forced, &j);
+    gx_status s = rp_op_prepare(p->ctx, fn, op, t.sg.dt[0], forced, o ? o->consts : NULL, o ? o->nconsts : 0, &j);
+    if (s == GX_OK && !init && exclusive && j.named)
+        init = &j.neutral;
+    if (s == GX_OK && exclusive && !init)
+        s = gx__err(GX_ERR_INVALID_ARGUMENT, "%s: an exclusive scan of a lambda needs opts->init (its first output)", fn);
+    gx_array *conv = NULL;   /* into of another dtype than the accumulator: scan here, then convert */
     if (s == GX_OK)
-        s = scan_out(p, j.acc, t.sg.n, out, &made);
+        s = into ? scan_check_into(p, o, j.acc, t.sg.n, into) : gx__array_new(p->ctx, j.acc, 1, &t.sg.n, made);
+    if (s == GX_OK && into && into->dtype != j.acc) {
+        conv = into;
+        into = NULL;
+        s = gx__array_new(p->ctx, j.acc, 1, &t.sg.n, &into);
+    }
     if (s == GX_OK) {
         rp_kspec ks = {0};
         ks.term = RP_T_SCAN;
@@ -767,18 +858,36 @@ gx_status gx_pipe_scan(gx_pipe *p, const char *op, int exclusive, const gx_const
         ks.acc[0] = j.acc;
         ks.op_body = j.body.p;
         ks.lift = j.lift.p;
-        ks.exclusive = exclusive != 0;
+        ks.exclusive = exclusive;
         ks.has_init = init != NULL;
         if (init)
             rp_const_to_cval(init, j.acc, &ks.init[0]);
-        s = rp_run_scan(p->ctx, &t.sg, &ks, *out);
+        s = rp_run_scan(p->ctx, &t.sg, &ks, into ? into : *made);
     }
-    if (s != GX_OK && made) {
-        gx_array_release(*out);
-        *out = NULL;
+    if (conv) {
+        if (s == GX_OK)
+            s = gx_map_into(p->ctx, "x -> x", 1, &into, NULL, conv);
+        gx_array_release(into);
+    }
+    if (s != GX_OK && made && *made) {
+        gx_array_release(*made);
+        *made = NULL;
     }
     rp_opjob_free(&j);
     return term_end(&t, s);
+}
+
+gx_status gx_pipe_scan(gx_pipe *p, const char *op, const gx_pipe_opts *opts, gx_array **out)
+{
+    GX__ARG(out, "gx_pipe_scan: out is NULL (it receives the new array; gx_pipe_scan_into writes yours)");
+    *out = NULL;
+    return pipe_scan(p, "gx_pipe_scan", op, opts, NULL, out);
+}
+
+gx_status gx_pipe_scan_into(gx_pipe *p, const char *op, const gx_pipe_opts *opts, gx_array *out)
+{
+    GX__ARG(out, "gx_pipe_scan_into: out is NULL (gx_pipe_scan makes a new array)");
+    return pipe_scan(p, "gx_pipe_scan_into", op, opts, out, NULL);
 }
 
 gx_status gx_pipe_to_host(gx_pipe *p, void *buf, size_t cap, int64_t *len)

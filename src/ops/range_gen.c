@@ -182,7 +182,7 @@ static void emit_elem(gx__sbuf *b, const rp_seg *sg, const char *idx, const char
         for (int c = 0; c < m; c++)
             pn[c] = names[c];
         for (int j = 0; j < op->nconst; j++) {
-            gx_dtype t = p->cst[op->cbase + j].dtype;
+            gx_dtype t = p->cst[op->cbase + j].value.dtype;
             gx__fmt(cbuf[j], sizeof cbuf[j], "((%s)%sc[%d].%s)", ct(t), A, op->cbase + j, cfield(t));
             cn[j] = cbuf[j];
         }
@@ -1010,7 +1010,7 @@ void rp_body_key(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx__sbuf *b)
         gx__sb_printf(b, "|op %d %d %d {%s}", (int)op->kind, op->cbase, op->nconst, op->text ? op->text : "");
         for (int j = 0; j < op->nconst; j++) {
             const char *nm = sg->pipe->cname[op->cbase + j];
-            gx__sb_printf(b, " %s:%d", nm ? nm : "", (int)sg->pipe->cst[op->cbase + j].dtype);
+            gx__sb_printf(b, " %s:%d", nm ? nm : "", (int)sg->pipe->cst[op->cbase + j].value.dtype);
         }
     }
     gx__sb_printf(b, "|t%d n%d %d,%d x%d i%d h%d {%s} {%s} {%s}|sh %d %d %d %d|%d\n", (int)ks->term, ks->nacc,
@@ -1048,7 +1048,7 @@ void rp_fill_args(const rp_seg *sg, rp_args *a)
     for (int s = 0; s < sg->nops; s++)
         a->eoff[s] = sg->eoff[s];
     for (int j = 0; j < sg->pipe->ncst; j++) {
-        const gx_const *c = &sg->pipe->cst[j];
+        const gx_scalar *c = &sg->pipe->cst[j].value;
         if (gx__dtype_is_float(c->dtype))
             a->c[j].f = c->v.f;
         else if (gx__dtype_is_signed(c->dtype))

@@ -158,10 +158,17 @@ bool rp_dtype_ok(gx_dtype t);
 typedef struct rp_opjob {
     gx__sbuf body, lift;
     gx_dtype acc;
+    bool named;            /* op was a name ("+", "max"...): neutral holds its neutral element */
+    gx_scalar neutral;
 } rp_opjob;
-gx_status rp_op_prepare(gx_ctx *ctx, const char *what, const char *op, gx_dtype elem, gx_dtype forced, rp_opjob *j);
+/* Resolves a scan/reduce operator (a name of ops/opname.h or a lambda "a, b -> ...")
+ * for elements of dtype elem: the accumulator is `forced` unless GX_DTYPE_DEFAULT,
+ * else the name's accumulator, else the lambda's result.  A lambda's constants are
+ * written into the code as literals (operators are small and rarely vary). */
+gx_status rp_op_prepare(gx_ctx *ctx, const char *what, const char *op, gx_dtype elem, gx_dtype forced,
+                        const gx_const *consts, int nconsts, rp_opjob *j);
 void rp_opjob_free(rp_opjob *j);
 /* An init value (gx_const) in the accumulator dtype's field. */
-void rp_const_to_cval(const gx_const *c, gx_dtype acc, rp_cval *v);
+void rp_const_to_cval(const gx_scalar *c, gx_dtype acc, rp_cval *v);
 
 #endif

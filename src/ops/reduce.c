@@ -91,7 +91,7 @@ static rd_kind rd_kind_of(const char *op)
     return strstr(op, "->") ? RK_LAMBDA : RK_UNKNOWN;
 }
 
-static bool rd_dtype_set(const gx_reduce_opts *o) { return o && o->dtype != GX_BOOL && o->dtype != GX_DTYPE_COUNT; }
+static bool rd_dtype_set(const gx_reduce_opts *o) { return o && o->dtype != GX_DTYPE_DEFAULT; }
 
 /* The default accumulator of "+" and "*": 64-bit integers, floats as they are. */
 static gx_dtype rd_sum_dtype(gx_dtype et)
@@ -410,10 +410,10 @@ static gx_status rd_map(rd_job *job, const char *map, const gx_reduce_opts *opts
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %d constants; between 0 and %d are allowed (and consts must not be NULL)",
                        job->fn, nc, EW_MAXCONST);
     for (int j = 0; j < nc; j++) {
-        if (!opts->consts[j].name || !gx__dtype_supported(opts->consts[j].dtype))
+        if (!opts->consts[j].name || !gx__dtype_supported(opts->consts[j].value.dtype))
             return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: constant %d has no name or an unsupported dtype", job->fn, j);
-        job->cdt[j] = opts->consts[j].dtype;
-        ew_cval_of(&opts->consts[j], &job->cval[j]);
+        job->cdt[j] = opts->consts[j].value.dtype;
+        ew_cval_of(&opts->consts[j].value, &job->cval[j]);
     }
     job->nconst = nc;
     if (!map) {
@@ -502,7 +502,7 @@ static gx_status rd_out_array(rd_job *job, gx_dtype dt, gx_array **out, bool *ma
         gx_array *o = *out;
         if (o->ctx != job->ctx)
             return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %s belongs to another context", job->fn, what);
-        if (o->dtype != dt || o->size != job->nout || !gx__array_contiguous(o))
+        if (o->size != job->nout || !gx__array_contiguous(o))
             return gx__err(GX_ERR_SHAPE, "%s: %s must be a contiguous %s array of %lld elements; it is %s with %lld elements%s",
                            job->fn, what, gx_dtype_name(dt), (long long)job->nout, gx_dtype_name(o->dtype), (long long)o->size,
                            gx__array_contiguous(o) ? "" : " (not contiguous)");
@@ -550,6 +550,7 @@ static gx_status rd_exec(rd_job *job, gx_array *vals, gx_array *idx)
 static gx_status rd_scalar(gx_ctx *ctx, const char *fn, const char *map, const char *op, int find, int nin,
                            gx_array *const *in, const gx_reduce_opts *opts, gx_scalar *val, int64_t *idx)
 {
+    GX__OPTS_CHECK(opts, fn);
     GX__CHECK(rd_check_inputs(ctx, fn, nin, in, map != NULL));
     if (!ctx)
         ctx = in[0]->ctx;
@@ -578,22 +579,69 @@ static gx_status rd_scalar(gx_ctx *ctx, const char *fn, const char *map, const c
     return s;
 }
 
+/* An *_into output whose dtype is not the result's: the result goes to a new array
+ * first (*user moves to *conv), and rd_convert writes it into the user's array. */
+static gx_status rd_redirect(const rd_job *job, const gx_reduce_opts *opts, gx_dtype dt, gx_array **user,
+                             gx_array **conv)
+{
+    *conv = NULL;
+    if (!*user || (*user)->dtype == dt)
+        return GX_OK;
+    GX__CHECK(gx__array_check(*user, job->fn));
+    GX__CHECK(gx__into_dtype(job->fn, dt, (*user)->dtype, opts && opts->exact_dtype));
+    *conv = *user;
+    *user = NULL;
+    return GX_OK;
+}
+
+/* Converts the result r into the user's array u (same element count, C casts). */
+static gx_status rd_convert(gx_ctx *ctx, gx_array *r, gx_array *u)
+{
+    gx_array *v = NULL;
+    gx_status s = gx_array_reshape(r, u->ndim, u->shape, &v);
+    if (s == GX_OK)
+        s = gx_map_into(ctx, "x -> x", 1, &v, NULL, u);
+    gx_array_release(v);
+    return s;
+}
+
+/* Results into *vals / *idx: new arrays where they are NULL, else the caller's. */
 static gx_status rd_into(gx_ctx *ctx, const char *fn, const char *map, const char *op, int find, int nin, gx_array *const *in,
                          const gx_reduce_opts *opts, gx_array **vals, gx_array **idx)
 {
     GX__CHECK(gx__ctx_check(ctx));
+    GX__OPTS_CHECK(opts, fn);
     GX__CHECK(rd_check_inputs(ctx, fn, nin, in, map != NULL));
-    GX__ARG(vals || idx, "%s: out is NULL (set *out = NULL to have gx allocate the result)", fn);
+    GX__ARG(vals || idx, "%s: out is NULL", fn);
     gx__lock(ctx);
     rd_job job;
     bool made_v = false, made_i = false;
+    gx_array *conv_v = NULL, *conv_i = NULL;
     gx_status s = rd_prepare(&job, ctx, fn, map, op, find, nin, in, opts);
+    if (s == GX_OK && vals)
+        s = rd_redirect(&job, opts, job.op.out, vals, &conv_v);
+    if (s == GX_OK && idx)
+        s = rd_redirect(&job, opts, GX_I64, idx, &conv_i);
     if (s == GX_OK && vals)
         s = rd_out_array(&job, job.op.out, vals, &made_v, find ? "values" : "out");
     if (s == GX_OK && idx)
         s = rd_out_array(&job, GX_I64, idx, &made_i, "indices");
     if (s == GX_OK)
         s = rd_exec(&job, vals ? *vals : NULL, idx ? *idx : NULL);
+    if (s == GX_OK && conv_v)
+        s = rd_convert(ctx, *vals, conv_v);
+    if (s == GX_OK && conv_i)
+        s = rd_convert(ctx, *idx, conv_i);
+    if (conv_v) {   /* the new array was ours: hand back the user's */
+        gx_array_release(*vals);
+        *vals = conv_v;
+        made_v = false;
+    }
+    if (conv_i) {
+        gx_array_release(*idx);
+        *idx = conv_i;
+        made_i = false;
+    }
     if (s != GX_OK && made_v) {
         gx_array_release(*vals);
         *vals = NULL;
@@ -628,16 +676,20 @@ static gx_status rd_complex_scalar(gx_ctx *ctx, gx_array *x, const gx_reduce_opt
     return GX_OK;
 }
 
-static gx_status rd_complex_into(gx_ctx *ctx, gx_array *x, const gx_reduce_opts *opts, gx_array **out)
+/* into NULL: a new array through *out. */
+static gx_status rd_complex_into(gx_ctx *ctx, const char *fn, gx_array *x, const gx_reduce_opts *opts, gx_array *into,
+                                 gx_array **out)
 {
     if (opts && opts->init)
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_reduce_to: a complex sum takes no init (its neutral element is 0)");
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: a complex sum takes no init (its neutral element is 0)", fn);
     gx_array *parts[2] = {NULL, NULL};
-    gx_status s = rd_into(ctx, "gx_reduce_to", "z -> re(z)", "+", 0, 1, &x, opts, &parts[0], NULL);
+    gx_status s = rd_into(ctx, fn, "z -> re(z)", "+", 0, 1, &x, opts, &parts[0], NULL);
     if (s == GX_OK)
-        s = rd_into(ctx, "gx_reduce_to", "z -> im(z)", "+", 0, 1, &x, opts, &parts[1], NULL);
-    gx_map_opts mo = {x->dtype, NULL, 0};
-    if (s == GX_OK)
+        s = rd_into(ctx, fn, "z -> im(z)", "+", 0, 1, &x, opts, &parts[1], NULL);
+    gx_map_opts mo = {.dtype = x->dtype, .exact_dtype = opts ? opts->exact_dtype : 0};
+    if (s == GX_OK && into)
+        s = gx_map_into(ctx, "a, b -> complex(a, b)", 2, parts, &mo, into);
+    else if (s == GX_OK)
         s = gx_map(ctx, "a, b -> complex(a, b)", 2, parts, &mo, out);
     gx_array_release(parts[0]);
     gx_array_release(parts[1]);
@@ -654,12 +706,23 @@ gx_status gx_reduce(gx_ctx *ctx, const char *op, gx_array *x, const gx_reduce_op
 
 gx_status gx_reduce_to(gx_ctx *ctx, const char *op, gx_array *x, const gx_reduce_opts *opts, gx_array **out)
 {
-    GX__ARG(out, "gx_reduce_to: out is NULL (set *out = NULL to have gx allocate the result)");
+    GX__ARG(out, "gx_reduce_to: out is NULL (it receives the new array; gx_reduce_into writes yours)");
+    *out = NULL;
     if (rd_complex_sum(x, op)) {
         GX__CHECK(gx__ctx_check(ctx));
-        return rd_complex_into(ctx, x, opts, out);
+        return rd_complex_into(ctx, "gx_reduce_to", x, opts, NULL, out);
     }
     return rd_into(ctx, "gx_reduce_to", NULL, op, 0, 1, &x, opts, out, NULL);
+}
+
+gx_status gx_reduce_into(gx_ctx *ctx, const char *op, gx_array *x, const gx_reduce_opts *opts, gx_array *out)
+{
+    GX__ARG(out, "gx_reduce_into: out is NULL (gx_reduce_to makes a new array)");
+    if (rd_complex_sum(x, op)) {
+        GX__CHECK(gx__ctx_check(ctx));
+        return rd_complex_into(ctx, "gx_reduce_into", x, opts, out, NULL);
+    }
+    return rd_into(ctx, "gx_reduce_into", NULL, op, 0, 1, &x, opts, &out, NULL);
 }
 
 gx_status gx_mapreduce(gx_ctx *ctx, const char *map, const char *op, int nin, gx_array *const *in,
@@ -674,8 +737,17 @@ gx_status gx_mapreduce_to(gx_ctx *ctx, const char *map, const char *op, int nin,
                           const gx_reduce_opts *opts, gx_array **out)
 {
     GX__ARG(map, "gx_mapreduce_to: map is NULL (pass a lambda such as \"x -> x * x\")");
-    GX__ARG(out, "gx_mapreduce_to: out is NULL (set *out = NULL to have gx allocate the result)");
+    GX__ARG(out, "gx_mapreduce_to: out is NULL (it receives the new array; gx_mapreduce_into writes yours)");
+    *out = NULL;
     return rd_into(ctx, "gx_mapreduce_to", map, op, 0, nin, in, opts, out, NULL);
+}
+
+gx_status gx_mapreduce_into(gx_ctx *ctx, const char *map, const char *op, int nin, gx_array *const *in,
+                            const gx_reduce_opts *opts, gx_array *out)
+{
+    GX__ARG(map, "gx_mapreduce_into: map is NULL (pass a lambda such as \"x -> x * x\")");
+    GX__ARG(out, "gx_mapreduce_into: out is NULL (gx_mapreduce_to makes a new array)");
+    return rd_into(ctx, "gx_mapreduce_into", map, op, 0, nin, in, opts, &out, NULL);
 }
 
 gx_status gx_find_to(gx_ctx *ctx, const char *which, gx_array *x, const gx_reduce_opts *opts, gx_array **values,
@@ -684,7 +756,21 @@ gx_status gx_find_to(gx_ctx *ctx, const char *which, gx_array *x, const gx_reduc
     GX__ARG(which && (strcmp(which, "min") == 0 || strcmp(which, "max") == 0),
             "gx_find_to: which must be \"min\" or \"max\", got %s%s%s", which ? "\"" : "", which ? which : "NULL",
             which ? "\"" : "");
+    if (values)
+        *values = NULL;
+    if (indices)
+        *indices = NULL;
     return rd_into(ctx, "gx_find_to", NULL, NULL, which[1] == 'a' ? 2 : 1, 1, &x, opts, values, indices);
+}
+
+gx_status gx_find_into(gx_ctx *ctx, const char *which, gx_array *x, const gx_reduce_opts *opts, gx_array *values,
+                       gx_array *indices)
+{
+    GX__ARG(which && (strcmp(which, "min") == 0 || strcmp(which, "max") == 0),
+            "gx_find_into: which must be \"min\" or \"max\", got %s%s%s", which ? "\"" : "", which ? which : "NULL",
+            which ? "\"" : "");
+    return rd_into(ctx, "gx_find_into", NULL, NULL, which[1] == 'a' ? 2 : 1, 1, &x, opts, values ? &values : NULL,
+                   indices ? &indices : NULL);
 }
 
 #define RD_CONV(name, opname)                                                          \

@@ -182,31 +182,28 @@ static gx_status scan_axes(const gx_array *x, const gx_scan_opts *o, scan_plan *
     return GX_OK;
 }
 
-static gx_status scan_dst(gx_ctx *ctx, gx_array *x, gx_dtype acc, gx_array **out, bool *made)
+/* gx_scan_into's array: x's shape, in this context. */
+static gx_status scan_check_into(gx_ctx *ctx, gx_array *x, gx_array *out)
 {
-    *made = false;
-    if (!*out) {
-        GX__CHECK(gx__array_new(ctx, acc, x->ndim, x->shape, out));
-        *made = true;
-        return GX_OK;
-    }
-    GX__CHECK(gx__array_check(*out, "gx_scan (out)"));
-    if ((*out)->ctx != ctx)
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_scan: out belongs to another context");
-    bool same = (*out)->ndim == x->ndim;
+    GX__CHECK(gx__array_check(out, "gx_scan_into (out)"));
+    if (out->ctx != ctx)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_scan_into: out belongs to another context");
+    bool same = out->ndim == x->ndim;
     for (int d = 0; same && d < x->ndim; d++)
-        same = (*out)->shape[d] == x->shape[d];
+        same = out->shape[d] == x->shape[d];
     if (!same)
-        return gx__err(GX_ERR_SHAPE, "gx_scan: out must have the input's shape");
+        return gx__err(GX_ERR_SHAPE, "gx_scan_into: out must have the input's shape");
     return GX_OK;
 }
 
-/* The pipeline scan of one contiguous line (1-d arrays src -> dst). */
+/* The pipeline scan of one contiguous line (1-d arrays src -> dst, dst of dtype acc). */
 static gx_status scan_line(gx_ctx *ctx, const char *op, gx_array *src, gx_array *dst, const gx_scan_opts *o)
 {
     gx_pipe *p = NULL;
     GX__CHECK(gx_pipe_from_arrays(ctx, 1, &src, &p));
-    gx_status s = gx_pipe_scan(p, op, o->exclusive, o->init, &dst);
+    gx_pipe_opts po = {.consts = o->consts, .nconsts = o->nconsts, .init = o->init, .exclusive = o->exclusive,
+                       .dtype = dst->dtype};
+    gx_status s = gx_pipe_scan_into(p, op, &po, dst);
     gx_pipe_destroy(p);
     return s;
 }
@@ -265,53 +262,73 @@ static gx_status scan_body(gx_ctx *ctx, const char *op, gx_array *x, const gx_sc
     return ax_run(ctx, &j, &a);
 }
 
-gx_status gx_scan(gx_ctx *ctx, const char *op, gx_array *x, const gx_scan_opts *opts, gx_array **out)
+/* gx_scan (into NULL: a new array through *made) and gx_scan_into. */
+static gx_status scan_impl(gx_ctx *ctx, const char *fn, const char *op, gx_array *x, const gx_scan_opts *opts,
+                           gx_array *into, gx_array **made)
 {
     GX__CHECK(gx__ctx_check(ctx));
-    GX__ARG(out, "gx_scan: out is NULL (set *out = NULL to have gx allocate the result)");
+    GX__OPTS_CHECK(opts, fn);
     GX__CHECK(gx__array_check(x, "gx_scan (x)"));
     if (x->ctx != ctx)
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_scan: x belongs to another context");
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: x belongs to another context", fn);
     if (!rp_dtype_ok(x->dtype))
-        return gx__err(GX_ERR_DTYPE, "gx_scan: x has dtype %s, which scans do not support", gx_dtype_name(x->dtype));
-    gx_scan_opts o = {-1, 0, NULL, GX_DTYPE_COUNT};
+        return gx__err(GX_ERR_DTYPE, "%s: x has dtype %s, which scans do not support", fn, gx_dtype_name(x->dtype));
+    gx_scan_opts o = {0};
     if (opts)
         o = *opts;
-    if (o.exclusive && !o.init)
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_scan: an exclusive scan needs opts->init (its first output)");
     scan_plan sp;
     GX__CHECK(scan_axes(x, &o, &sp));
+    if (into)
+        GX__CHECK(scan_check_into(ctx, x, into));
     gx__lock(ctx);
-    gx_dtype forced = o.acc_dtype != GX_DTYPE_COUNT ? o.acc_dtype : *out ? (*out)->dtype : GX_DTYPE_COUNT;
+    /* Into yours: accumulate in its dtype (unless opts says otherwise or forbids converting). */
+    gx_dtype forced = o.dtype != GX_DTYPE_DEFAULT || !into || o.exact_dtype ? o.dtype : into->dtype;
     rp_opjob j = {0};
-    bool made = false;
     gx_array *src = x, *dst = NULL;
-    gx_status s = rp_op_prepare(ctx, "gx_scan", op, x->dtype, forced, &j);
-    if (s == GX_OK)
-        s = scan_dst(ctx, x, j.acc, out, &made);
-    if (s == GX_OK && (*out)->dtype != j.acc)
-        s = gx__err(GX_ERR_DTYPE, "gx_scan: out has dtype %s but the accumulator is %s", gx_dtype_name((*out)->dtype), gx_dtype_name(j.acc));
+    gx_status s = rp_op_prepare(ctx, fn, op, x->dtype, forced, o.consts, o.nconsts, &j);
+    if (s == GX_OK && o.exclusive && !o.init && j.named)
+        o.init = &j.neutral;
+    if (s == GX_OK && o.exclusive && !o.init)
+        s = gx__err(GX_ERR_INVALID_ARGUMENT, "%s: an exclusive scan of a lambda needs opts->init (its first output)", fn);
+    if (s == GX_OK && into)
+        s = gx__into_dtype(fn, j.acc, into->dtype, o.exact_dtype);
+    if (s == GX_OK && !into)
+        s = gx__array_new(ctx, j.acc, x->ndim, x->shape, made);
+    gx_array *out = into ? into : s == GX_OK ? *made : NULL;
     /* Dense working copies where the input or output is a view (or they overlap). */
     if (s == GX_OK && !gx__array_contiguous(x))
-        s = gx_array_clone(x, GX_DTYPE_COUNT, &src);
+        s = gx_array_clone(x, GX_DTYPE_DEFAULT, &src);
     if (s == GX_OK) {
-        dst = *out;
-        if (!gx__array_contiguous(dst) || gx__arrays_overlap(dst, src))
+        dst = out;
+        if (!gx__array_contiguous(dst) || gx__arrays_overlap(dst, src) || dst->dtype != j.acc)
             s = gx__array_new(ctx, j.acc, x->ndim, x->shape, &dst);
     }
     if (s == GX_OK)
         s = scan_body(ctx, op, src, &o, j.acc, j.body.p, dst);
-    if (s == GX_OK && dst != *out)
-        s = gx_array_copy(*out, dst);
-    if (dst && dst != *out)
+    if (s == GX_OK && dst != out)   /* a C cast where out's dtype is not the accumulator's */
+        s = dst->dtype == out->dtype ? gx_array_copy_into(dst, out) : gx_map_into(ctx, "x -> x", 1, &dst, NULL, out);
+    if (dst && dst != out)
         gx_array_release(dst);
     if (src != x)
         gx_array_release(src);
-    if (s != GX_OK && made) {
-        gx_array_release(*out);
-        *out = NULL;
+    if (s != GX_OK && made && *made) {
+        gx_array_release(*made);
+        *made = NULL;
     }
     rp_opjob_free(&j);
     gx__unlock(ctx);
     return s;
+}
+
+gx_status gx_scan(gx_ctx *ctx, const char *op, gx_array *x, const gx_scan_opts *opts, gx_array **out)
+{
+    GX__ARG(out, "gx_scan: out is NULL (it receives the new array; gx_scan_into writes yours)");
+    *out = NULL;
+    return scan_impl(ctx, "gx_scan", op, x, opts, NULL, out);
+}
+
+gx_status gx_scan_into(gx_ctx *ctx, const char *op, gx_array *x, const gx_scan_opts *opts, gx_array *out)
+{
+    GX__ARG(out, "gx_scan_into: out is NULL (gx_scan makes a new array)");
+    return scan_impl(ctx, "gx_scan_into", op, x, opts, out, NULL);
 }

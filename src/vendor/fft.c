@@ -229,7 +229,7 @@ static gx_status fft_cpu(gx_ctx *ctx, const fft_req *r, const gx_array *src, gx_
     j.cdt = cplx->dtype;
     j.inverse = r->inverse;
     if (r->kind == FFT_C2C && dst != src)
-        GX__CHECK(gx_array_copy(dst, src));
+        GX__CHECK(gx_array_copy_into(src, dst));
     if (r->kind == FFT_R2C) {
         j.kind = FFT_R2C, j.n = src->shape[last], j.src_len = j.n, j.dst_len = dst->shape[last];
         j.src = gx__array_ptr(src), j.dst = gx__array_ptr(dst);
@@ -512,9 +512,9 @@ static gx_status fft_exec(gx_ctx *ctx, const fft_req *r, const gx_array *src, gx
     return fft_apply_scale(dst, fft_scale(r, N));
 }
 
+/* *out NULL: a new result; else the caller's array (the *_into forms). */
 static gx_status fft_do(fft_req *r, gx_array **out, const char *what)
 {
-    GX__ARG(out, "%s: out must not be NULL (set *out = NULL to have gx allocate the result)", what);
     GX__CHECK(gx__array_check(r->in, what));
     gx_dtype dt = GX_F32;
     int64_t shape[GX_MAX_DIMS];
@@ -525,7 +525,7 @@ static gx_status fft_do(fft_req *r, gx_array **out, const char *what)
     gx_array *src = NULL, *dst = NULL;
     gx_status s = fft_out(ctx, dt, r->in->ndim, shape, out, &made, what);
     if (s == GX_OK && r->kind == FFT_C2R) {
-        s = gx_array_clone(r->in, GX_DTYPE_COUNT, &src);   /* the transform destroys its input */
+        s = gx_array_clone(r->in, GX_DTYPE_DEFAULT, &src);   /* the transform destroys its input */
     } else if (s == GX_OK) {
         s = vendor_dense(r->in, &src);
     }
@@ -536,7 +536,7 @@ static gx_status fft_do(fft_req *r, gx_array **out, const char *what)
     if (s == GX_OK)
         s = fft_exec(ctx, r, src ? src : r->in, dst ? dst : *out);
     if (s == GX_OK && dst)
-        s = gx_array_copy(*out, dst);
+        s = gx_array_copy_into(dst, *out);
     gx_array_release(src);
     gx_array_release(dst);
     if (s != GX_OK && made) {
@@ -547,21 +547,60 @@ static gx_status fft_do(fft_req *r, gx_array **out, const char *what)
     return s;
 }
 
+/* The new-array and *_into entry points of one transform. */
+static gx_status fft_new(fft_req *r, gx_array **out, const char *what)
+{
+    GX__ARG(out, "%s: out must not be NULL (it receives the new array; %s_into writes yours)", what, what);
+    *out = NULL;
+    return fft_do(r, out, what);
+}
+
+static gx_status fft_into(fft_req *r, gx_array *out, const char *what)
+{
+    GX__ARG(out, "%s: out must not be NULL", what);
+    return fft_do(r, &out, what);
+}
+
+static gx_status fft_dir_ok(gx_fft_dir dir, const char *what)
+{
+    GX__ARG(dir == GX_FFT_FORWARD || dir == GX_FFT_INVERSE, "%s: dir must be GX_FFT_FORWARD or GX_FFT_INVERSE", what);
+    return GX_OK;
+}
+
 gx_status gx_fft(const gx_array *in, int rank, gx_fft_dir dir, gx_fft_norm norm, gx_array **out)
 {
-    GX__ARG(dir == GX_FFT_FORWARD || dir == GX_FFT_INVERSE, "gx_fft: dir must be GX_FFT_FORWARD or GX_FFT_INVERSE");
+    GX__CHECK(fft_dir_ok(dir, "gx_fft"));
     fft_req r = {FFT_C2C, rank, dir == GX_FFT_INVERSE, norm, in, 0};
-    return fft_do(&r, out, "gx_fft");
+    return fft_new(&r, out, "gx_fft");
+}
+
+gx_status gx_fft_into(const gx_array *in, int rank, gx_fft_dir dir, gx_fft_norm norm, gx_array *out)
+{
+    GX__CHECK(fft_dir_ok(dir, "gx_fft_into"));
+    fft_req r = {FFT_C2C, rank, dir == GX_FFT_INVERSE, norm, in, 0};
+    return fft_into(&r, out, "gx_fft_into");
 }
 
 gx_status gx_rfft(const gx_array *in, int rank, gx_fft_norm norm, gx_array **out)
 {
     fft_req r = {FFT_R2C, rank, false, norm, in, 0};
-    return fft_do(&r, out, "gx_rfft");
+    return fft_new(&r, out, "gx_rfft");
+}
+
+gx_status gx_rfft_into(const gx_array *in, int rank, gx_fft_norm norm, gx_array *out)
+{
+    fft_req r = {FFT_R2C, rank, false, norm, in, 0};
+    return fft_into(&r, out, "gx_rfft_into");
 }
 
 gx_status gx_irfft(const gx_array *in, int rank, int64_t n_last, gx_fft_norm norm, gx_array **out)
 {
     fft_req r = {FFT_C2R, rank, true, norm, in, n_last};
-    return fft_do(&r, out, "gx_irfft");
+    return fft_new(&r, out, "gx_irfft");
+}
+
+gx_status gx_irfft_into(const gx_array *in, int rank, int64_t n_last, gx_fft_norm norm, gx_array *out)
+{
+    fft_req r = {FFT_C2R, rank, true, norm, in, n_last};
+    return fft_into(&r, out, "gx_irfft_into");
 }

@@ -23,12 +23,19 @@ typedef struct mm_operand {
     int64_t bstride;    /* elements between batch entries (0 = shared) */
 } mm_operand;
 
+/* The options resolved: defaults applied, alpha/beta as {re, im} doubles. */
+typedef struct mm_opts {
+    gx_op op_a, op_b;
+    double alpha[2], beta[2];
+    gx_math_mode math;
+} mm_opts;
+
 typedef struct mm_call {
     gx_dtype dt;
     int64_t m, n, k, batch;
     mm_operand A, B, C;
     gx_array *c_user;   /* C when the library writes a temporary instead */
-    gx_matmul_opts o;
+    mm_opts o;
 } mm_call;
 
 static bool mm_dtype_ok(gx_dtype t) { return t == GX_F32 || t == GX_F64 || t == GX_C64 || t == GX_C128; }
@@ -70,13 +77,13 @@ static gx_status mm_operand_make(const gx_array *a, gx_op op, mm_operand *o)
         if (pass == 1 || o->tmp)
             break;
         vendor_count_copy();
-        GX__CHECK(gx_array_clone(a, GX_DTYPE_COUNT, &o->tmp));
+        GX__CHECK(gx_array_clone(a, GX_DTYPE_DEFAULT, &o->tmp));
         o->a = o->tmp;
     }
     return gx__err(GX_ERR_INTERNAL, "gx_matmul: a dense copy still has no library layout");
 }
 
-static gx_status mm_check(const gx_array *c, const gx_array *a, const gx_array *b, const gx_matmul_opts *o)
+static gx_status mm_check(const gx_array *c, const gx_array *a, const gx_array *b, const mm_opts *o)
 {
     GX__CHECK(gx__array_check(c, "gx_matmul (c)"));
     GX__CHECK(gx__array_check(a, "gx_matmul (a)"));
@@ -94,7 +101,7 @@ static gx_status mm_check(const gx_array *c, const gx_array *a, const gx_array *
     return GX_OK;
 }
 
-static gx_status mm_shapes(const gx_array *c, const gx_array *a, const gx_array *b, const gx_matmul_opts *o, mm_call *mc)
+static gx_status mm_shapes(const gx_array *c, const gx_array *a, const gx_array *b, const mm_opts *o, mm_call *mc)
 {
     char sa[96], sb[96], sc[96];
     vendor_shape_str(sa, sizeof sa, a->ndim, a->shape);
@@ -136,7 +143,7 @@ static gx_status mm_output(gx_array *c, mm_call *mc)
     mc->C.op = GX_OP_N;
     if (!ok) {
         vendor_count_copy();
-        GX__CHECK(gx_array_clone(c, GX_DTYPE_COUNT, &mc->C.tmp));
+        GX__CHECK(gx_array_clone(c, GX_DTYPE_DEFAULT, &mc->C.tmp));
         mc->C.a = mc->C.tmp;
         mc->c_user = c;
         mm_rc(mc->C.a, &r, &cc, &sr, &sc);
@@ -364,13 +371,48 @@ static gx_status mm_run(gx_ctx *ctx, mm_call *mc)
         s = mm_cpu(ctx, mc);
     gx__range_pop();
     if (s == GX_OK && mc->c_user)
-        s = gx_array_copy(mc->c_user, mc->C.a);
+        s = gx_array_copy_into(mc->C.a, mc->c_user);
     return s;
 }
 
-gx_status gx_matmul(gx_array *c, const gx_array *a, const gx_array *b, const gx_matmul_opts *opts)
+/* A scalar option as {re, im}: dtype GX_DTYPE_DEFAULT gives dflt. */
+static gx_status mm_scalar(const gx_scalar *v, double dflt, double out[2], const char *what)
 {
-    gx_matmul_opts o = opts ? *opts : GX_MATMUL_DEFAULTS;
+    out[0] = dflt;
+    out[1] = 0;
+    if (v->dtype == GX_DTYPE_DEFAULT)
+        return GX_OK;
+    if (gx__dtype_is_complex(v->dtype)) {
+        out[0] = v->v.c[0];
+        out[1] = v->v.c[1];
+        return GX_OK;
+    }
+    if (gx_dtype_size(v->dtype) == 0)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_matmul: opts->%s has dtype %d, which is not a gx_dtype", what,
+                       (int)v->dtype);
+    out[0] = gx_scalar_to_f64(*v);
+    return GX_OK;
+}
+
+static gx_status mm_opts_of(const gx_matmul_opts *opts, bool keep_beta, mm_opts *o)
+{
+    gx_matmul_opts z = {0};
+    if (!opts)
+        opts = &z;
+    GX__OPTS_CHECK(opts, "gx_matmul");
+    o->op_a = opts->op_a;
+    o->op_b = opts->op_b;
+    o->math = opts->math;
+    GX__CHECK(mm_scalar(&opts->alpha, 1, o->alpha, "alpha"));
+    GX__CHECK(mm_scalar(&opts->beta, 0, o->beta, "beta"));
+    if (!keep_beta)
+        o->beta[0] = o->beta[1] = 0;
+    return GX_OK;
+}
+
+static gx_status mm_into(const gx_array *a, const gx_array *b, const mm_opts *opts, gx_array *c)
+{
+    mm_opts o = *opts;
     GX__CHECK(mm_check(c, a, b, &o));
     mm_call mc;
     memset(&mc, 0, sizeof mc);
@@ -393,16 +435,24 @@ gx_status gx_matmul(gx_array *c, const gx_array *a, const gx_array *b, const gx_
     return s;
 }
 
-gx_status gx_matmul_new(const gx_array *a, const gx_array *b, const gx_matmul_opts *opts, gx_array **out)
+gx_status gx_matmul_into(const gx_array *a, const gx_array *b, const gx_matmul_opts *opts, gx_array *out)
 {
-    GX__ARG(out, "gx_matmul_new: out must not be NULL");
+    mm_opts o;
+    GX__CHECK(mm_opts_of(opts, true, &o));
+    GX__ARG(out, "gx_matmul_into: out (C) must not be NULL (gx_matmul makes a new C)");
+    return mm_into(a, b, &o, out);
+}
+
+gx_status gx_matmul(const gx_array *a, const gx_array *b, const gx_matmul_opts *opts, gx_array **out)
+{
+    GX__ARG(out, "gx_matmul: out must not be NULL (it receives the new C; gx_matmul_into writes yours)");
     *out = NULL;
-    GX__CHECK(gx__array_check(a, "gx_matmul_new (a)"));
-    GX__CHECK(gx__array_check(b, "gx_matmul_new (b)"));
-    gx_matmul_opts o = opts ? *opts : GX_MATMUL_DEFAULTS;
-    o.beta[0] = o.beta[1] = 0;
+    GX__CHECK(gx__array_check(a, "gx_matmul (a)"));
+    GX__CHECK(gx__array_check(b, "gx_matmul (b)"));
+    mm_opts o;
+    GX__CHECK(mm_opts_of(opts, false, &o));
     if (a->ndim < 2 || b->ndim < 2)
-        return gx__err(GX_ERR_SHAPE, "gx_matmul_new: a and b must be matrices (2-D) or batches (3-D); got %d-D and %d-D",
+        return gx__err(GX_ERR_SHAPE, "gx_matmul: a and b must be matrices (2-D) or batches (3-D); got %d-D and %d-D",
                        a->ndim, b->ndim);
     int64_t shape[3];
     int nd = a->ndim == 3 || b->ndim == 3 ? 3 : 2;
@@ -412,7 +462,7 @@ gx_status gx_matmul_new(const gx_array *a, const gx_array *b, const gx_matmul_op
     shape[nd - 1] = o.op_b == GX_OP_N ? b->shape[b->ndim - 1] : b->shape[b->ndim - 2];
     gx_array *c = NULL;
     GX__CHECK(gx_array_zeros(a->ctx, a->dtype, nd, shape, &c));
-    gx_status s = gx_matmul(c, a, b, &o);
+    gx_status s = mm_into(a, b, &o, c);
     if (s != GX_OK)
         gx_array_release(c);
     else
@@ -420,15 +470,17 @@ gx_status gx_matmul_new(const gx_array *a, const gx_array *b, const gx_matmul_op
     return s;
 }
 
-gx_status gx_matmul_batched(int count, gx_array *const *c, const gx_array *const *a, const gx_array *const *b,
-                            const gx_matmul_opts *opts)
+gx_status gx_matmul_batched_into(int count, const gx_array *const *a, const gx_array *const *b,
+                                 const gx_matmul_opts *opts, gx_array *const *out)
 {
-    GX__ARG(count >= 0, "gx_matmul_batched: count %d is negative", count);
-    GX__ARG(count == 0 || (c && a && b), "gx_matmul_batched: c, a and b must not be NULL");
+    GX__ARG(count >= 0, "gx_matmul_batched_into: count %d is negative", count);
+    GX__ARG(count == 0 || (out && a && b), "gx_matmul_batched_into: a, b and out must not be NULL");
+    mm_opts o;
+    GX__CHECK(mm_opts_of(opts, true, &o));
     for (int i = 0; i < count; i++) {
-        gx_status s = gx_matmul(c[i], a[i], b[i], opts);
+        gx_status s = mm_into(a[i], b[i], &o, out[i]);
         if (s != GX_OK)
-            return gx__err_prefix(s, "gx_matmul_batched (entry %d)", i);
+            return gx__err_prefix(s, "gx_matmul_batched_into (entry %d)", i);
     }
     return GX_OK;
 }

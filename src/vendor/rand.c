@@ -279,15 +279,45 @@ static gx_status rng_fill(gx_array *out, rng_kind kind, uint64_t lo, uint64_t ra
         if (s == GX_OK)
             s = rng_dense(tmp, kind, &p, lo, range, rng);
         if (s == GX_OK)
-            s = gx_array_copy(out, tmp);
+            s = gx_array_copy_into(tmp, out);
         gx_array_release(tmp);
     }
     gx__unlock(ctx);
     return s;
 }
 
-gx_status gx_rand(gx_array *out, gx_rng rng) { return rng_fill(out, RNG_UNIFORM, 0, 0, rng, "gx_rand"); }
-gx_status gx_randn(gx_array *out, gx_rng rng) { return rng_fill(out, RNG_NORMAL, 0, 0, rng, "gx_randn"); }
+gx_status gx_rand_into(gx_rng rng, gx_array *out) { return rng_fill(out, RNG_UNIFORM, 0, 0, rng, "gx_rand_into"); }
+gx_status gx_randn_into(gx_rng rng, gx_array *out) { return rng_fill(out, RNG_NORMAL, 0, 0, rng, "gx_randn_into"); }
+
+/* A new array filled by fill(rng, array) (the allocating forms). */
+static gx_status rng_new(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *shape, gx_array **out, const char *what)
+{
+    GX__ARG(out, "%s: out must not be NULL (it receives the new array)", what);
+    *out = NULL;
+    GX__CHECK(gx__ctx_check(ctx));
+    return gx_array_empty(ctx, dtype, ndim, shape, out);
+}
+
+static gx_status rng_done(gx_status s, gx_array **out)
+{
+    if (s != GX_OK) {
+        gx_array_release(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
+gx_status gx_rand(gx_ctx *ctx, gx_rng rng, gx_dtype dtype, int ndim, const int64_t *shape, gx_array **out)
+{
+    GX__CHECK(rng_new(ctx, dtype, ndim, shape, out, "gx_rand"));
+    return rng_done(rng_fill(*out, RNG_UNIFORM, 0, 0, rng, "gx_rand"), out);
+}
+
+gx_status gx_randn(gx_ctx *ctx, gx_rng rng, gx_dtype dtype, int ndim, const int64_t *shape, gx_array **out)
+{
+    GX__CHECK(rng_new(ctx, dtype, ndim, shape, out, "gx_randn"));
+    return rng_done(rng_fill(*out, RNG_NORMAL, 0, 0, rng, "gx_randn"), out);
+}
 
 /* The dtype's range as int64 bounds (u64 above INT64_MAX cannot be asked for). */
 static void int_limits(gx_dtype t, int64_t *mn, int64_t *mx)
@@ -304,7 +334,7 @@ static void int_limits(gx_dtype t, int64_t *mn, int64_t *mx)
     }
 }
 
-gx_status gx_rand_int(gx_array *out, int64_t lo, int64_t hi, gx_rng rng)
+gx_status gx_rand_int_into(gx_rng rng, int64_t lo, int64_t hi, gx_array *out)
 {
     GX__CHECK(gx__array_check(out, "gx_rand_int"));
     if (lo >= hi)
@@ -317,4 +347,11 @@ gx_status gx_rand_int(gx_array *out, int64_t lo, int64_t hi, gx_rng rng)
                        (long long)lo, (long long)hi, gx_dtype_name(out->dtype), (long long)mn, (long long)mx);
     uint64_t range = (uint64_t)hi - (uint64_t)lo;
     return rng_fill(out, RNG_INT, (uint64_t)lo, range, rng, "gx_rand_int");
+}
+
+gx_status gx_rand_int(gx_ctx *ctx, gx_rng rng, int64_t lo, int64_t hi, gx_dtype dtype, int ndim, const int64_t *shape,
+                      gx_array **out)
+{
+    GX__CHECK(rng_new(ctx, dtype, ndim, shape, out, "gx_rand_int"));
+    return rng_done(gx_rand_int_into(rng, lo, hi, *out), out);
 }

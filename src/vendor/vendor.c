@@ -71,7 +71,7 @@ gx_status vendor_dense(const gx_array *a, gx_array **tmp)
     if (gx__array_contiguous(a))
         return GX_OK;
     vendor_count_copy();
-    return gx_array_clone(a, GX_DTYPE_COUNT, tmp);
+    return gx_array_clone(a, GX_DTYPE_DEFAULT, tmp);
 }
 
 bool vendor_is_cuda(const gx_ctx *ctx) { return gx__target_is_cuda(ctx); }
