@@ -6,7 +6,7 @@
  * spread over the backend's worker threads.  Real transforms run the last axis as a
  * complex transform of the real line (r2c keeps n/2 + 1 bins; c2r rebuilds the
  * Hermitian spectrum first).  Scaling is one element-wise kernel at the end. */
-#include "vendor/vendor.h"
+#include "linalg/linalg_priv.h"
 #include "ops/ewise.h"
 
 #include <math.h>
@@ -140,7 +140,7 @@ static void fft_line(const fft_axis_job *j, fz *X, fz *Y, fz *T)
 static void fft_line_io(const fft_axis_job *j, int64_t L, fz *X, fz *Y, fz *T)
 {
     int64_t n = j->n;
-    gx_dtype rdt = vendor_real_of(j->cdt);
+    gx_dtype rdt = linalg_real_of(j->cdt);
     if (j->kind == FFT_C2C) {
         int64_t base = (L / j->inner) * n * j->inner + L % j->inner;
         for (int64_t i = 0; i < n; i++)
@@ -291,7 +291,7 @@ static void cufft_load(void)
 {
     static const char *const names[] = {"libcufft.so.12", "libcufft.so.11", "libcufft.so.13", "libcufft.so", NULL};
     char tried[256];
-    void *h = vendor_dlopen(names, tried, sizeof tried);
+    void *h = linalg_dlopen(names, tried, sizeof tried);
     if (!h) {
         snprintf(cufft_problem, sizeof cufft_problem, "cuFFT was not found (tried %s, also in /usr/local/cuda/lib64); "
                                                       "install the CUDA toolkit's libcufft or add its folder to LD_LIBRARY_PATH", tried);
@@ -316,7 +316,7 @@ typedef struct fft_plan {
     struct fft_plan *next;
 } fft_plan;
 
-void vendor_fft_release(vendor_slot *s)
+void linalg_fft_release(linalg_slot *s)
 {
     fft_plan *p = s->fft;
     bool current = p && cuda_current(&s->ctx->be, NULL, NULL) == GX_OK;
@@ -345,7 +345,7 @@ static gx_status cufft_plan(gx_ctx *ctx, cufftType type, int rank, const long lo
         return gx__err(GX_ERR_UNSUPPORTED, "gx_fft: %s", cufft_problem);
     CUstream stream;
     GX__CHECK(cuda_current(&ctx->be, &stream, NULL));
-    vendor_slot *s = vendor_slot_get(ctx);
+    linalg_slot *s = linalg_slot_get(ctx);
     if (!s)
         return gx__err(GX_ERR_OUT_OF_MEMORY, "gx_fft: out of host memory");
     fft_plan *p = s->fft;
@@ -403,7 +403,7 @@ static gx_status fft_cuda(gx_ctx *ctx, const fft_req *rq, const gx_array *src, g
     return r == CUFFT_SUCCESS ? GX_OK : cufft_err(r, "cufftExec");
 }
 #else
-void vendor_fft_release(vendor_slot *s) { (void)s; }
+void linalg_fft_release(linalg_slot *s) { (void)s; }
 #endif
 
 /* ------------------------------------------------------------ entry points */
@@ -424,8 +424,8 @@ static gx_status fft_apply_scale(gx_array *a, double f)
     if (f == 1.0 || a->size == 0)
         return GX_OK;
     gx_array v = *a;   /* a private real-typed view of the same bytes, never registered */
-    int parts = vendor_is_complex(a->dtype) ? 2 : 1;
-    v.dtype = vendor_real_of(a->dtype);
+    int parts = linalg_is_complex(a->dtype) ? 2 : 1;
+    v.dtype = linalg_real_of(a->dtype);
     v.ndim = 1, v.shape[0] = a->size * parts, v.strides[0] = 1, v.offset = a->offset * parts, v.size = v.shape[0];
     ew_plan pl;
     gx_array *in[1] = {&v};
@@ -445,7 +445,7 @@ static gx_status fft_result(const fft_req *r, gx_dtype *dt, int64_t *shape, cons
                        what, r->rank, in->ndim);
     if ((unsigned)r->norm > GX_FFT_NORM_NONE)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: norm %d is not a gx_fft_norm", what, (int)r->norm);
-    bool cin = vendor_is_complex(in->dtype), rin = in->dtype == GX_F32 || in->dtype == GX_F64;
+    bool cin = linalg_is_complex(in->dtype), rin = in->dtype == GX_F32 || in->dtype == GX_F64;
     if ((r->kind == FFT_R2C && !rin) || (r->kind != FFT_R2C && !cin))
         return gx__err(GX_ERR_DTYPE, "%s: input dtype %s; it takes %s", what, gx_dtype_name(in->dtype),
                        r->kind == FFT_R2C ? "f32 or f64 (use gx_fft for complex input)" : "c64 or c128");
@@ -458,7 +458,7 @@ static gx_status fft_result(const fft_req *r, gx_dtype *dt, int64_t *shape, cons
         if (in->shape[last] == 0)
             return gx__err(GX_ERR_SHAPE, "%s: the last axis has length 0", what);
     } else if (r->kind == FFT_C2R) {
-        *dt = vendor_real_of(in->dtype);
+        *dt = linalg_real_of(in->dtype);
         if (r->n_last < 1 || r->n_last / 2 + 1 != in->shape[last])
             return gx__err(GX_ERR_SHAPE, "%s: n_last %lld needs a last input axis of n_last/2 + 1 = %lld, but it is %lld", what,
                            (long long)r->n_last, (long long)(r->n_last / 2 + 1), (long long)in->shape[last]);
@@ -481,8 +481,8 @@ static gx_status fft_out(gx_ctx *ctx, gx_dtype dt, int nd, const int64_t *shape,
         ok = (*out)->shape[d] == shape[d];
     if (!ok) {
         char a[96], b[96];
-        vendor_shape_str(a, sizeof a, (*out)->ndim, (*out)->shape);
-        vendor_shape_str(b, sizeof b, nd, shape);
+        linalg_shape_str(a, sizeof a, (*out)->ndim, (*out)->shape);
+        linalg_shape_str(b, sizeof b, nd, shape);
         return gx__err(GX_ERR_SHAPE, "%s: out is %s %s but the result is %s %s (same context)", what,
                        gx_dtype_name((*out)->dtype), a, gx_dtype_name(dt), b);
     }
@@ -497,7 +497,7 @@ static gx_status fft_exec(gx_ctx *ctx, const fft_req *r, const gx_array *src, gx
     gx_status s;
     gx__range_push("gx_fft");
 #ifdef GX_HAVE_CUDA
-    if (vendor_is_cuda(ctx))
+    if (linalg_is_cuda(ctx))
         s = fft_cuda(ctx, r, src, dst);
     else
 #endif
@@ -527,10 +527,10 @@ static gx_status fft_do(fft_req *r, gx_array **out, const char *what)
     if (s == GX_OK && r->kind == FFT_C2R) {
         s = gx_array_clone(r->in, GX_DTYPE_COUNT, &src);   /* the transform destroys its input */
     } else if (s == GX_OK) {
-        s = vendor_dense(r->in, &src);
+        s = linalg_dense(r->in, &src);
     }
     if (s == GX_OK && !gx__array_contiguous(*out)) {
-        vendor_count_copy();
+        linalg_count_copy();
         s = gx__array_new(ctx, dt, r->in->ndim, shape, &dst);
     }
     if (s == GX_OK)

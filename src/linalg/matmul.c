@@ -5,7 +5,7 @@
  * stride is the transpose of a row-major matrix, folded into the op flag; anything
  * else is copied to a dense temporary.  CBLAS takes row-major directly; cuBLAS is
  * column-major, so gx computes C^T = op(B)^T op(A)^T by swapping the operands. */
-#include "vendor/vendor.h"
+#include "linalg/linalg_priv.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -69,7 +69,7 @@ static gx_status mm_operand_make(const gx_array *a, gx_op op, mm_operand *o)
         }
         if (pass == 1 || o->tmp)
             break;
-        vendor_count_copy();
+        linalg_count_copy();
         GX__CHECK(gx_array_clone(a, GX_DTYPE_COUNT, &o->tmp));
         o->a = o->tmp;
     }
@@ -97,9 +97,9 @@ static gx_status mm_check(const gx_array *c, const gx_array *a, const gx_array *
 static gx_status mm_shapes(const gx_array *c, const gx_array *a, const gx_array *b, const gx_matmul_opts *o, mm_call *mc)
 {
     char sa[96], sb[96], sc[96];
-    vendor_shape_str(sa, sizeof sa, a->ndim, a->shape);
-    vendor_shape_str(sb, sizeof sb, b->ndim, b->shape);
-    vendor_shape_str(sc, sizeof sc, c->ndim, c->shape);
+    linalg_shape_str(sa, sizeof sa, a->ndim, a->shape);
+    linalg_shape_str(sb, sizeof sb, b->ndim, b->shape);
+    linalg_shape_str(sc, sizeof sc, c->ndim, c->shape);
     if (a->ndim < 2 || a->ndim > 3 || b->ndim < 2 || b->ndim > 3 || c->ndim != (a->ndim == 3 || b->ndim == 3 ? 3 : 2))
         return gx__err(GX_ERR_SHAPE, "gx_matmul: a %s, b %s, c %s: matrices are 2-D, batches 3-D (c is 3-D when a or b is)",
                        sa, sb, sc);
@@ -135,7 +135,7 @@ static gx_status mm_output(gx_array *c, mm_call *mc)
     mc->C.a = c;
     mc->C.op = GX_OP_N;
     if (!ok) {
-        vendor_count_copy();
+        linalg_count_copy();
         GX__CHECK(gx_array_clone(c, GX_DTYPE_COUNT, &mc->C.tmp));
         mc->C.a = mc->C.tmp;
         mc->c_user = c;
@@ -227,7 +227,7 @@ static void cublas_load(void)
 {
     static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so", NULL};
     char tried[256];
-    void *h = vendor_dlopen(names, tried, sizeof tried);
+    void *h = linalg_dlopen(names, tried, sizeof tried);
     if (!h) {
         snprintf(cublas_problem, sizeof cublas_problem, "cuBLAS was not found (tried %s, also in /usr/local/cuda/lib64); "
                                                         "install the CUDA toolkit's libcublas or add its folder to LD_LIBRARY_PATH", tried);
@@ -261,7 +261,7 @@ static gx_status cublas_handle(gx_ctx *ctx, cublasHandle_t *out)
         return gx__err(GX_ERR_UNSUPPORTED, "gx_matmul: %s", cublas_problem);
     CUstream stream;
     GX__CHECK(cuda_current(&ctx->be, &stream, NULL));
-    vendor_slot *s = vendor_slot_get(ctx);
+    linalg_slot *s = linalg_slot_get(ctx);
     if (!s)
         return gx__err(GX_ERR_OUT_OF_MEMORY, "gx_matmul: out of host memory");
     if (!s->blas) {
@@ -278,7 +278,7 @@ static gx_status cublas_handle(gx_ctx *ctx, cublasHandle_t *out)
     return GX_OK;
 }
 
-void vendor_blas_release(vendor_slot *s)
+void linalg_blas_release(linalg_slot *s)
 {
     if (!s->blas || !cublas_ok)
         return;
@@ -338,7 +338,7 @@ static gx_status mm_cuda(gx_ctx *ctx, const mm_call *mc)
     return GX_OK;
 }
 #else
-void vendor_blas_release(vendor_slot *s) { (void)s; }
+void linalg_blas_release(linalg_slot *s) { (void)s; }
 #endif
 
 /* ------------------------------------------------------------ entry points */
@@ -357,7 +357,7 @@ static gx_status mm_run(gx_ctx *ctx, mm_call *mc)
     gx_status s;
     gx__range_push("gx_matmul");   /* NVTX: names the library's kernels in Nsight Systems */
 #ifdef GX_HAVE_CUDA
-    if (vendor_is_cuda(ctx))
+    if (linalg_is_cuda(ctx))
         s = mm_cuda(ctx, mc);
     else
 #endif
@@ -375,7 +375,7 @@ gx_status gx_matmul(gx_array *c, const gx_array *a, const gx_array *b, const gx_
     mm_call mc;
     memset(&mc, 0, sizeof mc);
     GX__CHECK(mm_shapes(c, a, b, &o, &mc));
-    if (!vendor_is_complex(mc.dt)) {   /* conjugation means nothing for real numbers */
+    if (!linalg_is_complex(mc.dt)) {   /* conjugation means nothing for real numbers */
         mc.o.op_a = o.op_a == GX_OP_C ? GX_OP_T : o.op_a;
         mc.o.op_b = o.op_b == GX_OP_C ? GX_OP_T : o.op_b;
     }
