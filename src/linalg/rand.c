@@ -234,7 +234,7 @@ static gx_status rng_dense(gx_array *out, rng_kind kind, const rng_plan *p, uint
     gx_ctx *ctx = out->ctx;
     size_t esz = gx_dtype_size(out->dtype);
     gx__sbuf src = {0};
-    gx_status s0 = rng_source(linalg_is_cuda(ctx), p, out->dtype, &src);
+    gx_status s0 = rng_source(gx__target_is_cuda(ctx), p, out->dtype, &src);
     if (s0 != GX_OK) {
         gx__sb_free(&src);
         return s0;
