@@ -121,11 +121,11 @@ GXT_TEST(nvrtc_backend_open_without_gpu)
     gx_device_info di;
     GXT_OK(gx__cuda_iface.info(&be, &di));
     GXT_CHECK(di.cc_major >= 3 && di.warp_size == 32 && di.mem_total > 0);
-    GXT_CHECK(strncmp(gx__cuda_iface.compiler_id(&be), "nvrtc ", 6) == 0);
+    GXT_CHECK(strncmp(gx__cuda_iface.code.compiler_id(&be), "nvrtc ", 6) == 0);
     void *p = NULL;
-    GXT_OK(gx__cuda_iface.alloc(&be, 0, &p));
+    GXT_OK(gx__cuda_iface.mem.alloc(&be, 0, &p));
     GXT_CHECK(p == NULL);
-    gx__cuda_iface.free(&be, NULL, 0);
+    gx__cuda_iface.mem.free(&be, NULL, 0);
     gx__cuda_iface.close(&be);
     GXT_CHECK(be.impl == NULL);
 }

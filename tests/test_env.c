@@ -98,14 +98,14 @@ GXT_TEST(env_cpu_threads_bad_values_use_the_default)
             GXT_CHECK(strstr(err, "a whole number of threads from 1 to 4096") != NULL);
         }
         warnings += count_of(err, "GX_CPU_THREADS");
-        GXT_EQ_I64(gx__cpu_workers(&ctx->be), gx__cpu_count());
+        GXT_EQ_I64(gx__ctx_workers(ctx), gx__cpu_count());
         GXT_CHECK(ctx_maps(ctx));
         GXT_OK(gx_ctx_destroy(ctx));
     }
     GXT_EQ_I64(warnings, 1);   /* once per process */
     gx_ctx *ctx = NULL;
     GXT_OK(create_with("GX_CPU_THREADS", "3", GX_BACKEND_CPU, &ctx, err, sizeof err));
-    GXT_EQ_I64(gx__cpu_workers(&ctx->be), 3);
+    GXT_EQ_I64(gx__ctx_workers(ctx), 3);
     GXT_CHECK(ctx_maps(ctx));
     GXT_OK(gx_ctx_destroy(ctx));
 }

@@ -280,7 +280,7 @@ GXT_TEST(rand_bad_input)
 
 #ifdef GX_HAVE_CUDA
 #include "backend/cuda/cuda_priv.h"
-#include "vendor/vendor.h"
+#include "linalg/linalg_priv.h"
 
 /* The CUDA text of every generator variant compiles under NVRTC (no GPU needed). */
 GXT_TEST(rand_cuda_source_compiles)
@@ -295,7 +295,7 @@ GXT_TEST(rand_cuda_source_compiles)
     };
     for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
         gx__sbuf src = {0};
-        GXT_OK(vendor_rand_source(true, v[i].kind, v[i].t, v[i].range, &src));
+        GXT_OK(linalg_rand_source(true, v[i].kind, v[i].t, v[i].range, &src));
         void *ptx = NULL;
         size_t len = 0;
         char *log = NULL;

@@ -210,7 +210,7 @@ gx_status gx_array_empty(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *s
     return s;
 }
 
-static bool is_cpu(const gx_ctx *ctx) { return ctx->be.iface->kind == GX_BACKEND_CPU; }
+static bool is_cpu(const gx_ctx *ctx) { return gx__ctx_supports(ctx, GX__CAP_HOST); }
 
 /* Walks every element of a view in row-major order, calling fn with its byte offset
  * from the first element (host-side; used by the CPU backend and host staging). */
@@ -261,7 +261,7 @@ static gx_status upload(gx_array *a, const void *host)
     if (a->size == 0)
         return GX_OK;
     if (gx__array_contiguous(a))
-        return ctx->be.iface->h2d(&ctx->be, gx__array_ptr(a), host, bytes);
+        return ctx->be.iface->mem.h2d(&ctx->be, gx__array_ptr(a), host, bytes);
     if (is_cpu(ctx)) {
         xfer x = {gx__array_ptr(a), (char *)(uintptr_t)host, gx_dtype_size(a->dtype), false};
         walk(a, xfer_elem, &x);
@@ -269,7 +269,7 @@ static gx_status upload(gx_array *a, const void *host)
     }
     gx_array *tmp;
     GX__CHECK(gx__array_new(ctx, a->dtype, a->ndim, a->shape, &tmp));
-    gx_status s = ctx->be.iface->h2d(&ctx->be, gx__array_ptr(tmp), host, bytes);
+    gx_status s = ctx->be.iface->mem.h2d(&ctx->be, gx__array_ptr(tmp), host, bytes);
     if (s == GX_OK)
         s = gx_array_copy_into(tmp, a);
     arr_free(tmp);
@@ -281,9 +281,9 @@ static gx_status download(const gx_array *a, void *host)
     gx_ctx *ctx = a->ctx;
     size_t bytes = (size_t)a->size * gx_dtype_size(a->dtype);
     if (a->size == 0)
-        return ctx->be.iface->sync(&ctx->be);
+        return ctx->be.iface->stream.sync(&ctx->be);
     if (gx__array_contiguous(a))
-        return ctx->be.iface->d2h(&ctx->be, host, gx__array_ptr(a), bytes);
+        return ctx->be.iface->mem.d2h(&ctx->be, host, gx__array_ptr(a), bytes);
     if (is_cpu(ctx)) {
         xfer x = {gx__array_ptr(a), host, gx_dtype_size(a->dtype), true};
         walk(a, xfer_elem, &x);
@@ -293,7 +293,7 @@ static gx_status download(const gx_array *a, void *host)
     GX__CHECK(gx__array_new(ctx, a->dtype, a->ndim, a->shape, &tmp));
     gx_status s = gx_array_copy_into(a, tmp);
     if (s == GX_OK)
-        s = ctx->be.iface->d2h(&ctx->be, host, gx__array_ptr(tmp), bytes);
+        s = ctx->be.iface->mem.d2h(&ctx->be, host, gx__array_ptr(tmp), bytes);
     arr_free(tmp);
     return s;
 }
@@ -618,7 +618,7 @@ static gx_status copy_locked(gx_array *dst, const gx_array *src)
     if (dst->size == 0 || (dst->st == src->st && same_layout(dst, src)))
         return GX_OK;
     if (gx__array_contiguous(dst) && gx__array_contiguous(src))
-        return ctx->be.iface->d2d(&ctx->be, gx__array_ptr(dst), gx__array_ptr(src),
+        return ctx->be.iface->mem.d2d(&ctx->be, gx__array_ptr(dst), gx__array_ptr(src),
                                   (size_t)dst->size * gx_dtype_size(dst->dtype));
     if (is_cpu(ctx)) {
         cpu_copy(dst, src);
@@ -905,7 +905,7 @@ gx_status gx_array_get(const gx_array *a, const int64_t *index, void *value)
     int64_t off;
     GX__CHECK(elem_offset(a, index, "gx_array_get", &off));
     gx__lock(a->ctx);
-    gx_status s = a->ctx->be.iface->d2h(&a->ctx->be, value, (char *)gx__array_ptr(a) + off, gx_dtype_size(a->dtype));
+    gx_status s = a->ctx->be.iface->mem.d2h(&a->ctx->be, value, (char *)gx__array_ptr(a) + off, gx_dtype_size(a->dtype));
     gx__unlock(a->ctx);
     return s;
 }
@@ -917,7 +917,7 @@ gx_status gx_array_set(gx_array *a, const int64_t *index, const void *value)
     int64_t off;
     GX__CHECK(elem_offset(a, index, "gx_array_set", &off));
     gx__lock(a->ctx);
-    gx_status s = a->ctx->be.iface->h2d(&a->ctx->be, (char *)gx__array_ptr(a) + off, value, gx_dtype_size(a->dtype));
+    gx_status s = a->ctx->be.iface->mem.h2d(&a->ctx->be, (char *)gx__array_ptr(a) + off, value, gx_dtype_size(a->dtype));
     gx__unlock(a->ctx);
     return s;
 }

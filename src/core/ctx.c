@@ -1,4 +1,5 @@
-/* ctx.c -- contexts: backend selection, the lock, the memory pool policy, teardown. */
+/* ctx.c -- contexts: the lock, the memory pool policy, teardown.  Which backend a
+ * context runs on is the backend layer's choice (src/backend/registry.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -40,74 +41,6 @@ gx_status gx__ctx_check(const gx_ctx *ctx)
 
 void gx__lock(gx_ctx *ctx) { pthread_mutex_lock(&ctx->lock); }
 void gx__unlock(gx_ctx *ctx) { pthread_mutex_unlock(&ctx->lock); }
-
-#ifndef GX_HAVE_CUDA
-int gx__cuda_available(int *count)
-{
-    if (count)
-        *count = 0;
-    return 0;
-}
-void gx__cuda_versions(char *driver, size_t dn, char *nvrtc, size_t nn, char *libs, size_t ln)
-{
-    snprintf(driver, dn, "not built (no CUDA headers at build time)");
-    snprintf(nvrtc, nn, "not built");
-    snprintf(libs, ln, "none (CUDA backend not built)");
-}
-#endif
-
-gx_status gx_cuda_device_count(int *out)
-{
-    GX__ARG(out, "gx_cuda_device_count: out must not be NULL");
-    gx__cuda_available(out);
-    return GX_OK;
-}
-
-/* GX_BACKEND for an AUTO request.  Unlike the other variables a bad value is an
- * error, not a warning: running on a backend the user did not ask for would make
- * every later result (timings above all) quietly about something else. */
-static gx_status ctx_env_backend(gx_backend_kind *kind)
-{
-    const char *env = gx__env("GX_BACKEND");
-    if (!env || strcasecmp(env, "auto") == 0)
-        *kind = gx__cuda_available(NULL) ? GX_BACKEND_CUDA : GX_BACKEND_CPU;
-    else if (strcasecmp(env, "cpu") == 0)
-        *kind = GX_BACKEND_CPU;
-    else if (strcasecmp(env, "cuda") == 0)
-        *kind = GX_BACKEND_CUDA;
-    else
-        return gx__err(GX_ERR_INVALID_ARGUMENT,
-                       "GX_BACKEND=\"%.200s\" is not a backend: accepted values are auto, cpu and cuda "
-                       "(any case), or unset for auto",
-                       env);
-    return GX_OK;
-}
-
-/* Resolves AUTO through GX_BACKEND, then through what answers. */
-static gx_status ctx_pick(gx_backend_kind kind, gx_backend_kind *out)
-{
-    if (kind == GX_BACKEND_AUTO)
-        GX__CHECK(ctx_env_backend(&kind));
-    if (kind != GX_BACKEND_CPU && kind != GX_BACKEND_CUDA)
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "backend kind %d is not one of GX_BACKEND_AUTO, GX_BACKEND_CPU, GX_BACKEND_CUDA", (int)kind);
-    *out = kind;
-    return GX_OK;
-}
-
-static gx_status ctx_iface(gx_backend_kind kind, const gx__backend_iface **out)
-{
-    if (kind == GX_BACKEND_CPU) {
-        *out = &gx__cpu_iface;
-        return GX_OK;
-    }
-#ifdef GX_HAVE_CUDA
-    *out = &gx__cuda_iface;
-    return GX_OK;
-#else
-    return gx__err(GX_ERR_NO_DEVICE, "the CUDA backend was not built (CUDA headers were not found at build time); "
-                                     "use GX_BACKEND=cpu, or rebuild with the CUDA toolkit installed");
-#endif
-}
 
 static void ctx_limit_from_env(gx_ctx *ctx)
 {
@@ -152,14 +85,18 @@ static void ctx_dump_from_env(gx_ctx *ctx)
     ctx->dump_dir = strdup(dir);   /* NULL on no memory: no dumping, nothing else lost */
 }
 
-gx_status gx_ctx_create_on(gx_ctx **out, gx_backend_kind kind, int device)
+/* Recursive: public calls compose (zeros = empty + fill) under one lock. */
+static void ctx_lock_init(gx_ctx *ctx)
 {
-    GX__ARG(out, "gx_ctx_create: out must not be NULL");
-    *out = NULL;
-    gx_backend_kind k = GX_BACKEND_AUTO;   /* set by ctx_pick (GCC cannot tell gx__err never returns GX_OK) */
-    const gx__backend_iface *iface;
-    GX__CHECK(ctx_pick(kind, &k));
-    GX__CHECK(ctx_iface(k, &iface));
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&ctx->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+}
+
+gx_status gx__ctx_open(const gx__backend_iface *iface, int device, gx_ctx **out)
+{
     gx_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory creating a context");
@@ -167,12 +104,7 @@ gx_status gx_ctx_create_on(gx_ctx **out, gx_backend_kind kind, int device)
     ctx->be.iface = iface;
     ctx->be.device = device;
     ctx->be.ctx = ctx;
-    pthread_mutexattr_t attr;
-    pthread_mutexattr_init(&attr);
-    /* Recursive: public calls compose (zeros = empty + fill) under one lock. */
-    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
-    pthread_mutex_init(&ctx->lock, &attr);
-    pthread_mutexattr_destroy(&attr);
+    ctx_lock_init(ctx);
     gx_status s = iface->open(&ctx->be, device);
     if (s == GX_OK)
         s = iface->info(&ctx->be, &ctx->dinfo);
@@ -191,8 +123,6 @@ gx_status gx_ctx_create_on(gx_ctx **out, gx_backend_kind kind, int device)
     *out = ctx;
     return GX_OK;
 }
-
-gx_status gx_ctx_create(gx_ctx **out, gx_backend_kind kind) { return gx_ctx_create_on(out, kind, 0); }
 
 void *gx__ctx_ext_get(gx_ctx *ctx, const gx__ctx_ext *ext)
 {
@@ -233,8 +163,7 @@ gx_status gx_ctx_destroy(gx_ctx *ctx)
     GX__CHECK(gx__ctx_check(ctx));
     gx__handle_remove(ctx);
     gx__lock(ctx);
-    gx_status s = ctx->be.iface->sync(&ctx->be);
-    gx__vendor_ctx_release(ctx);
+    gx_status s = ctx->be.iface->stream.sync(&ctx->be);
     gx__kx_ctx_destroy(ctx);   /* profile report, streams, user kernels, pinned buffers */
     gx__ctx_release_arrays(ctx);
     ctx_release_exts(ctx);
@@ -263,7 +192,7 @@ gx_status gx_sync(gx_ctx *ctx)
 {
     GX__CHECK(gx__ctx_check(ctx));
     gx__lock(ctx);
-    gx_status s = ctx->be.iface->sync(&ctx->be);
+    gx_status s = ctx->be.iface->stream.sync(&ctx->be);
     gx__unlock(ctx);
     return s;
 }
@@ -296,7 +225,7 @@ static gx_status mem_oom(gx_ctx *ctx, size_t bytes, const char *why)
     fmt_bytes(req, sizeof req, bytes);
     fmt_bytes(use, sizeof use, ctx->mem.in_use);
     fmt_bytes(scr, sizeof scr, ctx->mem.scratch);
-    fmt_bytes(res, sizeof res, ctx->be.iface->reserved(&ctx->be));
+    fmt_bytes(res, sizeof res, ctx->be.iface->mem.reserved(&ctx->be));
     if (ctx->mem_limit)
         fmt_bytes(lim, sizeof lim, ctx->mem_limit);
     else
@@ -323,13 +252,13 @@ static gx_status mem_take(gx_ctx *ctx, size_t bytes, void **ptr, size_t *counter
         return GX_OK;
     if (mem_over_limit(ctx, bytes))
         return mem_oom(ctx, bytes, "over the memory limit");
-    gx_status s = ctx->be.iface->alloc(&ctx->be, bytes, ptr);
+    gx_status s = ctx->be.iface->mem.alloc(&ctx->be, bytes, ptr);
     if (s == GX_ERR_OUT_OF_MEMORY) {
         /* Cached pool blocks may be what is missing: give them back and try once more. */
         ctx->mem.retries++;
-        ctx->be.iface->sync(&ctx->be);
-        ctx->be.iface->trim(&ctx->be);
-        s = ctx->be.iface->alloc(&ctx->be, bytes, ptr);
+        ctx->be.iface->stream.sync(&ctx->be);
+        ctx->be.iface->mem.trim(&ctx->be);
+        s = ctx->be.iface->mem.alloc(&ctx->be, bytes, ptr);
         if (s == GX_ERR_OUT_OF_MEMORY)
             return mem_oom(ctx, bytes, "the device has no more");
     }
@@ -353,7 +282,7 @@ static void mem_give(gx_ctx *ctx, void *ptr, size_t bytes, size_t *counter)
 {
     if (!ptr && bytes == 0)
         return;
-    ctx->be.iface->free(&ctx->be, ptr, bytes);
+    ctx->be.iface->mem.free(&ctx->be, ptr, bytes);
     *counter -= bytes;
 }
 
@@ -372,7 +301,7 @@ gx_status gx_memory_stats_get(gx_ctx *ctx, gx_memory_stats *out)
     GX__ARG(out, "gx_memory_stats_get: out must not be NULL");
     gx__lock(ctx);
     *out = ctx->mem;
-    size_t r = ctx->be.iface->reserved(&ctx->be);
+    size_t r = ctx->be.iface->mem.reserved(&ctx->be);
     /* The CPU backend has no pool: what it holds is what is in use, arrays and scratch. */
     out->reserved = r ? r : ctx->mem.in_use + ctx->mem.scratch;
     out->limit = ctx->mem_limit;
@@ -384,9 +313,9 @@ gx_status gx_memory_trim(gx_ctx *ctx)
 {
     GX__CHECK(gx__ctx_check(ctx));
     gx__lock(ctx);
-    gx_status s = ctx->be.iface->sync(&ctx->be);
+    gx_status s = ctx->be.iface->stream.sync(&ctx->be);
     if (s == GX_OK)
-        s = ctx->be.iface->trim(&ctx->be);
+        s = ctx->be.iface->mem.trim(&ctx->be);
     gx__unlock(ctx);
     return s;
 }

@@ -22,8 +22,8 @@ gx_status gx_event_create(gx_ctx *ctx, gx_event **out)
     e->ctx = ctx;
     gx_status s = GX_OK;
     gx__lock(ctx);
-    if (ctx->be.iface->event_create)
-        s = ctx->be.iface->event_create(&ctx->be, &e->ev);
+    if (gx__ctx_supports(ctx, GX__CAP_EVENTS))
+        s = ctx->be.iface->stream.event_create(&ctx->be, &e->ev);
     gx__unlock(ctx);
     if (s != GX_OK) {
         free(e);
@@ -50,7 +50,7 @@ gx_status gx_event_record(gx_event *e)
     gx__lock(ctx);
     gx_status s = GX_OK;
     if (e->ev)
-        s = ctx->be.iface->event_record(&ctx->be, e->ev);
+        s = ctx->be.iface->stream.event_record(&ctx->be, e->ev);
     else
         e->host_ms = gx__now_ms();
     e->recorded = s == GX_OK;
@@ -71,7 +71,7 @@ gx_status gx_event_elapsed_ms(gx_event *start, gx_event *end, float *ms)
     gx__lock(ctx);
     gx_status s = GX_OK;
     if (start->ev)
-        s = ctx->be.iface->event_elapsed(&ctx->be, start->ev, end->ev, ms);
+        s = ctx->be.iface->stream.event_elapsed(&ctx->be, start->ev, end->ev, ms);
     else
         *ms = (float)(end->host_ms - start->host_ms);
     gx__unlock(ctx);
@@ -86,7 +86,7 @@ gx_status gx_event_destroy(gx_event *e)
         return gx__err(GX_ERR_INVALID_HANDLE, "gx_event_destroy: the event handle is not live (destroyed already?)");
     if (e->ev && gx__handle_live(e->ctx)) {
         gx__lock(e->ctx);
-        e->ctx->be.iface->event_destroy(&e->ctx->be, e->ev);
+        e->ctx->be.iface->stream.event_destroy(&e->ctx->be, e->ev);
         gx__unlock(e->ctx);
     }
     free(e);
@@ -103,7 +103,7 @@ gx_status gx_event_record_on(gx_event *e, gx_stream *stream)
     void *st = NULL;
     gx_status s = gx__stream_backend(ctx, stream, "gx_event_record_on", &st);
     if (s == GX_OK && e->ev)
-        s = ctx->be.iface->event_record_on(&ctx->be, e->ev, st);
+        s = ctx->be.iface->stream.event_record_on(&ctx->be, e->ev, st);
     else if (s == GX_OK)
         e->host_ms = gx__now_ms();
     if (s == GX_OK)
@@ -123,7 +123,7 @@ gx_status gx_stream_wait_event(gx_stream *stream, gx_event *e)
     gx_status s = gx__stream_backend(ctx, stream, "gx_stream_wait_event", &st);
     /* CPU: the event's work is complete already. */
     if (s == GX_OK && e->ev)
-        s = ctx->be.iface->stream_wait_event(&ctx->be, st, e->ev);
+        s = ctx->be.iface->stream.wait_event(&ctx->be, st, e->ev);
     gx__unlock(ctx);
     return s;
 }
@@ -135,7 +135,7 @@ gx_status gx_event_sync(gx_event *e)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_event_sync: record the event (gx_event_record) first");
     gx_ctx *ctx = e->ctx;
     gx__lock(ctx);
-    gx_status s = e->ev ? ctx->be.iface->event_sync(&ctx->be, e->ev) : GX_OK;
+    gx_status s = e->ev ? ctx->be.iface->stream.event_sync(&ctx->be, e->ev) : GX_OK;
     gx__unlock(ctx);
     return s;
 }

@@ -2,7 +2,8 @@
  * Naming: public gx_*, internal gx__* (shared across modules, declared here);
  * functions private to a module use that module's prefix (lam__ for the lambda
  * language, cache_ for the disk cache and the CPU compiler driver, cpu_/cuda_ in
- * the backends, ew_, rg_ in the element-wise and range ops). */
+ * the backends, ew_, rg_ in the element-wise and range ops, linalg_ (mm_, fft_,
+ * rng_) in src/linalg). */
 #ifndef GX_INTERNAL_H
 #define GX_INTERNAL_H
 
@@ -104,66 +105,145 @@ typedef enum gx__target { GX__TARGET_C = 0, GX__TARGET_CUDA } gx__target;
 /* "c" / "cuda": the target's name in cache keys and dumped file names. */
 const char *gx__target_name(gx__target t);
 
+/* What a backend can do beyond the required slots.  Each capability names a group
+ * of optional slots below, which a backend fills, all of them, exactly when its
+ * table has the bit; callers ask gx__ctx_supports() instead of testing slots for
+ * NULL.  A capability may still fail at run time where it rests on a library loaded
+ * on first use (cuBLAS, cuFFT): the slot then returns GX_ERR_UNSUPPORTED naming
+ * what is missing. */
+typedef enum gx__cap {
+    GX__CAP_HOST = 1u << 0,         /* the device is the host: device pointers are host
+                                     * pointers, work is complete when a call returns, and
+                                     * launch.run takes host functions of the CPU kernel
+                                     * signature (no slots of its own) */
+    GX__CAP_EVENTS = 1u << 1,       /* stream.event_*: timing events on the device */
+    GX__CAP_STREAMS = 1u << 2,      /* stream.create ... stream.wait_event */
+    GX__CAP_ASYNC_COPY = 1u << 3,   /* mem.h2d_async, mem.d2h_async */
+    GX__CAP_PINNED_HOST = 1u << 4,  /* mem.host_alloc, host_free, host_pinned */
+    GX__CAP_MAPPED_HOST = 1u << 5,  /* mem.host_devptr */
+    GX__CAP_OCCUPANCY = 1u << 6,    /* launch.occupancy_block, occupancy_active */
+    GX__CAP_USER_KERNELS = 1u << 7, /* launch.user, launch.func_attrs: gx_kernel_* */
+    GX__CAP_MATMUL = 1u << 8,       /* lib.gemm */
+    GX__CAP_FFT = 1u << 9,          /* lib.fft */
+} gx__cap;
+
+/* One matrix product, or a strided batch of them, in row-major terms:
+ * C[i] = alpha op_a(A[i]) op_b(B[i]) + beta C[i] for i < batch, op_a(A) m x k,
+ * op_b(B) k x n.  src/linalg/matmul.c has checked every size against the 32-bit
+ * limits of the BLAS libraries and folded transposed layouts into op_a/op_b. */
+typedef struct gx__gemm {
+    gx_dtype dtype;                  /* f32, f64, c64 or c128: all three operands */
+    gx_math_mode math;
+    gx_op op_a, op_b;                /* GX_OP_C only for complex dtypes */
+    int m, n, k, batch;
+    const void *a, *b;               /* device addresses of the first matrices */
+    void *c;
+    int lda, ldb, ldc;               /* leading dimensions (row strides), in elements */
+    int64_t stride_a, stride_b, stride_c; /* elements between batch entries (0: shared) */
+    double alpha[2], beta[2];        /* {re, im}; im ignored for real dtypes */
+} gx__gemm;
+
+/* One unnormalised FFT over the last `rank` axes of dense arrays, `batch` times. */
+typedef enum gx__fft_kind { GX__FFT_C2C, GX__FFT_R2C, GX__FFT_C2R } gx__fft_kind;
+typedef struct gx__fft {
+    gx__fft_kind kind;
+    bool dbl;                        /* f64 / c128 (else f32 / c64) */
+    bool inverse;                    /* the direction of a C2C transform */
+    int rank;                        /* 1, 2 or 3 */
+    long long dims[3];               /* the transformed axes' logical (real) lengths */
+    long long batch;                 /* product of the other axes */
+    const void *in;                  /* C2R may overwrite it */
+    void *out;
+} gx__fft;
+
+/* Memory and copies.  alloc does no limit check (src/core/ctx.c does). */
+typedef struct gx__backend_mem {
+    gx_status (*alloc)(gx__backend *be, size_t bytes, void **ptr);
+    void (*free)(gx__backend *be, void *ptr, size_t bytes);
+    gx_status (*trim)(gx__backend *be);                /* give cached pool blocks back */
+    size_t (*reserved)(gx__backend *be);               /* bytes held by the pool */
+    gx_status (*h2d)(gx__backend *be, void *dst, const void *src, size_t n);
+    gx_status (*d2h)(gx__backend *be, void *dst, const void *src, size_t n); /* complete on return */
+    gx_status (*d2d)(gx__backend *be, void *dst, const void *src, size_t n);
+    /* GX__CAP_ASYNC_COPY: queued on the current stream; the host buffer must stay. */
+    gx_status (*h2d_async)(gx__backend *be, void *dst, const void *src, size_t n);
+    gx_status (*d2h_async)(gx__backend *be, void *dst, const void *src, size_t n);
+    /* GX__CAP_PINNED_HOST: page-locked host memory (else the core uses malloc). */
+    gx_status (*host_alloc)(gx__backend *be, size_t bytes, void **ptr);
+    void (*host_free)(gx__backend *be, void *ptr);
+    bool (*host_pinned)(gx__backend *be, const void *ptr, size_t bytes);
+    /* GX__CAP_MAPPED_HOST: the device's address of host_alloc memory, which kernels may write. */
+    gx_status (*host_devptr)(gx__backend *be, void *host, uint64_t *dev);
+} gx__backend_mem;
+
+/* Ordering and timing.  A NULL stream means the backend's default stream. */
+typedef struct gx__backend_stream {
+    gx_status (*sync)(gx__backend *be);                /* waits for all of the context's work */
+    /* GX__CAP_STREAMS.  set_current changes the stream every other call uses. */
+    gx_status (*create)(gx__backend *be, void **st);
+    void (*destroy)(gx__backend *be, void *st);
+    gx_status (*sync_stream)(gx__backend *be, void *st);
+    void (*set_current)(gx__backend *be, void *st);
+    gx_status (*wait_event)(gx__backend *be, void *st, void *ev);
+    /* GX__CAP_EVENTS (without it the core reads a host clock). */
+    gx_status (*event_create)(gx__backend *be, void **ev);
+    gx_status (*event_record)(gx__backend *be, void *ev);            /* on the current stream */
+    gx_status (*event_record_on)(gx__backend *be, void *ev, void *st);
+    gx_status (*event_elapsed)(gx__backend *be, void *start, void *end, float *ms);
+    gx_status (*event_sync)(gx__backend *be, void *ev);
+    void (*event_destroy)(gx__backend *be, void *ev);
+} gx__backend_stream;
+
+/* Code: build turns generated source into a binary blob (a shared object on CPU, a
+ * cubin on CUDA) that the disk cache can keep; load makes a module of a blob.  build
+ * sets a message naming the user's lines on failure (GX_ERR_COMPILE). */
+typedef struct gx__backend_code {
+    gx_status (*build)(gx__backend *be, const char *source, const char *label, void **blob, size_t *len);
+    gx_status (*load)(gx__backend *be, const void *blob, size_t len, gx__module **out);
+    gx_status (*get_func)(gx__backend *be, gx__module *m, const char *entry, gx__func *out);
+    void (*module_free)(gx__backend *be, gx__module *m);
+    /* A string that identifies the compiler + target exactly, for cache keys. */
+    const char *(*compiler_id)(gx__backend *be);
+} gx__backend_code;
+
+/* Running code. */
+typedef struct gx__backend_launch {
+    gx_status (*run)(gx__backend *be, gx__func f, const gx__launch *l);
+    /* Units of work the backend runs at once: the CPU backend's worker threads,
+     * the calling thread included (what CPU kernels split their range into, and
+     * how many per-thread partials they need); CUDA: the multiprocessor count. */
+    int (*workers)(gx__backend *be);
+    /* GX__CAP_USER_KERNELS.  params[i] points at argument i; st NULL = current stream. */
+    gx_status (*user)(gx__backend *be, gx__func f, const gx__launch *l, void **params, void *st,
+                      int cooperative);
+    gx_status (*func_attrs)(gx__backend *be, gx__func f, gx_kernel_attrs *out);
+    /* GX__CAP_OCCUPANCY: suggested block size for f; resident blocks per multiprocessor. */
+    gx_status (*occupancy_block)(gx__backend *be, gx__func f, unsigned shmem, int *min_grid, int *block);
+    gx_status (*occupancy_active)(gx__backend *be, gx__func f, int block, size_t shmem, int *blocks);
+} gx__backend_launch;
+
+/* Vendor libraries, on the context's current stream.  A backend keeps their
+ * per-context state (handles, plan caches) itself, e.g. through gx__ctx_ext. */
+typedef struct gx__backend_lib {
+    gx_status (*gemm)(gx__backend *be, const gx__gemm *g);   /* GX__CAP_MATMUL */
+    gx_status (*fft)(gx__backend *be, const gx__fft *f);     /* GX__CAP_FFT */
+} gx__backend_lib;
+
 typedef struct gx__backend_iface {
     gx_backend_kind kind;
     const char *name;
     gx__target target;
+    unsigned caps;                   /* gx__cap bits */
 
     gx_status (*open)(gx__backend *be, int device);
     void (*close)(gx__backend *be);
-
-    gx_status (*alloc)(gx__backend *be, size_t bytes, void **ptr);  /* no limit check here */
-    void (*free)(gx__backend *be, void *ptr, size_t bytes);
-    gx_status (*trim)(gx__backend *be);
-    size_t (*reserved)(gx__backend *be);                            /* bytes held by the pool */
-
-    gx_status (*h2d)(gx__backend *be, void *dst, const void *src, size_t n);
-    gx_status (*d2h)(gx__backend *be, void *dst, const void *src, size_t n); /* complete on return */
-    gx_status (*d2d)(gx__backend *be, void *dst, const void *src, size_t n);
-    gx_status (*sync)(gx__backend *be);
     gx_status (*info)(gx__backend *be, gx_device_info *out);
 
-    /* Code: build turns generated source into a binary blob (a shared object on CPU,
-     * a cubin on CUDA) that the disk cache can keep; load makes a module of a blob.
-     * build sets a message naming the user's lines on failure (GX_ERR_COMPILE). */
-    gx_status (*build)(gx__backend *be, const char *source, const char *label,
-                       void **blob, size_t *len);
-    gx_status (*load)(gx__backend *be, const void *blob, size_t len, gx__module **out);
-    gx_status (*get_func)(gx__backend *be, gx__module *m, const char *entry, gx__func *out);
-    void (*module_free)(gx__backend *be, gx__module *m);
-    gx_status (*launch)(gx__backend *be, gx__func f, const gx__launch *l);
-    /* Optional (may be NULL): suggested block size for f from the occupancy API. */
-    gx_status (*occupancy_block)(gx__backend *be, gx__func f, unsigned shmem, int *min_grid, int *block);
-    /* Optional (NULL on CPU, where the core reads a host clock): stream events. */
-    gx_status (*event_create)(gx__backend *be, void **ev);
-    gx_status (*event_record)(gx__backend *be, void *ev);
-    gx_status (*event_elapsed)(gx__backend *be, void *start, void *end, float *ms);
-    void (*event_destroy)(gx__backend *be, void *ev);
-    /* A string that identifies the compiler + target exactly, for cache keys. */
-    const char *(*compiler_id)(gx__backend *be);
-
-    /* Optional (NULL on CPU): streams, page-locked memory, user kernels, reflection
-     * (used by src/core/stream.c and src/ops/kernel.c).  A NULL stream means the
-     * backend's default stream; set_stream changes the stream every other call uses. */
-    gx_status (*stream_create)(gx__backend *be, void **st);
-    void (*stream_destroy)(gx__backend *be, void *st);
-    gx_status (*stream_sync)(gx__backend *be, void *st);
-    void (*set_stream)(gx__backend *be, void *st);
-    gx_status (*event_record_on)(gx__backend *be, void *ev, void *st);
-    gx_status (*event_sync)(gx__backend *be, void *ev);
-    gx_status (*stream_wait_event)(gx__backend *be, void *st, void *ev);
-    gx_status (*host_alloc)(gx__backend *be, size_t bytes, void **ptr);
-    void (*host_free)(gx__backend *be, void *ptr);
-    bool (*host_pinned)(gx__backend *be, const void *ptr, size_t bytes);
-    /* Optional: the device's address of host_alloc memory, which kernels may write. */
-    gx_status (*host_devptr)(gx__backend *be, void *host, uint64_t *dev);
-    gx_status (*h2d_async)(gx__backend *be, void *dst, const void *src, size_t n);
-    gx_status (*d2h_async)(gx__backend *be, void *dst, const void *src, size_t n);
-    /* A user kernel: params[i] points at argument i; st NULL = current stream. */
-    gx_status (*launch_user)(gx__backend *be, gx__func f, const gx__launch *l, void **params,
-                             void *st, int cooperative);
-    gx_status (*func_attrs)(gx__backend *be, gx__func f, gx_kernel_attrs *out);
-    gx_status (*occupancy_active)(gx__backend *be, gx__func f, int block, size_t shmem, int *blocks);
+    gx__backend_mem mem;
+    gx__backend_stream stream;
+    gx__backend_code code;
+    gx__backend_launch launch;
+    gx__backend_lib lib;
 } gx__backend_iface;
 
 struct gx__backend {
@@ -173,16 +253,24 @@ struct gx__backend {
     gx_ctx *ctx;
 };
 
-extern const gx__backend_iface gx__cpu_iface;
-#ifdef GX_HAVE_CUDA
-extern const gx__backend_iface gx__cuda_iface;
-#endif
-/* 1 if the CUDA backend was compiled in and a device answers. */
-int gx__cuda_available(int *count);
-/* Versions for `gx info` ("" when absent). */
-void gx__cuda_versions(char *driver, size_t dn, char *nvrtc, size_t nn, char *libs, size_t ln);
-void gx__cpu_describe(char *cc, size_t n);   /* the C compiler the CPU backend uses */
-int gx__cpu_workers(gx__backend *be);        /* CPU: worker threads incl. the caller */
+static inline bool gx__iface_supports(const gx__backend_iface *io, gx__cap cap) { return (io->caps & cap) == cap; }
+
+/* The backends' tables and what `gx info` asks of them are private to the backend
+ * layer (src/backend/backend.h): the core sees a backend only through the table
+ * that src/backend/registry.c hands to gx__ctx_open. */
+
+/* NVRTC without a context, for gx_kernel_ptx / gx_kernel_sass and their _offline
+ * forms (src/backend/cuda/cuda_kernel.c).  `wrapped` is a user kernel as
+ * src/ops/kernel.c wraps it; the result is a malloc'ed, NUL-terminated text.  ptx:
+ * entry not NULL checks that the PTX defines that kernel.  sass: disassembles the
+ * cubin with cuobjdump or nvdisasm.  `what` names the public call in messages.
+ * GX_ERR_UNSUPPORTED when gx was built without the CUDA backend. */
+gx_status gx__nvrtc_ptx(const char *what, const char *wrapped, const char *label, const char *entry,
+                        int cc_major, int cc_minor, char **text);
+gx_status gx__nvrtc_sass(const char *what, const char *wrapped, const char *label, int cc_major,
+                         int cc_minor, char **text);
+/* The first line of a wrapped user kernel (and how the backend's build tells one). */
+#define GX__USER_KERNEL_MAGIC "//gx:user-kernel 1"
 
 /* ------------------------------------------------------------ storage & arrays */
 
@@ -296,6 +384,13 @@ void gx__unlock(gx_ctx *ctx);
 /* The code generation target of the context's backend. */
 static inline gx__target gx__ctx_target(const gx_ctx *ctx) { return ctx->be.iface->target; }
 static inline bool gx__target_is_cuda(const gx_ctx *ctx) { return ctx->be.iface->target == GX__TARGET_CUDA; }
+/* Whether the context's backend has cap (or every bit of several or-ed together). */
+static inline bool gx__ctx_supports(const gx_ctx *ctx, gx__cap cap) { return gx__iface_supports(ctx->be.iface, cap); }
+/* Units of parallel work of the context's backend (launch.workers). */
+static inline int gx__ctx_workers(gx_ctx *ctx) { return ctx->be.iface->launch.workers(&ctx->be); }
+/* Makes a context on the backend `iface` (chosen by src/backend/registry.c): opens
+ * the device, reads its info and the GX_* settings of contexts.  *out on success. */
+gx_status gx__ctx_open(const gx__backend_iface *iface, int device, gx_ctx **out);
 
 /* Handle table: detects stale / foreign handles. */
 void gx__handle_add(const void *h);
@@ -311,7 +406,8 @@ gx_status gx__kx_ctx_init(gx_ctx *ctx);
 void gx__kx_ctx_destroy(gx_ctx *ctx);
 /* Names a compiled function for the profiler (called by gx__kernel_get). */
 void gx__prof_label(gx_ctx *ctx, gx__func fn, const char *label);
-/* NVTX range around one gx operation (no-op without CUDA headers). */
+/* NVTX range around one gx operation (src/backend/cuda/cuda_nvtx.c; a no-op
+ * without the CUDA backend). */
 void gx__range_push(const char *name);
 void gx__range_pop(void);
 
@@ -330,10 +426,6 @@ void gx__memo_free(gx_ctx *ctx);
 /* An experiment knob's value (GX_EW_UNROLL, GX_RG_GRID...), read once per process. */
 const char *gx__knob(const char *name);
 int gx__knob_int(const char *name, int dflt, int lo, int hi);
-
-/* Frees the vendor libraries' per-context state (cuBLAS handle, FFT plans); called
- * by gx_ctx_destroy while the backend is still open. */
-void gx__vendor_ctx_release(gx_ctx *ctx);
 
 double gx__now_ms(void);
 

@@ -76,7 +76,7 @@ void gx__kcache_free(gx_ctx *ctx)
         kc_entry *e = kc->buckets[b];
         while (e) {
             kc_entry *nx = e->next;
-            ctx->be.iface->module_free(&ctx->be, e->mod);
+            ctx->be.iface->code.module_free(&ctx->be, e->mod);
             free(e->entry);
             free(e->body);
             free(e);
@@ -97,7 +97,7 @@ static void kc_key(gx_ctx *ctx, const char *source, char out[65])
     cache_key_add(&k, "gx-kernel-key-1");
     cache_key_add(&k, GX_VERSION_STRING);
     cache_key_add(&k, gx__target_name(gx__ctx_target(ctx)));
-    cache_key_add(&k, ctx->be.iface->compiler_id(&ctx->be));
+    cache_key_add(&k, ctx->be.iface->code.compiler_id(&ctx->be));
     cache_key_add(&k, source);
     cache_key_final(&k, out);
 }
@@ -134,7 +134,7 @@ static gx_status kc_binary(gx_ctx *ctx, const char *key, const char *source, con
         ctx->cstats.corrupt_entries++;
     ctx->cstats.misses++;
     double t0 = gx__now_ms();
-    gx_status s = ctx->be.iface->build(&ctx->be, source, label, blob, len);
+    gx_status s = ctx->be.iface->code.build(&ctx->be, source, label, blob, len);
     ctx->cstats.compile_ms += gx__now_ms() - t0;
     if (s != GX_OK)
         return s;
@@ -147,10 +147,10 @@ static void kc_occupancy(gx_ctx *ctx, gx__kernel *k)
 {
     k->block = 256;
     k->min_grid = 0;
-    if (!ctx->be.iface->occupancy_block)
+    if (!gx__ctx_supports(ctx, GX__CAP_OCCUPANCY))
         return;
     int mg = 0, bs = 0;
-    if (ctx->be.iface->occupancy_block(&ctx->be, k->fn, 0, &mg, &bs) == GX_OK && bs > 0) {
+    if (ctx->be.iface->launch.occupancy_block(&ctx->be, k->fn, 0, &mg, &bs) == GX_OK && bs > 0) {
         k->block = bs;
         k->min_grid = mg;
     }
@@ -169,7 +169,7 @@ gx_status gx__launch_1d(gx_ctx *ctx, const gx__kernel *k, const void *args, size
     l.grid[1] = l.grid[2] = 1;
     l.block[0] = (unsigned)block;
     l.block[1] = l.block[2] = 1;
-    return ctx->be.iface->launch(&ctx->be, k->fn, &l);
+    return ctx->be.iface->launch.run(&ctx->be, k->fn, &l);
 }
 
 gx_status gx__kernel_get(gx_ctx *ctx, const char *source, const char *label, const char *entry, gx__kernel *out)
@@ -195,13 +195,13 @@ gx_status gx__kernel_get(gx_ctx *ctx, const char *source, const char *label, con
     kc_entry *e = calloc(1, sizeof *e);
     gx_status s = e ? GX_OK : gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for the kernel cache");
     if (s == GX_OK)
-        s = ctx->be.iface->load(&ctx->be, blob, len, &e->mod);
+        s = ctx->be.iface->code.load(&ctx->be, blob, len, &e->mod);
     free(blob);
     if (s == GX_OK)
-        s = ctx->be.iface->get_func(&ctx->be, e->mod, entry, &e->k.fn);
+        s = ctx->be.iface->code.get_func(&ctx->be, e->mod, entry, &e->k.fn);
     if (s != GX_OK) {
         if (e && e->mod)
-            ctx->be.iface->module_free(&ctx->be, e->mod);
+            ctx->be.iface->code.module_free(&ctx->be, e->mod);
         free(e);
         return s;
     }
@@ -211,7 +211,7 @@ gx_status gx__kernel_get(gx_ctx *ctx, const char *source, const char *label, con
     e->body = strdup(body);
     e->entry = strdup(entry);
     if (!e->body || !e->entry) {
-        ctx->be.iface->module_free(&ctx->be, e->mod);
+        ctx->be.iface->code.module_free(&ctx->be, e->mod);
         free(e->body);
         free(e->entry);
         free(e);

@@ -1,4 +1,4 @@
-/* profile.c -- the profiler (GX_PROFILE, gx_profile_*) and NVTX ranges.
+/* profile.c -- the profiler (GX_PROFILE, gx_profile_*).
  *
  * While profiling, the context's backend interface is replaced by a copy whose
  * launch/copy/alloc entries wrap the real ones: every gx operation passes through
@@ -13,26 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef GX_HAVE_CUDA
-#include <nvtx3/nvToolsExt.h>
-#endif
-
-void gx__range_push(const char *name)
-{
-#ifdef GX_HAVE_CUDA
-    nvtxRangePushA(name);
-#else
-    (void)name;
-#endif
-}
-
-void gx__range_pop(void)
-{
-#ifdef GX_HAVE_CUDA
-    nvtxRangePop();
-#endif
-}
 
 /* ------------------------------------------------------------ state */
 
@@ -80,7 +60,7 @@ static void *ev_get(gx__prof *p, gx__backend *be)
     if (p->npool)
         return p->pool[--p->npool];
     void *ev = NULL;
-    return p->real->event_create(&be->ctx->be, &ev) == GX_OK ? ev : NULL;
+    return p->real->stream.event_create(&be->ctx->be, &ev) == GX_OK ? ev : NULL;
 }
 
 static void ev_put(gx__prof *p, gx__backend *be, void *ev)
@@ -91,7 +71,7 @@ static void ev_put(gx__prof *p, gx__backend *be, void *ev)
         size_t cap = p->cappool ? 2 * p->cappool : 64;
         void **np = realloc(p->pool, cap * sizeof *np);
         if (!np) {
-            p->real->event_destroy(be, ev);
+            p->real->stream.event_destroy(be, ev);
             return;
         }
         p->pool = np;
@@ -136,7 +116,7 @@ static void prof_resolve(gx__prof *p, gx__backend *be)
         prof_rec *r = &p->recs[i];
         if (r->ev0) {
             float ms = 0;
-            gx_status s = p->real->event_elapsed(be, r->ev0, r->ev1, &ms);
+            gx_status s = p->real->stream.event_elapsed(be, r->ev0, r->ev1, &ms);
             r->ms = s == GX_OK ? ms : 0;
             ev_put(p, be, r->ev0);
             ev_put(p, be, r->ev1);
@@ -173,9 +153,9 @@ static prof_rec *rec_begin(gx__backend *be, int name, int kind, void *st, bool u
     memset(r, 0, sizeof *r);
     r->name = name;
     r->kind = kind;
-    if (p->real->event_create && (r->ev0 = ev_get(p, be)) && (r->ev1 = ev_get(p, be))) {
-        gx_status s = use_st ? p->real->event_record_on(be, r->ev0, st)
-                             : p->real->event_record(be, r->ev0);
+    if (gx__iface_supports(p->real, GX__CAP_EVENTS) && (r->ev0 = ev_get(p, be)) && (r->ev1 = ev_get(p, be))) {
+        gx_status s = use_st ? p->real->stream.event_record_on(be, r->ev0, st)
+                             : p->real->stream.event_record(be, r->ev0);
         if (s == GX_OK) {
             p->nrecs++;
             return r;
@@ -196,7 +176,7 @@ static void rec_end(gx__backend *be, prof_rec *r, gx_status s, void *st, bool us
     gx__prof *p = P(be);
     bool ok = s == GX_OK;
     if (ok && r->ev1)
-        ok = (use_st ? p->real->event_record_on(be, r->ev1, st) : p->real->event_record(be, r->ev1)) ==
+        ok = (use_st ? p->real->stream.event_record_on(be, r->ev1, st) : p->real->stream.event_record(be, r->ev1)) ==
              GX_OK;
     else if (ok)
         r->ms += gx__now_ms();
@@ -227,7 +207,8 @@ static void rec_shape(gx__backend *be, prof_rec *r, gx__func f, const gx__launch
     r->shmem = l->shmem;
     gx_kernel_attrs a;
     memset(&a, 0, sizeof a);
-    if (P(be)->trace && P(be)->real->func_attrs && P(be)->real->func_attrs(be, f, &a) == GX_OK) {
+    const gx__backend_iface *io = P(be)->real;
+    if (P(be)->trace && gx__iface_supports(io, GX__CAP_USER_KERNELS) && io->launch.func_attrs(be, f, &a) == GX_OK) {
         r->regs = a.registers;
         r->sshared = a.static_shared;
     }
@@ -239,7 +220,7 @@ static gx_status w_launch(gx__backend *be, gx__func f, const gx__launch *l)
 {
     prof_rec *r = rec_begin(be, kernel_name(be, f), PK_KERNEL, NULL, false);
     rec_shape(be, r, f, l);
-    gx_status s = P(be)->real->launch(be, f, l);
+    gx_status s = P(be)->real->launch.run(be, f, l);
     rec_end(be, r, s, NULL, false);
     return s;
 }
@@ -249,7 +230,7 @@ static gx_status w_launch_user(gx__backend *be, gx__func f, const gx__launch *l,
 {
     prof_rec *r = rec_begin(be, kernel_name(be, f), PK_KERNEL, st, st != NULL);
     rec_shape(be, r, f, l);
-    gx_status s = P(be)->real->launch_user(be, f, l, params, st, coop);
+    gx_status s = P(be)->real->launch.user(be, f, l, params, st, coop);
     rec_end(be, r, s, st, st != NULL);
     return s;
 }
@@ -258,7 +239,7 @@ static gx_status w_launch_user(gx__backend *be, gx__func f, const gx__launch *l,
     static gx_status fname(gx__backend *be, DST dst, SRC src, size_t n)                 \
     {                                                                                   \
         prof_rec *r = rec_begin(be, gx__kx_name(be->ctx->kx, label), PK_COPY, NULL, false); \
-        gx_status s = P(be)->real->field(be, dst, src, n);                              \
+        gx_status s = P(be)->real->mem.field(be, dst, src, n);                              \
         rec_end(be, r, s, NULL, false);                                                 \
         return s;                                                                       \
     }
@@ -273,7 +254,7 @@ static gx_status w_alloc(gx__backend *be, size_t bytes, void **ptr)
 {
     gx__prof *p = P(be);
     double t0 = gx__now_ms();
-    gx_status s = p->real->alloc(be, bytes, ptr);
+    gx_status s = p->real->mem.alloc(be, bytes, ptr);
     if (s == GX_OK && p->on) {
         prof_rec r = {.name = gx__kx_name(be->ctx->kx, "[alloc]"), .kind = PK_ALLOC,
                       .ms = gx__now_ms() - t0};
@@ -287,7 +268,7 @@ static void w_free(gx__backend *be, void *ptr, size_t bytes)
 {
     gx__prof *p = P(be);
     double t0 = gx__now_ms();
-    p->real->free(be, ptr, bytes);
+    p->real->mem.free(be, ptr, bytes);
     if (p->on && ptr) {
         prof_rec r = {.name = gx__kx_name(be->ctx->kx, "[free]"), .kind = PK_ALLOC,
                       .ms = gx__now_ms() - t0};
@@ -299,18 +280,18 @@ static void w_free(gx__backend *be, void *ptr, size_t bytes)
 static void wrap_init(gx__prof *p)
 {
     p->wrap = *p->real;
-    p->wrap.launch = w_launch;
-    p->wrap.h2d = w_h2d;
-    p->wrap.d2h = w_d2h;
-    p->wrap.d2d = w_d2d;
-    p->wrap.alloc = w_alloc;
-    p->wrap.free = w_free;
-    if (p->real->launch_user)
-        p->wrap.launch_user = w_launch_user;
-    if (p->real->h2d_async)
-        p->wrap.h2d_async = w_h2d_async;
-    if (p->real->d2h_async)
-        p->wrap.d2h_async = w_d2h_async;
+    p->wrap.launch.run = w_launch;
+    p->wrap.mem.h2d = w_h2d;
+    p->wrap.mem.d2h = w_d2h;
+    p->wrap.mem.d2d = w_d2d;
+    p->wrap.mem.alloc = w_alloc;
+    p->wrap.mem.free = w_free;
+    if (gx__iface_supports(p->real, GX__CAP_USER_KERNELS))
+        p->wrap.launch.user = w_launch_user;
+    if (gx__iface_supports(p->real, GX__CAP_ASYNC_COPY)) {
+        p->wrap.mem.h2d_async = w_h2d_async;
+        p->wrap.mem.d2h_async = w_d2h_async;
+    }
 }
 
 /* ------------------------------------------------------------ control */
@@ -347,7 +328,7 @@ void gx__prof_free(gx_ctx *ctx)
         ev_put(p, &ctx->be, p->recs[i].ev1);
     }
     for (size_t i = 0; i < p->npool; i++)
-        p->real->event_destroy(&ctx->be, p->pool[i]);
+        p->real->stream.event_destroy(&ctx->be, p->pool[i]);
     ctx->be.iface = p->real;
     free(p->pool);
     free(p->recs);
@@ -515,7 +496,7 @@ static gx_status report_build(gx_ctx *ctx, gx__sbuf *b)
     fmt_time(wall, sizeof wall, gx__now_ms() - p->t_start);
     fmt_time(busy, sizeof busy, all);
     gx__sb_printf(b, "gx profile (%s backend, %s timing): %llu operations over %s, %s of kernels and copies\n",
-                  p->real->name, p->real->event_create ? "device event" : "host clock",
+                  p->real->name, gx__iface_supports(p->real, GX__CAP_EVENTS) ? "device event" : "host clock",
                   (unsigned long long)ops, wall, busy);
     report_kind(b, ctx->kx, p, PK_KERNEL, "Kernels", all);
     report_kind(b, ctx->kx, p, PK_COPY, "Copies", all);

@@ -50,21 +50,22 @@ void gx__kx_ctx_destroy(gx_ctx *ctx)
     gx__prof_free(ctx);
     gx__kernels_free_all(ctx);
     const gx__backend_iface *io = ctx->be.iface;
-    if (io->set_stream)
-        io->set_stream(&ctx->be, NULL);
+    bool streams = gx__iface_supports(io, GX__CAP_STREAMS);
+    if (streams)
+        io->stream.set_current(&ctx->be, NULL);
     while (kx->streams) {
         gx_stream *s = kx->streams;
         kx->streams = s->next;
         gx__handle_remove(s);
-        if (s->st && io->stream_destroy)
-            io->stream_destroy(&ctx->be, s->st);
+        if (s->st && streams)
+            io->stream.destroy(&ctx->be, s->st);
         free(s);
     }
     while (kx->hosts) {
         kx_host *h = kx->hosts;
         kx->hosts = h->next;
-        if (io->host_free)
-            io->host_free(&ctx->be, h->p);
+        if (gx__iface_supports(io, GX__CAP_PINNED_HOST))
+            io->mem.host_free(&ctx->be, h->p);
         else
             free(h->p);
         free(h);
@@ -186,8 +187,8 @@ gx_status gx_stream_create(gx_ctx *ctx, gx_stream **out)
     gx__lock(ctx);
     struct gx__kx *kx = gx__kx(ctx);
     gx_status st = kx ? GX_OK : GX_ERR_OUT_OF_MEMORY;
-    if (st == GX_OK && ctx->be.iface->stream_create)
-        st = ctx->be.iface->stream_create(&ctx->be, &s->st);
+    if (st == GX_OK && gx__ctx_supports(ctx, GX__CAP_STREAMS))
+        st = ctx->be.iface->stream.create(&ctx->be, &s->st);
     if (st == GX_OK) {
         s->next = kx->streams;
         kx->streams = s;
@@ -217,12 +218,12 @@ gx_status gx_stream_destroy(gx_stream *s)
     gx_status st = GX_OK;
     if (kx->current == s) {
         kx->current = NULL;
-        if (ctx->be.iface->set_stream)
-            ctx->be.iface->set_stream(&ctx->be, NULL);
+        if (gx__ctx_supports(ctx, GX__CAP_STREAMS))
+            ctx->be.iface->stream.set_current(&ctx->be, NULL);
     }
     if (s->st) {
-        st = ctx->be.iface->stream_sync(&ctx->be, s->st);
-        ctx->be.iface->stream_destroy(&ctx->be, s->st);
+        st = ctx->be.iface->stream.sync_stream(&ctx->be, s->st);
+        ctx->be.iface->stream.destroy(&ctx->be, s->st);
     }
     gx__unlock(ctx);
     free(s);
@@ -234,7 +235,7 @@ gx_status gx_stream_sync(gx_stream *s)
     GX__CHECK(stream_check(s, "gx_stream_sync"));
     gx_ctx *ctx = s->ctx;
     gx__lock(ctx);
-    gx_status st = s->st ? ctx->be.iface->stream_sync(&ctx->be, s->st) : GX_OK;
+    gx_status st = s->st ? ctx->be.iface->stream.sync_stream(&ctx->be, s->st) : GX_OK;
     gx__unlock(ctx);
     return st;
 }
@@ -250,8 +251,8 @@ gx_status gx_ctx_set_stream(gx_ctx *ctx, gx_stream *s)
         st = GX_ERR_OUT_OF_MEMORY;
     if (st == GX_OK) {
         kx->current = s;
-        if (ctx->be.iface->set_stream)
-            ctx->be.iface->set_stream(&ctx->be, bs);
+        if (gx__ctx_supports(ctx, GX__CAP_STREAMS))
+            ctx->be.iface->stream.set_current(&ctx->be, bs);
     }
     gx__unlock(ctx);
     return st;
@@ -282,8 +283,8 @@ gx_status gx_host_alloc(gx_ctx *ctx, size_t bytes, void **out)
     gx__lock(ctx);
     struct gx__kx *kx = gx__kx(ctx);
     gx_status st = kx ? GX_OK : GX_ERR_OUT_OF_MEMORY;
-    if (st == GX_OK && ctx->be.iface->host_alloc)
-        st = ctx->be.iface->host_alloc(&ctx->be, bytes, &h->p);
+    if (st == GX_OK && gx__ctx_supports(ctx, GX__CAP_PINNED_HOST))
+        st = ctx->be.iface->mem.host_alloc(&ctx->be, bytes, &h->p);
     else if (st == GX_OK && !(h->p = malloc(bytes)))
         st = gx__err(GX_ERR_OUT_OF_MEMORY, "gx_host_alloc: out of host memory (%zu bytes)", bytes);
     if (st == GX_OK) {
@@ -312,8 +313,8 @@ gx_status gx_host_free(gx_ctx *ctx, void *p)
             break;
         }
     if (h) {
-        if (ctx->be.iface->host_free)
-            ctx->be.iface->host_free(&ctx->be, p);
+        if (gx__ctx_supports(ctx, GX__CAP_PINNED_HOST))
+            ctx->be.iface->mem.host_free(&ctx->be, p);
         else
             free(p);
     }
@@ -333,14 +334,14 @@ static bool host_pinned(gx_ctx *ctx, const void *p, size_t n)
         if ((const char *)p >= (const char *)h->p &&
             (size_t)((const char *)p - (const char *)h->p) + n <= h->bytes)
             return true;
-    return ctx->be.iface->host_pinned && ctx->be.iface->host_pinned(&ctx->be, p, n);
+    return gx__ctx_supports(ctx, GX__CAP_PINNED_HOST) && ctx->be.iface->mem.host_pinned(&ctx->be, p, n);
 }
 
 /* Async is possible: a dense array, page-locked memory, a backend that can. */
-static bool async_ok(const gx_array *a, const void *host, size_t n, bool h2d)
+static bool async_ok(const gx_array *a, const void *host, size_t n)
 {
     gx_ctx *ctx = a->ctx;
-    if (!(h2d ? ctx->be.iface->h2d_async : ctx->be.iface->d2h_async))
+    if (!gx__ctx_supports(ctx, GX__CAP_ASYNC_COPY))
         return false;
     return gx__array_contiguous(a) && n > 0 && host_pinned(ctx, host, n);
 }
@@ -354,10 +355,10 @@ gx_status gx_array_from_host_into_async(const void *host, size_t host_bytes, gx_
             host_bytes, n);
     gx_ctx *ctx = a->ctx;
     gx__lock(ctx);
-    bool ok = async_ok(a, host, n, true);
+    bool ok = async_ok(a, host, n);
     gx_status s = GX_OK;
     if (ok)
-        s = ctx->be.iface->h2d_async(&ctx->be, gx__array_ptr(a), host, n);
+        s = ctx->be.iface->mem.h2d_async(&ctx->be, gx__array_ptr(a), host, n);
     gx__unlock(ctx);
     return ok ? s : gx_array_from_host_into(host, host_bytes, a);
 }
@@ -371,10 +372,10 @@ gx_status gx_array_to_host_async(const gx_array *a, void *host, size_t host_byte
             host_bytes, n);
     gx_ctx *ctx = a->ctx;
     gx__lock(ctx);
-    bool ok = async_ok(a, host, n, false);
+    bool ok = async_ok(a, host, n);
     gx_status s = GX_OK;
     if (ok)
-        s = ctx->be.iface->d2h_async(&ctx->be, host, gx__array_ptr(a), n);
+        s = ctx->be.iface->mem.d2h_async(&ctx->be, host, gx__array_ptr(a), n);
     gx__unlock(ctx);
     return ok ? s : gx_array_to_host(a, host, host_bytes);
 }

@@ -73,7 +73,7 @@ static gx_status def_try_build(gx_ctx *ctx, const char *code, const char *name)
     }
     void *blob = NULL;
     size_t len = 0;
-    gx_status s = ctx->be.iface->build(&ctx->be, src.p, name, &blob, &len);
+    gx_status s = ctx->be.iface->code.build(&ctx->be, src.p, name, &blob, &len);
     free(blob);
     gx__sb_free(&src);
     if (s != GX_OK)

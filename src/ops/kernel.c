@@ -1,6 +1,9 @@
 /* kernel.c -- user CUDA kernels: compile through gx's kernel caches, check
  * arguments against the source's parameter list, launch, occupancy, reflection
- * (attributes, PTX, SASS) and NVRTC-only PTX without a GPU.
+ * (attributes, PTX, SASS) and NVRTC-only PTX without a GPU.  Everything
+ * CUDA-specific is the backend's: launches and reflection go through the context's
+ * table (GX__CAP_USER_KERNELS, GX__CAP_OCCUPANCY), PTX and SASS through the
+ * context-free gx__nvrtc_ptx / gx__nvrtc_sass (src/backend/cuda/cuda_kernel.c).
  *
  * A user kernel goes through gx__kernel_get like every generated kernel: its
  * source is wrapped with a first line that marks it as a user kernel and carries
@@ -9,22 +12,12 @@
 #include "core/stream_priv.h"
 #include "jit/cache.h"
 #include "ops/kernel_parse.h"
-#ifdef GX_HAVE_CUDA
-#include "backend/cuda/cuda_priv.h"
-#endif
 
 #include <ctype.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-extern char **environ;
 
 #define KMAGIC 0x67786b65726e656cull
 
@@ -44,11 +37,6 @@ void gx_text_free(char *text) { free(text); }
 /* ------------------------------------------------------------ source wrapping */
 
 #define KMAX_OPTS 60
-#ifdef GX_HAVE_CUDA
-#define KMAGIC_LINE CUDA_USER_MAGIC
-#else
-#define KMAGIC_LINE "//gx:user-kernel 1"
-#endif
 
 static gx_status k_wrap(const char *what, const char *source, const char *label,
                         const gx_kernel_opts *o, char **out)
@@ -61,7 +49,7 @@ static gx_status k_wrap(const char *what, const char *source, const char *label,
     char hash[65];
     const char *dev = gx_device_header();
     cache_sha256_hex(dev, strlen(dev), hash);
-    gx__sb_printf(&b, "%s\n", KMAGIC_LINE);
+    gx__sb_printf(&b, "%s\n", GX__USER_KERNEL_MAGIC);
     for (int i = 0; i < nopt; i++) {
         const char *op = o->options[i];
         if (!op || !*op || strchr(op, '\n') || strncmp(op, "--gpu-architecture", 18) == 0 ||
@@ -145,7 +133,7 @@ gx_status gx_kernel_compile(gx_ctx *ctx, const char *source, const char *entry,
     GX__OPTS_CHECK(opts, "gx_kernel_compile");
     GX__CHECK(gx__ctx_check(ctx));
     GX__ARG(source && entry && *entry, "gx_kernel_compile: source and entry must not be NULL or empty");
-    if (!ctx->be.iface->launch_user)
+    if (!gx__ctx_supports(ctx, GX__CAP_USER_KERNELS))
         return k_unsupported(ctx, "gx_kernel_compile");
     const char *label = opts && opts->label && *opts->label ? opts->label : entry;
     gx_kernel *k = calloc(1, sizeof *k);
@@ -320,7 +308,7 @@ gx_status gx_kernel_launch(gx_kernel *k, const gx_launch_cfg *cfg, int nargs, co
     void *st = NULL;
     gx_status s = gx__stream_backend(ctx, cfg->stream, "gx_kernel_launch", &st);
     if (s == GX_OK)
-        s = ctx->be.iface->launch_user(&ctx->be, k->k.fn, &l, params, st, cfg->cooperative);
+        s = ctx->be.iface->launch.user(&ctx->be, k->k.fn, &l, params, st, cfg->cooperative);
     gx__unlock(ctx);
     gx__range_pop();
     if (s != GX_OK && s != GX_ERR_KERNEL_FAULT)
@@ -338,8 +326,8 @@ gx_status gx_kernel_suggest(gx_kernel *k, int64_t n, size_t shmem, gx_launch_cfg
     gx_ctx *ctx = k->ctx;
     int mg = 0, b = 0;
     gx__lock(ctx);
-    gx_status s = ctx->be.iface->occupancy_block
-                      ? ctx->be.iface->occupancy_block(&ctx->be, k->k.fn, (unsigned)shmem, &mg, &b)
+    gx_status s = gx__ctx_supports(ctx, GX__CAP_OCCUPANCY)
+                      ? ctx->be.iface->launch.occupancy_block(&ctx->be, k->k.fn, (unsigned)shmem, &mg, &b)
                       : k_unsupported(ctx, "gx_kernel_suggest");
     gx__unlock(ctx);
     GX__CHECK(s);
@@ -363,8 +351,8 @@ gx_status gx_kernel_active_blocks(gx_kernel *k, int block, size_t shmem, int *bl
     GX__ARG(blocks_per_sm && block > 0, "gx_kernel_active_blocks: blocks_per_sm must not be NULL and block > 0");
     gx_ctx *ctx = k->ctx;
     gx__lock(ctx);
-    gx_status s = ctx->be.iface->occupancy_active
-                      ? ctx->be.iface->occupancy_active(&ctx->be, k->k.fn, block, shmem, blocks_per_sm)
+    gx_status s = gx__ctx_supports(ctx, GX__CAP_OCCUPANCY)
+                      ? ctx->be.iface->launch.occupancy_active(&ctx->be, k->k.fn, block, shmem, blocks_per_sm)
                       : k_unsupported(ctx, "gx_kernel_active_blocks");
     gx__unlock(ctx);
     return s;
@@ -377,17 +365,14 @@ gx_status gx_kernel_attrs_get(gx_kernel *k, gx_kernel_attrs *out)
     memset(out, 0, sizeof *out);
     gx_ctx *ctx = k->ctx;
     gx__lock(ctx);
-    gx_status s = ctx->be.iface->func_attrs ? ctx->be.iface->func_attrs(&ctx->be, k->k.fn, out)
-                                            : k_unsupported(ctx, "gx_kernel_attrs_get");
+    /* The backend fills the arch too: it knows what it compiled for. */
+    gx_status s = gx__ctx_supports(ctx, GX__CAP_USER_KERNELS)
+                      ? ctx->be.iface->launch.func_attrs(&ctx->be, k->k.fn, out)
+                      : k_unsupported(ctx, "gx_kernel_attrs_get");
     gx__unlock(ctx);
     GX__CHECK(s);
     out->nparams = k->nparams;
     snprintf(out->entry, sizeof out->entry, "%s", k->entry);
-#ifdef GX_HAVE_CUDA
-    int arch = 0, ptx = 0;
-    if (cuda_nvrtc_target(ctx->dinfo.cc_major, ctx->dinfo.cc_minor, &arch, &ptx) == GX_OK)
-        snprintf(out->arch, sizeof out->arch, "%s_%d", ptx ? "compute" : "sm", arch);
-#endif
     return GX_OK;
 }
 
@@ -412,167 +397,13 @@ static gx_status k_arch(const char *what, const char *arch, int *major, int *min
     return GX_OK;
 }
 
-#ifdef GX_HAVE_CUDA
-static gx_status k_ptx_text(const char *wrapped, const char *label, int ma, int mi, char **text)
-{
-    void *blob = NULL;
-    size_t len = 0;
-    GX__CHECK(cuda_nvrtc_compile_user(wrapped, label, ma, mi, 1, &blob, &len, NULL));
-    char *t = realloc(blob, len + 1);
-    if (!t) {
-        free(blob);
-        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for PTX");
-    }
-    t[len] = 0;
-    *text = t;
-    return GX_OK;
-}
-
-/* `.entry NAME(` or `.entry NAME\n` in PTX. */
-static bool k_ptx_has_entry(const char *ptx, const char *entry)
-{
-    size_t n = strlen(entry);
-    for (const char *p = strstr(ptx, ".entry "); p; p = strstr(p + 7, ".entry ")) {
-        const char *q = p + 7;
-        while (*q == ' ')
-            q++;
-        if (strncmp(q, entry, n) == 0 && (q[n] == '(' || q[n] == '\n' || q[n] == ' ' || q[n] == '\r'))
-            return true;
-    }
-    return false;
-}
-
-/* The first of the tools found in PATH, $CUDA_HOME/bin, /usr/local/cuda/bin. */
-static bool k_find_tool(const char *name, char *out, size_t n)
-{
-    const char *path = getenv("PATH");
-    const char *home = getenv("CUDA_HOME");
-    char dirs[8192];
-    snprintf(dirs, sizeof dirs, "%s:%s%s:/usr/local/cuda/bin", path ? path : "", home ? home : "",
-             home ? "/bin" : "");
-    for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        if (!*d)
-            continue;
-        snprintf(out, n, "%s/%s", d, name);
-        if (access(out, X_OK) == 0)
-            return true;
-    }
-    return false;
-}
-
-/* Runs argv, collecting stdout+stderr; *status gets the exit code (or -1). */
-static gx_status k_run(char *const argv[], char **text, int *status)
-{
-    int fds[2];
-    if (pipe(fds) != 0)
-        return gx__err(GX_ERR_IO, "cannot create a pipe for %s: %s", argv[0], strerror(errno));
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-    posix_spawn_file_actions_addclose(&fa, fds[0]);
-    pid_t pid;
-    int e = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fds[1]);
-    if (e != 0) {
-        close(fds[0]);
-        return gx__err(GX_ERR_IO, "cannot run %s: %s", argv[0], strerror(e));
-    }
-    gx__sbuf b = {0};
-    char buf[65536];
-    ssize_t r;
-    while ((r = read(fds[0], buf, sizeof buf - 1)) != 0) {
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            break;
-        buf[r] = 0;
-        gx__sb_puts(&b, buf);
-    }
-    close(fds[0]);
-    int ws = 0;
-    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-        ;
-    *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-    if (b.oom) {
-        gx__sb_free(&b);
-        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory reading %s's output", argv[0]);
-    }
-    *text = b.p ? b.p : strdup("");
-    return *text ? GX_OK : gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
-}
-
-/* Disassembles a cubin with cuobjdump --dump-sass, else nvdisasm. */
-static gx_status k_disasm(const void *cubin, size_t len, char **text)
-{
-    char tool[4096];
-    bool objdump = k_find_tool("cuobjdump", tool, sizeof tool);
-    if (!objdump && !k_find_tool("nvdisasm", tool, sizeof tool))
-        return gx__err(GX_ERR_UNSUPPORTED,
-                       "SASS needs cuobjdump or nvdisasm from the CUDA toolkit, and neither is in "
-                       "PATH, $CUDA_HOME/bin or /usr/local/cuda/bin; install the toolkit's binary "
-                       "utilities (e.g. the cuda-cuobjdump package) or use the PTX (gx_kernel_ptx)");
-    const char *tmp = getenv("TMPDIR");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/gx-sass-XXXXXX.cubin", tmp && *tmp ? tmp : "/tmp");
-    int fd = mkstemps(path, 6);
-    if (fd < 0)
-        return gx__err(GX_ERR_IO, "cannot create a temporary file %s: %s", path, strerror(errno));
-    bool wrote = write(fd, cubin, len) == (ssize_t)len;
-    close(fd);
-    gx_status s = wrote ? GX_OK : gx__err(GX_ERR_IO, "cannot write the cubin to %s", path);
-    int status = 0;
-    char *out = NULL;
-    if (s == GX_OK) {
-        char *argv_o[] = {tool, "--dump-sass", path, NULL};
-        char *argv_n[] = {tool, path, NULL};
-        s = k_run(objdump ? argv_o : argv_n, &out, &status);
-    }
-    unlink(path);
-    if (s == GX_OK && status != 0) {
-        s = gx__err(GX_ERR_BACKEND, "%s exited with status %d:\n%.2000s", tool, status, out);
-        free(out);
-        out = NULL;
-    }
-    *text = out;
-    return s;
-}
-
-static gx_status k_sass_of(const char *wrapped, const char *label, int ma, int mi, char **text)
-{
-    int arch = 0, ptx = 0;
-    if (cuda_nvrtc_target(ma, mi, &arch, &ptx) != GX_OK || ptx)
-        return gx__err(GX_ERR_UNSUPPORTED,
-                       "SASS for sm_%d%d: this NVRTC cannot emit a cubin for that arch (%s)", ma, mi,
-                       cuda_nvrtc_load() ? "the device is newer than the toolkit" : cuda_nvrtc_problem());
-    void *blob = NULL;
-    size_t len = 0;
-    GX__CHECK(cuda_nvrtc_compile_user(wrapped, label, ma, mi, 0, &blob, &len, NULL));
-    gx_status s = k_disasm(blob, len, text);
-    free(blob);
-    return s;
-}
-#endif
-
-#ifndef GX_HAVE_CUDA
-static gx_status k_no_nvrtc(const char *what)
-{
-    return gx__err(GX_ERR_UNSUPPORTED, "%s: gx was built without the CUDA headers, so it cannot "
-                   "drive NVRTC; rebuild with the CUDA toolkit installed", what);
-}
-#endif
-
 gx_status gx_kernel_ptx(gx_kernel *k, char **text)
 {
     GX__ARG(text, "gx_kernel_ptx: text must not be NULL");
     *text = NULL;
     GX__CHECK(k_check(k, "gx_kernel_ptx"));
-#ifdef GX_HAVE_CUDA
-    return k_ptx_text(k->source, k->label, k->ctx->dinfo.cc_major, k->ctx->dinfo.cc_minor, text);
-#else
-    return k_no_nvrtc("gx_kernel_ptx");
-#endif
+    const gx_device_info *d = &k->ctx->dinfo;
+    return gx__nvrtc_ptx("gx_kernel_ptx", k->source, k->label, NULL, d->cc_major, d->cc_minor, text);
 }
 
 gx_status gx_kernel_sass(gx_kernel *k, char **text)
@@ -580,11 +411,8 @@ gx_status gx_kernel_sass(gx_kernel *k, char **text)
     GX__ARG(text, "gx_kernel_sass: text must not be NULL");
     *text = NULL;
     GX__CHECK(k_check(k, "gx_kernel_sass"));
-#ifdef GX_HAVE_CUDA
-    return k_sass_of(k->source, k->label, k->ctx->dinfo.cc_major, k->ctx->dinfo.cc_minor, text);
-#else
-    return k_no_nvrtc("gx_kernel_sass");
-#endif
+    const gx_device_info *d = &k->ctx->dinfo;
+    return gx__nvrtc_sass("gx_kernel_sass", k->source, k->label, d->cc_major, d->cc_minor, text);
 }
 
 gx_status gx_kernel_ptx_offline(const char *source, const char *entry, const char *arch,
@@ -595,25 +423,12 @@ gx_status gx_kernel_ptx_offline(const char *source, const char *entry, const cha
     GX__OPTS_CHECK(opts, "gx_kernel_ptx_offline");
     int ma, mi;
     GX__CHECK(k_arch("gx_kernel_ptx_offline", arch, &ma, &mi));
-#ifdef GX_HAVE_CUDA
     const char *label = opts && opts->label && *opts->label ? opts->label : entry ? entry : "kernel.cu";
     char *wrapped = NULL;
     GX__CHECK(k_wrap("gx_kernel_ptx_offline", source, label, opts, &wrapped));
-    gx_status s = k_ptx_text(wrapped, label, ma, mi, text);
+    gx_status s = gx__nvrtc_ptx("gx_kernel_ptx_offline", wrapped, label, entry, ma, mi, text);
     free(wrapped);
-    if (s == GX_OK && entry && !k_ptx_has_entry(*text, entry)) {
-        free(*text);
-        *text = NULL;
-        return gx__err(GX_ERR_INVALID_ARGUMENT,
-                       "gx_kernel_ptx_offline: the source compiled but defines no kernel \"%s\"; "
-                       "declare it extern \"C\" __global__ (C++ names are mangled)", entry);
-    }
     return s;
-#else
-    (void)entry;
-    (void)opts;
-    return k_no_nvrtc("gx_kernel_ptx_offline");
-#endif
 }
 
 gx_status gx_kernel_sass_offline(const char *source, const char *arch, const gx_kernel_opts *opts,
@@ -624,15 +439,10 @@ gx_status gx_kernel_sass_offline(const char *source, const char *arch, const gx_
     GX__OPTS_CHECK(opts, "gx_kernel_sass_offline");
     int ma, mi;
     GX__CHECK(k_arch("gx_kernel_sass_offline", arch, &ma, &mi));
-#ifdef GX_HAVE_CUDA
     const char *label = opts && opts->label && *opts->label ? opts->label : "kernel.cu";
     char *wrapped = NULL;
     GX__CHECK(k_wrap("gx_kernel_sass_offline", source, label, opts, &wrapped));
-    gx_status s = k_sass_of(wrapped, label, ma, mi, text);
+    gx_status s = gx__nvrtc_sass("gx_kernel_sass_offline", wrapped, label, ma, mi, text);
     free(wrapped);
     return s;
-#else
-    (void)opts;
-    return k_no_nvrtc("gx_kernel_sass_offline");
-#endif
 }

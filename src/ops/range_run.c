@@ -115,22 +115,22 @@ static gx_status scratch_new(gx_ctx *ctx, size_t bytes, void **p)
         gx__scratch_free(ctx, *p, bytes);
         return gx__err(GX_ERR_OUT_OF_MEMORY, "pipeline: out of host memory (%zu bytes of scratch)", bytes);
     }
-    gx_status s = ctx->be.iface->h2d(&ctx->be, *p, z, bytes);
+    gx_status s = ctx->be.iface->mem.h2d(&ctx->be, *p, z, bytes);
     free(z);
     if (s != GX_OK)
         gx__scratch_free(ctx, *p, bytes);
     return s;
 }
 
-static int64_t cpu_parts(gx_ctx *ctx) { return gx__cpu_workers(&ctx->be); }
+static int64_t cpu_parts(gx_ctx *ctx) { return gx__ctx_workers(ctx); }
 
 /* n bytes of a kernel's result after the launch: from the mapped host copy `host`
  * once the stream is done, or (host NULL) copied from device address `dev`. */
 static gx_status read_result(gx_ctx *ctx, const volatile void *host, const void *dev, void *dst, size_t n)
 {
     if (!host)
-        return ctx->be.iface->d2h(&ctx->be, dst, dev, n);
-    GX__CHECK(ctx->be.iface->sync(&ctx->be));
+        return ctx->be.iface->mem.d2h(&ctx->be, dst, dev, n);
+    GX__CHECK(ctx->be.iface->stream.sync(&ctx->be));
     memcpy(dst, (const void *)host, n);
     return GX_OK;
 }
@@ -206,7 +206,7 @@ gx_status rp_run_reduce(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, void 
     if (s == GX_OK && sb > sizeof slot)
         s = gx__err(GX_ERR_INTERNAL, "pipeline reduce: %zu-byte result slot", sb);
     if (s == GX_OK)
-        s = ctx->be.iface->d2h(&ctx->be, slot, (char *)scr + 64 + (size_t)a.nparts * sb, sb);
+        s = ctx->be.iface->mem.d2h(&ctx->be, slot, (char *)scr + 64 + (size_t)a.nparts * sb, sb);
     gx__scratch_free(ctx, scr, bytes);
     GX__CHECK(s);
     reduce_result(ks, slot, result, empty);
@@ -284,7 +284,7 @@ static gx_status collect_cpu(gx_ctx *ctx, const rp_seg *sg, const gx__kernel *kc
     uint8_t *h = malloc((size_t)parts * sb);
     if (!h)
         return gx__err(GX_ERR_OUT_OF_MEMORY, "pipeline collect: out of host memory");
-    gx_status s = ctx->be.iface->d2h(&ctx->be, h, (char *)scr + 64, (size_t)parts * sb);
+    gx_status s = ctx->be.iface->mem.d2h(&ctx->be, h, (char *)scr + 64, (size_t)parts * sb);
     for (int64_t t = 0; s == GX_OK && t < parts; t++) {
         int64_t c;
         memcpy(&c, h + (size_t)t * sb, 8);

@@ -464,7 +464,7 @@ static gx_status ra_launch_cpu(rd_job *job, const gx__kernel *k, ra_argbuf *ab)
     gx_ctx *ctx = job->ctx;
     /* Few outputs would leave most workers idle (the pool wants 4096 items per
      * worker): each output counts as wmul items. */
-    int64_t workers = gx__cpu_workers(&ctx->be), want = 4096 * workers;
+    int64_t workers = gx__ctx_workers(ctx), want = 4096 * workers;
     ab->u.wmul = job->nout >= want ? 1 : (want + job->nout - 1) / job->nout;
     gx__launch l;
     memset(&l, 0, sizeof l);
@@ -472,7 +472,7 @@ static gx_status ra_launch_cpu(rd_job *job, const gx__kernel *k, ra_argbuf *ab)
     l.args_size = sizeof *ab;
     l.n = job->nout * ab->u.wmul;
     l.cpu_align = ab->u.wmul;
-    return ctx->be.iface->launch(&ctx->be, k->fn, &l);
+    return ctx->be.iface->launch.run(&ctx->be, k->fn, &l);
 }
 
 /* Grid: tiles of outputs across x; when they do not fill the device, the reduced
@@ -516,7 +516,7 @@ static gx_status ra_launch_cuda(rd_job *job, const ra_plan *pl, const gx__kernel
     l.grid[2] = 1;
     l.block[0] = RA_BLOCK;
     l.block[1] = l.block[2] = 1;
-    return ctx->be.iface->launch(&ctx->be, k->fn, &l);
+    return ctx->be.iface->launch.run(&ctx->be, k->fn, &l);
 }
 
 static void ra_fill_args(const rd_job *job, const ra_plan *pl, ra_argbuf *ab, uint64_t out, uint64_t idx)

@@ -93,7 +93,7 @@ void gx__reduce_scratch_free(gx_ctx *ctx)
         for (int i = 0; i < 2; i++)
             gx__scratch_free(ctx, sl->lb[i], sl->lb_cap[i]);
         if (sl->hres)
-            ctx->be.iface->host_free(&ctx->be, sl->hres);
+            ctx->be.iface->mem.host_free(&ctx->be, sl->hres);
         free(sl);
     }
     for (rg_memo *m = s->memo, *nx; m; m = nx) {
@@ -111,7 +111,7 @@ static gx_status rg_zero(gx_ctx *ctx, void *p, size_t n)
     void *zeros = calloc(n ? n : 1, 1);
     if (!zeros)
         return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for %zu bytes of zeros", n);
-    gx_status st = ctx->be.iface->h2d(&ctx->be, p, zeros, n);
+    gx_status st = ctx->be.iface->mem.h2d(&ctx->be, p, zeros, n);
     free(zeros);
     return st;
 }
@@ -257,15 +257,15 @@ bool rg_host_result(gx_ctx *ctx, void **host, uint64_t *dev)
 {
     rg_slot *s = NULL;
     const gx__backend_iface *be = ctx->be.iface;
-    if (!be->host_alloc || !be->host_devptr || rg_slot_get(ctx, &s) != GX_OK)
+    if (!gx__ctx_supports(ctx, GX__CAP_PINNED_HOST | GX__CAP_MAPPED_HOST) || rg_slot_get(ctx, &s) != GX_OK)
         return false;
     if (!s->hres && !s->hres_failed) {
         /* Without it each result costs a copy, nothing else: a failure here is
          * not the caller's error (its text stays until the next failing call). */
-        if (be->host_alloc(&ctx->be, RG_RES_BYTES, &s->hres) != GX_OK ||
-            be->host_devptr(&ctx->be, s->hres, &s->hres_dev) != GX_OK) {
+        if (be->mem.host_alloc(&ctx->be, RG_RES_BYTES, &s->hres) != GX_OK ||
+            be->mem.host_devptr(&ctx->be, s->hres, &s->hres_dev) != GX_OK) {
             if (s->hres)
-                be->host_free(&ctx->be, s->hres);
+                be->mem.host_free(&ctx->be, s->hres);
             s->hres = NULL;
             s->hres_failed = true;
         }
@@ -653,7 +653,7 @@ static gx_status rg_run_cuda(gx_ctx *ctx, const rg_spec *sp, rg_argbuf *ab, size
 
 static gx_status rg_run_cpu(gx_ctx *ctx, const rg_spec *sp, rg_argbuf *ab, size_t size, const gx__kernel *k)
 {
-    int64_t workers = gx__cpu_workers(&ctx->be);
+    int64_t workers = gx__ctx_workers(ctx);
     size_t accsz = gx_dtype_size(sp->acc);
     uint64_t part, cnt;
     GX__CHECK(rg_scratch(ctx, (size_t)workers * (accsz + 8) + 16, workers, &part, &cnt));
@@ -734,7 +734,7 @@ gx_status rg_run(gx_ctx *ctx, const rg_spec *sp, int64_t n, const void *user, si
     if (!to_host)
         return GX_OK;
     unsigned char buf[40];
-    GX__CHECK(ctx->be.iface->d2h(&ctx->be, buf, scr->res, sp->with_index ? 40 : gx_dtype_size(sp->out_dtype)));
+    GX__CHECK(ctx->be.iface->mem.d2h(&ctx->be, buf, scr->res, sp->with_index ? 40 : gx_dtype_size(sp->out_dtype)));
     memcpy(host_val, buf, gx_dtype_size(sp->out_dtype));
     if (sp->with_index && host_idx)
         memcpy(host_idx, buf + 32, 8);

@@ -9,7 +9,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "core/gx_internal.h"
+#include "backend/backend.h"
 #include "jit/cache.h"
 
 #include <dlfcn.h>
@@ -344,32 +344,38 @@ void gx__cpu_describe(char *cc, size_t n)
 }
 
 /* Workers in the pool plus the calling thread. */
-int gx__cpu_workers(gx__backend *be)
+static int cpu_workers(gx__backend *be)
 {
     cpu_state *st = be->impl;
     return st ? st->pool.nthreads + 1 : 1;
 }
 
+/* No optional slot: host memory, no streams or events (the core reads a host clock),
+ * no user kernels; matmul and FFT run through src/linalg's host paths. */
 const gx__backend_iface gx__cpu_iface = {
     .kind = GX_BACKEND_CPU,
     .name = "cpu",
     .target = GX__TARGET_C,
+    .caps = GX__CAP_HOST,
     .open = cpu_open,
     .close = cpu_close,
-    .alloc = cpu_alloc,
-    .free = cpu_free,
-    .trim = cpu_trim,
-    .reserved = cpu_reserved,
-    .h2d = cpu_copy,
-    .d2h = cpu_copy,
-    .d2d = cpu_copy,
-    .sync = cpu_sync,
     .info = cpu_info,
-    .build = cpu_build,
-    .load = cpu_load,
-    .get_func = cpu_get_func,
-    .module_free = cpu_module_free,
-    .launch = cpu_launch,
-    .occupancy_block = NULL,
-    .compiler_id = cpu_compiler_id,
+    .mem = {
+        .alloc = cpu_alloc,
+        .free = cpu_free,
+        .trim = cpu_trim,
+        .reserved = cpu_reserved,
+        .h2d = cpu_copy,
+        .d2h = cpu_copy,
+        .d2d = cpu_copy,
+    },
+    .stream = {.sync = cpu_sync},
+    .code = {
+        .build = cpu_build,
+        .load = cpu_load,
+        .get_func = cpu_get_func,
+        .module_free = cpu_module_free,
+        .compiler_id = cpu_compiler_id,
+    },
+    .launch = {.run = cpu_launch, .workers = cpu_workers},
 };

@@ -583,7 +583,7 @@ static gx_status cuda_build(gx__backend *be, const char *source, const char *lab
         return gx__err(GX_ERR_UNSUPPORTED, "cannot compile %s for the GPU: %s",
                        label ? label : "kernel", cuda_nvrtc_problem());
     /* No device call: compiling needs only NVRTC, for this device's exact arch. */
-    if (strncmp(source, CUDA_USER_MAGIC "\n", strlen(CUDA_USER_MAGIC) + 1) == 0)
+    if (strncmp(source, GX__USER_KERNEL_MAGIC "\n", strlen(GX__USER_KERNEL_MAGIC) + 1) == 0)
         return cuda_nvrtc_compile_user(source, label, im->info.cc_major, im->info.cc_minor, 0,
                                        blob, len, NULL);
     return cuda_nvrtc_compile(source, label, im->info.cc_major, im->info.cc_minor, 0, blob, len,
@@ -1041,6 +1041,8 @@ static gx_status cuda_func_attrs(gx__backend *be, gx__func f, gx_kernel_attrs *o
     out->max_dynamic_shared = v[5];
     out->ptx_version = v[6];
     out->binary_version = v[7];
+    if (im->have_target)   /* what build() compiles for: sm_XY, or PTX of an older arch */
+        snprintf(out->arch, sizeof out->arch, "%s_%d", im->target_ptx ? "compute" : "sm", im->target_arch);
     return GX_OK;
 }
 
@@ -1065,46 +1067,65 @@ static const char *cuda_compiler_id(gx__backend *be)
     return IM(be)->compiler_id;
 }
 
+/* Multiprocessors: the units a grid spreads over (CPU kernels' worker count has no
+ * CUDA counterpart; nothing on the CUDA paths asks for it today). */
+static int cuda_workers(gx__backend *be)
+{
+    return IM(be)->info.multiprocessors;
+}
+
 const gx__backend_iface gx__cuda_iface = {
     .kind = GX_BACKEND_CUDA,
     .name = "cuda",
     .target = GX__TARGET_CUDA,
+    .caps = GX__CAP_EVENTS | GX__CAP_STREAMS | GX__CAP_ASYNC_COPY | GX__CAP_PINNED_HOST |
+            GX__CAP_MAPPED_HOST | GX__CAP_OCCUPANCY | GX__CAP_USER_KERNELS | GX__CAP_MATMUL | GX__CAP_FFT,
     .open = cuda_open,
     .close = cuda_close,
-    .alloc = cuda_alloc,
-    .free = cuda_free,
-    .trim = cuda_trim,
-    .reserved = cuda_reserved,
-    .h2d = cuda_h2d,
-    .d2h = cuda_d2h,
-    .d2d = cuda_d2d,
-    .sync = cuda_sync,
     .info = cuda_info,
-    .build = cuda_build,
-    .load = cuda_load,
-    .get_func = cuda_get_func,
-    .module_free = cuda_module_free,
-    .launch = cuda_launch,
-    .occupancy_block = cuda_occupancy_block,
-    .event_create = cuda_event_create,
-    .event_record = cuda_event_record,
-    .event_elapsed = cuda_event_elapsed,
-    .event_destroy = cuda_event_destroy,
-    .compiler_id = cuda_compiler_id,
-    .stream_create = cuda_stream_create,
-    .stream_destroy = cuda_stream_destroy,
-    .stream_sync = cuda_stream_sync,
-    .set_stream = cuda_set_stream,
-    .event_record_on = cuda_event_record_on,
-    .event_sync = cuda_event_sync,
-    .stream_wait_event = cuda_stream_wait_event,
-    .host_alloc = cuda_host_alloc,
-    .host_free = cuda_host_free,
-    .host_pinned = cuda_host_pinned,
-    .host_devptr = cuda_host_devptr,
-    .h2d_async = cuda_h2d_async,
-    .d2h_async = cuda_d2h_async,
-    .launch_user = cuda_launch_user,
-    .func_attrs = cuda_func_attrs,
-    .occupancy_active = cuda_occupancy_active,
+    .mem = {
+        .alloc = cuda_alloc,
+        .free = cuda_free,
+        .trim = cuda_trim,
+        .reserved = cuda_reserved,
+        .h2d = cuda_h2d,
+        .d2h = cuda_d2h,
+        .d2d = cuda_d2d,
+        .h2d_async = cuda_h2d_async,
+        .d2h_async = cuda_d2h_async,
+        .host_alloc = cuda_host_alloc,
+        .host_free = cuda_host_free,
+        .host_pinned = cuda_host_pinned,
+        .host_devptr = cuda_host_devptr,
+    },
+    .stream = {
+        .sync = cuda_sync,
+        .create = cuda_stream_create,
+        .destroy = cuda_stream_destroy,
+        .sync_stream = cuda_stream_sync,
+        .set_current = cuda_set_stream,
+        .wait_event = cuda_stream_wait_event,
+        .event_create = cuda_event_create,
+        .event_record = cuda_event_record,
+        .event_record_on = cuda_event_record_on,
+        .event_elapsed = cuda_event_elapsed,
+        .event_sync = cuda_event_sync,
+        .event_destroy = cuda_event_destroy,
+    },
+    .code = {
+        .build = cuda_build,
+        .load = cuda_load,
+        .get_func = cuda_get_func,
+        .module_free = cuda_module_free,
+        .compiler_id = cuda_compiler_id,
+    },
+    .launch = {
+        .run = cuda_launch,
+        .workers = cuda_workers,
+        .user = cuda_launch_user,
+        .func_attrs = cuda_func_attrs,
+        .occupancy_block = cuda_occupancy_block,
+        .occupancy_active = cuda_occupancy_active,
+    },
+    .lib = {.gemm = cuda_gemm, .fft = cuda_fft},
 };

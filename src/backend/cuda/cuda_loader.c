@@ -1,25 +1,55 @@
 /* cuda_loader.c -- finds the NVIDIA driver and NVRTC at run time, maps their errors,
  * compiles CUDA C++ with NVRTC, and reports versions for `gx info`.
  *
- * Both libraries are dlopen'ed once per process under pthread_once, so concurrent
- * first uses from several threads are safe and the tables are immutable afterwards. */
+ * Both libraries are loaded (through cuda_dl.c) once per process under
+ * pthread_once, so concurrent first uses from several threads are safe and the
+ * tables are immutable afterwards. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "backend/cuda/cuda_priv.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CUDA__STR_(x) #x
-#define CUDA__STR(x) CUDA__STR_(x) /* expands cuda.h's renames first */
-
 cuda_driver_api cuda_drv;
 cuda_nvrtc_api cuda_nvrtc;
+
+#define CUDA__SYM(table, field, sym, req) {CUDA_STR(sym), &table.field, req},
+#define CUDA__DRV_SYM(field, sym, req) CUDA__SYM(cuda_drv, field, sym, req)
+#define CUDA__NV_SYM(field, sym, req) CUDA__SYM(cuda_nvrtc, field, sym, req)
+static const cuda_dl_sym drv_syms[] = {CUDA_DRIVER_FUNCS(CUDA__DRV_SYM)};
+static const cuda_dl_sym nv_syms[] = {CUDA_NVRTC_FUNCS(CUDA__NV_SYM)};
+#undef CUDA__NV_SYM
+#undef CUDA__DRV_SYM
+#undef CUDA__SYM
+
+/* The driver is never searched for in the toolkit's folders: those hold only a
+ * stub libcuda that cannot run anything. */
+static const char *const drv_names[] = {"libcuda.so.1", NULL};
+static cuda_dl_lib drv_lib = {
+    .what = "the NVIDIA driver library",
+    .names = drv_names,
+    .syms = drv_syms,
+    .nsyms = sizeof drv_syms / sizeof drv_syms[0],
+    .fix_absent = "install the NVIDIA driver, or use GX_BACKEND=cpu",
+    .fix_old = "the NVIDIA driver is too old for gx; update the driver, or use GX_BACKEND=cpu",
+};
+
+static const char *const nv_names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", NULL};
+static cuda_dl_lib nv_lib = {
+    .what = "NVRTC (the CUDA runtime compiler, libnvrtc.so)",
+    .names = nv_names,
+    .toolkit_dirs = true,
+    .syms = nv_syms,
+    .nsyms = sizeof nv_syms / sizeof nv_syms[0],
+    .fix_absent = "install the CUDA toolkit's NVRTC (e.g. the cuda-nvrtc package, or pip "
+                  "nvidia-cuda-nvrtc) and add its lib directory to LD_LIBRARY_PATH or set CUDA_HOME",
+    .fix_old = "too old an NVRTC; install NVRTC 12 or newer",
+};
 
 /* ------------------------------------------------------------ driver */
 
@@ -27,31 +57,12 @@ static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 static int drv_ok;
 static int drv_version;
 static int drv_count;
-static char drv_problem[768];
+static char drv_problem[1024];
 
 static void drv_load_once(void)
 {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *why = dlerror();
-        snprintf(drv_problem, sizeof drv_problem,
-                 "no NVIDIA driver library: dlopen(\"libcuda.so.1\") failed (%s); install the "
-                 "NVIDIA driver, or use GX_BACKEND=cpu", why ? why : "not found");
-        return;
-    }
-    const char *missing = NULL;
-#define CUDA__LOAD(field, sym, req)                                               \
-    cuda_drv.field = (__typeof__(cuda_drv.field))dlsym(lib, CUDA__STR(sym));      \
-    if (!cuda_drv.field && (req) && !missing)                                     \
-        missing = CUDA__STR(sym);
-    CUDA_DRIVER_FUNCS(CUDA__LOAD)
-#undef CUDA__LOAD
-    if (missing) {
-        snprintf(drv_problem, sizeof drv_problem,
-                 "libcuda.so.1 lacks %s (the NVIDIA driver is too old for gx); update the "
-                 "driver, or use GX_BACKEND=cpu", missing);
-        /* Keep the library loaded: unloading a driver library is not worth the risk,
-         * and the table is never used while drv_ok is 0. */
+    if (!cuda_dl_open(&drv_lib)) {
+        snprintf(drv_problem, sizeof drv_problem, "%s", drv_lib.problem);
         return;
     }
     CUresult r = cuda_drv.Init(0);
@@ -198,53 +209,11 @@ static int nv_narchs; /* 0 = unknown (old NVRTC): trust the requested arch */
 
 static void nv_load_once(void)
 {
-    char cands[8][512];
-    int nc = 0;
-    static const char *const fixed[] = {
-        "libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
-        "/usr/local/cuda/lib64/libnvrtc.so", "/usr/local/cuda/lib/libnvrtc.so",
-    };
-    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-        snprintf(cands[nc++], sizeof cands[0], "%s", fixed[i]);
-    const char *home = getenv("CUDA_HOME");
-    if (home && *home && strlen(home) < 400) {
-        snprintf(cands[nc++], sizeof cands[0], "%s/lib64/libnvrtc.so", home);
-        snprintf(cands[nc++], sizeof cands[0], "%s/lib/libnvrtc.so", home);
-    }
-    void *lib = NULL;
-    for (int i = 0; i < nc && !lib; i++) {
-        lib = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL);
-        if (lib) {
-            size_t m = strnlen(cands[i], sizeof nv_path - 1);
-            memcpy(nv_path, cands[i], m);
-            nv_path[m] = 0;
-        }
-    }
-    if (!lib) {
-        int off = snprintf(nv_problem, sizeof nv_problem,
-                           "NVRTC (the CUDA runtime compiler, libnvrtc.so) could not be loaded; tried");
-        for (int i = 0; i < nc && off > 0 && (size_t)off < sizeof nv_problem; i++)
-            off += snprintf(nv_problem + off, sizeof nv_problem - (size_t)off, "%s %s",
-                            i ? "," : "", cands[i]);
-        if (off > 0 && (size_t)off < sizeof nv_problem)
-            snprintf(nv_problem + off, sizeof nv_problem - (size_t)off,
-                     ". Install the CUDA toolkit's NVRTC (e.g. the cuda-nvrtc package, or pip "
-                     "nvidia-cuda-nvrtc) and add its lib directory to LD_LIBRARY_PATH or set "
-                     "CUDA_HOME");
+    if (!cuda_dl_open(&nv_lib)) {
+        snprintf(nv_problem, sizeof nv_problem, "%s", nv_lib.problem);
         return;
     }
-    const char *missing = NULL;
-#define CUDA__LOAD(field, sym, req)                                                 \
-    cuda_nvrtc.field = (__typeof__(cuda_nvrtc.field))dlsym(lib, CUDA__STR(sym));   \
-    if (!cuda_nvrtc.field && (req) && !missing)                                     \
-        missing = CUDA__STR(sym);
-    CUDA_NVRTC_FUNCS(CUDA__LOAD)
-#undef CUDA__LOAD
-    if (missing) {
-        snprintf(nv_problem, sizeof nv_problem,
-                 "%s lacks %s (too old an NVRTC); install NVRTC 12 or newer", nv_path, missing);
-        return;
-    }
+    snprintf(nv_path, sizeof nv_path, "%s", nv_lib.path);
     if (cuda_nvrtc.Version(&nv_major, &nv_minor) != NVRTC_SUCCESS)
         nv_major = nv_minor = 0;
     int n = 0;
@@ -420,24 +389,6 @@ gx_status cuda_nvrtc_compile_ex(const char *source, const char *label, int cc_ma
 
 /* ------------------------------------------------------------ versions */
 
-/* Probes whether one of `names` can be dlopen'ed (also under /usr/local/cuda/lib64)
- * and closes it again: `gx info` only reports what is there. */
-static int probe_lib(const char *const *names, char *found, size_t fn)
-{
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; names[i]; i++) {
-            char path[256];
-            snprintf(path, sizeof path, "%s%s", pass ? "/usr/local/cuda/lib64/" : "", names[i]);
-            void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE);
-            if (h) {
-                dlclose(h);
-                snprintf(found, fn, "%s", names[i]);
-                return 1;
-            }
-        }
-    return 0;
-}
-
 static void put(char *dst, size_t n, const char *s)
 {
     if (dst && n)
@@ -464,17 +415,14 @@ void gx__cuda_versions(char *driver, size_t dn, char *nvrtc, size_t nn, char *li
         snprintf(tmp, sizeof tmp, "%d.%d", ma, mi);
         put(nvrtc, nn, tmp);
     }
-    static const char *const blas[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so", NULL};
-    static const char *const fft[] = {"libcufft.so.12", "libcufft.so.11", "libcufft.so", NULL};
-    static const char *const rnd[] = {"libcurand.so.10", "libcurand.so", NULL};
     static const struct { const char *what; const char *const *names; } groups[] = {
-        {"cuBLAS", blas}, {"cuFFT", fft}, {"cuRAND", rnd},
+        {"cuBLAS", cuda_cublas_names}, {"cuFFT", cuda_cufft_names}, {"cuRAND", cuda_curand_names},
     };
     char out[512] = "";
     size_t off = 0;
     for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
         char found[64];
-        int yes = probe_lib(groups[g].names, found, sizeof found);
+        int yes = cuda_dl_probe(groups[g].names, found, sizeof found);
         int k = snprintf(out + off, sizeof out - off, "%s%s %s%s%s%s", g ? ", " : "",
                          groups[g].what, yes ? "yes" : "no", yes ? " (" : "", yes ? found : "",
                          yes ? ")" : "");
@@ -488,7 +436,7 @@ void gx__cuda_versions(char *driver, size_t dn, char *nvrtc, size_t nn, char *li
 /* ------------------------------------------------------------ user kernels */
 
 /* A user kernel's source as src/ops/kernel.c wraps it: a first line
- * CUDA_USER_MAGIC, then one "//gx:opt <option>" line per NVRTC option, other
+ * GX__USER_KERNEL_MAGIC, then one "//gx:opt <option>" line per NVRTC option, other
  * "//gx:" lines (ignored here; they only feed the cache key), then the user's text.
  * The options thus live in the source, so they are part of every cache key. */
 gx_status cuda_nvrtc_compile_user(const char *source, const char *label, int cc_major,
@@ -500,8 +448,8 @@ gx_status cuda_nvrtc_compile_user(const char *source, const char *label, int cc_
         return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory compiling %s", label);
     int n = 0;
     char *line = copy;
-    if (strncmp(line, CUDA_USER_MAGIC "\n", strlen(CUDA_USER_MAGIC) + 1) == 0)
-        line += strlen(CUDA_USER_MAGIC) + 1;
+    if (strncmp(line, GX__USER_KERNEL_MAGIC "\n", strlen(GX__USER_KERNEL_MAGIC) + 1) == 0)
+        line += strlen(GX__USER_KERNEL_MAGIC) + 1;
     while (strncmp(line, "//gx:", 5) == 0) {
         char *nl = strchr(line, '\n');
         if (!nl)

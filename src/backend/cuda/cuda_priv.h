@@ -1,5 +1,6 @@
-/* cuda_priv.h -- what the CUDA backend's files share (loader <-> backend), plus
- * the NVRTC entry points that tools (`gx ptx`) and GPU-less tests call directly.
+/* cuda_priv.h -- what the CUDA backend's files share (loader, backend, libraries,
+ * user-kernel reflection), plus the NVRTC entry points that GPU-less tests call
+ * directly.  Nothing outside src/backend/cuda/ includes it, tests aside.
  *
  * gx never links libcuda or libnvrtc: both are dlopen'ed at run time so that one gx
  * binary runs on machines without a driver (the CPU backend still works) and picks
@@ -8,7 +9,7 @@
 #ifndef GX_CUDA_PRIV_H
 #define GX_CUDA_PRIV_H
 
-#include "core/gx_internal.h"
+#include "backend/backend.h"
 
 #include <cuda.h>
 #include <nvrtc.h>
@@ -97,6 +98,51 @@ typedef struct cuda_nvrtc_api { CUDA_NVRTC_FUNCS(CUDA__FIELD) } cuda_nvrtc_api;
 extern cuda_driver_api cuda_drv;
 extern cuda_nvrtc_api cuda_nvrtc;
 
+/* ------------------------------------------------------------ run-time loading (cuda_dl.c) */
+
+/* The symbol name after macro expansion: cuda.h and cublas_v2.h rename entry points
+ * (cuMemAlloc -> cuMemAlloc_v2), and the renamed one matches the prototype. */
+#define CUDA_STR_(x) #x
+#define CUDA_STR(x) CUDA_STR_(x)
+
+/* One entry point: its exported name, the function pointer to fill (NULL when
+ * absent), and whether the library is unusable without it. */
+typedef struct cuda_dl_sym {
+    const char *name;
+    void *slot;
+    int required;
+} cuda_dl_sym;
+
+/* A library loaded at run time.  The first fields describe it; cuda_dl_open fills
+ * the rest. */
+typedef struct cuda_dl_lib {
+    const char *what;              /* "cuBLAS": names the library in messages */
+    const char *const *names;      /* file names, tried in order; NULL-terminated */
+    bool toolkit_dirs;             /* also under $CUDA_HOME/lib64, /usr/local/cuda/lib64 */
+    const cuda_dl_sym *syms;
+    size_t nsyms;
+    const char *fix_absent;        /* what to do when no file loads */
+    const char *fix_old;           /* ... when a required entry point is missing */
+    void *handle;
+    int ok;                        /* loaded, every required entry point found */
+    char path[512];                /* the file that loaded */
+    char problem[1024];            /* why not: every file tried, or the entry point */
+} cuda_dl_lib;
+
+/* Opens the first loadable of lib->names and resolves lib->syms; 1 on success, else
+ * 0 with lib->problem set.  Not thread-safe by itself: each library calls it once
+ * per process from its own pthread_once routine, which also runs what else the
+ * library needs once (cuInit, NVRTC's arch list). */
+int cuda_dl_open(cuda_dl_lib *lib);
+/* 1 when one of names loads (same search); found gets its file name.  Closes it
+ * again: `gx info` only reports what is there. */
+int cuda_dl_probe(const char *const *names, char *found, size_t n);
+
+/* The file names of the toolkit's libraries, for loading and for `gx info`. */
+extern const char *const cuda_cublas_names[];
+extern const char *const cuda_cufft_names[];
+extern const char *const cuda_curand_names[];
+
 /* ------------------------------------------------------------ loader */
 
 /* Loads libcuda.so.1 and runs cuInit(0) once per process (thread-safe).  1 if the
@@ -133,10 +179,9 @@ gx_status cuda_nvrtc_compile_ex(const char *source, const char *label, int cc_ma
                                 const char *const *htexts, const char *const *hnames, void **out,
                                 size_t *len, char **log);
 
-/* User kernels (gx_kernel_compile): the source starts with CUDA_USER_MAGIC and
- * carries its NVRTC options as "//gx:opt ..." lines; compiled with gx/device.h
+/* User kernels (gx_kernel_compile): the source starts with GX__USER_KERNEL_MAGIC
+ * and carries its NVRTC options as "//gx:opt ..." lines; compiled with gx/device.h
  * available as an in-memory header. */
-#define CUDA_USER_MAGIC "//gx:user-kernel 1"
 gx_status cuda_nvrtc_compile_user(const char *source, const char *label, int cc_major,
                                   int cc_minor, int want_ptx, void **out, size_t *len, char **log);
 
@@ -148,6 +193,11 @@ gx_status cuda_nvrtc_target(int cc_major, int cc_minor, int *arch, int *ptx);
 /* The context's stream and device, with its primary context made current on the
  * calling thread (for vendor libraries and user kernels).  Sets the error on failure. */
 gx_status cuda_current(gx__backend *be, CUstream *stream, CUdevice *dev);
+
+/* The table's lib slots: cuBLAS (cuda_blas.c) and cuFFT (cuda_fft.c), each loaded
+ * on first use, with per-context state (handle, plans) freed through gx__ctx_ext. */
+gx_status cuda_gemm(gx__backend *be, const gx__gemm *g);
+gx_status cuda_fft(gx__backend *be, const gx__fft *f);
 
 /* ------------------------------------------------------------ errors */
 

@@ -5,7 +5,7 @@
  * yields 4 words, i.e. W = 4 (32-bit outputs) or W = 2 (64-bit outputs) consecutive
  * elements, so no word is computed twice; on CUDA a full, aligned block is stored
  * with one vector store.  The mapping is documented in gx/linalg.h. */
-#include "vendor/vendor.h"
+#include "linalg/linalg_priv.h"
 #include "jit/lambda.h"
 
 #include <stdio.h>
@@ -221,10 +221,10 @@ static gx_status rng_source(bool cuda, const rng_plan *p, gx_dtype t, gx__sbuf *
     return GX_OK;
 }
 
-gx_status vendor_rand_source(bool cuda, int kind, gx_dtype t, uint64_t range, gx__sbuf *out)
+gx_status linalg_rand_source(bool cuda, int kind, gx_dtype t, uint64_t range, gx__sbuf *out)
 {
     rng_plan p;
-    GX__CHECK(rng_choose((rng_kind)kind, t, range, &p, "vendor_rand_source"));
+    GX__CHECK(rng_choose((rng_kind)kind, t, range, &p, "linalg_rand_source"));
     return rng_source(cuda, &p, t, out);
 }
 
@@ -234,7 +234,7 @@ static gx_status rng_dense(gx_array *out, rng_kind kind, const rng_plan *p, uint
     gx_ctx *ctx = out->ctx;
     size_t esz = gx_dtype_size(out->dtype);
     gx__sbuf src = {0};
-    gx_status s0 = rng_source(vendor_is_cuda(ctx), p, out->dtype, &src);
+    gx_status s0 = rng_source(gx__target_is_cuda(ctx), p, out->dtype, &src);
     if (s0 != GX_OK) {
         gx__sb_free(&src);
         return s0;

@@ -1,11 +1,12 @@
-/* matmul.c -- gx_matmul: GEMM through cuBLAS (CUDA, dlopen'ed) or CBLAS (CPU).
+/* matmul.c -- gx_matmul: checks and layouts here, the product in the backend's
+ * lib.gemm (cuBLAS on CUDA) or, on a backend that runs on the host, CBLAS.
  *
  * gx arrays are row-major.  Each operand's last two axes are classified: a unit
  * column stride is a row-major matrix (leading dimension = row stride); a unit row
  * stride is the transpose of a row-major matrix, folded into the op flag; anything
- * else is copied to a dense temporary.  CBLAS takes row-major directly; cuBLAS is
- * column-major, so gx computes C^T = op(B)^T op(A)^T by swapping the operands. */
-#include "vendor/vendor.h"
+ * else is copied to a dense temporary.  The product goes out row-major (gx__gemm);
+ * a column-major library swaps the operands itself. */
+#include "linalg/linalg_priv.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -76,7 +77,7 @@ static gx_status mm_operand_make(const gx_array *a, gx_op op, mm_operand *o)
         }
         if (pass == 1 || o->tmp)
             break;
-        vendor_count_copy();
+        linalg_count_copy();
         GX__CHECK(gx_array_clone(a, GX_DTYPE_DEFAULT, &o->tmp));
         o->a = o->tmp;
     }
@@ -104,9 +105,9 @@ static gx_status mm_check(const gx_array *c, const gx_array *a, const gx_array *
 static gx_status mm_shapes(const gx_array *c, const gx_array *a, const gx_array *b, const mm_opts *o, mm_call *mc)
 {
     char sa[96], sb[96], sc[96];
-    vendor_shape_str(sa, sizeof sa, a->ndim, a->shape);
-    vendor_shape_str(sb, sizeof sb, b->ndim, b->shape);
-    vendor_shape_str(sc, sizeof sc, c->ndim, c->shape);
+    linalg_shape_str(sa, sizeof sa, a->ndim, a->shape);
+    linalg_shape_str(sb, sizeof sb, b->ndim, b->shape);
+    linalg_shape_str(sc, sizeof sc, c->ndim, c->shape);
     if (a->ndim < 2 || a->ndim > 3 || b->ndim < 2 || b->ndim > 3 || c->ndim != (a->ndim == 3 || b->ndim == 3 ? 3 : 2))
         return gx__err(GX_ERR_SHAPE, "gx_matmul: a %s, b %s, c %s: matrices are 2-D, batches 3-D (c is 3-D when a or b is)",
                        sa, sb, sc);
@@ -142,7 +143,7 @@ static gx_status mm_output(gx_array *c, mm_call *mc)
     mc->C.a = c;
     mc->C.op = GX_OP_N;
     if (!ok) {
-        vendor_count_copy();
+        linalg_count_copy();
         GX__CHECK(gx_array_clone(c, GX_DTYPE_DEFAULT, &mc->C.tmp));
         mc->C.a = mc->C.tmp;
         mc->c_user = c;
@@ -158,22 +159,23 @@ static gx_status mm_output(gx_array *c, mm_call *mc)
     return GX_OK;
 }
 
-/* ------------------------------------------------------------ CPU: CBLAS */
+/* ------------------------------------------------------------ host: CBLAS */
 
 #ifdef GX_HAVE_CBLAS
 static enum CBLAS_TRANSPOSE mm_cblas_op(gx_op op) { return op == GX_OP_N ? CblasNoTrans : op == GX_OP_T ? CblasTrans : CblasConjTrans; }
 
-static void mm_cblas_one(const mm_call *mc, char *a, char *b, char *c)
+static void mm_cblas_one(const gx__gemm *g, const char *a, const char *b, char *c)
 {
-    enum CBLAS_TRANSPOSE ta = mm_cblas_op(mc->A.op), tb = mm_cblas_op(mc->B.op);
-    int m = (int)mc->m, n = (int)mc->n, k = (int)mc->k, lda = (int)mc->A.ld, ldb = (int)mc->B.ld, ldc = (int)mc->C.ld;
-    const double *al = mc->o.alpha, *be = mc->o.beta;
-    switch (mc->dt) {
+    enum CBLAS_TRANSPOSE ta = mm_cblas_op(g->op_a), tb = mm_cblas_op(g->op_b);
+    int m = g->m, n = g->n, k = g->k, lda = g->lda, ldb = g->ldb, ldc = g->ldc;
+    const double *al = g->alpha, *be = g->beta;
+    switch (g->dtype) {
     case GX_F32:
-        cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, (float)al[0], (float *)a, lda, (float *)b, ldb, (float)be[0], (float *)c, ldc);
+        cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, (float)al[0], (const float *)a, lda, (const float *)b, ldb, (float)be[0],
+                    (float *)c, ldc);
         break;
     case GX_F64:
-        cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, al[0], (double *)a, lda, (double *)b, ldb, be[0], (double *)c, ldc);
+        cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, al[0], (const double *)a, lda, (const double *)b, ldb, be[0], (double *)c, ldc);
         break;
     case GX_C64: {
         float fa[2] = {(float)al[0], (float)al[1]}, fb[2] = {(float)be[0], (float)be[1]};
@@ -186,167 +188,47 @@ static void mm_cblas_one(const mm_call *mc, char *a, char *b, char *c)
     }
 }
 
-static gx_status mm_cpu(gx_ctx *ctx, const mm_call *mc)
+static gx_status mm_host(const gx__gemm *g)
 {
-    (void)ctx;
-    size_t esz = gx_dtype_size(mc->dt);
-    char *a = gx__array_ptr(mc->A.a), *b = gx__array_ptr(mc->B.a), *c = gx__array_ptr(mc->C.a);
-    for (int64_t i = 0; i < mc->batch; i++)
-        mm_cblas_one(mc, a + (size_t)(i * mc->A.bstride) * esz, b + (size_t)(i * mc->B.bstride) * esz,
-                     c + (size_t)(i * mc->C.bstride) * esz);
+    size_t esz = gx_dtype_size(g->dtype);
+    const char *a = g->a, *b = g->b;
+    char *c = g->c;
+    for (int64_t i = 0; i < g->batch; i++)
+        mm_cblas_one(g, a + (size_t)(i * g->stride_a) * esz, b + (size_t)(i * g->stride_b) * esz,
+                     c + (size_t)(i * g->stride_c) * esz);
     return GX_OK;
 }
 #else
-static gx_status mm_cpu(gx_ctx *ctx, const mm_call *mc)
+static gx_status mm_host(const gx__gemm *g)
 {
-    (void)ctx, (void)mc;
+    (void)g;
     return gx__err(GX_ERR_UNSUPPORTED, "gx_matmul: this gx was built without CBLAS, so the CPU backend has no matmul; "
                                        "install libopenblas-dev and rebuild gx (or use the CUDA backend)");
 }
 #endif
 
-/* ------------------------------------------------------------ CUDA: cuBLAS */
-
-#ifdef GX_HAVE_CUDA
-#include "backend/cuda/cuda_priv.h"
-#include <cublas_v2.h>
-#include <dlfcn.h>
-
-#define MM_STR_(x) #x
-#define MM_STR(x) MM_STR_(x)
-#define CUBLAS_FUNCS(X)                                       \
-    X(Create, cublasCreate, 1)                                \
-    X(Destroy, cublasDestroy, 1)                              \
-    X(SetStream, cublasSetStream, 1)                          \
-    X(GemmEx, cublasGemmEx, 1)                                \
-    X(GemmStridedBatchedEx, cublasGemmStridedBatchedEx, 1)    \
-    X(GetStatusString, cublasGetStatusString, 0)
-
-#define MM_FIELD(f, sym, req) __typeof__(&sym) f;
-static struct { CUBLAS_FUNCS(MM_FIELD) } cublas;
-#undef MM_FIELD
-
-static pthread_once_t cublas_once = PTHREAD_ONCE_INIT;
-static char cublas_problem[512];
-static bool cublas_ok;
-
-static void cublas_load(void)
+/* The call as a backend-neutral description (pointers are device addresses). */
+static void mm_desc(const mm_call *mc, gx__gemm *g)
 {
-    static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so", NULL};
-    char tried[256];
-    void *h = vendor_dlopen(names, tried, sizeof tried);
-    if (!h) {
-        snprintf(cublas_problem, sizeof cublas_problem, "cuBLAS was not found (tried %s, also in /usr/local/cuda/lib64); "
-                                                        "install the CUDA toolkit's libcublas or add its folder to LD_LIBRARY_PATH", tried);
-        return;
-    }
-#define MM_LOAD(f, sym, req)                                                                              \
-    *(void **)&cublas.f = dlsym(h, MM_STR(sym));                                                          \
-    if (!cublas.f && req) {                                                                               \
-        snprintf(cublas_problem, sizeof cublas_problem, "cuBLAS lacks %s: install a newer CUDA toolkit", MM_STR(sym)); \
-        return;                                                                                           \
-    }
-    CUBLAS_FUNCS(MM_LOAD)
-#undef MM_LOAD
-    cublas_ok = true;
+    memset(g, 0, sizeof *g);
+    g->dtype = mc->dt, g->math = mc->o.math, g->op_a = mc->A.op, g->op_b = mc->B.op;
+    g->m = (int)mc->m, g->n = (int)mc->n, g->k = (int)mc->k, g->batch = (int)mc->batch;
+    g->a = gx__array_ptr(mc->A.a), g->b = gx__array_ptr(mc->B.a), g->c = gx__array_ptr(mc->C.a);
+    g->lda = (int)mc->A.ld, g->ldb = (int)mc->B.ld, g->ldc = (int)mc->C.ld;
+    g->stride_a = mc->A.bstride, g->stride_b = mc->B.bstride, g->stride_c = mc->C.bstride;
+    memcpy(g->alpha, mc->o.alpha, sizeof g->alpha);
+    memcpy(g->beta, mc->o.beta, sizeof g->beta);
 }
 
-static gx_status cublas_err(cublasStatus_t st, const char *what)
+/* The backend's library when it has one, else CBLAS on host memory. */
+static gx_status mm_dispatch(gx_ctx *ctx, const gx__gemm *g)
 {
-    const char *s = cublas.GetStatusString ? cublas.GetStatusString(st) : "";
-    gx_status g = st == CUBLAS_STATUS_ALLOC_FAILED ? GX_ERR_OUT_OF_MEMORY
-                  : st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_ARCH_MISMATCH ? GX_ERR_UNSUPPORTED
-                                                                                           : GX_ERR_BACKEND;
-    return gx__err(g, "gx_matmul: %s failed: cuBLAS status %d %s", what, (int)st, s);
+    if (gx__ctx_supports(ctx, GX__CAP_MATMUL))
+        return ctx->be.iface->lib.gemm(&ctx->be, g);
+    if (gx__ctx_supports(ctx, GX__CAP_HOST))
+        return mm_host(g);
+    return gx__err(GX_ERR_UNSUPPORTED, "gx_matmul: the %s backend has no matrix product", ctx->be.iface->name);
 }
-
-/* The context's handle, bound to its stream. */
-static gx_status cublas_handle(gx_ctx *ctx, cublasHandle_t *out)
-{
-    pthread_once(&cublas_once, cublas_load);
-    if (!cublas_ok)
-        return gx__err(GX_ERR_UNSUPPORTED, "gx_matmul: %s", cublas_problem);
-    CUstream stream;
-    GX__CHECK(cuda_current(&ctx->be, &stream, NULL));
-    vendor_slot *s = vendor_slot_get(ctx);
-    if (!s)
-        return gx__err(GX_ERR_OUT_OF_MEMORY, "gx_matmul: out of host memory");
-    if (!s->blas) {
-        cublasHandle_t h;
-        cublasStatus_t st = cublas.Create(&h);
-        if (st != CUBLAS_STATUS_SUCCESS)
-            return cublas_err(st, "cublasCreate");
-        s->blas = h;
-    }
-    cublasStatus_t st = cublas.SetStream(s->blas, (cudaStream_t)stream);
-    if (st != CUBLAS_STATUS_SUCCESS)
-        return cublas_err(st, "cublasSetStream");
-    *out = s->blas;
-    return GX_OK;
-}
-
-void vendor_blas_release(vendor_slot *s)
-{
-    if (!s->blas || !cublas_ok)
-        return;
-    if (cuda_current(&s->ctx->be, NULL, NULL) == GX_OK)
-        cublas.Destroy(s->blas);
-    s->blas = NULL;
-}
-
-static cublasOperation_t mm_cu_op(gx_op op) { return op == GX_OP_N ? CUBLAS_OP_N : op == GX_OP_T ? CUBLAS_OP_T : CUBLAS_OP_C; }
-
-static void mm_cu_types(const mm_call *mc, cudaDataType *dt, cublasComputeType_t *ct, double *al, double *be)
-{
-    switch (mc->dt) {
-    case GX_F32: *dt = CUDA_R_32F; break;
-    case GX_F64: *dt = CUDA_R_64F; break;
-    case GX_C64: *dt = CUDA_C_32F; break;
-    default: *dt = CUDA_C_64F; break;
-    }
-    bool wide = mc->dt == GX_F64 || mc->dt == GX_C128;
-    *ct = wide ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
-    if (mc->dt == GX_F32 && mc->o.math == GX_MATH_TF32)
-        *ct = CUBLAS_COMPUTE_32F_FAST_TF32;
-    else if (mc->dt == GX_F32 && mc->o.math == GX_MATH_BF16)
-        *ct = CUBLAS_COMPUTE_32F_FAST_16BF;
-    /* Scalars in the compute precision, host memory (the default pointer mode). */
-    if (wide) {
-        memcpy(al, mc->o.alpha, 16);
-        memcpy(be, mc->o.beta, 16);
-    } else {
-        float fa[2] = {(float)mc->o.alpha[0], (float)mc->o.alpha[1]}, fb[2] = {(float)mc->o.beta[0], (float)mc->o.beta[1]};
-        memcpy(al, fa, 8);
-        memcpy(be, fb, 8);
-    }
-}
-
-static gx_status mm_cuda(gx_ctx *ctx, const mm_call *mc)
-{
-    cublasHandle_t h = NULL;
-    GX__CHECK(cublas_handle(ctx, &h));
-    cudaDataType dt;
-    cublasComputeType_t ct;
-    double al[2], be[2];
-    mm_cu_types(mc, &dt, &ct, al, be);
-    /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T. */
-    const void *A = gx__array_ptr(mc->B.a), *B = gx__array_ptr(mc->A.a);
-    void *C = gx__array_ptr(mc->C.a);
-    cublasOperation_t ta = mm_cu_op(mc->B.op), tb = mm_cu_op(mc->A.op);
-    int m = (int)mc->n, n = (int)mc->m, k = (int)mc->k, lda = (int)mc->B.ld, ldb = (int)mc->A.ld, ldc = (int)mc->C.ld;
-    cublasStatus_t st;
-    if (mc->batch == 1)
-        st = cublas.GemmEx(h, ta, tb, m, n, k, al, A, dt, lda, B, dt, ldb, be, C, dt, ldc, ct, CUBLAS_GEMM_DEFAULT);
-    else
-        st = cublas.GemmStridedBatchedEx(h, ta, tb, m, n, k, al, A, dt, lda, mc->B.bstride, B, dt, ldb, mc->A.bstride, be, C,
-                                         dt, ldc, mc->C.bstride, (int)mc->batch, ct, CUBLAS_GEMM_DEFAULT);
-    if (st != CUBLAS_STATUS_SUCCESS)
-        return cublas_err(st, mc->batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx");
-    return GX_OK;
-}
-#else
-void vendor_blas_release(vendor_slot *s) { (void)s; }
-#endif
 
 /* ------------------------------------------------------------ entry points */
 
@@ -361,14 +243,10 @@ static gx_status mm_run(gx_ctx *ctx, mm_call *mc)
 {
     if (mc->m == 0 || mc->n == 0 || mc->batch == 0)
         return GX_OK;
-    gx_status s;
+    gx__gemm g;
+    mm_desc(mc, &g);
     gx__range_push("gx_matmul");   /* NVTX: names the library's kernels in Nsight Systems */
-#ifdef GX_HAVE_CUDA
-    if (vendor_is_cuda(ctx))
-        s = mm_cuda(ctx, mc);
-    else
-#endif
-        s = mm_cpu(ctx, mc);
+    gx_status s = mm_dispatch(ctx, &g);
     gx__range_pop();
     if (s == GX_OK && mc->c_user)
         s = gx_array_copy_into(mc->C.a, mc->c_user);
@@ -417,7 +295,7 @@ static gx_status mm_into(const gx_array *a, const gx_array *b, const mm_opts *op
     mm_call mc;
     memset(&mc, 0, sizeof mc);
     GX__CHECK(mm_shapes(c, a, b, &o, &mc));
-    if (!vendor_is_complex(mc.dt)) {   /* conjugation means nothing for real numbers */
+    if (!linalg_is_complex(mc.dt)) {   /* conjugation means nothing for real numbers */
         mc.o.op_a = o.op_a == GX_OP_C ? GX_OP_T : o.op_a;
         mc.o.op_b = o.op_b == GX_OP_C ? GX_OP_T : o.op_b;
     }

@@ -1,5 +1,6 @@
-/* info.c -- the versioninfo report (`gx info`, gx_info_text). */
-#include "core/gx_internal.h"
+/* info.c -- the version report (`gx info`, gx_info_text).  It sits in the backend
+ * layer because it asks each backend what it found (driver, NVRTC, compiler). */
+#include "backend/backend.h"
 #include "jit/cache.h"
 
 #include <stdio.h>

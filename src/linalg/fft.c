@@ -1,12 +1,12 @@
-/* fft.c -- gx_fft / gx_rfft / gx_irfft: cuFFT on CUDA (dlopen'ed, plans cached per
- * shape per context), KissFFT (c64) and gx's own mixed-radix transform (c128, and
- * c64 when KissFFT is absent) on the CPU.
+/* fft.c -- gx_fft / gx_rfft / gx_irfft: the backend's lib.fft where it has one
+ * (cuFFT on CUDA), else, on a backend that runs on the host, KissFFT (c64) and gx's
+ * own mixed-radix transform (c128, and c64 when KissFFT is absent).
  *
- * CPU plan: an N-d transform is 1-d transforms along each transformed axis, lines
+ * Host plan: an N-d transform is 1-d transforms along each transformed axis, lines
  * spread over the backend's worker threads.  Real transforms run the last axis as a
  * complex transform of the real line (r2c keeps n/2 + 1 bins; c2r rebuilds the
  * Hermitian spectrum first).  Scaling is one element-wise kernel at the end. */
-#include "vendor/vendor.h"
+#include "linalg/linalg_priv.h"
 #include "ops/ewise.h"
 
 #include <math.h>
@@ -140,7 +140,7 @@ static void fft_line(const fft_axis_job *j, fz *X, fz *Y, fz *T)
 static void fft_line_io(const fft_axis_job *j, int64_t L, fz *X, fz *Y, fz *T)
 {
     int64_t n = j->n;
-    gx_dtype rdt = vendor_real_of(j->cdt);
+    gx_dtype rdt = linalg_real_of(j->cdt);
     if (j->kind == FFT_C2C) {
         int64_t base = (L / j->inner) * n * j->inner + L % j->inner;
         for (int64_t i = 0; i < n; i++)
@@ -187,7 +187,7 @@ static gx_status fft_run_axis(gx_ctx *ctx, fft_axis_job *j, int64_t nlines)
 {
     if (nlines == 0 || j->n == 0)
         return GX_OK;
-    int workers = gx__cpu_workers(&ctx->be);
+    int workers = gx__ctx_workers(ctx);
     /* X, Y and a radix/Kiss buffer (2n floats pairs fit in n fz). */
     j->scratch_per = (size_t)(3 * j->n) * sizeof(fz);
     j->scratch = malloc(j->scratch_per * (size_t)workers);
@@ -208,7 +208,7 @@ static gx_status fft_run_axis(gx_ctx *ctx, fft_axis_job *j, int64_t nlines)
         gx__launch l;
         memset(&l, 0, sizeof l);
         l.n = nlines, l.cpu_align = 1, l.args = j, l.args_size = sizeof *j;
-        s = ctx->be.iface->launch(&ctx->be, f, &l);
+        s = ctx->be.iface->launch.run(&ctx->be, f, &l);
     }
 #ifdef GX_HAVE_KISSFFT
     if (j->kcfg)
@@ -220,7 +220,7 @@ static gx_status fft_run_axis(gx_ctx *ctx, fft_axis_job *j, int64_t nlines)
 }
 
 /* src/dst are dense; dst has the result's shape. */
-static gx_status fft_cpu(gx_ctx *ctx, const fft_req *r, const gx_array *src, gx_array *dst)
+static gx_status fft_host(gx_ctx *ctx, const fft_req *r, const gx_array *src, gx_array *dst)
 {
     const gx_array *cplx = r->kind == FFT_C2R ? src : dst;   /* the complex-shaped array */
     int nd = cplx->ndim, last = nd - 1;
@@ -258,153 +258,41 @@ static gx_status fft_cpu(gx_ctx *ctx, const fft_req *r, const gx_array *src, gx_
     return GX_OK;
 }
 
-/* ------------------------------------------------------------ CUDA: cuFFT */
+/* ------------------------------------------------------------ backend library */
 
-#ifdef GX_HAVE_CUDA
-#include "backend/cuda/cuda_priv.h"
-#include <cufft.h>
-#include <dlfcn.h>
-
-#define FFT_STR_(x) #x
-#define FFT_STR(x) FFT_STR_(x)
-#define CUFFT_FUNCS(X)                          \
-    X(Create, cufftCreate)                      \
-    X(Destroy, cufftDestroy)                    \
-    X(MakePlanMany64, cufftMakePlanMany64)      \
-    X(SetStream, cufftSetStream)                \
-    X(ExecC2C, cufftExecC2C)                    \
-    X(ExecZ2Z, cufftExecZ2Z)                    \
-    X(ExecR2C, cufftExecR2C)                    \
-    X(ExecD2Z, cufftExecD2Z)                    \
-    X(ExecC2R, cufftExecC2R)                    \
-    X(ExecZ2D, cufftExecZ2D)
-
-#define FFT_FIELD(f, sym) __typeof__(&sym) f;
-static struct { CUFFT_FUNCS(FFT_FIELD) } cufft;
-#undef FFT_FIELD
-
-static pthread_once_t cufft_once = PTHREAD_ONCE_INIT;
-static char cufft_problem[512];
-static bool cufft_ok;
-
-static void cufft_load(void)
+/* The request as the backend's lib.fft takes it: the logical (full-length) shape's
+ * last rank axes, the others as the batch. */
+static void fft_desc(const fft_req *rq, const gx_array *src, gx_array *dst, gx__fft *f)
 {
-    static const char *const names[] = {"libcufft.so.12", "libcufft.so.11", "libcufft.so.13", "libcufft.so", NULL};
-    char tried[256];
-    void *h = vendor_dlopen(names, tried, sizeof tried);
-    if (!h) {
-        snprintf(cufft_problem, sizeof cufft_problem, "cuFFT was not found (tried %s, also in /usr/local/cuda/lib64); "
-                                                      "install the CUDA toolkit's libcufft or add its folder to LD_LIBRARY_PATH", tried);
-        return;
-    }
-#define FFT_LOAD(f, sym)                                                                                   \
-    *(void **)&cufft.f = dlsym(h, FFT_STR(sym));                                                           \
-    if (!cufft.f) {                                                                                        \
-        snprintf(cufft_problem, sizeof cufft_problem, "cuFFT lacks %s: install a newer CUDA toolkit", FFT_STR(sym)); \
-        return;                                                                                            \
-    }
-    CUFFT_FUNCS(FFT_LOAD)
-#undef FFT_LOAD
-    cufft_ok = true;
-}
-
-typedef struct fft_plan {
-    cufftType type;
-    int rank;
-    long long dims[3], batch;
-    cufftHandle h;
-    struct fft_plan *next;
-} fft_plan;
-
-void vendor_fft_release(vendor_slot *s)
-{
-    fft_plan *p = s->fft;
-    bool current = p && cuda_current(&s->ctx->be, NULL, NULL) == GX_OK;
-    while (p) {
-        fft_plan *n = p->next;
-        if (current)
-            cufft.Destroy(p->h);
-        free(p);
-        p = n;
-    }
-    s->fft = NULL;
-}
-
-static gx_status cufft_err(cufftResult r, const char *what)
-{
-    gx_status g = r == CUFFT_ALLOC_FAILED ? GX_ERR_OUT_OF_MEMORY
-                  : r == CUFFT_INVALID_SIZE || r == CUFFT_NOT_SUPPORTED ? GX_ERR_UNSUPPORTED
-                                                                        : GX_ERR_BACKEND;
-    return gx__err(g, "gx_fft: %s failed: cufftResult %d", what, (int)r);
-}
-
-static gx_status cufft_plan(gx_ctx *ctx, cufftType type, int rank, const long long *dims, long long batch, cufftHandle *out)
-{
-    pthread_once(&cufft_once, cufft_load);
-    if (!cufft_ok)
-        return gx__err(GX_ERR_UNSUPPORTED, "gx_fft: %s", cufft_problem);
-    CUstream stream;
-    GX__CHECK(cuda_current(&ctx->be, &stream, NULL));
-    vendor_slot *s = vendor_slot_get(ctx);
-    if (!s)
-        return gx__err(GX_ERR_OUT_OF_MEMORY, "gx_fft: out of host memory");
-    fft_plan *p = s->fft;
-    while (p && !(p->type == type && p->rank == rank && p->batch == batch && !memcmp(p->dims, dims, sizeof(long long) * (size_t)rank)))
-        p = p->next;
-    if (!p) {
-        if (!(p = calloc(1, sizeof *p)))
-            return gx__err(GX_ERR_OUT_OF_MEMORY, "gx_fft: out of host memory");
-        cufftResult r = cufft.Create(&p->h);
-        size_t ws = 0;
-        if (r == CUFFT_SUCCESS)
-            r = cufft.MakePlanMany64(p->h, rank, (long long *)dims, NULL, 1, 0, NULL, 1, 0, type, batch, &ws);
-        if (r != CUFFT_SUCCESS) {
-            free(p);
-            return cufft_err(r, "cufftMakePlanMany64");
-        }
-        p->type = type, p->rank = rank, p->batch = batch;
-        memcpy(p->dims, dims, sizeof(long long) * (size_t)rank);
-        p->next = s->fft;
-        s->fft = p;
-    }
-    cufftResult r = cufft.SetStream(p->h, (cudaStream_t)stream);
-    if (r != CUFFT_SUCCESS)
-        return cufft_err(r, "cufftSetStream");
-    *out = p->h;
-    return GX_OK;
-}
-
-static gx_status fft_cuda(gx_ctx *ctx, const fft_req *rq, const gx_array *src, gx_array *dst)
-{
-    const gx_array *real = rq->kind == FFT_C2R ? dst : src;   /* the logical (full-length) shape */
+    const gx_array *real = rq->kind == FFT_C2R ? dst : src;
     const gx_array *shp = rq->kind == FFT_C2C ? src : real;
-    long long dims[3], batch = 1;
+    memset(f, 0, sizeof *f);
+    f->kind = rq->kind == FFT_C2C ? GX__FFT_C2C : rq->kind == FFT_R2C ? GX__FFT_R2C : GX__FFT_C2R;
+    f->dbl = src->dtype == GX_C128 || src->dtype == GX_F64;
+    f->inverse = rq->inverse;
+    f->rank = rq->rank;
     int nd = shp->ndim;
     for (int d = 0; d < rq->rank; d++)
-        dims[d] = shp->shape[nd - rq->rank + d];
+        f->dims[d] = shp->shape[nd - rq->rank + d];
+    f->batch = 1;
     for (int d = 0; d < nd - rq->rank; d++)
-        batch *= shp->shape[d];
-    bool dbl = src->dtype == GX_C128 || src->dtype == GX_F64;
-    cufftType t = rq->kind == FFT_C2C ? (dbl ? CUFFT_Z2Z : CUFFT_C2C)
-                  : rq->kind == FFT_R2C ? (dbl ? CUFFT_D2Z : CUFFT_R2C) : (dbl ? CUFFT_Z2D : CUFFT_C2R);
-    cufftHandle h = 0;
-    GX__CHECK(cufft_plan(ctx, t, rq->rank, dims, batch, &h));
-    void *i = gx__array_ptr(src), *o = gx__array_ptr(dst);
-    int dir = rq->inverse ? CUFFT_INVERSE : CUFFT_FORWARD;
-    cufftResult r;
-    switch (t) {
-    case CUFFT_C2C: r = cufft.ExecC2C(h, i, o, dir); break;
-    case CUFFT_Z2Z: r = cufft.ExecZ2Z(h, i, o, dir); break;
-    case CUFFT_R2C: r = cufft.ExecR2C(h, i, o); break;
-    case CUFFT_D2Z: r = cufft.ExecD2Z(h, i, o); break;
-    case CUFFT_C2R: r = cufft.ExecC2R(h, i, o); break;
-    default: r = cufft.ExecZ2D(h, i, o); break;
-    }
-    return r == CUFFT_SUCCESS ? GX_OK : cufft_err(r, "cufftExec");
+        f->batch *= shp->shape[d];
+    f->in = gx__array_ptr(src);
+    f->out = gx__array_ptr(dst);
 }
-#else
-void vendor_fft_release(vendor_slot *s) { (void)s; }
-#endif
+
+/* The backend's library when it has one, else the transform on host memory. */
+static gx_status fft_dispatch(gx_ctx *ctx, const fft_req *r, const gx_array *src, gx_array *dst)
+{
+    if (gx__ctx_supports(ctx, GX__CAP_FFT)) {
+        gx__fft f;
+        fft_desc(r, src, dst, &f);
+        return ctx->be.iface->lib.fft(&ctx->be, &f);
+    }
+    if (gx__ctx_supports(ctx, GX__CAP_HOST))
+        return fft_host(ctx, r, src, dst);
+    return gx__err(GX_ERR_UNSUPPORTED, "gx_fft: the %s backend has no FFT", ctx->be.iface->name);
+}
 
 /* ------------------------------------------------------------ entry points */
 
@@ -424,8 +312,8 @@ static gx_status fft_apply_scale(gx_array *a, double f)
     if (f == 1.0 || a->size == 0)
         return GX_OK;
     gx_array v = *a;   /* a private real-typed view of the same bytes, never registered */
-    int parts = vendor_is_complex(a->dtype) ? 2 : 1;
-    v.dtype = vendor_real_of(a->dtype);
+    int parts = linalg_is_complex(a->dtype) ? 2 : 1;
+    v.dtype = linalg_real_of(a->dtype);
     v.ndim = 1, v.shape[0] = a->size * parts, v.strides[0] = 1, v.offset = a->offset * parts, v.size = v.shape[0];
     ew_plan pl;
     gx_array *in[1] = {&v};
@@ -445,7 +333,7 @@ static gx_status fft_result(const fft_req *r, gx_dtype *dt, int64_t *shape, cons
                        what, r->rank, in->ndim);
     if ((unsigned)r->norm > GX_FFT_NORM_NONE)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: norm %d is not a gx_fft_norm", what, (int)r->norm);
-    bool cin = vendor_is_complex(in->dtype), rin = in->dtype == GX_F32 || in->dtype == GX_F64;
+    bool cin = linalg_is_complex(in->dtype), rin = in->dtype == GX_F32 || in->dtype == GX_F64;
     if ((r->kind == FFT_R2C && !rin) || (r->kind != FFT_R2C && !cin))
         return gx__err(GX_ERR_DTYPE, "%s: input dtype %s; it takes %s", what, gx_dtype_name(in->dtype),
                        r->kind == FFT_R2C ? "f32 or f64 (use gx_fft for complex input)" : "c64 or c128");
@@ -458,7 +346,7 @@ static gx_status fft_result(const fft_req *r, gx_dtype *dt, int64_t *shape, cons
         if (in->shape[last] == 0)
             return gx__err(GX_ERR_SHAPE, "%s: the last axis has length 0", what);
     } else if (r->kind == FFT_C2R) {
-        *dt = vendor_real_of(in->dtype);
+        *dt = linalg_real_of(in->dtype);
         if (r->n_last < 1 || r->n_last / 2 + 1 != in->shape[last])
             return gx__err(GX_ERR_SHAPE, "%s: n_last %lld needs a last input axis of n_last/2 + 1 = %lld, but it is %lld", what,
                            (long long)r->n_last, (long long)(r->n_last / 2 + 1), (long long)in->shape[last]);
@@ -481,8 +369,8 @@ static gx_status fft_out(gx_ctx *ctx, gx_dtype dt, int nd, const int64_t *shape,
         ok = (*out)->shape[d] == shape[d];
     if (!ok) {
         char a[96], b[96];
-        vendor_shape_str(a, sizeof a, (*out)->ndim, (*out)->shape);
-        vendor_shape_str(b, sizeof b, nd, shape);
+        linalg_shape_str(a, sizeof a, (*out)->ndim, (*out)->shape);
+        linalg_shape_str(b, sizeof b, nd, shape);
         return gx__err(GX_ERR_SHAPE, "%s: out is %s %s but the result is %s %s (same context)", what,
                        gx_dtype_name((*out)->dtype), a, gx_dtype_name(dt), b);
     }
@@ -494,14 +382,8 @@ static gx_status fft_exec(gx_ctx *ctx, const fft_req *r, const gx_array *src, gx
 {
     if (dst->size == 0)
         return GX_OK;
-    gx_status s;
     gx__range_push("gx_fft");
-#ifdef GX_HAVE_CUDA
-    if (vendor_is_cuda(ctx))
-        s = fft_cuda(ctx, r, src, dst);
-    else
-#endif
-        s = fft_cpu(ctx, r, src, dst);
+    gx_status s = fft_dispatch(ctx, r, src, dst);
     gx__range_pop();
     if (s != GX_OK)
         return s;
@@ -527,10 +409,10 @@ static gx_status fft_do(fft_req *r, gx_array **out, const char *what)
     if (s == GX_OK && r->kind == FFT_C2R) {
         s = gx_array_clone(r->in, GX_DTYPE_DEFAULT, &src);   /* the transform destroys its input */
     } else if (s == GX_OK) {
-        s = vendor_dense(r->in, &src);
+        s = linalg_dense(r->in, &src);
     }
     if (s == GX_OK && !gx__array_contiguous(*out)) {
-        vendor_count_copy();
+        linalg_count_copy();
         s = gx__array_new(ctx, dt, r->in->ndim, shape, &dst);
     }
     if (s == GX_OK)
