@@ -174,7 +174,9 @@ typedef struct gx_scalar {
  * Pure, no status. */
 GX_API double gx_scalar_to_f64(gx_scalar s);
 
-/* A named constant that lambdas see by name: GX_CONST("a", GX_SCALAR_F32(2)). */
+/* A named constant that lambdas see by name: GX_CONST("a", GX_SCALAR_F32(2)).  The
+ * macros make compound literals, which C does not accept in a static initialiser:
+ * there, spell the braces out, {"a", {GX_F32, {.f = 2}}}. */
 typedef struct gx_const {
     const char *name;
     gx_scalar value;
