@@ -37,6 +37,39 @@ int gx__fmt(char *buf, size_t n, const char *fmt, ...) __attribute__((format(pri
 /* Copies into a caller buffer with the cap/needed convention of the public API. */
 gx_status gx__sb_export(const gx__sbuf *b, char *buf, size_t cap, size_t *needed);
 
+/* ------------------------------------------------------------ hash map (hashmap.c) */
+
+/* gx's one hash map (the handle table, the memo, the kernel table and the profiler's
+ * names all use it): open addressing, at most half full, doubling as it fills.
+ * Keys are 64-bit numbers (pointers, hashes: GX__MAP_U64) or strings (GX__MAP_STR;
+ * the map keeps its own copy); values are the caller's pointers, never freed by the
+ * map.  Not thread-safe: the caller locks.  Start from GX__MAP_INIT. */
+typedef enum gx__map_keys { GX__MAP_U64, GX__MAP_STR } gx__map_keys;
+typedef struct gx__map_slot {
+    uint64_t hash;       /* 0: empty, 1: removed */
+    uint64_t key;        /* GX__MAP_STR: the map's copy, as (uintptr_t)(char *) */
+    void *val;
+} gx__map_slot;
+typedef struct gx__map {
+    gx__map_slot *slot;
+    size_t cap, count, used;   /* used: live plus removed slots */
+    gx__map_keys keys;
+} gx__map;
+#define GX__MAP_INIT(keys) ((gx__map){NULL, 0, 0, 0, (keys)})
+
+/* Where the value of key is stored (write through it to replace), or NULL. */
+void **gx__map_get(const gx__map *m, uint64_t key);
+void **gx__map_get_str(const gx__map *m, const char *key);
+/* Adds key (or replaces its value); false when out of memory (the map is unchanged). */
+bool gx__map_put(gx__map *m, uint64_t key, void *val);
+bool gx__map_put_str(gx__map *m, const char *key, void *val);
+bool gx__map_remove(gx__map *m, uint64_t key);   /* false: key was absent */
+/* Iteration: start with *pos = 0; NULL after the last entry.  The map must not
+ * change meanwhile. */
+const gx__map_slot *gx__map_next(const gx__map *m, size_t *pos);
+/* Frees the table and the key copies (values are the caller's), leaving it empty. */
+void gx__map_free(gx__map *m);
+
 /* ------------------------------------------------------------ env helpers */
 
 /* Parses "8GiB", "512MB", "1000000", "50%" (of `total`).  0 on success. */
@@ -207,6 +240,11 @@ void *gx__array_ptr(const gx_array *a);
 bool gx__arrays_overlap(const gx_array *dst, const gx_array *src);
 /* Creates a dense array (the building block of every allocating op). */
 gx_status gx__array_new(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *shape, gx_array **out);
+/* Unlinks and frees the handle (and the storage with its last handle); caller holds
+ * the context lock. */
+void gx__array_free(gx_array *a);
+/* Same offset, shape and strides (strides of length-1 axes aside). */
+bool gx__array_same_layout(const gx_array *a, const gx_array *b);
 
 /* ------------------------------------------------------------ memory pool */
 
@@ -218,9 +256,7 @@ void gx__mem_free(gx_ctx *ctx, void *ptr, size_t bytes);
 gx_status gx__scratch_alloc(gx_ctx *ctx, size_t bytes, void **ptr);
 void gx__scratch_free(gx_ctx *ctx, void *ptr, size_t bytes);
 
-/* ------------------------------------------------------------ kernels */
-
-typedef struct gx__kcache gx__kcache;    /* per-context in-memory kernel table */
+/* ------------------------------------------------------------ kernels (src/jit/kernel.c) */
 
 /* A ready kernel: entry point plus the launch shape the occupancy API suggests
  * (block 256 / grid = 0 where the backend has no occupancy API). */
@@ -264,15 +300,11 @@ struct gx_ctx {
     pthread_mutex_t lock;          /* serialises backend calls and the caches */
     gx_memory_stats mem;
     size_t mem_limit;
-    gx__kcache *kcache;
-    gx_cache_stats cstats;
+    gx_cache_stats cstats;         /* counted by src/jit/kernel.c and the op caches */
     char *dump_dir;
-    /* user functions registered with gx_define (owned by the jit module) */
-    void *userfns;
     gx_device_info dinfo;          /* filled at creation */
     gx_array *arrays;              /* live arrays, released at destroy */
-    void *memo;                    /* memo.c: finished products of repeated calls */
-    void *reduce_scratch;          /* ops/reduce_gen.c: partials + counters, freed at destroy */
+    gx__map *memo;                 /* memo.c: finished products of repeated calls */
     struct gx__kx *kx;             /* streams, user kernels, profiler (src/core/stream.c) */
     struct gx__ctx_ext_slot { const struct gx__ctx_ext *ext; void *state; } ext[GX__CTX_EXT_MAX];
     int next;                      /* slots of ext in use */

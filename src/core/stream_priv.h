@@ -1,6 +1,6 @@
 /* stream_priv.h -- the per-context state of streams, user kernels and the
  * profiler (ctx->kx), shared by src/core/stream.c, src/core/profile.c,
- * src/core/event.c and src/ops/kernel.c. */
+ * src/core/event.c, src/ops/kernel.c and src/ops/array_ops.c. */
 #ifndef GX_STREAM_PRIV_H
 #define GX_STREAM_PRIV_H
 
@@ -18,11 +18,6 @@ typedef struct kx_host {      /* a gx_host_alloc buffer */
     struct kx_host *next;
 } kx_host;
 
-typedef struct kx_label {     /* a compiled function's name for the profiler */
-    gx__func fn;
-    int name;                 /* index into the profiler's name table */
-} kx_label;
-
 typedef struct gx__prof gx__prof;
 
 struct gx__kx {
@@ -30,12 +25,12 @@ struct gx__kx {
     gx_stream *current;       /* NULL = the default stream */
     kx_host *hosts;
     struct gx_kernel *kernels;   /* live user kernels (freed at destroy) */
-    /* fn -> name, open addressing (always kept, so a profiler started late names
-     * kernels compiled earlier) */
-    kx_label *labels;
-    size_t nlabels, caplabels;
+    /* compiled function -> index into names (always kept, so a profiler started late
+     * names kernels compiled earlier) */
+    gx__map labels;
     char **names;             /* interned names; index 0.. */
     int nnames, capnames;
+    gx__map name_index;       /* name -> its index in names */
     gx__prof *prof;           /* NULL until the profiler is first started */
 };
 
@@ -45,6 +40,9 @@ struct gx__kx *gx__kx(gx_ctx *ctx);
 /* The backend stream of s for ctx (NULL s = the default stream: NULL).  Checks the
  * handle and that it belongs to ctx. */
 gx_status gx__stream_backend(gx_ctx *ctx, gx_stream *s, const char *what, void **out);
+/* The buffer [p, p+n) is page-locked: one of gx_host_alloc's, or the backend says so
+ * (asynchronous copies need it: src/ops/array_ops.c). */
+bool gx__host_pinned(gx_ctx *ctx, const void *p, size_t n);
 /* Interns a name; -1 when out of memory. */
 int gx__kx_name(struct gx__kx *kx, const char *name);
 /* The name index of fn, or -1 when none was registered. */

@@ -51,7 +51,7 @@ static gx_status map_prepare(gx_ctx *ctx, const char *lambda, int nin, gx_array 
         ew_cval_of(&opts->consts[j], &job->cval[j]);
     }
     job->nconst = nc;
-    gx__userfns *u = ctx->userfns;
+    gx__userfns *u = gx__userfns_of(ctx);
     /* A lambda seen before with these dtypes: reuse its emitted expression. */
     gx__sbuf key = {0};
     gx__sb_printf(&key, "map1|%d|%d|", u ? u->count : 0, opts ? (int)opts->out_dtype : -1);
@@ -140,7 +140,7 @@ static void map_fill_plan(ew_plan *pl, const map_job *job)
 
 static gx_status map_run(gx_ctx *ctx, const map_job *job, int nin, gx_array *const *in, gx_array *out)
 {
-    gx__userfns *u = ctx->userfns;
+    gx__userfns *u = gx__userfns_of(ctx);
     const char *ucode = u ? u->code.p : NULL;
     bool alias = false;
     for (int i = 0; i < nin; i++)
@@ -204,7 +204,7 @@ gx_status gx_map_source(gx_ctx *ctx, const char *lambda, int nin, gx_array *cons
         s = ew_plan_make(&pl, out, nin, in);
     if (s == GX_OK) {
         map_fill_plan(&pl, &job);
-        gx__userfns *u = ctx->userfns;
+        gx__userfns *u = gx__userfns_of(ctx);
         s = ew_source(ctx, &pl, job.expr.p, u ? u->code.p : NULL, &src);
     }
     if (s == GX_OK)

@@ -1025,7 +1025,7 @@ gx_status rp_generate_head(gx_ctx *ctx, gx__sbuf *b)
     gx__sb_puts(b, lam_prelude(cuda ? GX__TARGET_CUDA : GX__TARGET_C));
     if (!cuda)
         gx__sb_puts(b, "#include <string.h>\n");
-    gx__userfns *u = ctx->userfns;
+    gx__userfns *u = gx__userfns_of(ctx);
     if (u && u->code.p)
         gx__sb_puts(b, u->code.p);
     if (b->oom)

@@ -179,7 +179,7 @@ static gx_status rd_lambda_op(rd_op *o, gx_ctx *ctx, const char *op, const gx_re
     if (!gx__dtype_supported(o->acc))
         return gx__err(GX_ERR_DTYPE, "%s: accumulator dtype %s is not supported", fn, gx_dtype_name(o->acc));
     gx_dtype at[2] = {o->acc, o->acc};
-    gx__userfns *u = ctx->userfns;
+    gx__userfns *u = gx__userfns_of(ctx);
     lam_env env = {op, 2, at, NULL, 0, u ? u->sigs : NULL, u ? u->count : 0};
     lam_lambda *lam = NULL;
     GX__CHECK(lam_compile(&env, &lam));
@@ -424,7 +424,7 @@ static gx_status rd_map(rd_job *job, const char *map, const gx_reduce_opts *opts
     gx_dtype at[RD_MAXIN];
     for (int i = 0; i < job->nin; i++)
         at[i] = job->in[i]->dtype;
-    gx__userfns *u = job->ctx->userfns;
+    gx__userfns *u = gx__userfns_of(job->ctx);
     lam_env env = {map, job->nin, at, nc ? opts->consts : NULL, nc, u ? u->sigs : NULL, u ? u->count : 0};
     lam_lambda *lam = NULL;
     GX__CHECK(lam_compile(&env, &lam));
@@ -454,7 +454,7 @@ static gx_status rd_prepare(rd_job *job, gx_ctx *ctx, const char *fn, const char
     job->nin = nin;
     for (int i = 0; i < nin; i++)
         job->in[i] = in[i];
-    gx__userfns *u = ctx->userfns;
+    gx__userfns *u = gx__userfns_of(ctx);
     job->ucode = u ? u->code.p : NULL;
     GX__CHECK(ew_broadcast_shape(nin, in, &job->ndim, job->shape));
     GX__CHECK(rd_map(job, map, opts));

@@ -1,4 +1,5 @@
-/* info.c -- the versioninfo report (`gx info`, gx_info_text). */
+/* info.c -- the versioninfo report (`gx info`, gx_info_text).  In the jit layer
+ * because it reports the disk kernel cache (jit/cache.h), which the core may not see. */
 #include "core/gx_internal.h"
 #include "jit/cache.h"
 
