@@ -1,8 +1,8 @@
 /* gx_internal.h -- what the modules of gx share and users never see.
  * Naming: public gx_*, internal gx__* (shared across modules, declared here);
  * functions private to a module use that module's prefix (lam__ for the lambda
- * language, cache_ for the disk cache and the CPU compiler driver, cpu_/cuda_ in
- * the backends, ew_, rg_ in the element-wise and range ops). */
+ * language, cache_ for the disk cache, cpu_/cuda_ in the backends (cpu_cc_ for the
+ * CPU compiler driver), ew_, rg_ in the element-wise and range ops). */
 #ifndef GX_INTERNAL_H
 #define GX_INTERNAL_H
 

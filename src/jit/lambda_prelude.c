@@ -20,7 +20,7 @@
     "#endif\n"                                                                         \
     LAM__VECTOR_MATH
 
-/* gx's CPU compiler (jit/cc.c) defines GX_VECTOR_MATH and links glibc's libmvec:
+/* gx's CPU compiler (backend/cpu/cpu_cc.c) defines GX_VECTOR_MATH and links glibc's libmvec:
  * these declarations let GCC vectorise loops over the common float functions
  * (8 or 16 lanes; libmvec's results are within 4 ulp).  On a 2-core x86 VM,
  * sin(x)^2 + cos(x)^2 went from 7.3 to 1.4 ns per element per core.  Other
