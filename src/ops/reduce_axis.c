@@ -1,5 +1,11 @@
 /* reduce_axis.c -- reductions along axes.
  *
+ * Why a generator of its own (beside reduce_gen.c and range_gen.c's pipeline
+ * reduce): those make ONE value from a flat range; this one makes one value per
+ * kept position, each from a reduced range that may be strided, so its kernels
+ * are built around the two-dimensional (kept x reduced) layout.  It reuses
+ * reduce_gen's common text (rg_gen_common, the CUDA block fold) and scratch.
+ *
  * The broadcast shape is split into kept dimensions (the output, in order) and
  * reduced dimensions; size-1 dimensions drop out and neighbours in each list merge
  * when every input's strides allow, so a dense (R, C) array summed over either axis

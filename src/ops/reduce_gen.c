@@ -1,4 +1,20 @@
-/* reduce_gen.c -- the single-pass reduction generator (see reduce_gen.h). */
+/* reduce_gen.c -- the single-pass reduction generator (see reduce_gen.h).
+ *
+ * One of three reduction generators; each serves a shape the other two cannot:
+ *  - this one folds a flat range [0, n) into ONE value: a scalar accumulator with a
+ *    neutral element (plus, for argmin and kin, the winning index), elements as C
+ *    statements of i over dense streams it loads itself.  So every thread can fold
+ *    a strided share with vector loads, and one launch finishes (whole-array
+ *    gx_reduce / gx_mapreduce / count / argmin).
+ *  - reduce_axis.c makes MANY values, one per kept position, each over a reduced
+ *    range that may be strided: its kernels are about the (kept x reduced) layout
+ *    (column vs row kernels, splits over gridDim.y), which a flat range would pay
+ *    for with a div/mod per element.
+ *  - range_gen.c (gen_cuda_reduce) ends a fused pipeline: elements come from
+ *    generators or arrays through maps and filters in registers, the accumulator
+ *    is a tuple lifted from element and position, and the operator may have no
+ *    neutral element (validity flags, init first), none of which a plain
+ *    reduction should carry. */
 #include "ops/reduce_gen.h"
 #include "core/stream_priv.h"
 #include "jit/lambda.h"
