@@ -51,7 +51,7 @@ static const char *const cc_flags[] = {
     /* Generated code carries helpers not every kernel uses. */
     "-Wno-unused-function",
 #if defined(__x86_64__) && defined(__GLIBC__)
-    /* Vector math from libmvec (see LAM__VECTOR_MATH in lambda_prelude.c); sin and
+    /* Vector math from libmvec (see src/jit/prelude/vector_math.h); sin and
      * cos stay apart, because GCC's sincos merging would hide them from the
      * vectoriser. */
     "-DGX_VECTOR_MATH=1", "-fno-builtin-sin", "-fno-builtin-sinf", "-fno-builtin-cos", "-fno-builtin-cosf",
