@@ -69,6 +69,8 @@ bool gx__map_remove(gx__map *m, uint64_t key);   /* false: key was absent */
 const gx__map_slot *gx__map_next(const gx__map *m, size_t *pos);
 /* Frees the table and the key copies (values are the caller's), leaving it empty. */
 void gx__map_free(gx__map *m);
+/* The map's string hash, for keys made of several strings (the kernel table's). */
+uint64_t gx__hash_str(const char *s);
 
 /* ------------------------------------------------------------ env helpers */
 

@@ -16,7 +16,7 @@
 #define MAP_MIN_CAP 16
 
 /* Keys can be whole kernel bodies (kilobytes): eight bytes per step. */
-static uint64_t map_hash_str(const char *s)
+uint64_t gx__hash_str(const char *s)
 {
     size_t n = strlen(s), i = 0;
     uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
@@ -45,7 +45,7 @@ static uint64_t map_tag(uint64_t h) { return h > MAP_GONE ? h : h + 2; }
 
 static uint64_t map_hash(const gx__map *m, uint64_t key)
 {
-    return map_tag(m->keys == GX__MAP_STR ? map_hash_str((const char *)(uintptr_t)key) : map_hash_u64(key));
+    return map_tag(m->keys == GX__MAP_STR ? gx__hash_str((const char *)(uintptr_t)key) : map_hash_u64(key));
 }
 
 static bool map_same(const gx__map *m, const gx__map_slot *s, uint64_t h, uint64_t key)

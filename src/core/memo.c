@@ -4,8 +4,8 @@
  * should cost a lookup, not a parse, a code generation and a SHA-256 over the
  * whole generated source: operations key their finished products (the emitted
  * expression, the kernel) by a short description of the call.  Every op cache is
- * this one table; keys start with their op's tag ("ew1|", "rg1|", "ra1|", ...) so
- * that they cannot meet. */
+ * this one table; each op's keys start with its own tag ("ew1|", "map1|", "rg1|",
+ * "ra1|", a pipeline's entry names) so that they cannot meet. */
 #include "core/gx_internal.h"
 
 #include <stdlib.h>

@@ -60,12 +60,8 @@ static const char *kc_split(gx_ctx *ctx, const char *source, int *prelude)
 
 static uint64_t kc_quick_hash(const char *body, int prelude, const char *entry)
 {
-    uint64_t h = 1469598103934665603ull ^ (uint64_t)prelude;
-    for (const char *p = body; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    for (const char *p = entry; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    return h;
+    uint64_t h = gx__hash_str(body) ^ (uint64_t)prelude;
+    return h * 0x9E3779B97F4A7C15ull ^ gx__hash_str(entry);
 }
 
 static void kc_entry_free(gx_ctx *ctx, kc_entry *e)

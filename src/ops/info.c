@@ -1,5 +1,6 @@
-/* info.c -- the versioninfo report (`gx info`, gx_info_text).  In the jit layer
- * because it reports the disk kernel cache (jit/cache.h), which the core may not see. */
+/* info.c -- the versioninfo report (`gx info`, gx_info_text).  In the ops layer
+ * because it reports on the layers below: the disk kernel cache (jit/cache.h) and
+ * both backends (CUDA versions, the CPU's compiler), which the core may not call. */
 #include "core/gx_internal.h"
 #include "jit/cache.h"
 
