@@ -40,30 +40,60 @@ gx_status gx__sb_export(const gx__sbuf *b, char *buf, size_t cap, size_t *needed
 /* ------------------------------------------------------------ hash map (hashmap.c) */
 
 /* gx's one hash map (the handle table, the memo, the kernel table and the profiler's
- * names all use it): open addressing, at most half full, doubling as it fills.
- * Keys are 64-bit numbers (pointers, hashes: GX__MAP_U64) or strings (GX__MAP_STR;
- * the map keeps its own copy); values are the caller's pointers, never freed by the
- * map.  Not thread-safe: the caller locks.  Start from GX__MAP_INIT. */
+ * names all use it): open addressing with linear probing, at most half full,
+ * doubling as it fills; removal moves later entries back instead of leaving marks,
+ * so add/remove cycles never slow lookups.  Keys are 64-bit numbers (pointers,
+ * hashes: GX__MAP_U64) or strings (GX__MAP_STR; the map keeps its own copy);
+ * values are the caller's pointers, never freed by the map.  Not thread-safe: the
+ * caller locks.  Start from GX__MAP_INIT. */
 typedef enum gx__map_keys { GX__MAP_U64, GX__MAP_STR } gx__map_keys;
 typedef struct gx__map_slot {
-    uint64_t hash;       /* 0: empty, 1: removed */
+    uint64_t hash;       /* the key's hash, never 0; 0: an empty slot */
     uint64_t key;        /* GX__MAP_STR: the map's copy, as (uintptr_t)(char *) */
     void *val;
 } gx__map_slot;
 typedef struct gx__map {
     gx__map_slot *slot;
-    size_t cap, count, used;   /* used: live plus removed slots */
+    size_t cap, count;   /* cap: a power of two (0 before the first put) */
     gx__map_keys keys;
 } gx__map;
-#define GX__MAP_INIT(keys) ((gx__map){NULL, 0, 0, 0, (keys)})
+#define GX__MAP_INIT(keys) ((gx__map){NULL, 0, 0, (keys)})
 
-/* Where the value of key is stored (write through it to replace), or NULL. */
-void **gx__map_get(const gx__map *m, uint64_t key);
+/* The lookup's first steps, shared by hashmap.c and the inline lookup below: a hash
+ * is never 0 (empty slots); probing starts at the hash's middle bits, where one
+ * multiply has mixed every bit of a pointer. */
+static inline uint64_t gx__map_tag(uint64_t h) { return h ? h : 1; }
+static inline uint64_t gx__map_hash_u64(uint64_t key) { return gx__map_tag(key * 0x9E3779B97F4A7C15ull); }
+static inline size_t gx__map_first(uint64_t h, size_t cap) { return (size_t)(h >> 29) & (cap - 1); }
+
+/* The slot of key in a GX__MAP_U64 map, or NULL.  Inline because it is the handle
+ * check of every public call: a call into hashmap.c made that 10% slower. */
+static inline gx__map_slot *gx__map_find(const gx__map *m, uint64_t key)
+{
+    if (!m->count)
+        return NULL;
+    uint64_t h = gx__map_hash_u64(key);
+    for (size_t i = gx__map_first(h, m->cap);; i = (i + 1) & (m->cap - 1)) {
+        gx__map_slot *s = &m->slot[i];
+        if (s->hash == 0)
+            return NULL;
+        if (s->hash == h && s->key == key)
+            return s;
+    }
+}
+
+/* Where the value of key is stored (write through it to replace), or NULL.  The
+ * plain calls are for GX__MAP_U64 maps, the _str ones for GX__MAP_STR maps. */
+static inline void **gx__map_get(const gx__map *m, uint64_t key)
+{
+    gx__map_slot *s = gx__map_find(m, key);
+    return s ? &s->val : NULL;
+}
 void **gx__map_get_str(const gx__map *m, const char *key);
 /* Adds key (or replaces its value); false when out of memory (the map is unchanged). */
 bool gx__map_put(gx__map *m, uint64_t key, void *val);
 bool gx__map_put_str(gx__map *m, const char *key, void *val);
-bool gx__map_remove(gx__map *m, uint64_t key);   /* false: key was absent */
+bool gx__map_remove(gx__map *m, uint64_t key);   /* GX__MAP_U64; false: key was absent */
 /* Iteration: start with *pos = 0; NULL after the last entry.  The map must not
  * change meanwhile. */
 const gx__map_slot *gx__map_next(const gx__map *m, size_t *pos);

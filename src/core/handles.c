@@ -7,7 +7,7 @@
 #include "core/gx_internal.h"
 
 static pthread_mutex_t hmu = PTHREAD_MUTEX_INITIALIZER;
-static gx__map htab = {NULL, 0, 0, 0, GX__MAP_U64};
+static gx__map htab = {NULL, 0, 0, GX__MAP_U64};
 
 void gx__handle_add(const void *h)
 {
