@@ -126,6 +126,10 @@ gx_status gx_array_from_host_into(gx_array *a, const void *host, size_t host_byt
     return s;
 }
 
+/* Asynchronous copies (into and out of gx_host_alloc memory, src/core/stream.c).
+ * When one cannot be asynchronous it becomes the synchronous copy above, which may
+ * need the copy kernel: that is why they live here, not in the core. */
+
 /* Async is possible: a dense array, page-locked memory, a backend that can. */
 static bool async_ok(const gx_array *a, const void *host, size_t n, bool h2d)
 {
