@@ -51,8 +51,9 @@ valgrind: all
 	GX_BACKEND=cpu GX_CC="cc -mno-avx512f" GX_CACHE_DIR=$(BUILD)/valgrind-cache valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
 	  ./$(BUILD)/gx_tests
 
-fuzz:
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Isrc -D_GNU_SOURCE \
+# `all` first: the lambda prelude's pieces are embedded by the build ($(BUILD)/gx_prelude_*.inc).
+fuzz: all
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Isrc -I$(BUILD) -D_GNU_SOURCE \
 	  src/core/error.c src/core/dtype.c src/jit/lambda*.c fuzz/fuzz_lambda.c -lm -o $(BUILD)/fuzz_lambda
 	mkdir -p $(BUILD)/fuzz-corpus && cp fuzz/corpus/* $(BUILD)/fuzz-corpus/
 	$(BUILD)/fuzz_lambda -max_total_time=$${FUZZ_SECONDS:-60} -max_len=256 $(BUILD)/fuzz-corpus

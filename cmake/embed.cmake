@@ -1,5 +1,6 @@
 # Writes OUT as a C array NAME holding the bytes of IN plus a NUL, so the library
-# carries a file's exact text (include/gx/device.h, handed to NVRTC at run time).
+# carries a file's exact text (include/gx/device.h, handed to NVRTC at run time; the
+# lambda prelude's pieces, src/jit/prelude/*.h).
 file(READ ${IN} hex HEX)
 string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
 string(REGEX REPLACE "((0x..,){16})" "\\1\n" bytes "${bytes}")

@@ -38,9 +38,15 @@ if(GX_HAVE_CUDA)
 endif()
 target_link_libraries(gx_tests PRIVATE gx_static)
 
-# Every test shares one kernel cache in the build folder (build/test-cache): entries
-# are keyed by their full source, so sharing is safe and saves recompiling the same
-# kernels in 300 processes.  Tests of the cache itself make a private one.
+# The tests do NOT get private kernel caches: every test process (and tool.options)
+# points GX_CACHE_DIR at one disk cache in the build folder, build/test-cache, shared
+# across runs and across the processes ctest -j runs at once.  That is safe because
+# an entry's key is a SHA-256 of gx's version, the target, the compiler's identity
+# and the whole source, and entries are written to a temporary file and renamed into
+# place; it saves compiling the same kernels again in each of the ~200 processes.
+# Only the tests of the disk cache itself (test_cache.c, map_cache_hit_miss_and_
+# second_process) switch, inside the process, to fresh folders of their own.  The
+# in-memory kernel table is per context, so nothing is shared in memory.
 foreach(entry ${GX_ALL_TESTS})
   string(REPLACE ":" ";" parts ${entry})
   list(GET parts 0 name)
@@ -58,6 +64,11 @@ foreach(entry ${GX_ALL_TESTS})
       ENVIRONMENT "GX_BACKEND=cuda;GX_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
   endif()
 endforeach()
+
+# Dependencies between src/'s layers go one way (scripts/check-layers): includes,
+# and calls between the library's objects.
+add_test(NAME repo.layers COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/check-layers $<TARGET_OBJECTS:gx_objects>
+         COMMAND_EXPAND_LISTS)
 
 # The gx tool's command line (--help everywhere, unknown options, progress on stderr).
 add_test(NAME tool.options COMMAND sh ${CMAKE_SOURCE_DIR}/tests/tool_options.sh $<TARGET_FILE:gx_tool>)

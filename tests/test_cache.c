@@ -6,6 +6,7 @@
 #define _GNU_SOURCE /* memfd_create, pipe2, mkdtemp, utimensat */
 #endif
 #include "gx_test.h"
+#include "backend/cpu/cpu_cc.h"
 #include "jit/cache.h"
 
 #include <dirent.h>
@@ -506,10 +507,10 @@ static int compile_and_call(const char *label, int bias, int *result)
     snprintf(src, sizeof src, add_src, bias);
     void *so = NULL, *h = NULL;
     size_t n = 0;
-    gx_status s = cache_cc_build(src, label, &so, &n);
+    gx_status s = cpu_cc_build(src, label, &so, &n);
     if (s != GX_OK)
         return (int)s;
-    s = cache_so_load(so, n, &h);
+    s = cpu_cc_so_load(so, n, &h);
     free(so);
     if (s != GX_OK)
         return (int)s;
@@ -541,12 +542,12 @@ GXT_TEST(cache_cc_build_load_call)
     snprintf(src, sizeof src, add_src, 100);
     void *so = NULL, *h1 = NULL, *h2 = NULL;
     size_t n = 0;
-    GXT_OK(cache_cc_build(src, "first", &so, &n));
-    GXT_OK(cache_so_load(so, n, &h1));
+    GXT_OK(cpu_cc_build(src, "first", &so, &n));
+    GXT_OK(cpu_cc_so_load(so, n, &h1));
     free(so);
     snprintf(src, sizeof src, add_src, 200);
-    GXT_OK(cache_cc_build(src, "second", &so, &n));
-    GXT_OK(cache_so_load(so, n, &h2));
+    GXT_OK(cpu_cc_build(src, "second", &so, &n));
+    GXT_OK(cpu_cc_so_load(so, n, &h2));
     free(so);
     int (*f1)(int, int), (*f2)(int, int);
     void *s1 = dlsym(h1, "gxt_add"), *s2 = dlsym(h2, "gxt_add");
@@ -579,7 +580,7 @@ GXT_TEST(cache_cc_compile_error_names_user_lines)
                       "int broken(void) { return 1 +; }\n";
     void *so = (void *)1;
     size_t n = 9;
-    GXT_STATUS(cache_cc_build(src, "my_kernel", &so, &n), GX_ERR_COMPILE);
+    GXT_STATUS(cpu_cc_build(src, "my_kernel", &so, &n), GX_ERR_COMPILE);
     if (strstr(gx_last_error(), "cannot run the C compiler")) {
         gxt_skip("no C compiler");
         return;
@@ -603,7 +604,7 @@ GXT_TEST(cache_cc_compile_error_names_user_lines)
     longname[300] = 0;
     for (int i = 0; i < 300 && len + 400 < cap; i++)
         len += (size_t)snprintf(big + len, cap - len, "int f%d(void) { return %s%d; }\n", i, longname, i);
-    GXT_STATUS(cache_cc_build(big, "big", &so, &n), GX_ERR_COMPILE);
+    GXT_STATUS(cpu_cc_build(big, "big", &so, &n), GX_ERR_COMPILE);
     GXT_MSG_HAS("user.c:1");
     GXT_MSG_HAS("truncated");
     GXT_CHECK(strlen(gx_last_error()) < 6000);
@@ -611,10 +612,10 @@ GXT_TEST(cache_cc_compile_error_names_user_lines)
 
     /* A compiler that does not exist: a clear message, no crash. */
     setenv("GX_CC", "gx-no-such-compiler-xyz", 1);
-    GXT_STATUS(cache_cc_build("int x;", "k", &so, &n), GX_ERR_COMPILE);
+    GXT_STATUS(cpu_cc_build("int x;", "k", &so, &n), GX_ERR_COMPILE);
     GXT_MSG_HAS("gx-no-such-compiler-xyz");
     GXT_MSG_HAS("GX_CC");
-    GXT_CHECK(strstr(cache_cc_id(), "gx-no-such-compiler-xyz") != NULL);
+    GXT_CHECK(strstr(cpu_cc_id(), "gx-no-such-compiler-xyz") != NULL);
     unsetenv("GX_CC");
 }
 
@@ -647,14 +648,14 @@ GXT_TEST(cache_cc_parallel_builds)
 
 GXT_TEST(cache_cc_id_stable)
 {
-    const char *a = cache_cc_id();
-    const char *b = cache_cc_id();
+    const char *a = cpu_cc_id();
+    const char *b = cpu_cc_id();
     GXT_CHECK(a && a[0]);
     GXT_CHECK(a == b || strcmp(a, b) == 0);
     GXT_CHECK(strstr(a, "cpu-flags=") != NULL);
-    GXT_CHECK(cache_cc_path()[0] != 0);
+    GXT_CHECK(cpu_cc_path()[0] != 0);
     setenv("GX_CC", "cc", 1);
-    GXT_CHECK(strcmp(cache_cc_path(), "cc") == 0);
+    GXT_CHECK(strcmp(cpu_cc_path(), "cc") == 0);
     unsetenv("GX_CC");
 }
 
@@ -870,7 +871,7 @@ GXT_TEST(cache_cc_timeout_kills_the_compiler)
     void *so = (void *)1;
     size_t n = 9;
     double t0 = gx__now_ms();
-    GXT_STATUS(cache_cc_build("int x;", "slow", &so, &n), GX_ERR_COMPILE);
+    GXT_STATUS(cpu_cc_build("int x;", "slow", &so, &n), GX_ERR_COMPILE);
     double ms = gx__now_ms() - t0;
     GXT_MSG_HAS("GX_CC_TIMEOUT");
     GXT_MSG_HAS("stopped after 1 s");
@@ -919,7 +920,7 @@ GXT_TEST(cache_cc_sweeps_stale_folders)
     char file[200];
     snprintf(file, sizeof file, "%s/k.c", inner);
     rewrite(file, "int x;", 6);
-    cache_cc_sweep_stale();
+    cpu_cc_sweep_stale();
     struct stat st;
     GXT_CHECK(stat(stale, &st) != 0);
     GXT_CHECK(stat(mine, &st) == 0);

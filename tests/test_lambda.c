@@ -3,6 +3,7 @@
  * user function scanning, and robustness against garbage. */
 #define _GNU_SOURCE
 #include "gx_test.h"
+#include "jit/cache.h"         /* cache_sha256_hex */
 #include "jit/lambda.h"
 #include "jit/lambda_impl.h"   /* LAM__MAX_NEST */
 
@@ -739,6 +740,25 @@ GXT_TEST(lambda_emit_shape)
     GXT_CHECK(strstr(lam_prelude(GX__TARGET_C), "#include <math.h>") != NULL);
     GXT_CHECK(strstr(lam_prelude(GX__TARGET_CUDA), "#define GXF static __device__ __forceinline__") != NULL);
     GXT_CHECK(strstr(lam_prelude(GX__TARGET_CUDA), "#include") == NULL);
+}
+
+/* Every byte of the preludes is part of every kernel's cache key.  Their text lives
+ * in src/jit/prelude/ and is embedded at build time; this pins it, so an editor's
+ * stray newline or a reordered piece cannot slip through.  A deliberate change to
+ * the prelude updates these digests (sha256 of lam_prelude's text, as printed). */
+static void expect_prelude_digest(gx__target t, const char *want)
+{
+    const char *p = lam_prelude(t);
+    char got[65];
+    cache_sha256_hex(p, strlen(p), got);
+    if (strcmp(got, want) != 0)
+        GXT_FAIL_AT(__FILE__, __LINE__, "the %s prelude changed: sha256 %s, pinned %s", gx__target_name(t), got, want);
+}
+
+GXT_TEST(lambda_prelude_bytes_pinned)
+{
+    expect_prelude_digest(GX__TARGET_C, "c4ab0730ff66214e922b38b647c53e897ce616dd29ba24bb6dc2591caa289ca1");
+    expect_prelude_digest(GX__TARGET_CUDA, "ec6abe9af364715f1f6cd790ea1328bdf08c829e33d3c9587422c3fd01e365f1");
 }
 
 /* ------------------------------------------------------------ NVRTC */

@@ -13,10 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void gx__kcache_free(gx_ctx *ctx);          /* kernel.c */
 void gx__ctx_release_arrays(gx_ctx *ctx);   /* array.c */
-void gx__userfns_free(gx_ctx *ctx);         /* ops/define.c */
-void gx__reduce_scratch_free(gx_ctx *ctx);  /* ops/reduce_gen.c */
 
 const char *gx__target_name(gx__target t) { return t == GX__TARGET_CUDA ? "cuda" : "c"; }
 
@@ -164,13 +161,10 @@ gx_status gx_ctx_destroy(gx_ctx *ctx)
     gx__handle_remove(ctx);
     gx__lock(ctx);
     gx_status s = ctx->be.iface->stream.sync(&ctx->be);
-    gx__kx_ctx_destroy(ctx);   /* profile report, streams, user kernels, pinned buffers */
+    gx__kx_ctx_destroy(ctx);   /* profile report, streams, pinned buffers */
     gx__ctx_release_arrays(ctx);
-    ctx_release_exts(ctx);
-    gx__reduce_scratch_free(ctx);
+    ctx_release_exts(ctx);   /* the higher layers' state: kernel table, user functions and kernels, scratch, library handles */
     gx__memo_free(ctx);
-    gx__kcache_free(ctx);
-    gx__userfns_free(ctx);
     ctx->be.iface->close(&ctx->be);
     free(ctx->dump_dir);
     ctx->magic = 0;

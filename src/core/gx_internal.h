@@ -1,9 +1,9 @@
 /* gx_internal.h -- what the modules of gx share and users never see.
  * Naming: public gx_*, internal gx__* (shared across modules, declared here);
  * functions private to a module use that module's prefix (lam__ for the lambda
- * language, cache_ for the disk cache and the CPU compiler driver, cpu_/cuda_ in
- * the backends, ew_, rg_ in the element-wise and range ops, linalg_ (mm_, fft_,
- * rng_) in src/linalg). */
+ * language, cache_ for the disk cache, cpu_/cuda_ in the backends (cpu_cc_ for the
+ * CPU compiler driver), ew_, rg_ in the element-wise and range ops, opn_ for operator
+ * names, linalg_ (mm_, fft_, rng_) in src/linalg). */
 #ifndef GX_INTERNAL_H
 #define GX_INTERNAL_H
 
@@ -48,6 +48,71 @@ void gx__sb_free(gx__sbuf *b);
 int gx__fmt(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Copies into a caller buffer with the cap/needed convention of the public API. */
 gx_status gx__sb_export(const gx__sbuf *b, char *buf, size_t cap, size_t *needed);
+
+/* ------------------------------------------------------------ hash map (hashmap.c) */
+
+/* gx's one hash map (the handle table, the memo, the kernel table and the profiler's
+ * names all use it): open addressing with linear probing, at most half full,
+ * doubling as it fills; removal moves later entries back instead of leaving marks,
+ * so add/remove cycles never slow lookups.  Keys are 64-bit numbers (pointers,
+ * hashes: GX__MAP_U64) or strings (GX__MAP_STR; the map keeps its own copy);
+ * values are the caller's pointers, never freed by the map.  Not thread-safe: the
+ * caller locks.  Start from GX__MAP_INIT. */
+typedef enum gx__map_keys { GX__MAP_U64, GX__MAP_STR } gx__map_keys;
+typedef struct gx__map_slot {
+    uint64_t hash;       /* the key's hash, never 0; 0: an empty slot */
+    uint64_t key;        /* GX__MAP_STR: the map's copy, as (uintptr_t)(char *) */
+    void *val;
+} gx__map_slot;
+typedef struct gx__map {
+    gx__map_slot *slot;
+    size_t cap, count;   /* cap: a power of two (0 before the first put) */
+    gx__map_keys keys;
+} gx__map;
+#define GX__MAP_INIT(keys) ((gx__map){NULL, 0, 0, (keys)})
+
+/* The lookup's first steps, shared by hashmap.c and the inline lookup below: a hash
+ * is never 0 (empty slots); probing starts at the hash's middle bits, where one
+ * multiply has mixed every bit of a pointer. */
+static inline uint64_t gx__map_tag(uint64_t h) { return h ? h : 1; }
+static inline uint64_t gx__map_hash_u64(uint64_t key) { return gx__map_tag(key * 0x9E3779B97F4A7C15ull); }
+static inline size_t gx__map_first(uint64_t h, size_t cap) { return (size_t)(h >> 29) & (cap - 1); }
+
+/* The slot of key in a GX__MAP_U64 map, or NULL.  Inline because it is the handle
+ * check of every public call: a call into hashmap.c made that 10% slower. */
+static inline gx__map_slot *gx__map_find(const gx__map *m, uint64_t key)
+{
+    if (!m->count)
+        return NULL;
+    uint64_t h = gx__map_hash_u64(key);
+    for (size_t i = gx__map_first(h, m->cap);; i = (i + 1) & (m->cap - 1)) {
+        gx__map_slot *s = &m->slot[i];
+        if (s->hash == 0)
+            return NULL;
+        if (s->hash == h && s->key == key)
+            return s;
+    }
+}
+
+/* Where the value of key is stored (write through it to replace), or NULL.  The
+ * plain calls are for GX__MAP_U64 maps, the _str ones for GX__MAP_STR maps. */
+static inline void **gx__map_get(const gx__map *m, uint64_t key)
+{
+    gx__map_slot *s = gx__map_find(m, key);
+    return s ? &s->val : NULL;
+}
+void **gx__map_get_str(const gx__map *m, const char *key);
+/* Adds key (or replaces its value); false when out of memory (the map is unchanged). */
+bool gx__map_put(gx__map *m, uint64_t key, void *val);
+bool gx__map_put_str(gx__map *m, const char *key, void *val);
+bool gx__map_remove(gx__map *m, uint64_t key);   /* GX__MAP_U64; false: key was absent */
+/* Iteration: start with *pos = 0; NULL after the last entry.  The map must not
+ * change meanwhile. */
+const gx__map_slot *gx__map_next(const gx__map *m, size_t *pos);
+/* Frees the table and the key copies (values are the caller's), leaving it empty. */
+void gx__map_free(gx__map *m);
+/* The map's string hash, for keys made of several strings (the kernel table's). */
+uint64_t gx__hash_str(const char *s);
 
 /* ------------------------------------------------------------ env helpers */
 
@@ -306,6 +371,11 @@ void *gx__array_ptr(const gx_array *a);
 bool gx__arrays_overlap(const gx_array *dst, const gx_array *src);
 /* Creates a dense array (the building block of every allocating op). */
 gx_status gx__array_new(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *shape, gx_array **out);
+/* Unlinks and frees the handle (and the storage with its last handle); caller holds
+ * the context lock. */
+void gx__array_free(gx_array *a);
+/* Same offset, shape and strides (strides of length-1 axes aside). */
+bool gx__array_same_layout(const gx_array *a, const gx_array *b);
 
 /* ------------------------------------------------------------ memory pool */
 
@@ -317,9 +387,7 @@ void gx__mem_free(gx_ctx *ctx, void *ptr, size_t bytes);
 gx_status gx__scratch_alloc(gx_ctx *ctx, size_t bytes, void **ptr);
 void gx__scratch_free(gx_ctx *ctx, void *ptr, size_t bytes);
 
-/* ------------------------------------------------------------ kernels */
-
-typedef struct gx__kcache gx__kcache;    /* per-context in-memory kernel table */
+/* ------------------------------------------------------------ kernels (src/jit/kernel.c) */
 
 /* A ready kernel: entry point plus the launch shape the occupancy API suggests
  * (block 256 / grid = 0 where the backend has no occupancy API). */
@@ -363,15 +431,11 @@ struct gx_ctx {
     pthread_mutex_t lock;          /* serialises backend calls and the caches */
     gx_memory_stats mem;
     size_t mem_limit;
-    gx__kcache *kcache;
-    gx_cache_stats cstats;
+    gx_cache_stats cstats;         /* counted by src/jit/kernel.c and the op caches */
     char *dump_dir;
-    /* user functions registered with gx_define (owned by the jit module) */
-    void *userfns;
     gx_device_info dinfo;          /* filled at creation */
     gx_array *arrays;              /* live arrays, released at destroy */
-    void *memo;                    /* memo.c: finished products of repeated calls */
-    void *reduce_scratch;          /* ops/reduce_gen.c: partials + counters, freed at destroy */
+    gx__map *memo;                 /* memo.c: finished products of repeated calls */
     struct gx__kx *kx;             /* streams, user kernels, profiler (src/core/stream.c) */
     struct gx__ctx_ext_slot { const struct gx__ctx_ext *ext; void *state; } ext[GX__CTX_EXT_MAX];
     int next;                      /* slots of ext in use */
@@ -400,7 +464,7 @@ bool gx__handle_live(const void *h);
 /* ------------------------------------------------------------ streams, user kernels, profiler */
 
 /* Context hooks (src/core/stream.c): init reads GX_PROFILE; destroy prints the
- * profile, frees streams, user kernels and page-locked buffers (under the lock,
+ * profile, frees streams and page-locked buffers (under the lock,
  * before the caches and the backend go). */
 gx_status gx__kx_ctx_init(gx_ctx *ctx);
 void gx__kx_ctx_destroy(gx_ctx *ctx);

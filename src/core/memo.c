@@ -3,57 +3,30 @@
  * Repeated calls of one operation (a map in a loop, a reduction per iteration)
  * should cost a lookup, not a parse, a code generation and a SHA-256 over the
  * whole generated source: operations key their finished products (the emitted
- * expression, the kernel) by a short description of the call. */
+ * expression, the kernel) by a short description of the call.  Every op cache is
+ * this one table; each op's keys start with its own tag ("ew1|", "map1|", "rg1|",
+ * "ra1|", a pipeline's entry names) so that they cannot meet. */
 #include "core/gx_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define MEMO_BUCKETS 256
 #define MEMO_MAX 4096   /* entries per context; beyond it, misses just cost time */
 
-typedef struct memo_entry {
-    struct memo_entry *next;
-    uint64_t hash;
-    char *key;
+typedef struct memo_val {
     size_t len;
-    unsigned char val[];
-} memo_entry;
-
-typedef struct gx__memo {
-    memo_entry *b[MEMO_BUCKETS];
-    int count;
-} gx__memo;
-
-/* Keys can be whole kernel bodies (kilobytes): hash eight bytes per step. */
-static uint64_t memo_hash(const char *s)
-{
-    size_t n = strlen(s), i = 0;
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
-        h ^= h >> 32;
-    }
-    for (; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h ^ (h >> 29);
-}
+    unsigned char bytes[];
+} memo_val;
 
 const void *gx__memo_find(gx_ctx *ctx, const char *key, size_t *len)
 {
-    gx__memo *m = ctx->memo;
-    if (!m)
+    void **slot = ctx->memo ? gx__map_get_str(ctx->memo, key) : NULL;
+    if (!slot)
         return NULL;
-    uint64_t h = memo_hash(key);
-    for (memo_entry *e = m->b[h % MEMO_BUCKETS]; e; e = e->next)
-        if (e->hash == h && strcmp(e->key, key) == 0) {
-            if (len)
-                *len = e->len;
-            return e->val;
-        }
-    return NULL;
+    const memo_val *v = *slot;
+    if (len)
+        *len = v->len;
+    return v->bytes;
 }
 
 bool gx__memo_get(gx_ctx *ctx, const char *key, void *val, size_t len)
@@ -66,39 +39,38 @@ bool gx__memo_get(gx_ctx *ctx, const char *key, void *val, size_t len)
     return true;
 }
 
+/* Only a cache: when full or out of memory the value is not kept, and a later call
+ * just does the work again. */
 void gx__memo_put(gx_ctx *ctx, const char *key, const void *val, size_t len)
 {
-    if (!ctx->memo && !(ctx->memo = calloc(1, sizeof(gx__memo))))
+    gx__map *m = ctx->memo;
+    if (!m && (m = malloc(sizeof *m)))
+        *m = GX__MAP_INIT(GX__MAP_STR);
+    if (!(ctx->memo = m) || m->count >= MEMO_MAX)
         return;
-    gx__memo *m = ctx->memo;
-    if (m->count >= MEMO_MAX)
+    memo_val *v = malloc(sizeof *v + len);
+    if (!v)
         return;
-    memo_entry *e = malloc(sizeof *e + len);
-    char *k = e ? strdup(key) : NULL;
-    if (!k) {
-        free(e);
-        return;
+    v->len = len;
+    memcpy(v->bytes, val, len);
+    void **old = gx__map_get_str(m, key);
+    if (old) {   /* a second put of one key keeps the newer value, as a lookup would see it */
+        free(*old);
+        *old = v;
+    } else if (!gx__map_put_str(m, key, v)) {
+        free(v);
     }
-    e->hash = memo_hash(key);
-    e->key = k;
-    e->len = len;
-    memcpy(e->val, val, len);
-    e->next = m->b[e->hash % MEMO_BUCKETS];
-    m->b[e->hash % MEMO_BUCKETS] = e;
-    m->count++;
 }
 
 void gx__memo_free(gx_ctx *ctx)
 {
-    gx__memo *m = ctx->memo;
+    gx__map *m = ctx->memo;
     if (!m)
         return;
-    for (int i = 0; i < MEMO_BUCKETS; i++)
-        for (memo_entry *e = m->b[i], *nx; e; e = nx) {
-            nx = e->next;
-            free(e->key);
-            free(e);
-        }
+    size_t pos = 0;
+    for (const gx__map_slot *s; (s = gx__map_next(m, &pos));)
+        free(s->val);
+    gx__map_free(m);
     free(m);
     ctx->memo = NULL;
 }

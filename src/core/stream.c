@@ -1,5 +1,6 @@
-/* stream.c -- streams, the context's current stream, page-locked host memory and
- * asynchronous copies; the per-context state of user kernels and the profiler.
+/* stream.c -- streams, the context's current stream, page-locked host memory; the
+ * per-context state of user kernels and the profiler.  (Asynchronous array copies,
+ * which fall back to the kernel-backed synchronous ones, are in src/ops/array_ops.c.)
  *
  * The CPU backend has no streams: its work is complete when each call returns, so
  * a gx_stream there is only a token and every ordering request holds trivially. */
@@ -10,9 +11,19 @@
 #include <string.h>
 #include <strings.h>
 
+static struct gx__kx *kx_new(void)
+{
+    struct gx__kx *kx = calloc(1, sizeof *kx);
+    if (kx) {
+        kx->labels = GX__MAP_INIT(GX__MAP_U64);
+        kx->name_index = GX__MAP_INIT(GX__MAP_STR);
+    }
+    return kx;
+}
+
 struct gx__kx *gx__kx(gx_ctx *ctx)
 {
-    if (!ctx->kx && !(ctx->kx = calloc(1, sizeof *ctx->kx)))
+    if (!ctx->kx && !(ctx->kx = kx_new()))
         gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for the context's stream state");
     return ctx->kx;
 }
@@ -48,7 +59,6 @@ void gx__kx_ctx_destroy(gx_ctx *ctx)
         return;
     gx__prof_at_destroy(ctx);
     gx__prof_free(ctx);
-    gx__kernels_free_all(ctx);
     const gx__backend_iface *io = ctx->be.iface;
     bool streams = gx__iface_supports(io, GX__CAP_STREAMS);
     if (streams)
@@ -73,18 +83,22 @@ void gx__kx_ctx_destroy(gx_ctx *ctx)
     for (int i = 0; i < kx->nnames; i++)
         free(kx->names[i]);
     free(kx->names);
-    free(kx->labels);
+    gx__map_free(&kx->name_index);
+    gx__map_free(&kx->labels);
     free(kx);
     ctx->kx = NULL;
 }
 
 /* ------------------------------------------------------------ names */
 
+/* Map values are the indices themselves (a found slot tells presence). */
+static int kx_index(void *const *slot) { return (int)(intptr_t)*slot; }
+
 int gx__kx_name(struct gx__kx *kx, const char *name)
 {
-    for (int i = 0; i < kx->nnames; i++)
-        if (strcmp(kx->names[i], name) == 0)
-            return i;
+    void **have = gx__map_get_str(&kx->name_index, name);
+    if (have)
+        return kx_index(have);
     if (kx->nnames == kx->capnames) {
         int cap = kx->capnames ? 2 * kx->capnames : 16;
         char **nn = realloc(kx->names, (size_t)cap * sizeof *nn);
@@ -94,61 +108,30 @@ int gx__kx_name(struct gx__kx *kx, const char *name)
         kx->capnames = cap;
     }
     char *c = strdup(name);
-    if (!c)
+    if (!c || !gx__map_put_str(&kx->name_index, name, (void *)(intptr_t)kx->nnames)) {
+        free(c);
         return -1;
+    }
     kx->names[kx->nnames] = c;
     return kx->nnames++;
 }
 
-static size_t kx_slot(const kx_label *t, size_t cap, gx__func fn)
-{
-    size_t h = ((size_t)(uintptr_t)fn >> 4) * 0x9E3779B97F4A7C15ull;
-    size_t i = h & (cap - 1);
-    while (t[i].fn && t[i].fn != fn)
-        i = (i + 1) & (cap - 1);
-    return i;
-}
-
 int gx__kx_label_of(struct gx__kx *kx, gx__func fn)
 {
-    if (!kx->caplabels || !fn)
-        return -1;
-    size_t i = kx_slot(kx->labels, kx->caplabels, fn);
-    return kx->labels[i].fn ? kx->labels[i].name : -1;
-}
-
-static bool kx_labels_grow(struct gx__kx *kx)
-{
-    size_t cap = kx->caplabels ? 2 * kx->caplabels : 64;
-    kx_label *t = calloc(cap, sizeof *t);
-    if (!t)
-        return false;
-    for (size_t i = 0; i < kx->caplabels; i++)
-        if (kx->labels[i].fn)
-            t[kx_slot(t, cap, kx->labels[i].fn)] = kx->labels[i];
-    free(kx->labels);
-    kx->labels = t;
-    kx->caplabels = cap;
-    return true;
+    void **have = fn ? gx__map_get(&kx->labels, (uint64_t)(uintptr_t)fn) : NULL;
+    return have ? kx_index(have) : -1;
 }
 
 /* Profiler names are best effort: without memory the kernel shows as an address. */
 void gx__prof_label(gx_ctx *ctx, gx__func fn, const char *label)
 {
-    struct gx__kx *kx = ctx->kx ? ctx->kx : calloc(1, sizeof *kx);
+    struct gx__kx *kx = ctx->kx ? ctx->kx : kx_new();
     if (!kx || !fn)
         return;
     ctx->kx = kx;
-    if (2 * (kx->nlabels + 1) > kx->caplabels && !kx_labels_grow(kx))
-        return;
     int name = gx__kx_name(kx, label && *label ? label : "kernel");
-    if (name < 0)
-        return;
-    size_t i = kx_slot(kx->labels, kx->caplabels, fn);
-    if (!kx->labels[i].fn)
-        kx->nlabels++;
-    kx->labels[i].fn = fn;
-    kx->labels[i].name = name;
+    if (name >= 0)
+        (void)gx__map_put(&kx->labels, (uint64_t)(uintptr_t)fn, (void *)(intptr_t)name);
 }
 
 /* ------------------------------------------------------------ streams */
@@ -327,55 +310,11 @@ gx_status gx_host_free(gx_ctx *ctx, void *p)
     return GX_OK;
 }
 
-/* The buffer [p, p+n) is page-locked: one of ours, or the driver says so. */
-static bool host_pinned(gx_ctx *ctx, const void *p, size_t n)
+bool gx__host_pinned(gx_ctx *ctx, const void *p, size_t n)
 {
     for (kx_host *h = ctx->kx ? ctx->kx->hosts : NULL; h; h = h->next)
         if ((const char *)p >= (const char *)h->p &&
             (size_t)((const char *)p - (const char *)h->p) + n <= h->bytes)
             return true;
     return gx__ctx_supports(ctx, GX__CAP_PINNED_HOST) && ctx->be.iface->mem.host_pinned(&ctx->be, p, n);
-}
-
-/* Async is possible: a dense array, page-locked memory, a backend that can. */
-static bool async_ok(const gx_array *a, const void *host, size_t n)
-{
-    gx_ctx *ctx = a->ctx;
-    if (!gx__ctx_supports(ctx, GX__CAP_ASYNC_COPY))
-        return false;
-    return gx__array_contiguous(a) && n > 0 && host_pinned(ctx, host, n);
-}
-
-gx_status gx_array_from_host_into_async(const void *host, size_t host_bytes, gx_array *a)
-{
-    GX__CHECK(gx__array_check(a, "gx_array_from_host_into_async"));
-    GX__ARG(host || a->size == 0, "gx_array_from_host_into_async: host must not be NULL");
-    size_t n = (size_t)a->size * gx_dtype_size(a->dtype);
-    GX__ARG(host_bytes >= n, "gx_array_from_host_into_async: host_bytes = %zu but the array needs %zu",
-            host_bytes, n);
-    gx_ctx *ctx = a->ctx;
-    gx__lock(ctx);
-    bool ok = async_ok(a, host, n);
-    gx_status s = GX_OK;
-    if (ok)
-        s = ctx->be.iface->mem.h2d_async(&ctx->be, gx__array_ptr(a), host, n);
-    gx__unlock(ctx);
-    return ok ? s : gx_array_from_host_into(host, host_bytes, a);
-}
-
-gx_status gx_array_to_host_async(const gx_array *a, void *host, size_t host_bytes)
-{
-    GX__CHECK(gx__array_check(a, "gx_array_to_host_async"));
-    GX__ARG(host || a->size == 0, "gx_array_to_host_async: host must not be NULL");
-    size_t n = (size_t)a->size * gx_dtype_size(a->dtype);
-    GX__ARG(host_bytes >= n, "gx_array_to_host_async: host_bytes = %zu but the array needs %zu",
-            host_bytes, n);
-    gx_ctx *ctx = a->ctx;
-    gx__lock(ctx);
-    bool ok = async_ok(a, host, n);
-    gx_status s = GX_OK;
-    if (ok)
-        s = ctx->be.iface->mem.d2h_async(&ctx->be, host, gx__array_ptr(a), n);
-    gx__unlock(ctx);
-    return ok ? s : gx_array_to_host(a, host, host_bytes);
 }

@@ -1,6 +1,6 @@
-/* stream_priv.h -- the per-context state of streams, user kernels and the
+/* stream_priv.h -- the per-context state of streams, page-locked buffers and the
  * profiler (ctx->kx), shared by src/core/stream.c, src/core/profile.c,
- * src/core/event.c and src/ops/kernel.c. */
+ * src/core/event.c, src/ops/kernel.c and src/ops/array_ops.c. */
 #ifndef GX_STREAM_PRIV_H
 #define GX_STREAM_PRIV_H
 
@@ -18,24 +18,18 @@ typedef struct kx_host {      /* a gx_host_alloc buffer */
     struct kx_host *next;
 } kx_host;
 
-typedef struct kx_label {     /* a compiled function's name for the profiler */
-    gx__func fn;
-    int name;                 /* index into the profiler's name table */
-} kx_label;
-
 typedef struct gx__prof gx__prof;
 
 struct gx__kx {
     gx_stream *streams;       /* live streams of the context */
     gx_stream *current;       /* NULL = the default stream */
     kx_host *hosts;
-    struct gx_kernel *kernels;   /* live user kernels (freed at destroy) */
-    /* fn -> name, open addressing (always kept, so a profiler started late names
-     * kernels compiled earlier) */
-    kx_label *labels;
-    size_t nlabels, caplabels;
+    /* compiled function -> index into names (always kept, so a profiler started late
+     * names kernels compiled earlier) */
+    gx__map labels;
     char **names;             /* interned names; index 0.. */
     int nnames, capnames;
+    gx__map name_index;       /* name -> its index in names */
     gx__prof *prof;           /* NULL until the profiler is first started */
 };
 
@@ -45,6 +39,9 @@ struct gx__kx *gx__kx(gx_ctx *ctx);
 /* The backend stream of s for ctx (NULL s = the default stream: NULL).  Checks the
  * handle and that it belongs to ctx. */
 gx_status gx__stream_backend(gx_ctx *ctx, gx_stream *s, const char *what, void **out);
+/* The buffer [p, p+n) is page-locked: one of gx_host_alloc's, or the backend says so
+ * (asynchronous copies need it: src/ops/array_ops.c). */
+bool gx__host_pinned(gx_ctx *ctx, const void *p, size_t n);
 /* Interns a name; -1 when out of memory. */
 int gx__kx_name(struct gx__kx *kx, const char *name);
 /* The name index of fn, or -1 when none was registered. */
@@ -54,7 +51,5 @@ int gx__kx_label_of(struct gx__kx *kx, gx__func fn);
 gx_status gx__prof_start(gx_ctx *ctx, int trace, bool from_env);
 void gx__prof_free(gx_ctx *ctx);             /* restores the backend iface */
 void gx__prof_at_destroy(gx_ctx *ctx);       /* prints the report when due */
-/* Frees user kernels at context destroy (src/ops/kernel.c). */
-void gx__kernels_free_all(gx_ctx *ctx);
 
 #endif

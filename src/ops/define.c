@@ -14,15 +14,34 @@
 
 #define DEF_MAXFNS 256
 
-void gx__userfns_free(gx_ctx *ctx)
+static void def_release(gx_ctx *ctx, void *state)
 {
-    gx__userfns *u = ctx->userfns;
-    if (!u)
-        return;
+    (void)ctx;
+    gx__userfns *u = state;
     free(u->sigs);
     gx__sb_free(&u->code);
     free(u);
-    ctx->userfns = NULL;
+}
+
+static const gx__ctx_ext def_ext = {"user functions (gx_define)", def_release};
+
+gx__userfns *gx__userfns_of(gx_ctx *ctx) { return gx__ctx_ext_get(ctx, &def_ext); }
+
+/* The context's table, made on first use. */
+static gx_status def_table(gx_ctx *ctx, gx__userfns **out)
+{
+    gx__userfns *u = gx__userfns_of(ctx);
+    if (!u) {
+        if (!(u = calloc(1, sizeof *u)))
+            return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
+        gx_status s = gx__ctx_ext_set(ctx, &def_ext, u);
+        if (s != GX_OK) {
+            free(u);
+            return s;
+        }
+    }
+    *out = u;
+    return GX_OK;
 }
 
 static gx_status def_check_names(const gx__userfns *u, const lam_fn_sig *sigs, int n, const char *name)
@@ -100,13 +119,9 @@ gx_status gx_define(gx_ctx *ctx, const char *name, const char *source)
         s = gx__err(GX_ERR_SYNTAX, "gx_define(%s): no function definitions found; write plain C functions, e.g. "
                                    "\"float f(float x) { return x * x; }\"", name);
     gx__lock(ctx);
-    gx__userfns *u = ctx->userfns;
-    if (s == GX_OK && !u) {
-        u = calloc(1, sizeof *u);
-        if (!u)
-            s = gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
-        ctx->userfns = u;
-    }
+    gx__userfns *u = NULL;
+    if (s == GX_OK)
+        s = def_table(ctx, &u);
     if (s == GX_OK)
         s = def_check_names(u, sigs, n, name);
     gx__sbuf code = {0};

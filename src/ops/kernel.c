@@ -93,14 +93,35 @@ static void k_free(gx_kernel *k)
     free(k);
 }
 
-void gx__kernels_free_all(gx_ctx *ctx)
+/* The context's live user kernels, freed with the context (gx__ctx_ext). */
+typedef struct k_live { gx_kernel *head; } k_live;
+
+static void k_live_release(gx_ctx *ctx, void *state)
 {
-    while (ctx->kx && ctx->kx->kernels) {
-        gx_kernel *k = ctx->kx->kernels;
-        ctx->kx->kernels = k->next;
+    (void)ctx;
+    k_live *l = state;
+    while (l->head) {
+        gx_kernel *k = l->head;
+        l->head = k->next;
         gx__handle_remove(k);
         k_free(k);
     }
+    free(l);
+}
+
+static const gx__ctx_ext k_live_ext = {"user kernels", k_live_release};
+
+/* Caller holds the lock. */
+static k_live *k_live_of(gx_ctx *ctx)
+{
+    k_live *l = gx__ctx_ext_get(ctx, &k_live_ext);
+    if (l || !(l = calloc(1, sizeof *l)))
+        return l;
+    if (gx__ctx_ext_set(ctx, &k_live_ext, l) != GX_OK) {
+        free(l);
+        return NULL;
+    }
+    return l;
 }
 
 static gx_status k_unsupported(gx_ctx *ctx, const char *what)
@@ -149,11 +170,11 @@ gx_status gx_kernel_compile(gx_ctx *ctx, const char *source, const char *entry,
         k->nparams = kp_params(source, entry, k->params);
     if (s == GX_OK) {
         gx__lock(ctx);
-        struct gx__kx *kx = gx__kx(ctx);
-        s = kx ? k_get(ctx, k) : GX_ERR_OUT_OF_MEMORY;
+        k_live *live = k_live_of(ctx);
+        s = live ? k_get(ctx, k) : gx__err(GX_ERR_OUT_OF_MEMORY, "gx_kernel_compile: out of host memory");
         if (s == GX_OK) {
-            k->next = kx->kernels;
-            kx->kernels = k;
+            k->next = live->head;
+            live->head = k;
             gx__handle_add(k);
         }
         gx__unlock(ctx);
@@ -174,7 +195,8 @@ gx_status gx_kernel_destroy(gx_kernel *k)
         return gx__err(GX_ERR_INVALID_HANDLE, "gx_kernel_destroy: the kernel handle is not live (destroyed already?)");
     gx_ctx *ctx = k->ctx;
     gx__lock(ctx);
-    for (gx_kernel **p = &ctx->kx->kernels; *p; p = &(*p)->next)
+    k_live *live = gx__ctx_ext_get(ctx, &k_live_ext);
+    for (gx_kernel **p = live ? &live->head : NULL; p && *p; p = &(*p)->next)
         if (*p == k) {
             *p = k->next;
             break;

@@ -52,7 +52,7 @@ static gx_status map_prepare(gx_ctx *ctx, const char *lambda, int nin, gx_array 
         ew_cval_of(&opts->consts[j].value, &job->cval[j]);
     }
     job->nconst = nc;
-    gx__userfns *u = ctx->userfns;
+    gx__userfns *u = gx__userfns_of(ctx);
     /* A lambda seen before with these dtypes: reuse its emitted expression. */
     gx__sbuf key = {0};
     gx__sb_printf(&key, "map1|%d|%d|", u ? u->count : 0, opts ? (int)opts->dtype : -1);
@@ -167,7 +167,7 @@ static gx_status map_store_expr(const map_job *job, gx_dtype out, gx__sbuf *e)
 
 static gx_status map_run(gx_ctx *ctx, const map_job *job, int nin, gx_array *const *in, gx_array *out)
 {
-    gx__userfns *u = ctx->userfns;
+    gx__userfns *u = gx__userfns_of(ctx);
     const char *ucode = u ? u->code.p : NULL;
     bool alias = false;
     for (int i = 0; i < nin; i++)
@@ -254,7 +254,7 @@ gx_status gx_map_source(gx_ctx *ctx, const char *lambda, int nin, gx_array *cons
         s = map_store_expr(&job, out->dtype, &e);
     if (s == GX_OK) {
         map_fill_plan(&pl, &job);
-        gx__userfns *u = ctx->userfns;
+        gx__userfns *u = gx__userfns_of(ctx);
         s = ew_source(ctx, &pl, e.p, u ? u->code.p : NULL, &src);
     }
     gx__sb_free(&e);

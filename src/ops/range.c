@@ -163,7 +163,7 @@ static gx_status compile_lambda(gx_ctx *ctx, const char *what, const char *text,
     GX__ARG(text, "%s: the lambda is NULL (pass text such as \"x -> x * 2\")", what);
     if (nconsts < 0 || (nconsts > 0 && !consts))
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %d constants but consts is NULL", what, nconsts);
-    gx__userfns *u = ctx->userfns;
+    gx__userfns *u = gx__userfns_of(ctx);
     lam_env env = {text, nargs, types, consts, nconsts, u ? u->sigs : NULL, u ? u->count : 0};
     gx_status s = lam_compile(&env, out);
     if (s != GX_OK)

@@ -851,6 +851,13 @@ static void cu_block_reduce(gx__sbuf *b, const rp_kspec *ks, const char *slot)
     gx__sb_printf(b, "      %s\n    }\n  }\n", slot);
 }
 
+/* The pipeline's reduce terminal on CUDA.  Why not reduce_gen.c's generator (one
+ * value from a flat range) or reduce_axis.c's (one value per kept position): the
+ * elements here are a fused segment -- generator or array sources, maps, filters,
+ * enumerate -- computed in registers, the accumulator is a tuple lifted from the
+ * element and its position, and a lambda operator may have no neutral element, so
+ * partials carry validity flags and init is combined first.  Generators read no
+ * memory and fold contiguous runs; arrays use striped vector loads. */
 static void gen_cuda_reduce(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
 {
     int K = sg->src == RP_SRC_ARRAYS && sg->contig ? sg->vec : 1, U = 4;
@@ -1025,7 +1032,7 @@ gx_status rp_generate_head(gx_ctx *ctx, gx__sbuf *b)
     gx__sb_puts(b, lam_prelude(cuda ? GX__TARGET_CUDA : GX__TARGET_C));
     if (!cuda)
         gx__sb_puts(b, "#include <string.h>\n");
-    gx__userfns *u = ctx->userfns;
+    gx__userfns *u = gx__userfns_of(ctx);
     if (u && u->code.p)
         gx__sb_puts(b, u->code.p);
     if (b->oom)

@@ -24,7 +24,7 @@ static gx_status get_kernels(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, 
                              gx__kernel *k1, gx__kernel *k2)
 {
     gx_pipe *p = (gx_pipe *)sg->pipe;   /* the terminal holds the context lock */
-    gx__userfns *u = ctx->userfns;
+    gx__userfns *u = gx__userfns_of(ctx);
     gx__sbuf key = {0};
     gx__sb_printf(&key, "%s|%s|%d|%zu\n", e1 ? e1 : "", e2, u ? u->count : 0, u ? u->code.len : 0);
     rp_body_key(ctx, sg, ks, &key);

@@ -179,7 +179,7 @@ static gx_status rd_lambda_op(rd_op *o, gx_ctx *ctx, const char *op, const gx_re
     if (!gx__dtype_supported(o->acc))
         return gx__err(GX_ERR_DTYPE, "%s: accumulator dtype %s is not supported", fn, gx_dtype_name(o->acc));
     gx_dtype at[2] = {o->acc, o->acc};
-    gx__userfns *u = ctx->userfns;
+    gx__userfns *u = gx__userfns_of(ctx);
     lam_env env = {op, 2, at, NULL, 0, u ? u->sigs : NULL, u ? u->count : 0};
     lam_lambda *lam = NULL;
     GX__CHECK(lam_compile(&env, &lam));
@@ -227,53 +227,6 @@ static gx_status rd_op_make(rd_op *o, gx_ctx *ctx, const char *op, gx_dtype et, 
     if (opts && opts->init)
         rd_literal(o->acc, *opts->init, o->identity, sizeof o->identity);
     return GX_OK;
-}
-
-/* ------------------------------------------------------------ element expressions */
-
-static const char *rd_cval_field(gx_dtype t)
-{
-    if (gx__dtype_is_float(t))
-        return "f";
-    return gx__dtype_is_signed(t) ? "i" : "u";
-}
-
-void rd_elem_text(const rd_job *job, const char *const *load, gx__sbuf *b)
-{
-    for (int k = 0; k < job->nin; k++)
-        gx__sb_printf(b, "const %s m%d = %s; ", gx__dtype_ctype(job->in[k]->dtype), k, load[k]);
-    for (int j = 0; j < job->nconst; j++)
-        gx__sb_printf(b, "const %s c%d = (%s)u->c[%d].%s; ", gx__dtype_ctype(job->cdt[j]), j, gx__dtype_ctype(job->cdt[j]), j,
-                      rd_cval_field(job->cdt[j]));
-    if (job->op.truth)
-        gx__sb_printf(b, "v = (rg_acc)((%s) != 0);", job->expr.p);
-    else
-        gx__sb_printf(b, "v = (rg_acc)(%s);", job->expr.p);
-}
-
-void rd_spec_base(const rd_job *job, rg_spec *sp)
-{
-    memset(sp, 0, sizeof *sp);
-    sp->acc = job->op.acc;
-    sp->out_dtype = job->op.out;
-    sp->combine = job->op.lam.p ? job->op.lam.p : job->op.combine;
-    sp->better = job->op.better;
-    sp->sel = job->op.sel[0] ? job->op.sel : NULL;
-    sp->identity = job->op.identity;
-    sp->with_index = job->op.find;
-    sp->final = job->op.mean ? "r / (rg_acc)u->cnt" : NULL;
-    sp->user_code = job->ucode;
-    sp->label = "gx_reduce";
-}
-
-void rd_bcast_strides(const rd_job *job, int k, int64_t *st)
-{
-    const gx_array *a = job->in[k];
-    int off = job->ndim - a->ndim;
-    for (int d = 0; d < job->ndim; d++) {
-        int e = d - off;
-        st[d] = (e < 0 || a->shape[e] == 1) ? 0 : a->strides[e];
-    }
 }
 
 /* ------------------------------------------------------------ whole-array reductions */
@@ -424,7 +377,7 @@ static gx_status rd_map(rd_job *job, const char *map, const gx_reduce_opts *opts
     gx_dtype at[RD_MAXIN];
     for (int i = 0; i < job->nin; i++)
         at[i] = job->in[i]->dtype;
-    gx__userfns *u = job->ctx->userfns;
+    gx__userfns *u = gx__userfns_of(job->ctx);
     lam_env env = {map, job->nin, at, nc ? opts->consts : NULL, nc, u ? u->sigs : NULL, u ? u->count : 0};
     lam_lambda *lam = NULL;
     GX__CHECK(lam_compile(&env, &lam));
@@ -454,7 +407,7 @@ static gx_status rd_prepare(rd_job *job, gx_ctx *ctx, const char *fn, const char
     job->nin = nin;
     for (int i = 0; i < nin; i++)
         job->in[i] = in[i];
-    gx__userfns *u = ctx->userfns;
+    gx__userfns *u = gx__userfns_of(ctx);
     job->ucode = u ? u->code.p : NULL;
     GX__CHECK(ew_broadcast_shape(nin, in, &job->ndim, job->shape));
     GX__CHECK(rd_map(job, map, opts));

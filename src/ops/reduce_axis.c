@@ -1,5 +1,11 @@
 /* reduce_axis.c -- reductions along axes.
  *
+ * Why a generator of its own (beside reduce_gen.c and range_gen.c's pipeline
+ * reduce): those make ONE value from a flat range; this one makes one value per
+ * kept position, each from a reduced range that may be strided, so its kernels
+ * are built around the two-dimensional (kept x reduced) layout.  It reuses
+ * reduce_gen's common text (rg_gen_common, the CUDA block fold) and scratch.
+ *
  * The broadcast shape is split into kept dimensions (the output, in order) and
  * reduced dimensions; size-1 dimensions drop out and neighbours in each list merge
  * when every input's strides allow, so a dense (R, C) array summed over either axis
@@ -541,7 +547,7 @@ static void ra_fill_args(const rd_job *job, const ra_plan *pl, ra_argbuf *ab, ui
     u->wmul = 1;
 }
 
-/* Everything ra_source depends on, short of the prelude (see rg_memo_get). */
+/* Everything ra_source depends on, short of the prelude (the memo key; see rg_key). */
 static void ra_key(const rd_job *job, const ra_plan *pl, const rg_spec *sp, bool cuda, gx__sbuf *b)
 {
     gx__sb_printf(b, "ra1|%s|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|", cuda ? "cuda" : "c", (int)sp->acc, (int)sp->out_dtype,
@@ -560,7 +566,7 @@ static gx_status ra_kernel(const rd_job *job, const ra_plan *pl, const rg_spec *
     gx__sbuf key = {0}, src = {0};
     ra_key(job, pl, sp, cuda, &key);
     gx_status s = key.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory") : GX_OK;
-    if (s == GX_OK && rg_memo_get(job->ctx, key.p, k, 1)) {
+    if (s == GX_OK && gx__memo_get(job->ctx, key.p, k, sizeof *k)) {
         gx__sb_free(&key);
         return GX_OK;
     }
@@ -569,7 +575,7 @@ static gx_status ra_kernel(const rd_job *job, const ra_plan *pl, const rg_spec *
     if (s == GX_OK)
         s = gx__kernel_get(job->ctx, src.p, "gx_reduce_axes", "gx_ra", k);
     if (s == GX_OK)
-        rg_memo_put(job->ctx, key.p, k, 1);
+        gx__memo_put(job->ctx, key.p, k, sizeof *k);
     gx__sb_free(&src);
     gx__sb_free(&key);
     return s;

@@ -1,4 +1,20 @@
-/* reduce_gen.c -- the single-pass reduction generator (see reduce_gen.h). */
+/* reduce_gen.c -- the single-pass reduction generator (see reduce_gen.h).
+ *
+ * One of three reduction generators; each serves a shape the other two cannot:
+ *  - this one folds a flat range [0, n) into ONE value: a scalar accumulator with a
+ *    neutral element (plus, for argmin and kin, the winning index), elements as C
+ *    statements of i over dense streams it loads itself.  So every thread can fold
+ *    a strided share with vector loads, and one launch finishes (whole-array
+ *    gx_reduce / gx_mapreduce / count / argmin).
+ *  - reduce_axis.c makes MANY values, one per kept position, each over a reduced
+ *    range that may be strided: its kernels are about the (kept x reduced) layout
+ *    (column vs row kernels, splits over gridDim.y), which a flat range would pay
+ *    for with a div/mod per element.
+ *  - range_gen.c (gen_cuda_reduce) ends a fused pipeline: elements come from
+ *    generators or arrays through maps and filters in registers, the accumulator
+ *    is a tuple lifted from element and position, and the operator may have no
+ *    neutral element (validity flags, init first), none of which a plain
+ *    reduction should carry. */
 #include "ops/reduce_gen.h"
 #include "core/stream_priv.h"
 #include "jit/lambda.h"
@@ -63,28 +79,16 @@ typedef struct rg_slot {
     struct rg_slot *next;
 } rg_slot;
 
-/* Kernels by a short description of what they compute: generating and hashing the
- * full source (prelude included) costs tens of microseconds per call, more than a
- * small reduction takes on the GPU. */
-typedef struct rg_memo {
-    char *key;
-    gx__kernel k[2];
-    struct rg_memo *next;
-} rg_memo;
-#define RG_MEMO_MAX 512
 #define RG_RES_BYTES 64
 
 typedef struct rg_scr {
     rg_slot *slots;
-    rg_memo *memo;
-    int nmemo;
 } rg_scr;
 
-void gx__reduce_scratch_free(gx_ctx *ctx)
+/* Frees the scratch at gx_ctx_destroy (the backend is still open then). */
+static void rg_scr_release(gx_ctx *ctx, void *state)
 {
-    rg_scr *s = ctx->reduce_scratch;
-    if (!s)
-        return;
+    rg_scr *s = state;
     for (rg_slot *sl = s->slots, *nx; sl; sl = nx) {
         nx = sl->next;
         gx__scratch_free(ctx, sl->part, sl->part_bytes);
@@ -96,14 +100,10 @@ void gx__reduce_scratch_free(gx_ctx *ctx)
             ctx->be.iface->mem.host_free(&ctx->be, sl->hres);
         free(sl);
     }
-    for (rg_memo *m = s->memo, *nx; m; m = nx) {
-        nx = m->next;
-        free(m->key);
-        free(m);
-    }
     free(s);
-    ctx->reduce_scratch = NULL;
 }
+
+static const gx__ctx_ext rg_scr_ext = {"reduction scratch", rg_scr_release};
 
 /* Zeroes the first n bytes of device memory p (rare: when scratch grows). */
 static gx_status rg_zero(gx_ctx *ctx, void *p, size_t n)
@@ -135,12 +135,16 @@ static gx_status rg_grow_counters(gx_ctx *ctx, rg_slot *s, int64_t want)
 
 static gx_status rg_scr_get(gx_ctx *ctx, rg_scr **out)
 {
-    rg_scr *s = ctx->reduce_scratch;
+    rg_scr *s = gx__ctx_ext_get(ctx, &rg_scr_ext);
     if (!s) {
         s = calloc(1, sizeof *s);
         if (!s)
             return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for reduction scratch");
-        ctx->reduce_scratch = s;
+        gx_status st = gx__ctx_ext_set(ctx, &rg_scr_ext, s);
+        if (st != GX_OK) {
+            free(s);
+            return st;
+        }
     }
     *out = s;
     return GX_OK;
@@ -170,37 +174,6 @@ static gx_status rg_slot_get(gx_ctx *ctx, rg_slot **out)
     s->slots = sl;
     *out = sl;
     return GX_OK;
-}
-
-bool rg_memo_get(gx_ctx *ctx, const char *key, gx__kernel *k, int nk)
-{
-    rg_scr *s = ctx->reduce_scratch;
-    for (rg_memo *m = s ? s->memo : NULL; m; m = m->next)
-        if (strcmp(m->key, key) == 0) {
-            memcpy(k, m->k, sizeof *k * (size_t)nk);
-            return true;
-        }
-    return false;
-}
-
-void rg_memo_put(gx_ctx *ctx, const char *key, const gx__kernel *k, int nk)
-{
-    rg_scr *s = NULL;
-    if (rg_scr_get(ctx, &s) != GX_OK || s->nmemo >= RG_MEMO_MAX)
-        return;   /* only a cache: a miss costs time, never correctness */
-    rg_memo *m = calloc(1, sizeof *m);
-    size_t len = strlen(key);
-    char *kc = m ? malloc(len + 1) : NULL;
-    if (!kc) {
-        free(m);
-        return;
-    }
-    memcpy(kc, key, len + 1);
-    m->key = kc;
-    memcpy(m->k, k, sizeof *k * (size_t)nk);
-    m->next = s->memo;
-    s->memo = m;
-    s->nmemo++;
 }
 
 gx_status rg_scratch(gx_ctx *ctx, size_t part_bytes, int64_t ncounters, uint64_t *part, uint64_t *counters)
@@ -678,6 +651,9 @@ static void rg_key(gx_ctx *ctx, const rg_spec *sp, int vec, gx__sbuf *b)
         gx__sb_printf(b, "|%zu:%s", parts[i] ? strlen(parts[i]) : 0, parts[i] ? parts[i] : "");
 }
 
+/* The kernels go into the context's memo by a short description of what they
+ * compute (rg_key): generating and hashing the full source (prelude included) costs
+ * tens of microseconds per call, more than a small reduction takes on the GPU. */
 static gx_status rg_kernels(gx_ctx *ctx, const rg_spec *sp, int vec, gx__kernel *k)
 {
     bool cuda = rg_is_cuda(ctx);
@@ -687,7 +663,7 @@ static gx_status rg_kernels(gx_ctx *ctx, const rg_spec *sp, int vec, gx__kernel 
         gx__sb_free(&key);
         return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
     }
-    if (rg_memo_get(ctx, key.p, k, 2)) {
+    if (gx__memo_get(ctx, key.p, k, 2 * sizeof *k)) {
         gx__sb_free(&key);
         return GX_OK;
     }
@@ -698,7 +674,7 @@ static gx_status rg_kernels(gx_ctx *ctx, const rg_spec *sp, int vec, gx__kernel 
     if (s == GX_OK && !cuda)
         s = gx__kernel_get(ctx, src.p, sp->label, "gx_rg_fin", &k[1]);
     if (s == GX_OK)
-        rg_memo_put(ctx, key.p, k, 2);
+        gx__memo_put(ctx, key.p, k, 2 * sizeof *k);
     gx__sb_free(&src);
     gx__sb_free(&key);
     return s;

@@ -129,13 +129,6 @@ void rg_lookback_failed(gx_ctx *ctx);
  * (*dev is their address for it), read by the host after a sync; false where the
  * backend has none.  Caller holds the context lock. */
 bool rg_host_result(gx_ctx *ctx, void **host, uint64_t *dev);
-/* A per-context memo of kernels by a key string that determines their source (so a
- * repeated call skips generating and hashing the source).  get copies nk kernels out
- * and returns true on a hit; put stores them (silently skipped when full). */
-bool rg_memo_get(gx_ctx *ctx, const char *key, gx__kernel *k, int nk);
-void rg_memo_put(gx_ctx *ctx, const char *key, const gx__kernel *k, int nk);
-/* Frees the scratch (called from gx_ctx_destroy). */
-void gx__reduce_scratch_free(gx_ctx *ctx);
 
 /* Emits the types and functions every rg kernel starts from: rg_user_t, gx_args
  * (rg_head's fields, then `u`), rg_acc, rg_out, rg_identity(u), rg_comb(l, r) or

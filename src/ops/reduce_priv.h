@@ -1,5 +1,6 @@
-/* reduce_priv.h -- what reduce.c (API, operators, full reductions) and reduce_axis.c
- * (reductions along axes) share. */
+/* reduce_priv.h -- what reduce.c (API, operators, full reductions), reduce_axis.c
+ * (reductions along axes) and reduce_common.c (what both build kernels from) share.
+ * Calls go one way: reduce.c -> reduce_axis.c -> reduce_common.c. */
 #ifndef GX_REDUCE_PRIV_H
 #define GX_REDUCE_PRIV_H
 
@@ -41,12 +42,17 @@ typedef struct rd_job {
     const char *ucode;     /* user functions (gx_define), may be NULL */
 } rd_job;
 
+/* ---- reduce_common.c (used by reduce.c and reduce_axis.c) ---- */
+
 /* Broadcast strides of input k in the job's shape (0 on broadcast axes). */
 void rd_bcast_strides(const rd_job *job, int k, int64_t *st);
 /* The statements that bind m0.., c0.. and assign v, given each input's load text. */
 void rd_elem_text(const rd_job *job, const char *const *load, gx__sbuf *b);
 /* rg_spec fields common to every kernel of the job (acc, op text, final). */
 void rd_spec_base(const rd_job *job, rg_spec *sp);
+
+/* ---- reduce_axis.c (used by reduce.c) ---- */
+
 /* Along axes: writes out (nout values of op.out, dense) and/or idx (nout i64). */
 gx_status ra_run(rd_job *job, uint64_t out, uint64_t idx);
 

@@ -134,7 +134,7 @@ static gx_status ax_run(gx_ctx *ctx, const ax_job *j, const ax_args *args)
     bool cuda = ax_cuda(ctx);
     gx__sbuf b = {0};
     gx__sb_puts(&b, lam_prelude(cuda ? GX__TARGET_CUDA : GX__TARGET_C));
-    gx__userfns *u = ctx->userfns;
+    gx__userfns *u = gx__userfns_of(ctx);
     if (u && u->code.p)
         gx__sb_puts(&b, u->code.p);
     gx__sb_puts(&b, "\n#line 1 \"gx-generated\"\n");

@@ -10,4 +10,7 @@ typedef struct gx__userfns {
     gx__sbuf code;     /* every definition, rendered for the compiler */
 } gx__userfns;
 
+/* The context's user functions (NULL: none defined yet).  Caller holds the lock. */
+gx__userfns *gx__userfns_of(gx_ctx *ctx);
+
 #endif

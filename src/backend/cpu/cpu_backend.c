@@ -1,5 +1,5 @@
 /* cpu_backend.c -- the CPU backend: host memory, generated C compiled by the system
- * compiler (see jit/cc.c), run on all cores by a small pthread pool.
+ * compiler (see cpu_cc.c), run on all cores by a small pthread pool.
  *
  * A generated CPU kernel has the signature
  *     void entry(const void *args, int64_t begin, int64_t end, int thread)
@@ -10,7 +10,7 @@
 #define _GNU_SOURCE
 #endif
 #include "backend/backend.h"
-#include "jit/cache.h"
+#include "backend/cpu/cpu_cc.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -281,7 +281,7 @@ static gx_status cpu_info(gx__backend *be, gx_device_info *o)
 static gx_status cpu_build(gx__backend *be, const char *source, const char *label, void **blob, size_t *len)
 {
     (void)be;
-    return cache_cc_build(source, label, blob, len);
+    return cpu_cc_build(source, label, blob, len);
 }
 
 static gx_status cpu_load(gx__backend *be, const void *blob, size_t len, gx__module **out)
@@ -290,7 +290,7 @@ static gx_status cpu_load(gx__backend *be, const void *blob, size_t len, gx__mod
     cpu_module *m = calloc(1, sizeof *m);
     if (!m)
         return gx__err(GX_ERR_OUT_OF_MEMORY, "cpu backend: out of host memory");
-    gx_status s = cache_so_load(blob, len, &m->handle);
+    gx_status s = cpu_cc_so_load(blob, len, &m->handle);
     if (s != GX_OK) {
         free(m);
         return s;
@@ -335,12 +335,12 @@ static gx_status cpu_launch(gx__backend *be, gx__func f, const gx__launch *l)
 static const char *cpu_compiler_id(gx__backend *be)
 {
     (void)be;
-    return cache_cc_id();
+    return cpu_cc_id();
 }
 
 void gx__cpu_describe(char *cc, size_t n)
 {
-    snprintf(cc, n, "%s (%s)", cache_cc_path(), cache_cc_id());
+    snprintf(cc, n, "%s (%s)", cpu_cc_path(), cpu_cc_id());
 }
 
 /* Workers in the pool plus the calling thread. */

@@ -1,6 +1,8 @@
 /* kernel.c -- from generated source to a launchable kernel, through two caches:
- * the context's in-memory table (keyed by the source's hash) and the process-wide
- * disk cache (keyed by a hash of everything that can change the binary). */
+ * the context's in-memory table (keyed by a quick hash of the source) and the
+ * process-wide disk cache (keyed by a hash of everything that can change the
+ * binary).  It compiles through the backend's build/load, and is the jit layer's:
+ * ops generate sources and ask here for kernels. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -15,21 +17,20 @@
 #include <sys/stat.h>
 
 typedef struct kc_entry {
-    char key[65];
-    uint64_t qh;        /* quick hash of (prelude, body, entry): the in-memory key */
     int prelude;        /* which standard prelude the source starts with (0: none) */
     char *body;         /* the source after that prelude, to confirm a quick-hash hit */
     char *entry;
     gx__module *mod;
     gx__kernel k;
-    struct kc_entry *next;
+    /* Entries with the same quick hash (a 64-bit collision: never seen, but a hit must
+     * never return another source's kernel). */
+    struct kc_entry *same;
 } kc_entry;
 
-struct gx__kcache {
-    kc_entry *buckets[256];
-};
-
-static kc_entry **kc_bucket(gx__kcache *kc, uint64_t qh) { return &kc->buckets[qh & 255]; }
+/* The context's kernels by quick hash: the jit layer's state in the context,
+ * released (modules freed) at gx_ctx_destroy while the backend is still open. */
+static void kc_release(gx_ctx *ctx, void *state);
+static const gx__ctx_ext kc_ext = {"kernel table", kc_release};
 
 /* Every generated source starts with one of the two preludes (~25 KB).  The
  * in-memory lookup skips it and hashes only the rest, so a repeated operation costs
@@ -59,32 +60,47 @@ static const char *kc_split(gx_ctx *ctx, const char *source, int *prelude)
 
 static uint64_t kc_quick_hash(const char *body, int prelude, const char *entry)
 {
-    uint64_t h = 1469598103934665603ull ^ (uint64_t)prelude;
-    for (const char *p = body; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    for (const char *p = entry; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    return h;
+    uint64_t h = gx__hash_str(body) ^ (uint64_t)prelude;
+    return h * 0x9E3779B97F4A7C15ull ^ gx__hash_str(entry);
 }
 
-void gx__kcache_free(gx_ctx *ctx)
+static void kc_entry_free(gx_ctx *ctx, kc_entry *e)
 {
-    gx__kcache *kc = ctx->kcache;
-    if (!kc)
-        return;
-    for (int b = 0; b < 256; b++) {
-        kc_entry *e = kc->buckets[b];
-        while (e) {
-            kc_entry *nx = e->next;
-            ctx->be.iface->code.module_free(&ctx->be, e->mod);
-            free(e->entry);
-            free(e->body);
-            free(e);
-            e = nx;
+    if (e->mod)
+        ctx->be.iface->code.module_free(&ctx->be, e->mod);
+    free(e->entry);
+    free(e->body);
+    free(e);
+}
+
+static void kc_release(gx_ctx *ctx, void *state)
+{
+    gx__map *t = state;
+    size_t pos = 0;
+    for (const gx__map_slot *sl; (sl = gx__map_next(t, &pos));)
+        for (kc_entry *e = sl->val, *nx; e; e = nx) {
+            nx = e->same;
+            kc_entry_free(ctx, e);
+        }
+    gx__map_free(t);
+    free(t);
+}
+
+static gx_status kc_table(gx_ctx *ctx, gx__map **out)
+{
+    gx__map *t = gx__ctx_ext_get(ctx, &kc_ext);
+    if (!t) {
+        if (!(t = malloc(sizeof *t)))
+            return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for the kernel cache");
+        *t = GX__MAP_INIT(GX__MAP_U64);
+        gx_status s = gx__ctx_ext_set(ctx, &kc_ext, t);
+        if (s != GX_OK) {
+            free(t);
+            return s;
         }
     }
-    free(kc);
-    ctx->kcache = NULL;
+    *out = t;
+    return GX_OK;
 }
 
 /* Everything that changes the binary goes into the key: gx's version (the prelude
@@ -172,55 +188,68 @@ gx_status gx__launch_1d(gx_ctx *ctx, const gx__kernel *k, const void *args, size
     return ctx->be.iface->launch.run(&ctx->be, k->fn, &l);
 }
 
+static kc_entry *kc_lookup(const gx__map *t, uint64_t qh, int prelude, const char *body, const char *entry)
+{
+    void **v = gx__map_get(t, qh);
+    for (kc_entry *e = v ? *v : NULL; e; e = e->same)
+        if (e->prelude == prelude && strcmp(e->entry, entry) == 0 && strcmp(e->body, body) == 0)
+            return e;
+    return NULL;
+}
+
+/* A new entry: the module loaded from blob, its entry point, the keys' copies. */
+static gx_status kc_entry_make(gx_ctx *ctx, const void *blob, size_t len, const char *body, const char *entry,
+                               kc_entry **out)
+{
+    kc_entry *e = calloc(1, sizeof *e);
+    if (!e)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for the kernel cache");
+    gx_status s = ctx->be.iface->code.load(&ctx->be, blob, len, &e->mod);
+    if (s == GX_OK)
+        s = ctx->be.iface->code.get_func(&ctx->be, e->mod, entry, &e->k.fn);
+    if (s == GX_OK && (!(e->body = strdup(body)) || !(e->entry = strdup(entry))))
+        s = gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for the kernel cache");
+    if (s != GX_OK) {
+        kc_entry_free(ctx, e);
+        return s;
+    }
+    *out = e;
+    return GX_OK;
+}
+
 gx_status gx__kernel_get(gx_ctx *ctx, const char *source, const char *label, const char *entry, gx__kernel *out)
 {
-    if (!ctx->kcache && !(ctx->kcache = calloc(1, sizeof *ctx->kcache)))
-        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for the kernel cache");
+    gx__map *t = NULL;
+    GX__CHECK(kc_table(ctx, &t));
     int prelude;
     const char *body = kc_split(ctx, source, &prelude);
     uint64_t qh = kc_quick_hash(body, prelude, entry);
-    kc_entry **b = kc_bucket(ctx->kcache, qh);
-    for (kc_entry *e = *b; e; e = e->next)
-        if (e->qh == qh && e->prelude == prelude && strcmp(e->entry, entry) == 0 && strcmp(e->body, body) == 0) {
-            ctx->cstats.mem_hits++;
-            *out = e->k;
-            return GX_OK;
-        }
+    const kc_entry *hit = kc_lookup(t, qh, prelude, body, entry);
+    if (hit) {
+        ctx->cstats.mem_hits++;
+        *out = hit->k;
+        return GX_OK;
+    }
     char key[65];
     kc_key(ctx, source, key);
     kc_dump(ctx, key, label, source);
     void *blob = NULL;
     size_t len = 0;
     GX__CHECK(kc_binary(ctx, key, source, label, &blob, &len));
-    kc_entry *e = calloc(1, sizeof *e);
-    gx_status s = e ? GX_OK : gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for the kernel cache");
-    if (s == GX_OK)
-        s = ctx->be.iface->code.load(&ctx->be, blob, len, &e->mod);
+    kc_entry *e = NULL;
+    gx_status s = kc_entry_make(ctx, blob, len, body, entry, &e);
     free(blob);
-    if (s == GX_OK)
-        s = ctx->be.iface->code.get_func(&ctx->be, e->mod, entry, &e->k.fn);
-    if (s != GX_OK) {
-        if (e && e->mod)
-            ctx->be.iface->code.module_free(&ctx->be, e->mod);
-        free(e);
+    if (s != GX_OK)
         return s;
-    }
-    memcpy(e->key, key, sizeof key);
-    e->qh = qh;
+    void **v = gx__map_get(t, qh);
     e->prelude = prelude;
-    e->body = strdup(body);
-    e->entry = strdup(entry);
-    if (!e->body || !e->entry) {
-        ctx->be.iface->code.module_free(&ctx->be, e->mod);
-        free(e->body);
-        free(e->entry);
-        free(e);
+    e->same = v ? *v : NULL;
+    if (!gx__map_put(t, qh, e)) {
+        kc_entry_free(ctx, e);
         return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for the kernel cache");
     }
     kc_occupancy(ctx, &e->k);
     gx__prof_label(ctx, e->k.fn, label);   /* the profiler shows "gx_map", not the entry */
-    e->next = *b;
-    *b = e;
     *out = e->k;
     return GX_OK;
 }

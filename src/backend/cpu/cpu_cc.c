@@ -1,4 +1,4 @@
-/* cc.c -- the CPU backend's compiler driver: which C compiler, an identity string
+/* cpu_cc.c -- the CPU backend's compiler driver: which C compiler, an identity string
  * for cache keys, compiling generated C into a shared object, and loading a shared
  * object from memory.
  *
@@ -18,6 +18,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memfd_create, pipe2, mkdtemp, utimensat */
 #endif
+#include "backend/cpu/cpu_cc.h"
 #include "jit/cache.h"
 
 #include <dirent.h>
@@ -41,7 +42,7 @@
 
 extern char **environ;
 
-/* Flags that change the generated code; they are part of cache_cc_id() so that a
+/* Flags that change the generated code; they are part of cpu_cc_id() so that a
  * change here can never reuse objects built with the old flags. */
 static const char *const cc_flags[] = {
     "-std=c11", "-O3", "-march=native", "-fPIC", "-shared", "-fwrapv", "-fno-strict-aliasing",
@@ -50,7 +51,7 @@ static const char *const cc_flags[] = {
     /* Generated code carries helpers not every kernel uses. */
     "-Wno-unused-function",
 #if defined(__x86_64__) && defined(__GLIBC__)
-    /* Vector math from libmvec (see LAM__VECTOR_MATH in lambda_prelude.c); sin and
+    /* Vector math from libmvec (see src/jit/prelude/vector_math.h); sin and
      * cos stay apart, because GCC's sincos merging would hide them from the
      * vectoriser. */
     "-DGX_VECTOR_MATH=1", "-fno-builtin-sin", "-fno-builtin-sinf", "-fno-builtin-cos", "-fno-builtin-cosf",
@@ -60,7 +61,7 @@ static const char *const cc_flags[] = {
 #define MAX_CC_WORDS 16
 #define DIAG_MAX 4096
 
-const char *cache_cc_path(void)
+const char *cpu_cc_path(void)
 {
     const char *v = gx__env("GX_CC");
     if (!v)
@@ -463,9 +464,9 @@ static char *make_id(const char *cc)
     return id;
 }
 
-const char *cache_cc_id(void)
+const char *cpu_cc_id(void)
 {
-    const char *cc = cache_cc_path();
+    const char *cc = cpu_cc_path();
     pthread_mutex_lock(&g_ids_mu);
     for (cc_id_node *n = g_ids; n; n = n->next)
         if (strcmp(n->cc, cc) == 0) {
@@ -594,7 +595,7 @@ static pid_t folder_owner(const char *name)
  * folder; the pid in the name lets a later process see that the owner is gone.  Only
  * our own user's folders, and only when the pid is certainly dead (ESRCH: EPERM
  * means alive, someone else's). */
-void cache_cc_sweep_stale(void)
+void cpu_cc_sweep_stale(void)
 {
     const char *base = tmp_base();
     DIR *d = opendir(base);
@@ -763,14 +764,14 @@ static gx_status compile_in(const char *dir, const char **argv, int nw, const ch
     return s;
 }
 
-gx_status cache_cc_build(const char *source, const char *label, void **so, size_t *len)
+gx_status cpu_cc_build(const char *source, const char *label, void **so, size_t *len)
 {
-    GX__ARG(source && so && len, "cache_cc_build: source, so and len must not be NULL");
+    GX__ARG(source && so && len, "cpu_cc_build: source, so and len must not be NULL");
     *so = NULL;
     *len = 0;
     const char *shown = label && *label ? label : "kernel";
 
-    const char *cc = cache_cc_path();
+    const char *cc = cpu_cc_path();
     char store[1024];
     const char *argv[MAX_CC_WORDS + N_FLAGS + 8];
     int nw = cc_words(cc, store, sizeof store, argv);
@@ -780,11 +781,11 @@ gx_status cache_cc_build(const char *source, const char *label, void **so, size_
                        "too long; set GX_CC to a C compiler such as gcc or clang",
                        shown, cc);
 
-    pthread_once(&g_sweep_once, cache_cc_sweep_stale);
+    pthread_once(&g_sweep_once, cpu_cc_sweep_stale);
     char base[64];
     sanitise(label, base, sizeof base);
     char dir[4096];
-    /* The pid in the name lets cache_cc_sweep_stale() recognise an orphan. */
+    /* The pid in the name lets cpu_cc_sweep_stale() recognise an orphan. */
     snprintf(dir, sizeof dir, "%s/gx-cc-%ld-XXXXXX", tmp_base(), (long)getpid());
     if (!mkdtemp(dir))
         return gx__err(GX_ERR_IO,
@@ -905,9 +906,9 @@ static gx_status load_tmpfile(const void *so, size_t len, void **handle)
     return gx__err(GX_ERR_BACKEND, "loading a compiled kernel: no unused temporary file name for dlopen");
 }
 
-gx_status cache_so_load(const void *so, size_t len, void **handle)
+gx_status cpu_cc_so_load(const void *so, size_t len, void **handle)
 {
-    GX__ARG(so && len && handle, "cache_so_load: so, len and handle must be set (got an empty object)");
+    GX__ARG(so && len && handle, "cpu_cc_so_load: so, len and handle must be set (got an empty object)");
     *handle = NULL;
     bool unsupported;
     gx_status s = load_memfd(so, len, handle, &unsupported);

@@ -1,0 +1,1 @@
+/* end of gx prelude */
