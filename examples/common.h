@@ -9,7 +9,7 @@
 #define GX_EXAMPLES_COMMON_H
 
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE   /* clock_gettime, getpid under -std=c11 */
+#define _GNU_SOURCE /* clock_gettime, getpid under -std=c11 */
 #endif
 #include "gx.h"
 
@@ -35,20 +35,19 @@ static EX_UNUSED int ex_fail(const char *what, gx_status s)
 }
 
 /* In a function with `int rc` and a cleanup label `out`: stop at the first error. */
-#define EX_TRY(what, expr)                           \
-    do {                                             \
-        gx_status ex_s_ = (expr);                    \
-        if (ex_s_ != GX_OK) {                        \
-            rc = ex_fail((what), ex_s_);             \
-            goto out;                                \
-        }                                            \
+#define EX_TRY(what, expr)               \
+    do {                                 \
+        gx_status ex_s_ = (expr);        \
+        if (ex_s_ != GX_OK) {            \
+            rc = ex_fail((what), ex_s_); \
+            goto out;                    \
+        }                                \
     } while (0)
 
-static EX_UNUSED uint64_t ex_last_seed;   /* the data of this run, printed with a FAIL */
+static EX_UNUSED uint64_t ex_last_seed; /* the data of this run, printed with a FAIL */
 
 /* One result line, "  [PASS] name   figures"; returns EX_PASS or EX_FAIL. */
-static EX_UNUSED __attribute__((format(printf, 3, 4))) int ex_verdict(int ok, const char *name,
-                                                                       const char *fmt, ...)
+static EX_UNUSED __attribute__((format(printf, 3, 4))) int ex_verdict(int ok, const char *name, const char *fmt, ...)
 {
     char fig[256];
     va_list ap;
@@ -83,7 +82,9 @@ static EX_UNUSED int ex_on_gpu(gx_ctx *ctx)
 
 /* Device time of what was issued between two events, on either backend (CUDA events
  * on the GPU, the host clock on the CPU). */
-typedef struct ex_timer { gx_event *start, *stop; } ex_timer;
+typedef struct ex_timer {
+    gx_event *start, *stop;
+} ex_timer;
 
 static EX_UNUSED gx_status ex_timer_make(gx_ctx *ctx, ex_timer *t)
 {

@@ -30,8 +30,8 @@ static const char *hist_src =
     "}\n";
 
 /* Runs one kernel (fastest of several, bins zeroed each time) and compares with `want`. */
-static int hist_run(gx_ctx *ctx, gx_kernel *k, const char *name, gx_array *pix, int64_t n,
-                    gx_array *bins, const uint32_t *want)
+static int hist_run(gx_ctx *ctx, gx_kernel *k, const char *name, gx_array *pix, int64_t n, gx_array *bins,
+                    const uint32_t *want)
 {
     int rc = EX_PASS;
     ex_timer t;

@@ -86,14 +86,13 @@ static int64_t julia_diff(const int32_t *v, int n, int step, int64_t *checked)
 #ifdef GX_HAVE_PNG
 /* 8-bit grey, brighter = escapes later; sqrt spreads the many small counts.  libpng
  * reports errors by longjmp back here, so this function keeps no state of its own. */
-static int julia_png_rows(png_structp png, png_infop info, FILE *f, const int32_t *v, int n,
-                          unsigned char *line)
+static int julia_png_rows(png_structp png, png_infop info, FILE *f, const int32_t *v, int n, unsigned char *line)
 {
     if (setjmp(png_jmpbuf(png)))
         return 0;
     png_init_io(png, f);
-    png_set_IHDR(png, info, (png_uint_32)n, (png_uint_32)n, 8, PNG_COLOR_TYPE_GRAY,
-                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_set_IHDR(png, info, (png_uint_32)n, (png_uint_32)n, 8, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_write_info(png, info);
     for (int i = 0; i < n; i++) {
         for (int j = 0; j < n; j++)
@@ -128,8 +127,7 @@ static void julia_save(const char *path, const int32_t *v, int n)
         printf("  could not write %s (check that its folder exists and is writable)\n", path);
 #else
     (void)v;
-    printf("  %s not written (%d x %d): gx was built without libpng (install libpng-dev, re-run cmake)\n",
-           path, n, n);
+    printf("  %s not written (%d x %d): gx was built without libpng (install libpng-dev, re-run cmake)\n", path, n, n);
 #endif
 }
 
@@ -170,12 +168,10 @@ static int julia_size(gx_ctx *ctx, int n, int step, const char *png)
     double loop_ms = (ex_now() - t0) * 1e3 * (double)n * n / (double)checked;
     int exact = !ex_on_gpu(ctx);
     char fig[160];
-    int len = snprintf(fig, sizeof fig, "%lld/%lld differ; gx_map %.2f ms", (long long)bad,
-                       (long long)checked, ms);
+    int len = snprintf(fig, sizeof fig, "%lld/%lld differ; gx_map %.2f ms", (long long)bad, (long long)checked, ms);
     if (cpu_ms >= 0)
         len += snprintf(fig + len, sizeof fig - (size_t)len, ", cpu backend %.1f ms", cpu_ms);
-    snprintf(fig + len, sizeof fig - (size_t)len, ", plain C loop %s%.0f ms", step > 1 ? "~" : "",
-             loop_ms);
+    snprintf(fig + len, sizeof fig - (size_t)len, ", plain C loop %s%.0f ms", step > 1 ? "~" : "", loop_ms);
     char name[48];
     snprintf(name, sizeof name, "julia set %d x %d", n, n);
     rc = ex_verdict(exact ? bad == 0 : bad * 100 < checked, name, "%s", fig);

@@ -111,8 +111,8 @@ static int mm_run(mm *m, const char *name, gx_kernel *k, const gx_launch_cfg *cf
     double best = INFINITY;
     gx_karg args[] = {GX_KARG_ARRAY(m->a), GX_KARG_ARRAY(m->b), GX_KARG_ARRAY(m->c), GX_KARG_I32(m->n)};
     EX_TRY("events", ex_timer_make(m->ctx, &t));
-    EX_TRY("fill c", gx_array_fill_f64(m->c, NAN));   /* so a kernel that skips entries shows */
-    for (int r = 0; r <= reps; r++) {                  /* run 0 warms up (and compiles) */
+    EX_TRY("fill c", gx_array_fill_f64(m->c, NAN)); /* so a kernel that skips entries shows */
+    for (int r = 0; r <= reps; r++) {               /* run 0 warms up (and compiles) */
         float ms = 0;
         EX_TRY("record", gx_event_record(t.start));
         if (k)
@@ -182,7 +182,7 @@ int example_matmul(gx_ctx *ctx, int quick)
     if (rc == EX_PASS)
         rc = mm_vendor(&m);
     mm_free(&m);
-    if (rc == EX_PASS && gpu && !quick) {   /* large enough to show the library's peak */
+    if (rc == EX_PASS && gpu && !quick) { /* large enough to show the library's peak */
         s = mm_setup(&m, ctx, 4096, &seed);
         rc = s != GX_OK ? ex_fail("matmul setup", s) : mm_vendor(&m);
         mm_free(&m);

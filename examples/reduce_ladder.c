@@ -99,24 +99,22 @@ typedef struct ladder {
     gx_ctx *ctx;
     gx_array *x, *scratch, *out;
     int64_t n;
-    double want, tol;   /* host sum in double, allowed difference */
+    double want, tol; /* host sum in double, allowed difference */
     int rc;
 } ladder;
 
 static void ladder_row(ladder *L, const char *name, double us, double got)
 {
     double gbs = (double)ex_fbytes(L->n) / (us * 1e3);
-    L->rc |= ex_verdict(fabs(got - L->want) <= L->tol, name, "%12.1f us %8.1f GB/s   sum %.6g", us,
-                        gbs, got);
+    L->rc |= ex_verdict(fabs(got - L->want) <= L->tol, name, "%12.1f us %8.1f GB/s   sum %.6g", us, gbs, got);
 }
 
 /* Runs one kernel `reps` times (each from a zeroed counter; the tree in global memory
  * also from a fresh copy of x) and keeps the fastest, like the chapter's "min time". */
-static gx_status ladder_kernel(ladder *L, gx_kernel *k, const gx_launch_cfg *cfg, int in_place,
-                               int reps, double *best_us, double *got)
+static gx_status ladder_kernel(ladder *L, gx_kernel *k, const gx_launch_cfg *cfg, int in_place, int reps,
+                               double *best_us, double *got)
 {
-    gx_karg args[] = {GX_KARG_ARRAY(in_place ? L->scratch : L->x), GX_KARG_ARRAY(L->out),
-                      GX_KARG_I64(L->n)};
+    gx_karg args[] = {GX_KARG_ARRAY(in_place ? L->scratch : L->x), GX_KARG_ARRAY(L->out), GX_KARG_I64(L->n)};
     ex_timer t;
     gx_status s = ex_timer_make(L->ctx, &t);
     *best_us = INFINITY;
@@ -145,7 +143,10 @@ static gx_status ladder_kernel(ladder *L, gx_kernel *k, const gx_launch_cfg *cfg
 /* The five hand-written rungs. */
 static int ladder_gpu_rows(ladder *L, int quick)
 {
-    static const struct { const char *entry, *name; int kind; } rungs[] = {
+    static const struct {
+        const char *entry, *name;
+        int kind;
+    } rungs[] = {
         {"sum_single_thread", "single thread", 0},
         {"sum_atomic", "atomics", 1},
         {"sum_tree_global", "block tree in global memory", 2},
@@ -194,7 +195,7 @@ static int ladder_common_rows(ladder *L, const float *h)
     gx_array *dev = NULL;
     ex_timer tm;
     EX_TRY("gx_event_create", ex_timer_make(L->ctx, &tm));
-    EX_TRY("gx_reduce_to", gx_reduce_to(L->ctx, "+", L->x, NULL, &dev));   /* warm-up: compiles or loads */
+    EX_TRY("gx_reduce_to", gx_reduce_to(L->ctx, "+", L->x, NULL, &dev)); /* warm-up: compiles or loads */
     for (int r = 0; r < 10; r++) {
         float ms = 0;
         EX_TRY("gx_event_record", gx_event_record(tm.start));
@@ -211,7 +212,7 @@ static int ladder_common_rows(ladder *L, const float *h)
     best = INFINITY;
     for (int r = 0; r < 10; r++) {
         double t0 = ex_now();
-        float acc[8] = {0};   /* 8 independent sums: the compiler can vectorise */
+        float acc[8] = {0}; /* 8 independent sums: the compiler can vectorise */
         int64_t i = 0;
         for (; i + 8 <= L->n; i += 8)
             for (int l = 0; l < 8; l++)
@@ -234,7 +235,7 @@ int example_reduce_ladder(gx_ctx *ctx, int quick)
     float *h = malloc(ex_fbytes(L.n));
     if (!h)
         return ex_skip("reduce ladder: not enough host memory");
-    ex_fill_uniform(h, L.n, 0, 1, &seed);   /* like CUDA.rand: [0, 1) */
+    ex_fill_uniform(h, L.n, 0, 1, &seed); /* like CUDA.rand: [0, 1) */
     double sum = 0, abs_sum = 0;
     for (int64_t i = 0; i < L.n; i++)
         sum += h[i], abs_sum += fabs(h[i]);

@@ -9,13 +9,12 @@
 
 /* A little arithmetic per element; x * 2 is exact, so fma or not, the device gives
  * exactly the host's (x * 2 + 1). */
-static const char *streams_src =
-    "#include <gx/device.h>\n"
-    "extern \"C\" __global__ void scale_shift(float *x, int64_t n)\n"
-    "{\n"
-    "    GX_FOR_EACH(i, n)\n"
-    "        x[i] = x[i] * 2.0f + 1.0f;\n"
-    "}\n";
+static const char *streams_src = "#include <gx/device.h>\n"
+                                 "extern \"C\" __global__ void scale_shift(float *x, int64_t n)\n"
+                                 "{\n"
+                                 "    GX_FOR_EACH(i, n)\n"
+                                 "        x[i] = x[i] * 2.0f + 1.0f;\n"
+                                 "}\n";
 
 enum { ST_CHUNKS = 16, ST_STREAMS = 4 };
 
@@ -23,9 +22,9 @@ typedef struct st {
     gx_ctx *ctx;
     gx_kernel *k;
     gx_launch_cfg cfg;
-    int64_t chunk;               /* elements per chunk */
-    float *in, *out;             /* pinned host buffers, ST_CHUNKS * chunk elements */
-    gx_array *dev[ST_CHUNKS];    /* one device buffer per chunk */
+    int64_t chunk;            /* elements per chunk */
+    float *in, *out;          /* pinned host buffers, ST_CHUNKS * chunk elements */
+    gx_array *dev[ST_CHUNKS]; /* one device buffer per chunk */
     gx_stream *s[ST_STREAMS];
 } st;
 
@@ -37,7 +36,7 @@ static gx_status st_chunk(st *p, int c, gx_stream *s)
     gx_karg args[] = {GX_KARG_ARRAY(p->dev[c]), GX_KARG_I64(p->chunk)};
     gx_launch_cfg cfg = p->cfg;
     cfg.stream = s;
-    gx_status r = gx_ctx_set_stream(p->ctx, s);   /* the async copies use the current stream */
+    gx_status r = gx_ctx_set_stream(p->ctx, s); /* the async copies use the current stream */
     if (r == GX_OK)
         r = gx_array_from_host_into_async(p->in + (int64_t)c * p->chunk, bytes, p->dev[c]);
     if (r == GX_OK)
@@ -50,7 +49,7 @@ static gx_status st_chunk(st *p, int c, gx_stream *s)
 /* All chunks on `nstreams` streams (0 = the default stream alone); wall-clock ms. */
 static gx_status st_pipeline(st *p, int nstreams, double *ms)
 {
-    memset(p->out, 0xff, ex_fbytes(p->chunk * ST_CHUNKS));   /* NaNs: a missing chunk shows */
+    memset(p->out, 0xff, ex_fbytes(p->chunk * ST_CHUNKS)); /* NaNs: a missing chunk shows */
     double t0 = ex_now();
     gx_status r = GX_OK;
     for (int c = 0; c < ST_CHUNKS && r == GX_OK; c++)
@@ -96,26 +95,25 @@ int example_streams(gx_ctx *ctx, int quick)
     ex_fill_uniform(p.in, p.chunk * ST_CHUNKS, -1, 1, &seed);
     for (int c = 0; c < ST_CHUNKS; c++)
         EX_TRY("chunk buffer", gx_array_empty(ctx, GX_F32, 1, &p.chunk, &p.dev[c]));
-    EX_TRY("sync", gx_sync(ctx));   /* allocated on the default stream, used on the others */
+    EX_TRY("sync", gx_sync(ctx)); /* allocated on the default stream, used on the others */
     for (int i = 0; i < ST_STREAMS; i++)
         EX_TRY("stream", gx_stream_create(ctx, &p.s[i]));
     EX_TRY("compile", gx_kernel_compile(ctx, streams_src, "scale_shift", NULL, &p.k));
     EX_TRY("suggest", gx_kernel_suggest(p.k, p.chunk, 0, &p.cfg, NULL));
-    printf("  %.0f MiB in %d chunks; host buffers pinned with gx_host_alloc\n",
-           (double)bytes / (1 << 20), ST_CHUNKS);
+    printf("  %.0f MiB in %d chunks; host buffers pinned with gx_host_alloc\n", (double)bytes / (1 << 20), ST_CHUNKS);
     double one = 0, many = 0;
     EX_TRY("warm-up", st_pipeline(&p, ST_STREAMS, &many));
     EX_TRY("one stream", st_pipeline(&p, 0, &one));
     int64_t bad1 = st_wrong(&p);
     EX_TRY("several streams", st_pipeline(&p, ST_STREAMS, &many));
     int64_t bad2 = st_wrong(&p);
-    double gbs = 2.0 * (double)bytes / 1e6;   /* bytes over PCIe/NVLink, both ways, per ms */
-    rc |= ex_verdict(bad1 == 0, "1 stream: copy in, compute, copy out", "%8.2f ms %6.1f GB/s   %lld wrong",
-                     one, gbs / one, (long long)bad1);
+    double gbs = 2.0 * (double)bytes / 1e6; /* bytes over PCIe/NVLink, both ways, per ms */
+    rc |= ex_verdict(bad1 == 0, "1 stream: copy in, compute, copy out", "%8.2f ms %6.1f GB/s   %lld wrong", one,
+                     gbs / one, (long long)bad1);
     char name[64];
     snprintf(name, sizeof name, "%d streams, %d chunks overlapped", ST_STREAMS, ST_CHUNKS);
-    rc |= ex_verdict(bad2 == 0, name, "%8.2f ms %6.1f GB/s   %lld wrong, %.2fx faster", many,
-                     gbs / many, (long long)bad2, one / many);
+    rc |= ex_verdict(bad2 == 0, name, "%8.2f ms %6.1f GB/s   %lld wrong, %.2fx faster", many, gbs / many,
+                     (long long)bad2, one / many);
 out:
     gx_ctx_set_stream(ctx, NULL);
     st_free(&p);

@@ -71,7 +71,7 @@ typedef struct tr {
     int rows, cols;
     float *hin, *hout;
     gx_array *in, *out;
-    double bytes;   /* read + written per transpose */
+    double bytes; /* read + written per transpose */
 } tr;
 
 static int64_t tr_wrong(const tr *t)
@@ -90,14 +90,13 @@ static int tr_kernel(tr *t, const char *entry, const char *name, int must_pass)
     gx_kernel *k = NULL;
     ex_timer tm = {0};
     double best = INFINITY;
-    gx_launch_cfg cfg = {.grid = {(unsigned)((t->cols + TR_TILE - 1) / TR_TILE),
-                                  (unsigned)((t->rows + TR_TILE - 1) / TR_TILE)},
-                         .block = {TR_TILE, TR_ROWS}};
-    gx_karg args[] = {GX_KARG_ARRAY(t->in), GX_KARG_ARRAY(t->out), GX_KARG_I32(t->rows),
-                      GX_KARG_I32(t->cols)};
+    gx_launch_cfg cfg = {
+        .grid = {(unsigned)((t->cols + TR_TILE - 1) / TR_TILE), (unsigned)((t->rows + TR_TILE - 1) / TR_TILE)},
+        .block = {TR_TILE, TR_ROWS}};
+    gx_karg args[] = {GX_KARG_ARRAY(t->in), GX_KARG_ARRAY(t->out), GX_KARG_I32(t->rows), GX_KARG_I32(t->cols)};
     EX_TRY("compile", gx_kernel_compile(t->ctx, transpose_src, entry, NULL, &k));
     EX_TRY("events", ex_timer_make(t->ctx, &tm));
-    EX_TRY("clear", gx_array_fill_f64(t->out, -1));   /* stale results must not pass */
+    EX_TRY("clear", gx_array_fill_f64(t->out, -1)); /* stale results must not pass */
     for (int r = 0; r < 6; r++) {
         float ms = 0;
         EX_TRY("record", gx_event_record(tm.start));
@@ -110,9 +109,9 @@ static int tr_kernel(tr *t, const char *entry, const char *name, int must_pass)
     EX_TRY("download", gx_array_to_host(t->out, t->hout, ex_fbytes((int64_t)t->rows * t->cols)));
     int64_t bad = tr_wrong(t);
     if (must_pass)
-        rc = ex_verdict(bad == 0, name, "%8.3f ms %8.1f GB/s   %lld wrong", best,
-                        t->bytes / (best * 1e6), (long long)bad);
-    else   /* the racy kernel: whatever it does is the lesson, not a failure */
+        rc = ex_verdict(bad == 0, name, "%8.3f ms %8.1f GB/s   %lld wrong", best, t->bytes / (best * 1e6),
+                        (long long)bad);
+    else /* the racy kernel: whatever it does is the lesson, not a failure */
         printf("  [info] %-34s %8.3f ms   %lld wrong entries this time\n", name, best, (long long)bad);
 out:
     ex_timer_free(&tm);
@@ -138,8 +137,8 @@ static int tr_copy(tr *t)
         if (r > 0)
             best = fmin(best, ms);
     }
-    printf("  [----] %-34s %8.3f ms %8.1f GB/s   (the bound to aim for)\n", "gx_array_copy_into, same bytes",
-           best, t->bytes / (best * 1e6));
+    printf("  [----] %-34s %8.3f ms %8.1f GB/s   (the bound to aim for)\n", "gx_array_copy_into, same bytes", best,
+           t->bytes / (best * 1e6));
 out:
     ex_timer_free(&tm);
     gx_array_release(dst);

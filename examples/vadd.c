@@ -9,14 +9,13 @@
 /* One thread per element.  The index is 64-bit (arrays may exceed 2^31 elements)
  * and the bounds check matters: the grid is rounded up to whole blocks, so the
  * last block has threads past the end. */
-static const char *vadd_src =
-    "#include <gx/device.h>\n"
-    "extern \"C\" __global__ void vadd(float *c, const float *a, const float *b, int64_t n)\n"
-    "{\n"
-    "    int64_t i = gx_global_id();   /* blockIdx.x * blockDim.x + threadIdx.x */\n"
-    "    if (i < n)\n"
-    "        c[i] = a[i] + b[i];\n"
-    "}\n";
+static const char *vadd_src = "#include <gx/device.h>\n"
+                              "extern \"C\" __global__ void vadd(float *c, const float *a, const float *b, int64_t n)\n"
+                              "{\n"
+                              "    int64_t i = gx_global_id();   /* blockIdx.x * blockDim.x + threadIdx.x */\n"
+                              "    if (i < n)\n"
+                              "        c[i] = a[i] + b[i];\n"
+                              "}\n";
 
 /* Counts elements of c that differ from a + b (float addition is exact IEEE on both sides). */
 static int64_t vadd_wrong(const float *a, const float *b, const float *c, int64_t n)
@@ -38,8 +37,7 @@ static int vadd_too_many_threads(gx_kernel *k, gx_array *c, gx_array *a, gx_arra
     gx_clear_error();
     gx_status s = gx_kernel_launch(k, &bad, 4, args);
     int named = strstr(gx_last_error(), "threads per block") != NULL;
-    printf("  launching 100000 threads in one block -> %s:\n    %s\n", gx_status_string(s),
-           gx_last_error());
+    printf("  launching 100000 threads in one block -> %s:\n    %s\n", gx_status_string(s), gx_last_error());
     return ex_verdict(s == GX_ERR_LAUNCH && named, "a too-large block is refused",
                       "(the fix: blocks of <= 1024 threads, grid = ceil(n / block))");
 }
@@ -48,7 +46,7 @@ int example_vadd(gx_ctx *ctx, int quick)
 {
     if (!ex_on_gpu(ctx))
         return ex_skip("vadd: hand-written CUDA kernels need the CUDA backend (this context is on the CPU)");
-    const int64_t n = quick ? (1 << 20) + 3 : (1 << 26) + 3;   /* odd: the last block is partial */
+    const int64_t n = quick ? (1 << 20) + 3 : (1 << 26) + 3; /* odd: the last block is partial */
     int rc = EX_PASS;
     uint64_t seed = ex_seed();
     float *ha = malloc(ex_fbytes(n)), *hb = malloc(ex_fbytes(n)), *hc = malloc(ex_fbytes(n));
@@ -72,10 +70,10 @@ int example_vadd(gx_ctx *ctx, int quick)
     EX_TRY("suggest", gx_kernel_suggest(k, n, 0, &cfg, NULL));
     gx_kernel_attrs at;
     EX_TRY("attrs", gx_kernel_attrs_get(k, &at));
-    printf("  vadd: %d registers/thread; suggested launch: %u blocks x %u threads\n", at.registers,
-           cfg.grid[0], cfg.block[0]);
+    printf("  vadd: %d registers/thread; suggested launch: %u blocks x %u threads\n", at.registers, cfg.grid[0],
+           cfg.block[0]);
     gx_karg args[] = {GX_KARG_ARRAY(c), GX_KARG_ARRAY(a), GX_KARG_ARRAY(b), GX_KARG_I64(n)};
-    EX_TRY("launch", gx_kernel_launch(k, &cfg, 4, args));   /* warm-up */
+    EX_TRY("launch", gx_kernel_launch(k, &cfg, 4, args)); /* warm-up */
     EX_TRY("events", ex_timer_make(ctx, &t));
     const int reps = 10;
     EX_TRY("record", gx_event_record(t.start));
@@ -87,8 +85,8 @@ int example_vadd(gx_ctx *ctx, int quick)
     EX_TRY("download c", gx_array_to_host(c, hc, ex_fbytes(n)));
     double us = ms * 1e3 / reps;
     int64_t bad = vadd_wrong(ha, hb, hc, n);
-    rc |= ex_verdict(bad == 0, "vadd, suggested launch", "n = %lld, %lld wrong, %.1f us, %.0f GB/s",
-                     (long long)n, (long long)bad, us, 3.0 * (double)ex_fbytes(n) / (us * 1e3));
+    rc |= ex_verdict(bad == 0, "vadd, suggested launch", "n = %lld, %lld wrong, %.1f us, %.0f GB/s", (long long)n,
+                     (long long)bad, us, 3.0 * (double)ex_fbytes(n) / (us * 1e3));
 
     rc |= vadd_too_many_threads(k, c, a, b);
 out:

@@ -76,21 +76,21 @@ extern "C" {
 
 typedef enum gx_status {
     GX_OK = 0,
-    GX_ERR_INVALID_ARGUMENT,  /* a NULL where a value is needed, a bad enum, a bad size */
-    GX_ERR_INVALID_HANDLE,    /* a handle that is not live (released, or never made by gx) */
-    GX_ERR_OUT_OF_MEMORY,     /* device or host memory exhausted after trimming the pool */
-    GX_ERR_SHAPE,             /* shapes that do not match or broadcast, bad reshape, bad view */
-    GX_ERR_DTYPE,             /* a dtype the operation does not accept */
-    GX_ERR_SYNTAX,            /* a lambda that does not parse (message has a caret) */
-    GX_ERR_TYPE,              /* a lambda that parses but is ill-typed or names unknown things */
-    GX_ERR_COMPILE,           /* the backend's compiler rejected generated or user code */
-    GX_ERR_NO_DEVICE,         /* the requested backend or device is not present */
-    GX_ERR_BACKEND,           /* the driver / runtime library reported an error (its name is in the message) */
-    GX_ERR_LAUNCH,            /* a launch configuration broke a device limit */
-    GX_ERR_KERNEL_FAULT,      /* a kernel faulted (e.g. illegal address); the context is unusable */
-    GX_ERR_UNSUPPORTED,       /* valid request this backend or build cannot do */
-    GX_ERR_IO,                /* a file could not be read or written */
-    GX_ERR_INTERNAL           /* a bug in gx: please report it with the message */
+    GX_ERR_INVALID_ARGUMENT, /* a NULL where a value is needed, a bad enum, a bad size */
+    GX_ERR_INVALID_HANDLE,   /* a handle that is not live (released, or never made by gx) */
+    GX_ERR_OUT_OF_MEMORY,    /* device or host memory exhausted after trimming the pool */
+    GX_ERR_SHAPE,            /* shapes that do not match or broadcast, bad reshape, bad view */
+    GX_ERR_DTYPE,            /* a dtype the operation does not accept */
+    GX_ERR_SYNTAX,           /* a lambda that does not parse (message has a caret) */
+    GX_ERR_TYPE,             /* a lambda that parses but is ill-typed or names unknown things */
+    GX_ERR_COMPILE,          /* the backend's compiler rejected generated or user code */
+    GX_ERR_NO_DEVICE,        /* the requested backend or device is not present */
+    GX_ERR_BACKEND,          /* the driver / runtime library reported an error (its name is in the message) */
+    GX_ERR_LAUNCH,           /* a launch configuration broke a device limit */
+    GX_ERR_KERNEL_FAULT,     /* a kernel faulted (e.g. illegal address); the context is unusable */
+    GX_ERR_UNSUPPORTED,      /* valid request this backend or build cannot do */
+    GX_ERR_IO,               /* a file could not be read or written */
+    GX_ERR_INTERNAL          /* a bug in gx: please report it with the message */
 } gx_status;
 
 /* Name of a status ("GX_ERR_SHAPE"); never NULL. */
@@ -112,19 +112,19 @@ GX_API gx_status gx_report(gx_status s, const char *expr, const char *file, int 
  *   GX_TRY(call);    on failure prints the same, then returns the status from the
  *                    enclosing function, which must return gx_status.
  * GX_CHECK needs <stdlib.h> (exit), which gx.h includes. */
-#define GX_CHECK(call)                                                          \
-    do {                                                                        \
-        gx_status gx_check_s_ = (call);                                         \
-        if (gx_check_s_ != GX_OK) {                                             \
-            gx_report(gx_check_s_, #call, __FILE__, __LINE__);                  \
-            exit(EXIT_FAILURE);                                                 \
-        }                                                                       \
+#define GX_CHECK(call)                                         \
+    do {                                                       \
+        gx_status gx_check_s_ = (call);                        \
+        if (gx_check_s_ != GX_OK) {                            \
+            gx_report(gx_check_s_, #call, __FILE__, __LINE__); \
+            exit(EXIT_FAILURE);                                \
+        }                                                      \
     } while (0)
-#define GX_TRY(call)                                                            \
-    do {                                                                        \
-        gx_status gx_try_s_ = (call);                                           \
-        if (gx_try_s_ != GX_OK)                                                 \
-            return gx_report(gx_try_s_, #call, __FILE__, __LINE__);             \
+#define GX_TRY(call)                                                \
+    do {                                                            \
+        gx_status gx_try_s_ = (call);                               \
+        if (gx_try_s_ != GX_OK)                                     \
+            return gx_report(gx_try_s_, #call, __FILE__, __LINE__); \
     } while (0)
 
 /* ------------------------------------------------------------------ dtypes */
@@ -132,11 +132,18 @@ GX_API gx_status gx_report(gx_status s, const char *expr, const char *file, int 
 typedef enum gx_dtype {
     GX_DTYPE_DEFAULT = 0, /* in options: "the operation's default dtype"; not an element type */
     GX_BOOL,
-    GX_I8, GX_I16, GX_I32, GX_I64,
-    GX_U8, GX_U16, GX_U32, GX_U64,
+    GX_I8,
+    GX_I16,
+    GX_I32,
+    GX_I64,
+    GX_U8,
+    GX_U16,
+    GX_U32,
+    GX_U64,
     GX_F16,  /* reserved: not yet accepted by any operation */
     GX_BF16, /* reserved: not yet accepted by any operation */
-    GX_F32, GX_F64,
+    GX_F32,
+    GX_F64,
     GX_C64,  /* complex: {float re, im} (cf32 in lambdas / user functions) */
     GX_C128, /* complex: {double re, im} (cf64) */
     GX_DTYPE_COUNT
@@ -157,7 +164,12 @@ GX_API gx_status gx_dtype_parse(const char *name, gx_dtype *out);
  * share storage, so either reads a value below 2^63), c[0] + i*c[1] for c64/c128. */
 typedef struct gx_scalar {
     gx_dtype dtype;
-    union { double f; int64_t i; uint64_t u; double c[2]; } v;
+    union {
+        double f;
+        int64_t i;
+        uint64_t u;
+        double c[2];
+    } v;
 } gx_scalar;
 
 #define GX_SCALAR_BOOL(x) ((gx_scalar){GX_BOOL, {.i = (x) != 0}})
@@ -214,15 +226,15 @@ GX_API gx_status gx_sync(gx_ctx *ctx);
 
 typedef struct gx_device_info {
     char name[128];
-    int cc_major, cc_minor;         /* compute capability (0.0 on CPU) */
-    int multiprocessors;            /* SMs on CUDA, cores on CPU */
-    size_t mem_total, mem_free;     /* bytes */
-    size_t l2_bytes;                /* L2 cache (last-level cache on CPU, 0 if unknown) */
-    int max_threads_per_block;      /* 1 on CPU */
-    size_t shared_per_block;        /* default shared memory per block (bytes) */
-    size_t shared_per_block_optin;  /* opt-in maximum (bytes) */
-    int warp_size;                  /* 32 on CUDA, 1 on CPU */
-    double mem_bandwidth_gbs;       /* theoretical peak from clock and bus width, 0 if unknown */
+    int cc_major, cc_minor;        /* compute capability (0.0 on CPU) */
+    int multiprocessors;           /* SMs on CUDA, cores on CPU */
+    size_t mem_total, mem_free;    /* bytes */
+    size_t l2_bytes;               /* L2 cache (last-level cache on CPU, 0 if unknown) */
+    int max_threads_per_block;     /* 1 on CPU */
+    size_t shared_per_block;       /* default shared memory per block (bytes) */
+    size_t shared_per_block_optin; /* opt-in maximum (bytes) */
+    int warp_size;                 /* 32 on CUDA, 1 on CPU */
+    double mem_bandwidth_gbs;      /* theoretical peak from clock and bus width, 0 if unknown */
 } gx_device_info;
 
 /* Facts about the context's device. */
@@ -239,13 +251,13 @@ GX_API gx_status gx_info_text(gx_ctx *ctx, char *buf, size_t cap, size_t *needed
 /* ------------------------------------------------------------------ memory */
 
 typedef struct gx_memory_stats {
-    size_t in_use;      /* bytes held by live arrays (0 once every array is released) */
-    size_t peak;        /* highest in_use since the context was made (or stats reset) */
-    size_t reserved;    /* bytes the pool holds from the device, in use or cached */
-    size_t limit;       /* GX_MEMORY_LIMIT in bytes, 0 = none; covers in_use + scratch */
-    uint64_t allocs;    /* allocations served */
-    uint64_t retries;   /* allocations that needed a trim-and-retry */
-    size_t scratch;     /* bytes held by gx's own scratch buffers (reduction partials and
+    size_t in_use;    /* bytes held by live arrays (0 once every array is released) */
+    size_t peak;      /* highest in_use since the context was made (or stats reset) */
+    size_t reserved;  /* bytes the pool holds from the device, in use or cached */
+    size_t limit;     /* GX_MEMORY_LIMIT in bytes, 0 = none; covers in_use + scratch */
+    uint64_t allocs;  /* allocations served */
+    uint64_t retries; /* allocations that needed a trim-and-retry */
+    size_t scratch;   /* bytes held by gx's own scratch buffers (reduction partials and
                          * counters, scan status), kept for reuse until the context goes */
 } gx_memory_stats;
 
@@ -272,15 +284,17 @@ typedef struct gx_array_desc {
 /* Slice of one axis: elements start, start+step, ... while < stop (step > 0) or
  * > stop (step < 0).  Negative start/stop count from the end as in Python; use
  * GX_END for "to the end".  step 0 is an error. */
-typedef struct gx_slice { int64_t start, stop, step; } gx_slice;
+typedef struct gx_slice {
+    int64_t start, stop, step;
+} gx_slice;
 #define GX_END INT64_MAX
 #define GX_ALL ((gx_slice){0, GX_END, 1})
 
 /* A new uninitialised array.  ndim 0 is a scalar (size 1); a 0 in shape is an empty array. */
 GX_API gx_status gx_array_empty(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *shape, gx_array **out);
 /* A new array filled from `host` (size*dtype_size bytes, row-major). */
-GX_API gx_status gx_array_from_host(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *shape,
-                                    const void *host, gx_array **out);
+GX_API gx_status gx_array_from_host(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *shape, const void *host,
+                                    gx_array **out);
 /* Copies the array (any view) to `host` as dense row-major; host_bytes must be >= size*elem. Waits. */
 GX_API gx_status gx_array_to_host(const gx_array *a, void *host, size_t host_bytes);
 /* Writes `host` (dense row-major, host_bytes >= size*elem) into `out` (any view). */
@@ -331,13 +345,13 @@ GX_API gx_status gx_array_device_ptr(const gx_array *a, void **out);
 /* How gx_array_format / gx_array_print lay an array out.  All zero (or a NULL
  * pointer) means the defaults; negative values are GX_ERR_INVALID_ARGUMENT. */
 typedef struct gx_print_opts {
-    int64_t threshold; /* arrays with MORE elements than this are summarised; 0 = 1000
+    int64_t threshold;    /* arrays with MORE elements than this are summarised; 0 = 1000
                         * (INT64_MAX: never; 1: every axis longer than 2*edgeitems) */
-    int edgeitems;     /* elements shown at each end of a summarised axis; 0 = 3 */
-    int precision;     /* significant digits of floats (and of each part of a complex);
+    int edgeitems;        /* elements shown at each end of a summarised axis; 0 = 3 */
+    int precision;        /* significant digits of floats (and of each part of a complex);
                         * 0 = 6 for f32/c64, 8 for f64/c128 (4 f16, 3 bf16); values
                         * above 17 print as 17 */
-    int linewidth;     /* rows are wrapped to lines of at most this many characters
+    int linewidth;        /* rows are wrapped to lines of at most this many characters
                         * (a single element wider than that still gets its own line);
                         * 0 = 75 */
     uint64_t reserved[6]; /* zero (see the conventions) */
@@ -361,8 +375,7 @@ typedef struct gx_print_opts {
  * cap/needed as gx_info_text: the text is NUL-terminated and truncated to cap
  * (buf may be NULL only when cap is 0, to ask for the size); *needed, if not NULL,
  * receives the full length + 1.  Waits for work pending on the array. */
-GX_API gx_status gx_array_format(const gx_array *a, const gx_print_opts *opts, char *buf, size_t cap,
-                                 size_t *needed);
+GX_API gx_status gx_array_format(const gx_array *a, const gx_print_opts *opts, char *buf, size_t cap, size_t *needed);
 /* The same text written to stdout, followed by a newline (and flushed). */
 GX_API gx_status gx_array_print(const gx_array *a, const gx_print_opts *opts);
 
@@ -377,25 +390,25 @@ GX_API gx_status gx_array_print(const gx_array *a, const gx_print_opts *opts);
 GX_API gx_status gx_define(gx_ctx *ctx, const char *name, const char *source);
 
 typedef struct gx_map_opts {
-    gx_dtype dtype;             /* result dtype; GX_DTYPE_DEFAULT (0) = the lambda's type */
-    const gx_const *consts;     /* named scalars the lambda sees, may be NULL */
+    gx_dtype dtype;         /* result dtype; GX_DTYPE_DEFAULT (0) = the lambda's type */
+    const gx_const *consts; /* named scalars the lambda sees, may be NULL */
     int nconsts;
-    int exact_dtype;            /* gx_map_into: nonzero = out's dtype must equal the
+    int exact_dtype;      /* gx_map_into: nonzero = out's dtype must equal the
                                  * result dtype (else GX_ERR_DTYPE), 0 = convert */
-    uint64_t reserved[6];       /* zero (see the conventions) */
+    uint64_t reserved[6]; /* zero (see the conventions) */
 } gx_map_opts;
 
 /* A new array out = f(in[0], in[1], ...) element by element with numpy broadcasting,
  * in one fused kernel: shape = the broadcast shape, dtype = opts->dtype or the
  * lambda's result type.  opts may be NULL. */
-GX_API gx_status gx_map(gx_ctx *ctx, const char *lambda, int nin, gx_array *const *in,
-                        const gx_map_opts *opts, gx_array **out);
+GX_API gx_status gx_map(gx_ctx *ctx, const char *lambda, int nin, gx_array *const *in, const gx_map_opts *opts,
+                        gx_array **out);
 /* The same written into `out`, which must have the broadcast shape (any view); it may
  * alias an input element for element (in place).  The lambda's value, computed in
  * the result dtype, is converted to out's dtype as the conventions say, unless
  * opts->exact_dtype. */
-GX_API gx_status gx_map_into(gx_ctx *ctx, const char *lambda, int nin, gx_array *const *in,
-                             const gx_map_opts *opts, gx_array *out);
+GX_API gx_status gx_map_into(gx_ctx *ctx, const char *lambda, int nin, gx_array *const *in, const gx_map_opts *opts,
+                             gx_array *out);
 
 /* ------------------------------------------------------------------ events */
 
@@ -415,7 +428,7 @@ GX_API gx_status gx_event_destroy(gx_event *e);
 
 typedef struct gx_cache_stats {
     uint64_t mem_hits, disk_hits, misses, compiles, corrupt_entries;
-    double compile_ms;          /* total time spent in the backend compiler */
+    double compile_ms; /* total time spent in the backend compiler */
 } gx_cache_stats;
 
 GX_API gx_status gx_cache_stats_get(gx_ctx *ctx, gx_cache_stats *out);
@@ -423,8 +436,8 @@ GX_API gx_status gx_cache_stats_get(gx_ctx *ctx, gx_cache_stats *out);
 GX_API gx_status gx_set_dump_dir(gx_ctx *ctx, const char *dir);
 /* Generates (without compiling) the source that gx_map would run, for reading.
  * Writes a NUL-terminated string into buf (truncated to cap); *needed gets the length+1. */
-GX_API gx_status gx_map_source(gx_ctx *ctx, const char *lambda, int nin, gx_array *const *in,
-                               const gx_map_opts *opts, char *buf, size_t cap, size_t *needed);
+GX_API gx_status gx_map_source(gx_ctx *ctx, const char *lambda, int nin, gx_array *const *in, const gx_map_opts *opts,
+                               char *buf, size_t cap, size_t *needed);
 
 #ifdef __cplusplus
 }
@@ -432,9 +445,9 @@ GX_API gx_status gx_map_source(gx_ctx *ctx, const char *lambda, int nin, gx_arra
 
 /* The operations beyond map, one header per component (all included here, so users
  * include gx.h alone). */
-#include "gx/reduce.h"    /* reduce, mapreduce, along axes, argmin/argmax */
-#include "gx/range.h"     /* scans, filter/findall, range pipelines */
-#include "gx/kernel.h"    /* user CUDA kernels, launch, occupancy, streams, profiler */
-#include "gx/linalg.h"    /* matmul, random numbers, FFT */
+#include "gx/reduce.h" /* reduce, mapreduce, along axes, argmin/argmax */
+#include "gx/range.h"  /* scans, filter/findall, range pipelines */
+#include "gx/kernel.h" /* user CUDA kernels, launch, occupancy, streams, profiler */
+#include "gx/linalg.h" /* matmul, random numbers, FFT */
 
 #endif /* GX_H */

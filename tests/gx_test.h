@@ -24,62 +24,57 @@ extern const char *gxt_current;
 
 #define GXT_TEST(name) void gxt_test_##name(void)
 
-#define GXT_FAIL_AT(file, line, ...)                                              \
-    do {                                                                          \
-        fprintf(stderr, "%s:%d: [%s] FAILED: ", file, line, gxt_current);        \
-        fprintf(stderr, __VA_ARGS__);                                             \
-        fprintf(stderr, "\n");                                                    \
-        gxt_failures++;                                                           \
+#define GXT_FAIL_AT(file, line, ...)                                      \
+    do {                                                                  \
+        fprintf(stderr, "%s:%d: [%s] FAILED: ", file, line, gxt_current); \
+        fprintf(stderr, __VA_ARGS__);                                     \
+        fprintf(stderr, "\n");                                            \
+        gxt_failures++;                                                   \
     } while (0)
 
 /* Non-fatal check. */
-#define GXT_CHECK(cond)                                                           \
-    do {                                                                          \
-        if (!(cond))                                                              \
-            GXT_FAIL_AT(__FILE__, __LINE__, "%s", #cond);                         \
+#define GXT_CHECK(cond)                                   \
+    do {                                                  \
+        if (!(cond))                                      \
+            GXT_FAIL_AT(__FILE__, __LINE__, "%s", #cond); \
     } while (0)
 /* Fatal: a gx call must succeed (prints gx_last_error otherwise). */
-#define GXT_OK(expr)                                                              \
-    do {                                                                          \
-        gx_status gxt_s_ = (expr);                                                \
-        if (gxt_s_ != GX_OK) {                                                    \
-            GXT_FAIL_AT(__FILE__, __LINE__, "%s -> %s: %s", #expr,               \
-                        gx_status_string(gxt_s_), gx_last_error());               \
-            return;                                                               \
-        }                                                                         \
+#define GXT_OK(expr)                                                                                           \
+    do {                                                                                                       \
+        gx_status gxt_s_ = (expr);                                                                             \
+        if (gxt_s_ != GX_OK) {                                                                                 \
+            GXT_FAIL_AT(__FILE__, __LINE__, "%s -> %s: %s", #expr, gx_status_string(gxt_s_), gx_last_error()); \
+            return;                                                                                            \
+        }                                                                                                      \
     } while (0)
 /* A gx call must fail with this status and leave a non-empty message. */
-#define GXT_STATUS(expr, want)                                                    \
-    do {                                                                          \
-        gx_clear_error();                                                         \
-        gx_status gxt_s_ = (expr);                                                \
-        if (gxt_s_ != (want))                                                     \
-            GXT_FAIL_AT(__FILE__, __LINE__, "%s -> %s, want %s (%s)", #expr,     \
-                        gx_status_string(gxt_s_), gx_status_string(want),        \
-                        gx_last_error());                                         \
-        else if (gxt_s_ != GX_OK && gx_last_error()[0] == 0)                      \
-            GXT_FAIL_AT(__FILE__, __LINE__, "%s: no error message", #expr);       \
+#define GXT_STATUS(expr, want)                                                                         \
+    do {                                                                                               \
+        gx_clear_error();                                                                              \
+        gx_status gxt_s_ = (expr);                                                                     \
+        if (gxt_s_ != (want))                                                                          \
+            GXT_FAIL_AT(__FILE__, __LINE__, "%s -> %s, want %s (%s)", #expr, gx_status_string(gxt_s_), \
+                        gx_status_string(want), gx_last_error());                                      \
+        else if (gxt_s_ != GX_OK && gx_last_error()[0] == 0)                                           \
+            GXT_FAIL_AT(__FILE__, __LINE__, "%s: no error message", #expr);                            \
     } while (0)
-#define GXT_EQ_I64(a, b)                                                          \
-    do {                                                                          \
-        long long gxt_a_ = (long long)(a), gxt_b_ = (long long)(b);               \
-        if (gxt_a_ != gxt_b_)                                                     \
-            GXT_FAIL_AT(__FILE__, __LINE__, "%s == %s: %lld != %lld", #a, #b,     \
-                        gxt_a_, gxt_b_);                                          \
+#define GXT_EQ_I64(a, b)                                                                       \
+    do {                                                                                       \
+        long long gxt_a_ = (long long)(a), gxt_b_ = (long long)(b);                            \
+        if (gxt_a_ != gxt_b_)                                                                  \
+            GXT_FAIL_AT(__FILE__, __LINE__, "%s == %s: %lld != %lld", #a, #b, gxt_a_, gxt_b_); \
     } while (0)
-#define GXT_NEAR(a, b, tol)                                                       \
-    do {                                                                          \
-        double gxt_a_ = (double)(a), gxt_b_ = (double)(b);                        \
-        if (!(fabs(gxt_a_ - gxt_b_) <= (tol) * (1.0 + fabs(gxt_b_))))             \
-            GXT_FAIL_AT(__FILE__, __LINE__, "%s ~ %s: %.17g vs %.17g", #a, #b,    \
-                        gxt_a_, gxt_b_);                                          \
+#define GXT_NEAR(a, b, tol)                                                                     \
+    do {                                                                                        \
+        double gxt_a_ = (double)(a), gxt_b_ = (double)(b);                                      \
+        if (!(fabs(gxt_a_ - gxt_b_) <= (tol) * (1.0 + fabs(gxt_b_))))                           \
+            GXT_FAIL_AT(__FILE__, __LINE__, "%s ~ %s: %.17g vs %.17g", #a, #b, gxt_a_, gxt_b_); \
     } while (0)
 /* Message must contain a substring. */
-#define GXT_MSG_HAS(sub)                                                          \
-    do {                                                                          \
-        if (!strstr(gx_last_error(), (sub)))                                      \
-            GXT_FAIL_AT(__FILE__, __LINE__, "message lacks \"%s\": %s", (sub),    \
-                        gx_last_error());                                         \
+#define GXT_MSG_HAS(sub)                                                                         \
+    do {                                                                                         \
+        if (!strstr(gx_last_error(), (sub)))                                                     \
+            GXT_FAIL_AT(__FILE__, __LINE__, "message lacks \"%s\": %s", (sub), gx_last_error()); \
     } while (0)
 
 /* A context on the backend under test (GX_BACKEND); the runner destroys it. */

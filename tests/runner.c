@@ -122,7 +122,7 @@ static int run_one(const char *name, void (*fn)(void))
 
 /* ------------------------------------------------------------ cross-backend cases */
 
-#include "core/gx_internal.h"   /* gx__dtype_from_f64: values of any dtype from doubles */
+#include "core/gx_internal.h" /* gx__dtype_from_f64: values of any dtype from doubles */
 
 static double gxt_cross_value(gx_dtype t)
 {

@@ -15,14 +15,17 @@ static const struct {
     const char *name;
     kind k;
 } OPS[] = {
-    {"+", K_ADD}, {"sum", K_ADD}, {"*", K_MUL}, {"prod", K_MUL}, {"max", K_MAX}, {"maximum", K_MAX},
-    {"min", K_MIN}, {"minimum", K_MIN}, {"&", K_AND}, {"|", K_OR}, {"^", K_XOR}, {"&&", K_LAND},
-    {"all", K_LAND}, {"||", K_LOR}, {"any", K_LOR},
+    {"+", K_ADD},       {"sum", K_ADD}, {"*", K_MUL},       {"prod", K_MUL}, {"max", K_MAX},
+    {"maximum", K_MAX}, {"min", K_MIN}, {"minimum", K_MIN}, {"&", K_AND},    {"|", K_OR},
+    {"^", K_XOR},       {"&&", K_LAND}, {"all", K_LAND},    {"||", K_LOR},   {"any", K_LOR},
 };
 #define NOPS ((int)(sizeof OPS / sizeof OPS[0]))
 
 /* The documented result dtype of an operator on i32 data (gx/reduce.h). */
-static gx_dtype acc_of(kind k) { return k == K_ADD || k == K_MUL ? GX_I64 : k == K_LAND || k == K_LOR ? GX_BOOL : GX_I32; }
+static gx_dtype acc_of(kind k)
+{
+    return k == K_ADD || k == K_MUL ? GX_I64 : k == K_LAND || k == K_LOR ? GX_BOOL : GX_I32;
+}
 
 static int64_t fold1(kind k, int64_t a, int64_t b)
 {
@@ -58,7 +61,7 @@ static gx_array *make_data(gx_ctx *ctx, int32_t *x)
 {
     for (int i = 0; i < N; i++)
         x[i] = (int32_t)(gxt_rand_u64() % 7) - 3;
-    x[5] = 0;   /* && and * meet a zero */
+    x[5] = 0; /* && and * meet a zero */
     gx_array *a = NULL;
     int64_t n = N;
     if (gx_array_from_host(ctx, GX_I32, 1, &n, x, &a) != GX_OK)
@@ -87,7 +90,8 @@ static void expect_array(const char *what, const char *op, gx_array *a, gx_dtype
         return;
     }
     if (d.dtype != dt)
-        GXT_FAIL_AT(__FILE__, __LINE__, "%s(\"%s\"): dtype %s, want %s", what, op, gx_dtype_name(d.dtype), gx_dtype_name(dt));
+        GXT_FAIL_AT(__FILE__, __LINE__, "%s(\"%s\"): dtype %s, want %s", what, op, gx_dtype_name(d.dtype),
+                    gx_dtype_name(dt));
     double v[N];
     if (!host_values(a, v, n)) {
         GXT_FAIL_AT(__FILE__, __LINE__, "%s(\"%s\"): cannot read %d values back", what, op, n);
@@ -103,7 +107,8 @@ static void expect_array(const char *what, const char *op, gx_array *a, gx_dtype
 static void expect_scalar(const char *what, const char *op, gx_scalar s, gx_dtype dt, int64_t want)
 {
     if (s.dtype != dt)
-        GXT_FAIL_AT(__FILE__, __LINE__, "%s(\"%s\"): dtype %s, want %s", what, op, gx_dtype_name(s.dtype), gx_dtype_name(dt));
+        GXT_FAIL_AT(__FILE__, __LINE__, "%s(\"%s\"): dtype %s, want %s", what, op, gx_dtype_name(s.dtype),
+                    gx_dtype_name(dt));
     if (gx_scalar_to_f64(s) != (double)want)
         GXT_FAIL_AT(__FILE__, __LINE__, "%s(\"%s\") = %g, want %lld", what, op, gx_scalar_to_f64(s), (long long)want);
 }
@@ -272,9 +277,13 @@ GXT_TEST(api_empty_pipeline_reduce_is_neutral)
     int64_t zero = 0;
     gx_array *e = NULL;
     GXT_OK(gx_array_empty(ctx, GX_I32, 1, &zero, &e));
-    static const struct { const char *op; gx_dtype dt; double want; } cases[] = {
-        {"+", GX_I64, 0}, {"*", GX_I64, 1}, {"max", GX_I32, INT32_MIN}, {"min", GX_I32, INT32_MAX},
-        {"&", GX_I32, -1}, {"|", GX_I32, 0}, {"^", GX_I32, 0}, {"&&", GX_BOOL, 1}, {"||", GX_BOOL, 0},
+    static const struct {
+        const char *op;
+        gx_dtype dt;
+        double want;
+    } cases[] = {
+        {"+", GX_I64, 0}, {"*", GX_I64, 1}, {"max", GX_I32, INT32_MIN}, {"min", GX_I32, INT32_MAX}, {"&", GX_I32, -1},
+        {"|", GX_I32, 0}, {"^", GX_I32, 0}, {"&&", GX_BOOL, 1},         {"||", GX_BOOL, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gx_pipe *p = NULL;
@@ -329,7 +338,7 @@ GXT_TEST(api_zero_map_opts_are_defaults)
     GXT_OK(gx_map(ctx, "x -> x * 3", 1, &a, NULL, &y1));
     gx_array_desc d;
     GXT_OK(gx_array_describe(y0, &d));
-    GXT_CHECK(d.dtype == GX_I32);   /* the lambda's type, not bool (GX_DTYPE_DEFAULT is 0) */
+    GXT_CHECK(d.dtype == GX_I32); /* the lambda's type, not bool (GX_DTYPE_DEFAULT is 0) */
     int32_t r[4];
     GXT_OK(gx_array_to_host(y0, r, sizeof r));
     GXT_CHECK(r[0] == 3 && r[1] == 6 && r[2] == 9 && r[3] == 12);
@@ -360,7 +369,7 @@ GXT_TEST(api_zero_reduce_opts_are_defaults)
     GXT_OK(gx_reduce(ctx, "+", a, &z, &s0));
     GXT_OK(gx_reduce(ctx, "+", a, NULL, &s1));
     GXT_CHECK(s0.dtype == GX_I64 && s0.v.i == 21 && s1.dtype == GX_I64 && s1.v.i == 21);
-    GXT_OK(gx_reduce_to(ctx, "max", a, &z, &r0));   /* all axes, kept as size 1 */
+    GXT_OK(gx_reduce_to(ctx, "max", a, &z, &r0)); /* all axes, kept as size 1 */
     GXT_OK(gx_reduce_to(ctx, "max", a, NULL, &r1));
     GXT_CHECK(same_values(r0, r1));
     gx_array_desc d;
@@ -379,7 +388,7 @@ GXT_TEST(api_zero_scan_opts_are_defaults)
     gx_array *a = NULL, *y0 = NULL, *y1 = NULL;
     GXT_OK(gx_array_from_host(ctx, GX_I32, 1, &n, x, &a));
     gx_scan_opts z = {0};
-    GXT_OK(gx_scan(ctx, "a, b -> a + b", a, &z, &y0));   /* once all true: acc dtype 0 was bool */
+    GXT_OK(gx_scan(ctx, "a, b -> a + b", a, &z, &y0)); /* once all true: acc dtype 0 was bool */
     GXT_OK(gx_scan(ctx, "a, b -> a + b", a, NULL, &y1));
     int32_t r[5];
     GXT_OK(gx_array_to_host(y0, r, sizeof r));
@@ -428,7 +437,7 @@ GXT_TEST(api_zero_filter_and_pipe_opts_are_defaults)
     GXT_OK(gx_pipe_reduce(p, "+", &pz, &s));
     GXT_CHECK(s.dtype == GX_I64 && s.v.i == 20);
     gx_array *y = NULL;
-    GXT_OK(gx_pipe_scan(p, "+", &pz, &y));   /* inclusive, no init */
+    GXT_OK(gx_pipe_scan(p, "+", &pz, &y)); /* inclusive, no init */
     int64_t c[6];
     GXT_OK(gx_array_to_host(y, c, sizeof c));
     GXT_CHECK(c[0] == 10 && c[1] == 8 && c[5] == 20);
@@ -449,7 +458,7 @@ GXT_TEST(api_zero_print_opts_are_defaults)
     GXT_OK(gx_array_format(a, &z, b0, sizeof b0, NULL));
     GXT_OK(gx_array_format(a, NULL, b1, sizeof b1, NULL));
     GXT_CHECK(strcmp(b0, b1) == 0);
-    GXT_CHECK(strstr(b0, "...") != NULL);   /* 2000 > the default threshold 1000 */
+    GXT_CHECK(strstr(b0, "...") != NULL); /* 2000 > the default threshold 1000 */
     gx_array_release(a);
 }
 
@@ -478,7 +487,7 @@ GXT_TEST(api_zero_matmul_opts_are_defaults)
         GXT_OK(gx_matmul_into(a, b, &z, c1));
         GXT_CHECK(same_values(c0, c1));
         gx_matmul_opts ab = {.alpha = GX_SCALAR_F64(2), .beta = GX_SCALAR_F64(1)};
-        GXT_OK(gx_matmul_into(a, b, &ab, c1));   /* 2·AB + AB */
+        GXT_OK(gx_matmul_into(a, b, &ab, c1)); /* 2·AB + AB */
         GXT_OK(gx_array_to_host(c1, r, sizeof r));
         GXT_CHECK(r[0] == 57 && r[3] == 150);
     }
@@ -534,7 +543,7 @@ GXT_TEST(api_into_converts_or_refuses_with_exact_dtype)
     gx_ctx *ctx = gxt_ctx();
     int64_t n = 5;
     gx_array *a = NULL, *f = NULL, *c = NULL;
-    GXT_OK(gx_array_iota(ctx, GX_I32, n, -2, 1, &a));   /* -2 -1 0 1 2 */
+    GXT_OK(gx_array_iota(ctx, GX_I32, n, -2, 1, &a)); /* -2 -1 0 1 2 */
     GXT_OK(gx_array_empty(ctx, GX_F32, 1, &n, &f));
     /* map: i32 * 1.5 is f64 in the lambda; written into f32 as a C cast */
     GXT_OK(gx_map_into(ctx, "x -> x * 1.5", 1, &a, NULL, f));
@@ -585,7 +594,7 @@ GXT_TEST(api_new_array_calls_ignore_out_value)
     GXT_CHECK(o != keep);
     int32_t r[3];
     GXT_OK(gx_array_to_host(keep, r, sizeof r));
-    GXT_CHECK(r[0] == 0 && r[1] == 0 && r[2] == 0);   /* untouched */
+    GXT_CHECK(r[0] == 0 && r[1] == 0 && r[2] == 0); /* untouched */
     GXT_OK(gx_array_to_host(o, r, sizeof r));
     GXT_CHECK(r[0] == 11 && r[2] == 13);
     gx_array_release(o);

@@ -4,7 +4,8 @@
 /* test_array.c -- arrays: round trips, views, reshape, fill/iota, copies, bad input. */
 #include "gx_test.h"
 
-static const gx_dtype all_dtypes[] = {GX_BOOL, GX_I8, GX_I16, GX_I32, GX_I64, GX_U8, GX_U16, GX_U32, GX_U64, GX_F32, GX_F64};
+static const gx_dtype all_dtypes[] = {GX_BOOL, GX_I8,  GX_I16, GX_I32, GX_I64, GX_U8,
+                                      GX_U16,  GX_U32, GX_U64, GX_F32, GX_F64};
 #define NDT (int)(sizeof all_dtypes / sizeof all_dtypes[0])
 
 /* Random bytes that are valid values of the dtype (bool: 0/1; floats: finite). */
@@ -73,14 +74,54 @@ GXT_TEST(array_fill_and_iota_values)
             case GX_BOOL: v = buf[i]; break;
             case GX_I8: v = (int8_t)buf[i]; break;
             case GX_U8: v = buf[i]; break;
-            case GX_I16: { int16_t x; memcpy(&x, buf + 2 * i, 2); v = x; break; }
-            case GX_U16: { uint16_t x; memcpy(&x, buf + 2 * i, 2); v = x; break; }
-            case GX_I32: { int32_t x; memcpy(&x, buf + 4 * i, 4); v = x; break; }
-            case GX_U32: { uint32_t x; memcpy(&x, buf + 4 * i, 4); v = x; break; }
-            case GX_F32: { float x; memcpy(&x, buf + 4 * i, 4); v = x; break; }
-            case GX_I64: { int64_t x; memcpy(&x, buf + 8 * i, 8); v = (double)x; break; }
-            case GX_U64: { uint64_t x; memcpy(&x, buf + 8 * i, 8); v = (double)x; break; }
-            default: { double x; memcpy(&x, buf + 8 * i, 8); v = x; break; }
+            case GX_I16: {
+                int16_t x;
+                memcpy(&x, buf + 2 * i, 2);
+                v = x;
+                break;
+            }
+            case GX_U16: {
+                uint16_t x;
+                memcpy(&x, buf + 2 * i, 2);
+                v = x;
+                break;
+            }
+            case GX_I32: {
+                int32_t x;
+                memcpy(&x, buf + 4 * i, 4);
+                v = x;
+                break;
+            }
+            case GX_U32: {
+                uint32_t x;
+                memcpy(&x, buf + 4 * i, 4);
+                v = x;
+                break;
+            }
+            case GX_F32: {
+                float x;
+                memcpy(&x, buf + 4 * i, 4);
+                v = x;
+                break;
+            }
+            case GX_I64: {
+                int64_t x;
+                memcpy(&x, buf + 8 * i, 8);
+                v = (double)x;
+                break;
+            }
+            case GX_U64: {
+                uint64_t x;
+                memcpy(&x, buf + 8 * i, 8);
+                v = (double)x;
+                break;
+            }
+            default: {
+                double x;
+                memcpy(&x, buf + 8 * i, 8);
+                v = x;
+                break;
+            }
             }
             GXT_NEAR(v, t == GX_BOOL ? 1.0 : 5.0, 0);
         }
@@ -88,19 +129,36 @@ GXT_TEST(array_fill_and_iota_values)
         for (size_t i = 0; i < 63 * gx_dtype_size(t); i++)
             GXT_CHECK(buf[i] == 0);
         GXT_OK(gx_array_to_host(o, buf, sizeof buf));
-        GXT_CHECK(buf[0] == 1 || t == GX_F32 || t == GX_F64);   /* little-endian integer 1 */
+        GXT_CHECK(buf[0] == 1 || t == GX_F32 || t == GX_F64); /* little-endian integer 1 */
         /* iota: start 3, step 2 -> 3, 5, 7, ... in the dtype's arithmetic */
         GXT_OK(gx_array_iota(ctx, t, 40, 3, 2, &io));
         GXT_OK(gx_array_to_host(io, buf, sizeof buf));
         for (int i = 0; i < 40; i++) {
             double want = 3 + 2.0 * i, got;
-            if (t == GX_F32) { float x; memcpy(&x, buf + 4 * i, 4); got = x; }
-            else if (t == GX_F64) { memcpy(&got, buf + 8 * i, 8); }
-            else if (t == GX_BOOL) { got = buf[i]; want = 1; }
-            else if (gx_dtype_size(t) == 1) { got = t == GX_I8 ? (int8_t)buf[i] : buf[i]; }
-            else if (gx_dtype_size(t) == 2) { uint16_t x; memcpy(&x, buf + 2 * i, 2); got = x; }
-            else if (gx_dtype_size(t) == 4) { uint32_t x; memcpy(&x, buf + 4 * i, 4); got = x; }
-            else { uint64_t x; memcpy(&x, buf + 8 * i, 8); got = (double)x; }
+            if (t == GX_F32) {
+                float x;
+                memcpy(&x, buf + 4 * i, 4);
+                got = x;
+            } else if (t == GX_F64) {
+                memcpy(&got, buf + 8 * i, 8);
+            } else if (t == GX_BOOL) {
+                got = buf[i];
+                want = 1;
+            } else if (gx_dtype_size(t) == 1) {
+                got = t == GX_I8 ? (int8_t)buf[i] : buf[i];
+            } else if (gx_dtype_size(t) == 2) {
+                uint16_t x;
+                memcpy(&x, buf + 2 * i, 2);
+                got = x;
+            } else if (gx_dtype_size(t) == 4) {
+                uint32_t x;
+                memcpy(&x, buf + 4 * i, 4);
+                got = x;
+            } else {
+                uint64_t x;
+                memcpy(&x, buf + 8 * i, 8);
+                got = (double)x;
+            }
             GXT_NEAR(got, want, 0);
         }
         gx_array_release(a);
@@ -131,7 +189,7 @@ GXT_TEST(array_views_write_through_and_keep_parent_alive)
         host[i] = i;
     gx_array *a = NULL, *v = NULL;
     GXT_OK(gx_array_from_host(ctx, GX_I32, 2, shape, host, &a));
-    gx_slice sl[2] = {{1, 5, 2}, {-1, GX_END, -3}};   /* rows 1,3; cols 7,4,1 */
+    gx_slice sl[2] = {{1, 5, 2}, {-1, GX_END, -3}}; /* rows 1,3; cols 7,4,1 */
     GXT_OK(gx_array_view(a, sl, &v));
     gx_array_desc d;
     GXT_OK(gx_array_describe(v, &d));
@@ -175,10 +233,10 @@ GXT_TEST(array_copy_between_strided_views)
     gx_array *a = NULL, *t = NULL, *b = NULL;
     GXT_OK(gx_array_from_host(ctx, GX_F64, 2, shape, host, &a));
     int perm[2] = {1, 0};
-    GXT_OK(gx_array_permute(a, perm, &t));               /* 31 x 33 transposed view */
+    GXT_OK(gx_array_permute(a, perm, &t)); /* 31 x 33 transposed view */
     int64_t tshape[2] = {31, 33};
     GXT_OK(gx_array_empty(ctx, GX_F64, 2, tshape, &b));
-    GXT_OK(gx_array_copy_into(t, b));                     /* strided -> dense */
+    GXT_OK(gx_array_copy_into(t, b)); /* strided -> dense */
     GXT_OK(gx_array_to_host(b, back, sizeof back));
     for (int i = 0; i < 31; i++)
         for (int j = 0; j < 33; j++)
@@ -255,7 +313,7 @@ GXT_TEST(array_get_set_and_clone_convert)
     uint8_t bv[5];
     GXT_OK(gx_array_to_host(b, bv, sizeof bv));
     GXT_CHECK(bv[0] == 1 && bv[1] == 1 && bv[2] == 0 && bv[3] == 1);
-    GXT_OK(gx_array_clone(i, GX_U8, &u));   /* C conversion: 300 -> 44 */
+    GXT_OK(gx_array_clone(i, GX_U8, &u)); /* C conversion: 300 -> 44 */
     uint8_t uv[5];
     GXT_OK(gx_array_to_host(u, uv, sizeof uv));
     GXT_EQ_I64(uv[4], 44);
@@ -286,7 +344,7 @@ GXT_TEST(array_empty_arrays_are_valid)
     GXT_OK(gx_array_size(m, &sz));
     GXT_EQ_I64(sz, 0);
     gx_array *scalar = NULL;
-    GXT_OK(gx_array_ones(ctx, GX_I32, 0, NULL, &scalar));   /* 0-d: one element */
+    GXT_OK(gx_array_ones(ctx, GX_I32, 0, NULL, &scalar)); /* 0-d: one element */
     int32_t one = 0;
     GXT_OK(gx_array_get(scalar, NULL, &one));
     GXT_EQ_I64(one, 1);
@@ -311,8 +369,8 @@ GXT_TEST(array_bad_input)
     GXT_STATUS(gx_array_empty(ctx, GX_F32, 9, nine, &a), GX_ERR_SHAPE);
     GXT_STATUS(gx_array_empty(ctx, GX_F32, 1, NULL, &a), GX_ERR_INVALID_ARGUMENT);
     GXT_STATUS(gx_array_empty(ctx, (gx_dtype)99, 1, one, &a), GX_ERR_DTYPE);
-    GXT_STATUS(gx_array_empty(ctx, GX_DTYPE_DEFAULT, 1, one, &a), GX_ERR_DTYPE);   /* 0 is not an element type */
-    GXT_STATUS(gx_array_empty(ctx, GX_F16, 1, one, &a), GX_ERR_DTYPE);   /* reserved (c64 became supported) */
+    GXT_STATUS(gx_array_empty(ctx, GX_DTYPE_DEFAULT, 1, one, &a), GX_ERR_DTYPE); /* 0 is not an element type */
+    GXT_STATUS(gx_array_empty(ctx, GX_F16, 1, one, &a), GX_ERR_DTYPE);           /* reserved (c64 became supported) */
     GXT_CHECK(a == NULL);
     /* mismatched copies */
     int64_t other[1] = {11};
@@ -417,14 +475,14 @@ GXT_TEST(array_out_of_memory_is_an_error)
 {
     gx_ctx *ctx = gxt_ctx();
     gx_array *a = NULL;
-    int64_t huge[2] = {1 << 20, 1 << 28};   /* 2^48 f32 = 1 PiB: more than any device */
+    int64_t huge[2] = {1 << 20, 1 << 28}; /* 2^48 f32 = 1 PiB: more than any device */
     GXT_STATUS(gx_array_empty(ctx, GX_F32, 2, huge, &a), GX_ERR_OUT_OF_MEMORY);
     GXT_MSG_HAS("1048576.00 GiB");
     GXT_MSG_HAS("pool state");
     GXT_CHECK(a == NULL);
     gx_memory_stats m;
     GXT_OK(gx_memory_stats_get(ctx, &m));
-    GXT_CHECK(m.retries >= 1);          /* it trimmed the pool and tried again */
+    GXT_CHECK(m.retries >= 1); /* it trimmed the pool and tried again */
     /* the context still works afterwards */
     int64_t n = 1000;
     GXT_OK(gx_array_ones(ctx, GX_F32, 1, &n, &a));
@@ -481,7 +539,7 @@ GXT_TEST(array_memory_scratch_apart_from_arrays)
     gx_memory_stats m0, m1;
     GXT_OK(gx_memory_stats_get(ctx, &m0));
     GXT_EQ_I64(m0.in_use, 0);
-    GXT_CHECK(m0.reserved >= m0.scratch);   /* scratch comes from the same pool */
+    GXT_CHECK(m0.reserved >= m0.scratch); /* scratch comes from the same pool */
     /* An array adds exactly its bytes to in_use, nothing to scratch. */
     GXT_OK(gx_array_empty(ctx, GX_F64, 1, &n, &x));
     GXT_OK(gx_memory_stats_get(ctx, &m1));

@@ -423,7 +423,10 @@ GXT_TEST(cache_disk_off_and_unwritable)
     drop_cache(dir);
 }
 
-typedef struct store_job { int id; int bad; } store_job;
+typedef struct store_job {
+    int id;
+    int bad;
+} store_job;
 
 static void payload_for(int k, unsigned char *buf, size_t *n)
 {
@@ -619,7 +622,10 @@ GXT_TEST(cache_cc_compile_error_names_user_lines)
     unsetenv("GX_CC");
 }
 
-typedef struct cc_job { int id; int bad; } cc_job;
+typedef struct cc_job {
+    int id;
+    int bad;
+} cc_job;
 
 static void *cc_worker(void *arg)
 {
@@ -915,8 +921,8 @@ GXT_TEST(cache_cc_sweeps_stale_folders)
     snprintf(mine, sizeof mine, "%s/gx-cc-%ld-ghijkl", dir, (long)getpid());
     snprintf(init, sizeof init, "%s/gx-cc-1-mnopqr", dir);
     snprintf(odd, sizeof odd, "%s/gx-cc-%ld-x", dir, (long)dead);
-    GXT_CHECK(mkdir(stale, 0700) == 0 && mkdir(inner, 0700) == 0 && mkdir(mine, 0700) == 0 &&
-              mkdir(init, 0700) == 0 && mkdir(odd, 0700) == 0);
+    GXT_CHECK(mkdir(stale, 0700) == 0 && mkdir(inner, 0700) == 0 && mkdir(mine, 0700) == 0 && mkdir(init, 0700) == 0 &&
+              mkdir(odd, 0700) == 0);
     char file[200];
     snprintf(file, sizeof file, "%s/k.c", inner);
     rewrite(file, "int x;", 6);

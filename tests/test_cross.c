@@ -39,7 +39,7 @@ static gx_status op_map_complex(gx_ctx *c, gx_array *const *in, gx_array **out)
 
 GXT_TEST(cross_map)
 {
-    GXT_CROSS(op_map_poly, 1, IN1(GX_F32, 100003), 3e-7);   /* NVRTC contracts a*b+c into an FMA: 1 ulp */
+    GXT_CROSS(op_map_poly, 1, IN1(GX_F32, 100003), 3e-7); /* NVRTC contracts a*b+c into an FMA: 1 ulp */
     GXT_CROSS(op_map_poly, 1, IN1(GX_I64, 33), 0);
     GXT_CROSS(op_map_sincos, 1, IN1(GX_F64, 4099), 1e-15);
     GXT_CROSS(op_map_sincos, 1, IN1(GX_F32, 4099), 2e-6);
@@ -99,13 +99,10 @@ GXT_TEST(cross_reduce)
 
 /* ------------------------------------------------------------ scans, compaction, pipelines */
 
-static gx_status op_cumsum(gx_ctx *c, gx_array *const *in, gx_array **out)
-{
-    return gx_scan(c, "+", in[0], NULL, out);
-}
+static gx_status op_cumsum(gx_ctx *c, gx_array *const *in, gx_array **out) { return gx_scan(c, "+", in[0], NULL, out); }
 static gx_status op_cummax_rows(gx_ctx *c, gx_array *const *in, gx_array **out)
 {
-    gx_scan_opts o = {.axis = -1, .exclusive = 1};   /* named op: the neutral element is the init */
+    gx_scan_opts o = {.axis = -1, .exclusive = 1}; /* named op: the neutral element is the init */
     return gx_scan(c, "max", in[0], &o, out);
 }
 static gx_status op_filter(gx_ctx *c, gx_array *const *in, gx_array **out)
@@ -161,7 +158,7 @@ GXT_TEST(cross_scan_filter_pipe)
 {
     GXT_CROSS(op_cumsum, 1, IN1(GX_I32, 1000003), 0);
     GXT_CROSS(op_cumsum, 1, IN1(GX_F64, 70001), 1e-12);
-    GXT_CROSS(op_cumsum, 1, IN2D(GX_I64, 129, 7), 0);   /* default axis 0: down the columns */
+    GXT_CROSS(op_cumsum, 1, IN2D(GX_I64, 129, 7), 0); /* default axis 0: down the columns */
     GXT_CROSS(op_cummax_rows, 1, IN2D(GX_F32, 33, 257), 0);
     GXT_CROSS(op_filter, 1, IN1(GX_F64, 200003), 0);
     GXT_CROSS(op_findall, 2, ((gxt_in[]){{GX_I32, 2, {31, 1001}}, {GX_U8, 2, {31, 1001}}}), 0);
@@ -180,7 +177,7 @@ static gx_status op_clone_convert(gx_ctx *ctx, gx_array *const *in, gx_array **o
 static gx_status op_copy_view(gx_ctx *c, gx_array *const *in, gx_array **out)
 {
     gx_array *v = NULL;
-    gx_slice sl[2] = {{1, GX_END, 2}, {38, 0, -3}};   /* odd rows, every third column backwards */
+    gx_slice sl[2] = {{1, GX_END, 2}, {38, 0, -3}}; /* odd rows, every third column backwards */
     (void)c;
     gx_status s = gx_array_view(in[0], sl, &v);
     if (s == GX_OK)

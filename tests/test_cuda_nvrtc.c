@@ -6,13 +6,12 @@
 #ifdef GX_HAVE_CUDA
 #include "backend/cuda/cuda_priv.h"
 
-static const char *k_saxpy =
-    "struct saxpy_args { float a; const float *x; float *y; long long n; };\n"
-    "extern \"C\" __global__ void gx_saxpy(saxpy_args p)\n"
-    "{\n"
-    "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "    if (i < p.n) p.y[i] = p.a * p.x[i] + p.y[i];\n"
-    "}\n";
+static const char *k_saxpy = "struct saxpy_args { float a; const float *x; float *y; long long n; };\n"
+                             "extern \"C\" __global__ void gx_saxpy(saxpy_args p)\n"
+                             "{\n"
+                             "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                             "    if (i < p.n) p.y[i] = p.a * p.x[i] + p.y[i];\n"
+                             "}\n";
 
 static int need_nvrtc(void)
 {
@@ -38,7 +37,7 @@ GXT_TEST(nvrtc_ptx_sm90)
     GXT_CHECK(ptx != NULL && len > 1);
     if (ptx) {
         const char *t = ptx;
-        GXT_CHECK(t[len - 1] == 0);            /* PTX comes NUL-terminated */
+        GXT_CHECK(t[len - 1] == 0); /* PTX comes NUL-terminated */
         GXT_CHECK(strstr(t, ".target sm_90") != NULL);
         GXT_CHECK(strstr(t, ".entry gx_saxpy") != NULL);
     }
@@ -66,12 +65,11 @@ GXT_TEST(nvrtc_syntax_error_names_line)
         return;
     /* The generator emits #line directives pointing at user files: the log must
      * name that file and line. */
-    const char *src =
-        "extern \"C\" __global__ void k(int *p)\n"
-        "{\n"
-        "#line 42 \"user_lambda.gx\"\n"
-        "    p[0] = 1 +;\n"
-        "}\n";
+    const char *src = "extern \"C\" __global__ void k(int *p)\n"
+                      "{\n"
+                      "#line 42 \"user_lambda.gx\"\n"
+                      "    p[0] = 1 +;\n"
+                      "}\n";
     void *out = (void *)1;
     size_t len = 7;
     char *log = NULL;
@@ -88,8 +86,7 @@ GXT_TEST(nvrtc_bad_arguments)
     void *out = NULL;
     size_t len = 0;
     GXT_STATUS(cuda_nvrtc_compile(NULL, "x", 9, 0, 0, &out, &len, NULL), GX_ERR_INVALID_ARGUMENT);
-    GXT_STATUS(cuda_nvrtc_compile(k_saxpy, "x", 0, 0, 0, &out, &len, NULL),
-               GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(cuda_nvrtc_compile(k_saxpy, "x", 0, 0, 0, &out, &len, NULL), GX_ERR_INVALID_ARGUMENT);
     if (!need_nvrtc())
         return;
     /* An arch far below anything NVRTC supports is a clear "unsupported". */

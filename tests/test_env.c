@@ -25,7 +25,7 @@ static bool capture_begin(capture *c)
     c->fd = mkstemp(path);
     if (c->fd < 0)
         return false;
-    unlink(path);   /* nothing left behind, whatever the test does */
+    unlink(path); /* nothing left behind, whatever the test does */
     fflush(stderr);
     c->saved = dup(2);
     dup2(c->fd, 2);
@@ -102,7 +102,7 @@ GXT_TEST(env_cpu_threads_bad_values_use_the_default)
         GXT_CHECK(ctx_maps(ctx));
         GXT_OK(gx_ctx_destroy(ctx));
     }
-    GXT_EQ_I64(warnings, 1);   /* once per process */
+    GXT_EQ_I64(warnings, 1); /* once per process */
     gx_ctx *ctx = NULL;
     GXT_OK(create_with("GX_CPU_THREADS", "3", GX_BACKEND_CPU, &ctx, err, sizeof err));
     GXT_EQ_I64(gx__ctx_workers(ctx), 3);
@@ -115,7 +115,7 @@ GXT_TEST(env_backend_bad_value_is_an_error)
     char err[4096];
     gx_ctx *ctx = NULL;
     const char *was = getenv("GX_BACKEND");
-    char *saved = was ? strdup(was) : NULL;   /* the suite's choice, put back below */
+    char *saved = was ? strdup(was) : NULL; /* the suite's choice, put back below */
     gx_clear_error();
     gx_status s = create_with("GX_BACKEND", "gpu", GX_BACKEND_AUTO, &ctx, err, sizeof err);
     GXT_CHECK(s == GX_ERR_INVALID_ARGUMENT);
@@ -136,8 +136,14 @@ GXT_TEST(env_backend_bad_value_is_an_error)
 
 GXT_TEST(env_memory_limit_values)
 {
-    static const struct { const char *v; size_t want; } good[] = {
-        {"1MiB", 1048576}, {"0", 0}, {"none", 0}, {"2000000", 2000000},
+    static const struct {
+        const char *v;
+        size_t want;
+    } good[] = {
+        {"1MiB", 1048576},
+        {"0", 0},
+        {"none", 0},
+        {"2000000", 2000000},
     };
     char err[4096];
     gx_memory_stats m;

@@ -3,7 +3,7 @@
  * exits 0 and reports PASS -- or, on the CPU backend, SKIP for the examples that are
  * hand-written CUDA kernels only.  Each example checks its own answers against a host
  * reference; this test checks that the example ran and agreed. */
-#define _GNU_SOURCE   /* posix_spawn, mkdtemp, waitpid under -std=c11 */
+#define _GNU_SOURCE /* posix_spawn, mkdtemp, waitpid under -std=c11 */
 #include "gx_test.h"
 
 #include <fcntl.h>
@@ -88,7 +88,7 @@ static void ex_check(const char *name, bool gpu_only, bool png)
     snprintf(want, sizeof want, "%s: %s\n", name, skip ? "SKIP" : "PASS");
     GXT_EQ_I64(rc, 0);
     GXT_CHECK(out && strstr(out, want));
-    if (png && out && strstr(out, "wrote ")) {   /* built with libpng: a real PNG file */
+    if (png && out && strstr(out, "wrote ")) { /* built with libpng: a real PNG file */
         char *bytes = ex_slurp(img);
         GXT_CHECK(bytes && memcmp(bytes, "\x89PNG", 4) == 0);
         free(bytes);

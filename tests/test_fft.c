@@ -3,7 +3,9 @@
  * round trips on large sizes, views, and bad input. */
 #include "gx_test.h"
 
-typedef struct zd { double re, im; } zd;
+typedef struct zd {
+    double re, im;
+} zd;
 
 /* Direct DFT over the last `rank` axes of a dense row-major (nd, shape) array. */
 static void ref_dft(const zd *x, zd *y, int nd, const int64_t *shape, int rank, int sign)
@@ -79,23 +81,25 @@ static void check_c2c(gx_dtype t, int nd, const int64_t *shape, int rank, gx_fft
         size *= shape[d];
     for (int d = nd - rank; d < nd; d++)
         N *= shape[d];
-    zd *x = malloc(sizeof(zd) * (size_t)size), *want = malloc(sizeof(zd) * (size_t)size), *got = malloc(sizeof(zd) * (size_t)size);
+    zd *x = malloc(sizeof(zd) * (size_t)size), *want = malloc(sizeof(zd) * (size_t)size),
+       *got = malloc(sizeof(zd) * (size_t)size);
     for (int64_t i = 0; i < size; i++) {
         x[i] = (zd){gxt_rand01() * 2 - 1, gxt_rand01() * 2 - 1};
         if (t == GX_C64)
             x[i] = (zd){(float)x[i].re, (float)x[i].im};
     }
     ref_dft(x, want, nd, shape, rank, dir == GX_FFT_FORWARD ? -1 : 1);
-    double sc = norm == GX_FFT_NORM_ORTHO ? 1 / sqrt((double)N)
+    double sc = norm == GX_FFT_NORM_ORTHO      ? 1 / sqrt((double)N)
                 : norm == GX_FFT_NORM_BACKWARD ? (dir == GX_FFT_INVERSE ? 1.0 / (double)N : 1)
-                : norm == GX_FFT_NORM_FORWARD ? (dir == GX_FFT_FORWARD ? 1.0 / (double)N : 1) : 1;
+                : norm == GX_FFT_NORM_FORWARD  ? (dir == GX_FFT_FORWARD ? 1.0 / (double)N : 1)
+                                               : 1;
     for (int64_t i = 0; i < size; i++)
         want[i].re *= sc, want[i].im *= sc;
     gx_array *a = upload_z(ctx, t, nd, shape, x, size), *o = NULL;
     GXT_CHECK(a != NULL);
     if (nd == 1) {
         GXT_OK(gx_fft(a, rank, dir, norm, &o));
-    } else {   /* N-d cases go through the *_into form */
+    } else { /* N-d cases go through the *_into form */
         GXT_OK(gx_array_empty(ctx, t, nd, shape, &o));
         GXT_OK(gx_fft_into(a, rank, dir, norm, o));
     }
@@ -103,8 +107,9 @@ static void check_c2c(gx_dtype t, int nd, const int64_t *shape, int rank, gx_fft
     double tol = (t == GX_C64 ? 2e-6 : 1e-13) * (max_abs(want, size) + 1) * (log2((double)N) + 2);
     for (int64_t i = 0; i < size; i++)
         if (fabs(got[i].re - want[i].re) > tol || fabs(got[i].im - want[i].im) > tol) {
-            GXT_FAIL_AT(__FILE__, __LINE__, "%s nd=%d last=%lld rank=%d dir=%d norm=%d i=%lld: %g%+gi want %g%+gi", gx_dtype_name(t),
-                        nd, (long long)shape[nd - 1], rank, dir, norm, (long long)i, got[i].re, got[i].im, want[i].re, want[i].im);
+            GXT_FAIL_AT(__FILE__, __LINE__, "%s nd=%d last=%lld rank=%d dir=%d norm=%d i=%lld: %g%+gi want %g%+gi",
+                        gx_dtype_name(t), nd, (long long)shape[nd - 1], rank, dir, norm, (long long)i, got[i].re,
+                        got[i].im, want[i].re, want[i].im);
             break;
         }
     gx_array_release(a);
@@ -144,7 +149,8 @@ static void check_real(gx_dtype rt, int nd, const int64_t *shape, int rank)
         size *= shape[d];
     int64_t hsize = size / last * h;
     double *x = malloc(sizeof(double) * (size_t)size);
-    zd *xz = malloc(sizeof(zd) * (size_t)size), *full = malloc(sizeof(zd) * (size_t)size), *got = malloc(sizeof(zd) * (size_t)hsize);
+    zd *xz = malloc(sizeof(zd) * (size_t)size), *full = malloc(sizeof(zd) * (size_t)size),
+       *got = malloc(sizeof(zd) * (size_t)hsize);
     for (int64_t i = 0; i < size; i++) {
         x[i] = gxt_rand01() * 2 - 1;
         if (rt == GX_F32)
@@ -165,7 +171,7 @@ static void check_real(gx_dtype rt, int nd, const int64_t *shape, int rank)
     gx_dtype ct = rt == GX_F32 ? GX_C64 : GX_C128;
     if (nd == 1) {
         GXT_OK(gx_rfft(a, rank, GX_FFT_NORM_BACKWARD, &o));
-    } else {   /* N-d cases go through the *_into forms */
+    } else { /* N-d cases go through the *_into forms */
         int64_t hshape[GX_MAX_DIMS];
         memcpy(hshape, shape, sizeof(int64_t) * (size_t)nd);
         hshape[nd - 1] = h;
@@ -177,8 +183,8 @@ static void check_real(gx_dtype rt, int nd, const int64_t *shape, int rank)
     for (int64_t i = 0; i < hsize; i++) {
         zd w = full[(i / h) * last + i % h];
         if (fabs(got[i].re - w.re) > tol || fabs(got[i].im - w.im) > tol) {
-            GXT_FAIL_AT(__FILE__, __LINE__, "rfft %s last=%lld i=%lld: %g%+gi want %g%+gi", gx_dtype_name(rt), (long long)last,
-                        (long long)i, got[i].re, got[i].im, w.re, w.im);
+            GXT_FAIL_AT(__FILE__, __LINE__, "rfft %s last=%lld i=%lld: %g%+gi want %g%+gi", gx_dtype_name(rt),
+                        (long long)last, (long long)i, got[i].re, got[i].im, w.re, w.im);
             break;
         }
     }
@@ -201,8 +207,8 @@ static void check_real(gx_dtype rt, int nd, const int64_t *shape, int rank)
     double rtol = rt == GX_F32 ? 1e-5 : 1e-12;
     for (int64_t i = 0; i < size; i++)
         if (fabs(hb[i] - x[i]) > rtol) {
-            GXT_FAIL_AT(__FILE__, __LINE__, "irfft %s last=%lld i=%lld: %g want %g", gx_dtype_name(rt), (long long)last, (long long)i,
-                        hb[i], x[i]);
+            GXT_FAIL_AT(__FILE__, __LINE__, "irfft %s last=%lld i=%lld: %g want %g", gx_dtype_name(rt), (long long)last,
+                        (long long)i, hb[i], x[i]);
             break;
         }
     gx_array_release(a), gx_array_release(o), gx_array_release(back);
@@ -263,7 +269,7 @@ GXT_TEST(fft_views_and_bad_input)
     double one[2] = {1, 0};
     GXT_OK(gx_array_set(a, (int64_t[]){2, 1}, one));
     gx_slice sl[2] = {{0, 8, 2}, {0, 6, 1}};
-    GXT_OK(gx_array_view(a, sl, &v));               /* rows 0, 2, 4, 6 */
+    GXT_OK(gx_array_view(a, sl, &v)); /* rows 0, 2, 4, 6 */
     uint64_t c0 = gx_vendor_copies();
     GXT_OK(gx_fft(v, 1, GX_FFT_FORWARD, GX_FFT_NORM_BACKWARD, &o));
     GXT_CHECK(gx_vendor_copies() > c0);
@@ -309,5 +315,6 @@ GXT_TEST(fft_views_and_bad_input)
         for (int k = 0; k < 12; k++)
             GXT_CHECK(hbig[r * 12 + k] == (r % 2 ? 0.0 : h1[(r / 2) * 12 + k]));
     gx_array_release(into), gx_array_release(keep), gx_array_release(big), gx_array_release(strided);
-    gx_array_release(a), gx_array_release(v), gx_array_release(o), gx_array_release(vc), gx_array_release(o2), gx_array_release(r);
+    gx_array_release(a), gx_array_release(v), gx_array_release(o), gx_array_release(vc), gx_array_release(o2),
+        gx_array_release(r);
 }

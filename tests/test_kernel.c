@@ -6,19 +6,18 @@
  * reductions), and the CPU backend's refusals.  GPU tests skip on the CPU
  * backend; the NVRTC-only ones run wherever NVRTC is installed. */
 #include "gx_test.h"
-#include "gx/device.h"   /* its portable part: Philox on the host */
+#include "gx/device.h" /* its portable part: Philox on the host */
 #include "ops/kernel_parse.h"
 
 #include <unistd.h>
 
-static const char *VADD =
-    "#include <gx/device.h>\n"
-    "extern \"C\" __global__ void vadd(const float *a, const float *b, float *c, int n)\n"
-    "{\n"
-    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "    if (i < n)\n"
-    "        c[i] = a[i] + b[i];\n"
-    "}\n";
+static const char *VADD = "#include <gx/device.h>\n"
+                          "extern \"C\" __global__ void vadd(const float *a, const float *b, float *c, int n)\n"
+                          "{\n"
+                          "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                          "    if (i < n)\n"
+                          "        c[i] = a[i] + b[i];\n"
+                          "}\n";
 
 /* The context when it runs on CUDA; else NULL and the test is marked skipped. */
 static gx_ctx *cuda_ctx(void)
@@ -74,10 +73,10 @@ GXT_TEST(kernel_philox_known_answers)
     /* Random123 kat_vectors, philox4x32 10 rounds. */
     static const uint32_t kat[3][10] = {
         {0, 0, 0, 0, 0, 0, 0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
-        {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0x408f276d,
-         0x41c83b0e, 0xa20bc7c6, 0x6d5451fd},
-        {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0, 0xd16cfe09,
-         0x94fdcceb, 0x5001e420, 0x24126ea1},
+        {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0x408f276d, 0x41c83b0e, 0xa20bc7c6,
+         0x6d5451fd},
+        {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0, 0xd16cfe09, 0x94fdcceb, 0x5001e420,
+         0x24126ea1},
     };
     for (int t = 0; t < 3; t++) {
         gx_u32x4 r = gx_philox4x32_10(kat[t], kat[t] + 4);
@@ -125,16 +124,15 @@ GXT_TEST(kernel_ptx_offline)
     gx_text_free(ptx);
     ptx = NULL;
     /* Options reach NVRTC; gx/device.h (templates, Philox) compiles. */
-    const char *scaled =
-        "#include <gx/device.h>\n"
-        "extern \"C\" __global__ void scaled(float *x, long long n)\n"
-        "{\n"
-        "    GX_FOR_EACH(i, n) {\n"
-        "        uint32_t c[4] = {(uint32_t)i, 0, 0, 0}, k[2] = {1, 2};\n"
-        "        float s = gx_block_sum(x[i]) + gx_warp_inclusive_sum(1.0f);\n"
-        "        x[i] = SCALE * s + gx_uniform_f32(gx_philox4x32_10(c, k).v[0]);\n"
-        "    }\n"
-        "}\n";
+    const char *scaled = "#include <gx/device.h>\n"
+                         "extern \"C\" __global__ void scaled(float *x, long long n)\n"
+                         "{\n"
+                         "    GX_FOR_EACH(i, n) {\n"
+                         "        uint32_t c[4] = {(uint32_t)i, 0, 0, 0}, k[2] = {1, 2};\n"
+                         "        float s = gx_block_sum(x[i]) + gx_warp_inclusive_sum(1.0f);\n"
+                         "        x[i] = SCALE * s + gx_uniform_f32(gx_philox4x32_10(c, k).v[0]);\n"
+                         "    }\n"
+                         "}\n";
     const char *opt[] = {"-DSCALE=3.0f"};
     gx_kernel_opts o = {.options = opt, .noptions = 1, .label = "scaled.cu"};
     GXT_OK(gx_kernel_ptx_offline(scaled, "scaled", "90", &o, &ptx));
@@ -162,7 +160,7 @@ GXT_TEST(kernel_sass_offline)
     char *sass = NULL;
     gx_status s = gx_kernel_sass_offline(VADD, "sm_90", NULL, &sass);
     if (s == GX_ERR_UNSUPPORTED) {
-        GXT_MSG_HAS("cuobjdump");   /* the message names the missing tools */
+        GXT_MSG_HAS("cuobjdump"); /* the message names the missing tools */
         return;
     }
     GXT_OK(s);
@@ -248,12 +246,11 @@ GXT_TEST(kernel_2d_launch)
     gx_ctx *ctx = cuda_ctx();
     if (!ctx)
         return;
-    const char *src =
-        "extern \"C\" __global__ void coords(long long *out, int w, int h)\n"
-        "{\n"
-        "    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;\n"
-        "    if (x < w && y < h) out[(long long)y * w + x] = x + 100000LL * y + 7 * blockIdx.z;\n"
-        "}\n";
+    const char *src = "extern \"C\" __global__ void coords(long long *out, int w, int h)\n"
+                      "{\n"
+                      "    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;\n"
+                      "    if (x < w && y < h) out[(long long)y * w + x] = x + 100000LL * y + 7 * blockIdx.z;\n"
+                      "}\n";
     gx_kernel *k = NULL;
     GXT_OK(gx_kernel_compile(ctx, src, "coords", NULL, &k));
     int w = 100, h = 37;
@@ -281,15 +278,15 @@ GXT_TEST(kernel_dynamic_shared)
     if (!ctx)
         return;
     /* Reverses each block's chunk through dynamic shared memory. */
-    const char *src =
-        "extern \"C\" __global__ void rev(const float *in, float *out, int per)\n"
-        "{\n"
-        "    extern __shared__ float s[];\n"
-        "    const float *src = in + (long long)blockIdx.x * per;\n"
-        "    for (int i = threadIdx.x; i < per; i += blockDim.x) s[i] = src[i];\n"
-        "    __syncthreads();\n"
-        "    for (int i = threadIdx.x; i < per; i += blockDim.x) out[(long long)blockIdx.x * per + i] = s[per - 1 - i];\n"
-        "}\n";
+    const char *src = "extern \"C\" __global__ void rev(const float *in, float *out, int per)\n"
+                      "{\n"
+                      "    extern __shared__ float s[];\n"
+                      "    const float *src = in + (long long)blockIdx.x * per;\n"
+                      "    for (int i = threadIdx.x; i < per; i += blockDim.x) s[i] = src[i];\n"
+                      "    __syncthreads();\n"
+                      "    for (int i = threadIdx.x; i < per; i += blockDim.x) out[(long long)blockIdx.x * per + i] = "
+                      "s[per - 1 - i];\n"
+                      "}\n";
     gx_kernel *k = NULL;
     GXT_OK(gx_kernel_compile(ctx, src, "rev", NULL, &k));
     gx_device_info info;
@@ -339,8 +336,7 @@ GXT_TEST(kernel_launch_limits)
     /* The notebook's mistake: one block of n threads. */
     gx_launch_cfg cfg = {.grid = {1}, .block = {100000}};
     GXT_STATUS(gx_kernel_launch(k, &cfg, 4, args), GX_ERR_LAUNCH);
-    snprintf(want, sizeof want, "block of 100000 threads exceeds the device limit of %d",
-             info.max_threads_per_block);
+    snprintf(want, sizeof want, "block of 100000 threads exceeds the device limit of %d", info.max_threads_per_block);
     GXT_MSG_HAS(want);
     gx_launch_cfg sh = {.grid = {1}, .block = {32}, .shmem = info.shared_per_block_optin + 1};
     GXT_STATUS(gx_kernel_launch(k, &sh, 4, args), GX_ERR_LAUNCH);
@@ -387,13 +383,12 @@ GXT_TEST(kernel_param_mismatch)
     GXT_STATUS(gx_kernel_launch(k, &cfg, 3, wrong_scalar), GX_ERR_TYPE);
     GXT_MSG_HAS("takes 4 arguments (a, b, c, n), got 3");
     gx_karg raw[] = {GX_KARG_PTR(NULL), GX_KARG_ARRAY(a), GX_KARG_ARRAY(a), GX_KARG_I32(0)};
-    GXT_OK(gx_kernel_launch(k, &cfg, 4, raw));   /* n = 0: touches nothing */
+    GXT_OK(gx_kernel_launch(k, &cfg, 4, raw)); /* n = 0: touches nothing */
     GXT_OK(gx_sync(ctx));
     gx_kernel *none = NULL;
     GXT_STATUS(gx_kernel_compile(ctx, VADD, "vsub", NULL, &none), GX_ERR_INVALID_ARGUMENT);
     GXT_MSG_HAS("vsub");
-    GXT_STATUS(gx_kernel_compile(ctx, "extern \"C\" __global__ void k() { oops; }", "k", NULL, &none),
-               GX_ERR_COMPILE);
+    GXT_STATUS(gx_kernel_compile(ctx, "extern \"C\" __global__ void k() { oops; }", "k", NULL, &none), GX_ERR_COMPILE);
     GXT_MSG_HAS("oops");
     gx_array_release(a);
     gx_array_release(d);
@@ -471,7 +466,7 @@ GXT_TEST(kernel_reflection)
     GXT_OK(gx_kernel_attrs_get(k, &at));
     GXT_CHECK(at.registers > 0 && at.registers <= 255);
     GXT_CHECK(at.max_threads_per_block > 0 && at.max_threads_per_block <= 1024);
-    GXT_CHECK(at.static_shared >= 400);   /* __shared__ float s[100] */
+    GXT_CHECK(at.static_shared >= 400); /* __shared__ float s[100] */
     GXT_CHECK(at.binary_version >= 50 && at.ptx_version >= 50);
     GXT_EQ_I64(at.nparams, 1);
     GXT_CHECK(strcmp(at.entry, "stat") == 0);
@@ -498,23 +493,22 @@ GXT_TEST(kernel_device_helpers)
     if (!ctx)
         return;
     /* Per block: sum, min, inclusive/exclusive scans; per thread: Philox words. */
-    const char *src =
-        "#include <gx/device.h>\n"
-        "extern \"C\" __global__ void helpers(const int *x, int *sum, int *mn, int *inc, int *exc,\n"
-        "                                    int *wsum, unsigned *rnd, long long n)\n"
-        "{\n"
-        "    long long i = gx_global_id();\n"
-        "    int v = i < n ? x[i] : 0;\n"
-        "    int s = gx_block_sum(v), m = gx_block_min(i < n ? v : 2147483647);\n"
-        "    int a = gx_block_inclusive_sum(v), b = gx_block_exclusive_sum(v);\n"
-        "    int w = gx_warp_sum(v);\n"
-        "    if (i < n) {\n"
-        "        inc[i] = a; exc[i] = b; wsum[i] = w;\n"
-        "        uint32_t c[4] = {(uint32_t)i, 7u, 0u, 0u}, k[2] = {42u, 43u};\n"
-        "        rnd[i] = gx_philox4x32_10(c, k).v[i % 4];\n"
-        "    }\n"
-        "    if (gx_thread_rank() == 0) { sum[blockIdx.x] = s; mn[blockIdx.x] = m; }\n"
-        "}\n";
+    const char *src = "#include <gx/device.h>\n"
+                      "extern \"C\" __global__ void helpers(const int *x, int *sum, int *mn, int *inc, int *exc,\n"
+                      "                                    int *wsum, unsigned *rnd, long long n)\n"
+                      "{\n"
+                      "    long long i = gx_global_id();\n"
+                      "    int v = i < n ? x[i] : 0;\n"
+                      "    int s = gx_block_sum(v), m = gx_block_min(i < n ? v : 2147483647);\n"
+                      "    int a = gx_block_inclusive_sum(v), b = gx_block_exclusive_sum(v);\n"
+                      "    int w = gx_warp_sum(v);\n"
+                      "    if (i < n) {\n"
+                      "        inc[i] = a; exc[i] = b; wsum[i] = w;\n"
+                      "        uint32_t c[4] = {(uint32_t)i, 7u, 0u, 0u}, k[2] = {42u, 43u};\n"
+                      "        rnd[i] = gx_philox4x32_10(c, k).v[i % 4];\n"
+                      "    }\n"
+                      "    if (gx_thread_rank() == 0) { sum[blockIdx.x] = s; mn[blockIdx.x] = m; }\n"
+                      "}\n";
     gx_kernel *k = NULL;
     GXT_OK(gx_kernel_compile(ctx, src, "helpers", NULL, &k));
     const int B = 256;
@@ -530,8 +524,8 @@ GXT_TEST(kernel_device_helpers)
         GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &n, &o[j]));
     GXT_OK(gx_array_zeros(ctx, GX_U32, 1, &n, &dr));
     gx_launch_cfg cfg = {.grid = {(unsigned)nb}, .block = {B}};
-    gx_karg args[] = {GX_KARG_ARRAY(dx), GX_KARG_ARRAY(o[0]), GX_KARG_ARRAY(o[1]), GX_KARG_ARRAY(o[2]),
-                      GX_KARG_ARRAY(o[3]), GX_KARG_ARRAY(o[4]), GX_KARG_ARRAY(dr), GX_KARG_I64(n)};
+    gx_karg args[] = {GX_KARG_ARRAY(dx),   GX_KARG_ARRAY(o[0]), GX_KARG_ARRAY(o[1]), GX_KARG_ARRAY(o[2]),
+                      GX_KARG_ARRAY(o[3]), GX_KARG_ARRAY(o[4]), GX_KARG_ARRAY(dr),   GX_KARG_I64(n)};
     GXT_OK(gx_kernel_launch(k, &cfg, 8, args));
     int32_t hs[4], hm[4], *hi = malloc((size_t)n * 4), *he = malloc((size_t)n * 4), *hw = malloc((size_t)n * 4);
     uint32_t *hr = malloc((size_t)n * 4);
@@ -562,7 +556,7 @@ GXT_TEST(kernel_device_helpers)
     }
     for (int64_t i = 0; i < n; i++) {
         uint32_t c[4] = {(uint32_t)i, 7u, 0u, 0u}, key[2] = {42u, 43u};
-        bad += hr[i] != gx_philox4x32_10(c, key).v[i % 4];   /* bit-exact with the host */
+        bad += hr[i] != gx_philox4x32_10(c, key).v[i % 4]; /* bit-exact with the host */
     }
     GXT_EQ_I64(bad, 0);
     free(x);

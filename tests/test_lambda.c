@@ -3,9 +3,9 @@
  * user function scanning, and robustness against garbage. */
 #define _GNU_SOURCE
 #include "gx_test.h"
-#include "jit/cache.h"         /* cache_sha256_hex */
+#include "jit/cache.h" /* cache_sha256_hex */
 #include "jit/lambda.h"
-#include "jit/lambda_impl.h"   /* LAM__MAX_NEST */
+#include "jit/lambda_impl.h" /* LAM__MAX_NEST */
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -104,27 +104,59 @@ static void add_user_source(gx__sbuf *b)
 
 GXT_TEST(lambda_result_types)
 {
-    static const struct { const char *text, *types; gx_dtype want; } cases[] = {
-        {"x, y -> x + y", "i8,i8", GX_I32}, {"x, y -> x + y", "u16,u8", GX_I32},
-        {"x, y -> x + y", "i32,u32", GX_U32}, {"x, y -> x + y", "i64,u32", GX_I64},
-        {"x, y -> x + y", "u64,i64", GX_U64}, {"x, y -> x * y", "f32,i64", GX_F32},
-        {"x, y -> x * y", "f32,f64", GX_F64}, {"x -> x + 1", "bool", GX_I32},
-        {"x -> x + 1.0", "f32", GX_F64}, {"x -> x + 1.0f", "f32", GX_F32},
-        {"x -> x > 0.5f", "f32", GX_BOOL}, {"x, y -> x && y", "f64,i8", GX_BOOL},
-        {"x -> !x", "f32", GX_BOOL}, {"x -> -x", "u8", GX_I32}, {"x -> ~x", "u64", GX_U64},
-        {"x, y -> x << y", "u8,i64", GX_I32}, {"x, y -> x << y", "i64,i8", GX_I64},
-        {"x -> sin(x)", "i32", GX_F64}, {"x -> sin(x)", "f32", GX_F32}, {"x -> sin(x)", "f64", GX_F64},
-        {"x, y -> pow(x, y)", "f32,i32", GX_F32}, {"x -> abs(x)", "i16", GX_I32},
-        {"x -> abs(x)", "f32", GX_F32}, {"x, y -> min(x, y)", "u32,i32", GX_U32},
-        {"x -> clamp(x, 0, 1)", "f32", GX_F32}, {"x -> isnan(x)", "f64", GX_BOOL},
-        {"x -> sign(x)", "i64", GX_I64}, {"x -> f32(x)", "u64", GX_F32}, {"x -> u8(x)", "f64", GX_U8},
-        {"x -> bool(x)", "i32", GX_BOOL}, {"-> 1", "", GX_I32}, {"-> 2147483648", "", GX_I64},
-        {"-> 0xFFFFFFFF", "", GX_I64}, {"-> 1u", "", GX_U32}, {"-> 4294967296u", "", GX_U64},
-        {"-> 1L", "", GX_I64}, {"-> 1ul", "", GX_U64}, {"-> 0xFFFFFFFFFFFFFFFF", "", GX_U64},
-        {"-> .5", "", GX_F64}, {"-> 2.5f", "", GX_F32}, {"-> 1e-3", "", GX_F64}, {"-> true", "", GX_BOOL},
-        {"x -> x ? true : false", "f32", GX_BOOL}, {"x -> x ? 1 : 2.0f", "bool", GX_F32},
-        {"x -> n * x", "i8", GX_I32}, {"x -> h * x", "f32", GX_F64}, {"n -> n", "u8", GX_U8},
-        {"i, j -> juliaset_pixel(i, j, n)", "i64,f32", GX_I32}, {"x, y -> x == y", "u64,f64", GX_BOOL},
+    static const struct {
+        const char *text, *types;
+        gx_dtype want;
+    } cases[] = {
+        {"x, y -> x + y", "i8,i8", GX_I32},
+        {"x, y -> x + y", "u16,u8", GX_I32},
+        {"x, y -> x + y", "i32,u32", GX_U32},
+        {"x, y -> x + y", "i64,u32", GX_I64},
+        {"x, y -> x + y", "u64,i64", GX_U64},
+        {"x, y -> x * y", "f32,i64", GX_F32},
+        {"x, y -> x * y", "f32,f64", GX_F64},
+        {"x -> x + 1", "bool", GX_I32},
+        {"x -> x + 1.0", "f32", GX_F64},
+        {"x -> x + 1.0f", "f32", GX_F32},
+        {"x -> x > 0.5f", "f32", GX_BOOL},
+        {"x, y -> x && y", "f64,i8", GX_BOOL},
+        {"x -> !x", "f32", GX_BOOL},
+        {"x -> -x", "u8", GX_I32},
+        {"x -> ~x", "u64", GX_U64},
+        {"x, y -> x << y", "u8,i64", GX_I32},
+        {"x, y -> x << y", "i64,i8", GX_I64},
+        {"x -> sin(x)", "i32", GX_F64},
+        {"x -> sin(x)", "f32", GX_F32},
+        {"x -> sin(x)", "f64", GX_F64},
+        {"x, y -> pow(x, y)", "f32,i32", GX_F32},
+        {"x -> abs(x)", "i16", GX_I32},
+        {"x -> abs(x)", "f32", GX_F32},
+        {"x, y -> min(x, y)", "u32,i32", GX_U32},
+        {"x -> clamp(x, 0, 1)", "f32", GX_F32},
+        {"x -> isnan(x)", "f64", GX_BOOL},
+        {"x -> sign(x)", "i64", GX_I64},
+        {"x -> f32(x)", "u64", GX_F32},
+        {"x -> u8(x)", "f64", GX_U8},
+        {"x -> bool(x)", "i32", GX_BOOL},
+        {"-> 1", "", GX_I32},
+        {"-> 2147483648", "", GX_I64},
+        {"-> 0xFFFFFFFF", "", GX_I64},
+        {"-> 1u", "", GX_U32},
+        {"-> 4294967296u", "", GX_U64},
+        {"-> 1L", "", GX_I64},
+        {"-> 1ul", "", GX_U64},
+        {"-> 0xFFFFFFFFFFFFFFFF", "", GX_U64},
+        {"-> .5", "", GX_F64},
+        {"-> 2.5f", "", GX_F32},
+        {"-> 1e-3", "", GX_F64},
+        {"-> true", "", GX_BOOL},
+        {"x -> x ? true : false", "f32", GX_BOOL},
+        {"x -> x ? 1 : 2.0f", "bool", GX_F32},
+        {"x -> n * x", "i8", GX_I32},
+        {"x -> h * x", "f32", GX_F64},
+        {"n -> n", "u8", GX_U8},
+        {"i, j -> juliaset_pixel(i, j, n)", "i64,f32", GX_I32},
+        {"x, y -> x == y", "u64,f64", GX_BOOL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         lam_lambda *l = NULL;
@@ -147,7 +179,7 @@ GXT_TEST(lambda_parse_arity)
     GXT_EQ_I64(n, 0);
     GXT_OK(lam_parse_arity("a, b, c -> a + b * c", &n));
     GXT_EQ_I64(n, 3);
-    GXT_OK(lam_parse_arity("x -> undefined_name(x, 1)", &n));   /* no types: names unchecked */
+    GXT_OK(lam_parse_arity("x -> undefined_name(x, 1)", &n)); /* no types: names unchecked */
     GXT_EQ_I64(n, 1);
     GXT_STATUS(lam_parse_arity("x -> x +", &n), GX_ERR_SYNTAX);
     GXT_STATUS(lam_parse_arity(NULL, &n), GX_ERR_INVALID_ARGUMENT);
@@ -168,7 +200,12 @@ static int caret_col(const char *msg)
 
 GXT_TEST(lambda_errors)
 {
-    static const struct { const char *text, *types; gx_status s; int col; const char *has; } cases[] = {
+    static const struct {
+        const char *text, *types;
+        gx_status s;
+        int col;
+        const char *has;
+    } cases[] = {
         {"x, y -> x * ", "f32,f32", GX_ERR_SYNTAX, 12, "expected an expression after '*'"},
         {"", "", GX_ERR_SYNTAX, 0, "empty"},
         {"x y -> x", "f32,f32", GX_ERR_SYNTAX, 2, "expected ',' or '->'"},
@@ -248,14 +285,23 @@ typedef struct ecase {
     const char *text, *types;
     const char *args[3];
     gx_dtype want;
-    double f;                /* expected value: float results */
-    long long i;             /* signed / bool results */
-    unsigned long long u;    /* unsigned results */
+    double f;             /* expected value: float results */
+    long long i;          /* signed / bool results */
+    unsigned long long u; /* unsigned results */
 } ecase;
 
-#define EI(t, ty, a, b, c, w, v) {t, ty, {a, b, c}, w, 0, (long long)(v), 0}
-#define EU(t, ty, a, b, c, w, v) {t, ty, {a, b, c}, w, 0, 0, (unsigned long long)(v)}
-#define EF(t, ty, a, b, c, w, v) {t, ty, {a, b, c}, w, (double)(v), 0, 0}
+#define EI(t, ty, a, b, c, w, v)                  \
+    {                                             \
+        t, ty, {a, b, c}, w, 0, (long long)(v), 0 \
+    }
+#define EU(t, ty, a, b, c, w, v)                           \
+    {                                                      \
+        t, ty, {a, b, c}, w, 0, 0, (unsigned long long)(v) \
+    }
+#define EF(t, ty, a, b, c, w, v)               \
+    {                                          \
+        t, ty, {a, b, c}, w, (double)(v), 0, 0 \
+    }
 
 static const ecase eval_cases[] = {
     /* precedence and associativity */
@@ -331,7 +377,7 @@ static const ecase eval_cases[] = {
     EU("x -> u64(x)", "f32", "NAN", NULL, NULL, GX_U64, 0),
     EI("x -> bool(x)", "f64", "NAN", NULL, NULL, GX_BOOL, 1),
     EI("x -> bool(x)", "f64", "0.0", NULL, NULL, GX_BOOL, 0),
-    EI("x, y -> x ? y : 2", "f32,f32", "0.5f", "7.9f", NULL, GX_F32, 0),  /* overwritten below */
+    EI("x, y -> x ? y : 2", "f32,f32", "0.5f", "7.9f", NULL, GX_F32, 0), /* overwritten below */
     /* floats and math */
     EF("x, y -> sin(x)*sin(x) + cos(y)*cos(y)", "f32,f32", "0.3f", "0.3f", NULL, GX_F32, 1.0),
     EI("x -> x > 0.5f", "f32", "0.7f", NULL, NULL, GX_BOOL, 1),
@@ -357,9 +403,10 @@ static const ecase eval_cases[] = {
     EF("x, y -> x > y ? x : y", "i32,f32", "3", "2.5f", NULL, GX_F32, 3.0),
     EF("x -> h * x", "f32", "3", NULL, NULL, GX_F64, 1.5),
     EF("-> 1e-3 + .5 + 2.5f", "", NULL, NULL, NULL, GX_F64, 1e-3 + .5 + 2.5),
-    EF("x -> lgamma(x) + tgamma(x) + erf(0) + erfc(0)", "f64", "3", NULL, NULL, GX_F64, 0.69314718055994529 + 2.0 + 1.0),
+    EF("x -> lgamma(x) + tgamma(x) + erf(0) + erfc(0)", "f64", "3", NULL, NULL, GX_F64,
+       0.69314718055994529 + 2.0 + 1.0),
     /* user function */
-    EI("i, j -> juliaset_pixel(i, j, n)", "i32,i32", "0", "0", NULL, GX_I32, 0),  /* filled below */
+    EI("i, j -> juliaset_pixel(i, j, n)", "i32,i32", "0", "0", NULL, GX_I32, 0), /* filled below */
     EI("i, j -> juliaset_pixel(i, j, n)", "i32,i32", "50", "50", NULL, GX_I32, 0),
     EI("i, j -> juliaset_pixel(i, j, n)", "i64,f32", "40", "61.9f", NULL, GX_I32, 0),
 };
@@ -404,11 +451,14 @@ static gx_status build_eval_program(gx__sbuf *b, const char *target)
             gx__sb_puts(b, ") {\n");
         }
         for (int k = 0; k < nt && c; k++)
-            gx__sb_printf(b, "    const %s a%d = (%s)(%s);\n", gx__dtype_ctype(at[k]), k, gx__dtype_ctype(at[k]), e.args[k]);
+            gx__sb_printf(b, "    const %s a%d = (%s)(%s);\n", gx__dtype_ctype(at[k]), k, gx__dtype_ctype(at[k]),
+                          e.args[k]);
         gx__sb_puts(b, c ? "    printf(" : "    out[0] = ");
         gx_dtype r = lam_result_type(l);
         if (c)
-            gx__sb_puts(b, r == GX_F32 || r == GX_F64 ? "\"%.17g\\n\", (double)" : r >= GX_U8 && r <= GX_U64 ? "\"%llu\\n\", (unsigned long long)" : "\"%lld\\n\", (long long)");
+            gx__sb_puts(b, r == GX_F32 || r == GX_F64  ? "\"%.17g\\n\", (double)"
+                           : r >= GX_U8 && r <= GX_U64 ? "\"%llu\\n\", (unsigned long long)"
+                                                       : "\"%lld\\n\", (long long)");
         gx_status s = lam_emit(l, test_param_c, test_const_c, b);
         lam_free(l);
         GX__CHECK(s);
@@ -568,7 +618,8 @@ static const rcase range_cases[] = {
 /* Values of [lo, hi] to try: the edges and pseudo-random ones. */
 static int range_values(int64_t lo, int64_t hi, int64_t *v, int max)
 {
-    const int64_t edges[] = {lo, lo + 1, hi - 1, hi, lo / 2 + hi / 2, 0, 1, -1, INT32_MAX, P31, P32 - 1, P32, 999, 1000};
+    const int64_t edges[] = {lo,      lo + 1, hi - 1, hi,  lo / 2 + hi / 2, 0, 1, -1, INT32_MAX, P31,
+                             P32 - 1, P32,    999,    1000};
     int n = 0;
     for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
         if (edges[i] >= lo && edges[i] <= hi && n < max)
@@ -638,7 +689,8 @@ static gx_status build_range_program(gx__sbuf *b, int *narrowed)
         gx__sb_printf(b, args, i, i);
         gx__sb_puts(b, ");\n    n++;\n    bad += p != r;\n");
         if (res.ok)
-            gx__sb_printf(b, "    out += (long long)r < %lldLL || (long long)r > %lldLL;\n", (long long)res.lo, (long long)res.hi);
+            gx__sb_printf(b, "    out += (long long)r < %lldLL || (long long)r > %lldLL;\n", (long long)res.lo,
+                          (long long)res.hi);
         gx__sb_puts(b, "  }\n  printf(\"%lld %lld %lld\\n\", n, bad, out);\n}\n");
     }
     gx__sb_puts(b, "int main(void) {\n");
@@ -665,7 +717,8 @@ GXT_TEST(lambda_ranged_emit_matches_plain)
     GXT_CHECK(write_file(src, b.p));
     gx__sb_free(&b);
     /* -fwrapv like the CPU backend; unsigned compares against constants are expected. */
-    snprintf(cmd, sizeof cmd, "cc -std=c11 -O2 -fwrapv -Wall -Wextra -Wno-type-limits -Werror -o %s %s -lm 2>&1", bin, src);
+    snprintf(cmd, sizeof cmd, "cc -std=c11 -O2 -fwrapv -Wall -Wextra -Wno-type-limits -Werror -o %s %s -lm 2>&1", bin,
+             src);
     FILE *p = popen(cmd, "r");
     bool any = false;
     while (p && fgets(line, sizeof line, p))
@@ -679,7 +732,8 @@ GXT_TEST(lambda_ranged_emit_matches_plain)
         if (sscanf(line, "%lld %lld %lld", &n, &bad, &out) != 3)
             break;
         if (bad || out)
-            GXT_FAIL_AT(__FILE__, __LINE__, "'%s' on %s in [%lld, %lld]: %lld of %lld values differ, %lld outside the result bound",
+            GXT_FAIL_AT(__FILE__, __LINE__,
+                        "'%s' on %s in [%lld, %lld]: %lld of %lld values differ, %lld outside the result bound",
                         range_cases[i].text, range_cases[i].types, (long long)range_cases[i].lo[0],
                         (long long)range_cases[i].hi[0], bad, n, out);
         total += n;
@@ -689,7 +743,7 @@ GXT_TEST(lambda_ranged_emit_matches_plain)
         pclose(p);
     GXT_EQ_I64(i, NRANGE);
     GXT_CHECK(total >= 40 * NRANGE / 2);
-    GXT_CHECK(narrowed >= NRANGE / 2);   /* the bounds did change most cases' code */
+    GXT_CHECK(narrowed >= NRANGE / 2); /* the bounds did change most cases' code */
     unlink(src);
     unlink(bin);
     rmdir(dir);
@@ -847,23 +901,22 @@ GXT_TEST(lambda_scan_julia)
 
 GXT_TEST(lambda_scan_types)
 {
-    const char *src =
-        "#include <something.h>\n"
-        "#define MACRO(x) { x }\n"
-        "typedef struct { float a, b; } pair;   /* a struct, not a function */\n"
-        "struct node { int v; struct node *next; };\n"
-        "static const int table[3] = {1, 2, 3};\n"
-        "int proto(int x);\n"
-        "const char *s = \"int fake(int x) { }\";\n"
-        "char c = '{';\n"
-        "unsigned long long f1(signed char a, unsigned short b, long c, unsigned d, _Bool e, double f)\n"
-        "{ return 0; }\n"
-        "int8_t f2(uint8_t a, int16_t b, uint16_t c, int64_t d, uint32_t e, bool g) { return a; }\n"
-        "void f3(void) { }\n"
-        "float f4() { return 1.0f; }\n"
-        "int f5(int *p, pair q) { return *p; }\n"
-        "short int f6(long long int a, const float b, unsigned int) { return 0; }\n"
-        "char f7(char c) { return c; }\n";
+    const char *src = "#include <something.h>\n"
+                      "#define MACRO(x) { x }\n"
+                      "typedef struct { float a, b; } pair;   /* a struct, not a function */\n"
+                      "struct node { int v; struct node *next; };\n"
+                      "static const int table[3] = {1, 2, 3};\n"
+                      "int proto(int x);\n"
+                      "const char *s = \"int fake(int x) { }\";\n"
+                      "char c = '{';\n"
+                      "unsigned long long f1(signed char a, unsigned short b, long c, unsigned d, _Bool e, double f)\n"
+                      "{ return 0; }\n"
+                      "int8_t f2(uint8_t a, int16_t b, uint16_t c, int64_t d, uint32_t e, bool g) { return a; }\n"
+                      "void f3(void) { }\n"
+                      "float f4() { return 1.0f; }\n"
+                      "int f5(int *p, pair q) { return *p; }\n"
+                      "short int f6(long long int a, const float b, unsigned int) { return 0; }\n"
+                      "char f7(char c) { return c; }\n";
     lam_fn_sig sigs[16];
     size_t offs[16];
     int n = 0;
@@ -1007,7 +1060,7 @@ GXT_TEST(lambda_robust_limits)
     GXT_STATUS(compile_with(s, "f32,f32", &l), GX_ERR_SYNTAX);
     GXT_MSG_HAS("'@'");
     free(s);
-    GXT_OK(compile_with("x, y -> 1\0 + junk", "f32,f32", &l));   /* the text ends at NUL */
+    GXT_OK(compile_with("x, y -> 1\0 + junk", "f32,f32", &l)); /* the text ends at NUL */
     lam_free(l);
 }
 
@@ -1078,12 +1131,14 @@ static char *nest_text(const char *open, const char *mid, const char *close, int
  * none), the deepest allowed compiles, and one more fails naming the limit. */
 GXT_TEST(lambda_nesting_limit_matches_message)
 {
-    static const struct { const char *open, *mid, *close; } shapes[] = {
-        {"(", "x", ")"},             /* parentheses */
-        {"-", "x", ""},              /* unary operators */
-        {"sin(", "x", ")"},          /* calls */
-        {"x + (", "y", ")"},         /* parentheses under binary operators */
-        {"x > y ? x : ", "y", ""},   /* ?: branches */
+    static const struct {
+        const char *open, *mid, *close;
+    } shapes[] = {
+        {"(", "x", ")"},           /* parentheses */
+        {"-", "x", ""},            /* unary operators */
+        {"sin(", "x", ")"},        /* calls */
+        {"x + (", "y", ")"},       /* parentheses under binary operators */
+        {"x > y ? x : ", "y", ""}, /* ?: branches */
     };
     const int max = LAM__MAX_NEST;
     char want[96];

@@ -3,7 +3,9 @@
  * bad input; complex arrays (fill, convert, copy). */
 #include "gx_test.h"
 
-typedef struct zd { double re, im; } zd;
+typedef struct zd {
+    double re, im;
+} zd;
 
 /* Whether this build has a matmul on the backend under test.  A gx built without
  * CBLAS has none on the CPU (an optional feature: the test is then skipped, with the
@@ -14,9 +16,9 @@ static bool matmul_here(void)
     int64_t s11[2] = {1, 1};
     gx_array *a = NULL;
     if (gx_array_zeros(ctx, GX_F32, 2, s11, &a) != GX_OK)
-        return true;   /* let the test itself report the failure */
+        return true; /* let the test itself report the failure */
     gx_status s = gx_matmul_into(a, a, NULL, a);
-    if (s == GX_ERR_INVALID_ARGUMENT) {   /* aliasing is refused: use three arrays */
+    if (s == GX_ERR_INVALID_ARGUMENT) { /* aliasing is refused: use three arrays */
         gx_array *b = NULL, *c = NULL;
         gx_array_zeros(ctx, GX_F32, 2, s11, &b);
         gx_array_zeros(ctx, GX_F32, 2, s11, &c);
@@ -81,7 +83,8 @@ static zd host_get(gx_dtype t, const void *h, int64_t i)
 static void check_gemm(gx_dtype t, int64_t m, int64_t n, int64_t k, gx_op oa, gx_op ob, zd alpha, zd beta)
 {
     gx_ctx *ctx = gxt_ctx();
-    int64_t as[2] = {oa == GX_OP_N ? m : k, oa == GX_OP_N ? k : m}, bs[2] = {ob == GX_OP_N ? k : n, ob == GX_OP_N ? n : k};
+    int64_t as[2] = {oa == GX_OP_N ? m : k, oa == GX_OP_N ? k : m},
+            bs[2] = {ob == GX_OP_N ? k : n, ob == GX_OP_N ? n : k};
     int64_t cs[2] = {m, n};
     zd *za = malloc(sizeof(zd) * (size_t)(m * k + 1)), *zb = malloc(sizeof(zd) * (size_t)(k * n + 1));
     zd *zc = malloc(sizeof(zd) * (size_t)(m * n + 1));
@@ -118,8 +121,8 @@ static void check_gemm(gx_dtype t, int64_t m, int64_t n, int64_t k, gx_op oa, gx
             zd g = host_get(t, hc, i * n + j);
             if (fabs(g.re - w.re) > tol || fabs(g.im - w.im) > tol) {
                 GXT_FAIL_AT(__FILE__, __LINE__, "%s m=%lld n=%lld k=%lld ops %d,%d (%lld,%lld): %g%+gi want %g%+gi",
-                            gx_dtype_name(t), (long long)m, (long long)n, (long long)k, oa, ob, (long long)i, (long long)j,
-                            g.re, g.im, w.re, w.im);
+                            gx_dtype_name(t), (long long)m, (long long)n, (long long)k, oa, ob, (long long)i,
+                            (long long)j, g.re, g.im, w.re, w.im);
                 i = m;
                 break;
             }
@@ -168,7 +171,7 @@ GXT_TEST(matmul_views)
     GXT_OK(gx_array_from_host(ctx, GX_F64, 2, s1, ha, &A));
     GXT_OK(gx_array_from_host(ctx, GX_F64, 2, s2, hb, &B));
     int perm[2] = {1, 0};
-    GXT_OK(gx_array_permute(A, perm, &At));          /* (4, 6), unit row stride */
+    GXT_OK(gx_array_permute(A, perm, &At)); /* (4, 6), unit row stride */
     int64_t cs[2] = {4, 5};
     GXT_OK(gx_array_zeros(ctx, GX_F64, 2, cs, &C));
     uint64_t c0 = gx_vendor_copies();
@@ -184,7 +187,7 @@ GXT_TEST(matmul_views)
         }
     /* Every other column of B: stride 2 in both dimensions' sense -> a counted copy. */
     gx_slice sl[2] = {{0, 6, 1}, {0, 5, 2}};
-    GXT_OK(gx_array_view(B, sl, &Bv));               /* (6, 3) with column stride 2 */
+    GXT_OK(gx_array_view(B, sl, &Bv)); /* (6, 3) with column stride 2 */
     int64_t cs2[2] = {4, 3};
     GXT_OK(gx_array_zeros(ctx, GX_F64, 2, cs2, &C2));
     c0 = gx_vendor_copies();
@@ -364,7 +367,11 @@ GXT_TEST(complex_cuda_kernels_compile)
     GXT_OK(gx_array_empty(ctx, GX_F32, 1, &n, &r32));
     gx_slice sl[2] = {{0, 8, 2}, {0, 8, 3}};
     GXT_OK(gx_array_view(z128, sl, &zv));
-    struct { gx_array *out, *in; const char *expr; int nconst; } v[] = {
+    struct {
+        gx_array *out, *in;
+        const char *expr;
+        int nconst;
+    } v[] = {
         {z64, NULL, "c32((float)c0, (float)c1)", 2},
         {zv, NULL, "c64(c0, c1)", 2},
         {z64, r32, "c32((float)v0, 0.0f)", 0},
@@ -417,7 +424,7 @@ GXT_TEST(lambda_complex_arithmetic)
     GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, x, &X));
     gx_array *ab[2] = {A, B}, *fx[2] = {F, X}, *fa1[1] = {F}, *fb[2] = {F, B};
     GXT_OK(gx_map(ctx, "a, b -> a * b + conj(a) / b - exp(complex(0.0, 1.0) * b)", 2, ab, NULL, &o1));
-    GXT_OK(gx_map(ctx, "z, x -> z * x - 2.5f", 2, fx, NULL, &o2));     /* c64 op f32 -> c64 */
+    GXT_OK(gx_map(ctx, "z, x -> z * x - 2.5f", 2, fx, NULL, &o2)); /* c64 op f32 -> c64 */
     GXT_OK(gx_map(ctx, "z -> abs(z) + arg(z) * re(z) - im(z) + abs2(z)", 1, fa1, NULL, &o3));
     GXT_OK(gx_map(ctx, "z, w -> z == c64(w) ? 1 : (z != z ? 2 : 3)", 2, fb, NULL, &o4));
     gx_array_desc d1, d2, d3, d4;
@@ -436,8 +443,8 @@ GXT_TEST(lambda_complex_arithmetic)
     for (int64_t i = 0; i < n; i++) {
         double ar = za[2 * i], ai = za[2 * i + 1], br = zb[2 * i], bi = zb[2 * i + 1];
         double d = br * br + bi * bi;
-        double qr = (ar * br - ai * bi) / d, qi = (-ai * br - ar * bi) / d;    /* conj(a) / b */
-        double er = exp(-bi) * cos(br), ei = exp(-bi) * sin(br);                /* exp(i b) */
+        double qr = (ar * br - ai * bi) / d, qi = (-ai * br - ar * bi) / d; /* conj(a) / b */
+        double er = exp(-bi) * cos(br), ei = exp(-bi) * sin(br);            /* exp(i b) */
         double wr = ar * br - ai * bi + qr - er, wi = ar * bi + ai * br + qi - ei;
         GXT_NEAR(h1[2 * i], wr, 1e-12);
         GXT_NEAR(h1[2 * i + 1], wi, 1e-12);

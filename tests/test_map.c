@@ -52,31 +52,31 @@ GXT_TEST(map_float_expression_matches_host)
 }
 
 /* Integer semantics per dtype, checked against the same arithmetic in C. */
-#define INT_CASE(T, DT)                                                                         \
-    do {                                                                                        \
-        int64_t n = 257;                                                                        \
-        T a[257], b[257], o[257];                                                               \
-        for (int i = 0; i < n; i++) {                                                           \
-            a[i] = (T)gxt_rand_u64();                                                           \
-            b[i] = (T)(gxt_rand_u64() % 50);                                                    \
-        }                                                                                       \
-        gx_array *xa = NULL, *xb = NULL, *xo = NULL;                                            \
-        GXT_OK(gx_array_from_host(ctx, DT, 1, &n, a, &xa));                                     \
-        GXT_OK(gx_array_from_host(ctx, DT, 1, &n, b, &xb));                                     \
-        gx_array *in[2] = {xa, xb};                                                             \
-        gx_map_opts op = {.dtype = DT};                                                         \
-        GXT_OK(gx_map(ctx, "a, b -> (a ^ b) + (a & 7) - (b | 1)", 2, in, &op, &xo));            \
-        GXT_OK(gx_array_to_host(xo, o, sizeof o));                                              \
-        for (int i = 0; i < n; i++) {                                                           \
+#define INT_CASE(T, DT)                                                                                   \
+    do {                                                                                                  \
+        int64_t n = 257;                                                                                  \
+        T a[257], b[257], o[257];                                                                         \
+        for (int i = 0; i < n; i++) {                                                                     \
+            a[i] = (T)gxt_rand_u64();                                                                     \
+            b[i] = (T)(gxt_rand_u64() % 50);                                                              \
+        }                                                                                                 \
+        gx_array *xa = NULL, *xb = NULL, *xo = NULL;                                                      \
+        GXT_OK(gx_array_from_host(ctx, DT, 1, &n, a, &xa));                                               \
+        GXT_OK(gx_array_from_host(ctx, DT, 1, &n, b, &xb));                                               \
+        gx_array *in[2] = {xa, xb};                                                                       \
+        gx_map_opts op = {.dtype = DT};                                                                   \
+        GXT_OK(gx_map(ctx, "a, b -> (a ^ b) + (a & 7) - (b | 1)", 2, in, &op, &xo));                      \
+        GXT_OK(gx_array_to_host(xo, o, sizeof o));                                                        \
+        for (int i = 0; i < n; i++) {                                                                     \
             T want = (T)((uint64_t)(T)(a[i] ^ b[i]) + (uint64_t)(T)(a[i] & 7) - (uint64_t)(T)(b[i] | 1)); \
-            if (o[i] != want) {                                                                 \
-                GXT_EQ_I64(o[i], want);                                                         \
-                break;                                                                          \
-            }                                                                                   \
-        }                                                                                       \
-        gx_array_release(xa);                                                                   \
-        gx_array_release(xb);                                                                   \
-        gx_array_release(xo);                                                                   \
+            if (o[i] != want) {                                                                           \
+                GXT_EQ_I64(o[i], want);                                                                   \
+                break;                                                                                    \
+            }                                                                                             \
+        }                                                                                                 \
+        gx_array_release(xa);                                                                             \
+        gx_array_release(xb);                                                                             \
+        gx_array_release(xo);                                                                             \
     } while (0)
 
 GXT_TEST(map_integer_dtypes)
@@ -131,7 +131,9 @@ GXT_TEST(map_all_dtypes_identity_plus_one)
         double v[100];
         GXT_OK(gx_array_to_host(o, v, sizeof v));
         for (int i = 0; i < 100; i++) {
-            double want = dts[k] == GX_BOOL ? (i ? 2 : 1) : dts[k] == GX_I8 || dts[k] == GX_U8 ? (double)(i + 1) : i + 1;
+            double want = dts[k] == GX_BOOL                    ? (i ? 2 : 1)
+                          : dts[k] == GX_I8 || dts[k] == GX_U8 ? (double)(i + 1)
+                                                               : i + 1;
             GXT_NEAR(v[i], want, 0);
         }
         gx_array_release(a);
@@ -148,7 +150,8 @@ GXT_TEST(map_broadcast_outer)
         r[i] = i + 0.5;
     for (int j = 0; j < 7; j++)
         c[j] = 10.0 * j;
-    gx_array *ar = upload_f64(ctx, r, 2, sr), *ac = upload_f64(ctx, c, 2, sc), *a1 = upload_f64(ctx, c, 1, s1), *o = NULL, *o2 = NULL;
+    gx_array *ar = upload_f64(ctx, r, 2, sr), *ac = upload_f64(ctx, c, 2, sc), *a1 = upload_f64(ctx, c, 1, s1),
+             *o = NULL, *o2 = NULL;
     GXT_CHECK(ar && ac && a1);
     gx_array *in[2] = {ar, ac};
     GXT_OK(gx_map(ctx, "i, j -> i * 1000 + j", 2, in, NULL, &o));
@@ -195,7 +198,7 @@ GXT_TEST(map_strided_views_and_in_place)
     int perm[2] = {1, 0};
     GXT_OK(gx_array_permute(a, perm, &t));
     gx_slice sl[2] = {{1, GX_END, 3}, {GX_END, GX_END, -2}};
-    GXT_OK(gx_array_view(t, sl, &v));   /* rows 1,4,..; columns reversed, step 2 */
+    GXT_OK(gx_array_view(t, sl, &v)); /* rows 1,4,..; columns reversed, step 2 */
     GXT_OK(gx_map(ctx, "x -> x * x", 1, &v, NULL, &o));
     gx_array_desc d;
     GXT_OK(gx_array_describe(o, &d));
@@ -378,13 +381,13 @@ GXT_TEST(map_user_function_julia_set)
         GXT_EQ_I64(differ, 0);
     GXT_CHECK(differ < N * N / 100);
     GXT_CHECK(llabs(sum - want_sum) < want_sum / 100);
-    GXT_CHECK(sum > N * N);     /* not a blank image */
+    GXT_CHECK(sum > N * N); /* not a blank image */
     free(v);
     /* user function errors point at the user's lines */
     GXT_STATUS(gx_define(ctx, "broken.c", "float f(float x)\n{\n    return x +* 2;\n}\n"), GX_ERR_COMPILE);
     GXT_MSG_HAS("broken.c");
     GXT_MSG_HAS("3");
-    GXT_STATUS(gx_define(ctx, "again.c", julia_src), GX_ERR_TYPE);   /* defined twice */
+    GXT_STATUS(gx_define(ctx, "again.c", julia_src), GX_ERR_TYPE); /* defined twice */
     gx_array *bad = NULL;
     GXT_STATUS(gx_map(ctx, "i, j -> juliaset_pixel(i, j)", 2, in, &op, &bad), GX_ERR_TYPE);
     gx_array_release(is);
@@ -416,7 +419,7 @@ GXT_TEST(map_cache_hit_miss_and_second_process)
     GXT_CHECK(c1.compiles >= 1);
     gx_array_release(o);
     o = NULL;
-    GXT_OK(gx_map(ctx, "x -> x + 12345.5", 1, &x, NULL, &o));   /* same kernel: memory hit */
+    GXT_OK(gx_map(ctx, "x -> x + 12345.5", 1, &x, NULL, &o)); /* same kernel: memory hit */
     GXT_OK(gx_cache_stats_get(ctx, &c2));
     GXT_EQ_I64(c2.compiles, c1.compiles);
     GXT_CHECK(c2.mem_hits > c1.mem_hits);
@@ -450,7 +453,8 @@ int gxt_child_cache_probe(void)
     gx_cache_stats c;
     gx_cache_stats_get(ctx, &c);
     int ok = c.compiles == 0 && c.disk_hits >= 1 && v == 12345.5;
-    printf("child: compiles=%llu disk_hits=%llu value=%g\n", (unsigned long long)c.compiles, (unsigned long long)c.disk_hits, v);
+    printf("child: compiles=%llu disk_hits=%llu value=%g\n", (unsigned long long)c.compiles,
+           (unsigned long long)c.disk_hits, v);
     gx_ctx_destroy(ctx);
     return ok ? 0 : 1;
 }
@@ -471,7 +475,10 @@ GXT_TEST(map_cache_corrupt_entry_is_rebuilt)
     o = NULL;
     /* Corrupt every entry on disk, then ask again from a fresh context. */
     char cmd[600];
-    snprintf(cmd, sizeof cmd, "find '%s' -type f -name '*.c' -o -type f -name '*.cuda' | while read f; do printf 'garbage' | dd of=\"$f\" bs=1 seek=60 conv=notrunc 2>/dev/null; done", dir);
+    snprintf(cmd, sizeof cmd,
+             "find '%s' -type f -name '*.c' -o -type f -name '*.cuda' | while read f; do printf 'garbage' | dd "
+             "of=\"$f\" bs=1 seek=60 conv=notrunc 2>/dev/null; done",
+             dir);
     GXT_CHECK(system(cmd) == 0);
     gx_ctx *c2 = NULL;
     GXT_OK(gx_ctx_create(&c2, GX_BACKEND_AUTO));

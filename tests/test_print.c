@@ -48,7 +48,11 @@ static gx_array *make(gx_dtype t, int ndim, const int64_t *shape, const void *ho
 /* ------------------------------------------------------------ dtypes */
 
 /* One 1-d array of n elements per case, printed with the defaults. */
-typedef struct print_case { gx_dtype t; const void *v; const char *want; } print_case;
+typedef struct print_case {
+    gx_dtype t;
+    const void *v;
+    const char *want;
+} print_case;
 
 static void expect_1d_cases(const print_case *cases, size_t ncases, int64_t n)
 {
@@ -69,9 +73,10 @@ GXT_TEST(print_2d_f32)
     GXT_CHECK(a);
     if (!a)
         return;
-    EXPECT_TEXT(a, NULL, "gx_array f32 [2, 3]\n"
-                         "[[0.5,   1,   2],\n"
-                         " [  3,   4,   5]]");
+    EXPECT_TEXT(a, NULL,
+                "gx_array f32 [2, 3]\n"
+                "[[0.5,   1,   2],\n"
+                " [  3,   4,   5]]");
     GXT_OK(gx_array_release(a));
 }
 
@@ -287,12 +292,13 @@ GXT_TEST(print_3d)
     GXT_OK(gx_array_iota(gxt_ctx(), GX_I16, 12, 0, 1, &flat));
     const int64_t sh[] = {2, 2, 3};
     GXT_OK(gx_array_reshape(flat, 3, sh, &a));
-    EXPECT_TEXT(a, NULL, "gx_array i16 [2, 2, 3]\n"
-                         "[[[ 0,  1,  2],\n"
-                         "  [ 3,  4,  5]],\n"
-                         "\n"
-                         " [[ 6,  7,  8],\n"
-                         "  [ 9, 10, 11]]]");
+    EXPECT_TEXT(a, NULL,
+                "gx_array i16 [2, 2, 3]\n"
+                "[[[ 0,  1,  2],\n"
+                "  [ 3,  4,  5]],\n"
+                "\n"
+                " [[ 6,  7,  8],\n"
+                "  [ 9, 10, 11]]]");
     GXT_OK(gx_array_release(a));
     GXT_OK(gx_array_release(flat));
 
@@ -343,12 +349,13 @@ GXT_TEST(print_summary_2d)
     const int64_t sh[] = {10, 10};
     GXT_OK(gx_array_reshape(flat, 2, sh, &a));
     gx_print_opts o = {.threshold = 50, .edgeitems = 2};
-    EXPECT_TEXT(a, &o, "gx_array i32 [10, 10]\n"
-                       "[[ 0,  1, ...,  8,  9],\n"
-                       " [10, 11, ..., 18, 19],\n"
-                       " ...,\n"
-                       " [80, 81, ..., 88, 89],\n"
-                       " [90, 91, ..., 98, 99]]");
+    EXPECT_TEXT(a, &o,
+                "gx_array i32 [10, 10]\n"
+                "[[ 0,  1, ...,  8,  9],\n"
+                " [10, 11, ..., 18, 19],\n"
+                " ...,\n"
+                " [80, 81, ..., 88, 89],\n"
+                " [90, 91, ..., 98, 99]]");
     GXT_OK(gx_array_release(a));
     GXT_OK(gx_array_release(flat));
 
@@ -356,14 +363,15 @@ GXT_TEST(print_summary_2d)
     GXT_OK(gx_array_iota(gxt_ctx(), GX_I64, 2000, 0, 1, &flat));
     const int64_t sh2[] = {1000, 2};
     GXT_OK(gx_array_reshape(flat, 2, sh2, &a));
-    EXPECT_TEXT(a, NULL, "gx_array i64 [1000, 2]\n"
-                         "[[   0,    1],\n"
-                         " [   2,    3],\n"
-                         " [   4,    5],\n"
-                         " ...,\n"
-                         " [1994, 1995],\n"
-                         " [1996, 1997],\n"
-                         " [1998, 1999]]");
+    EXPECT_TEXT(a, NULL,
+                "gx_array i64 [1000, 2]\n"
+                "[[   0,    1],\n"
+                " [   2,    3],\n"
+                " [   4,    5],\n"
+                " ...,\n"
+                " [1994, 1995],\n"
+                " [1996, 1997],\n"
+                " [1998, 1999]]");
     GXT_OK(gx_array_release(a));
     GXT_OK(gx_array_release(flat));
 }
@@ -375,16 +383,17 @@ GXT_TEST(print_summary_3d)
     const int64_t sh[] = {5, 3, 4};
     GXT_OK(gx_array_reshape(flat, 3, sh, &a));
     gx_print_opts o = {.threshold = 10, .edgeitems = 1};
-    EXPECT_TEXT(a, &o, "gx_array u16 [5, 3, 4]\n"
-                       "[[[ 0, ...,  3],\n"
-                       "  ...,\n"
-                       "  [ 8, ..., 11]],\n"
-                       "\n"
-                       " ...,\n"
-                       "\n"
-                       " [[48, ..., 51],\n"
-                       "  ...,\n"
-                       "  [56, ..., 59]]]");
+    EXPECT_TEXT(a, &o,
+                "gx_array u16 [5, 3, 4]\n"
+                "[[[ 0, ...,  3],\n"
+                "  ...,\n"
+                "  [ 8, ..., 11]],\n"
+                "\n"
+                " ...,\n"
+                "\n"
+                " [[48, ..., 51],\n"
+                "  ...,\n"
+                "  [56, ..., 59]]]");
     GXT_OK(gx_array_release(a));
     GXT_OK(gx_array_release(flat));
 }
@@ -394,7 +403,7 @@ GXT_TEST(print_summary_3d)
 GXT_TEST(print_summary_reads_only_shown)
 {
     gx_ctx *ctx = gxt_ctx();
-    const int64_t sh[] = {2048, 4096};   /* 32 MiB of f32 */
+    const int64_t sh[] = {2048, 4096}; /* 32 MiB of f32 */
     gx_array *a;
     GXT_OK(gx_array_empty(ctx, GX_F32, 2, sh, &a));
     GXT_OK(gx_array_fill_f64(a, 1.5));
@@ -407,14 +416,15 @@ GXT_TEST(print_summary_reads_only_shown)
     GXT_OK(gx_array_permute(a, perm, &t));
     gx_memory_stats before, after;
     GXT_OK(gx_memory_stats_get(ctx, &before));
-    EXPECT_TEXT(t, NULL, "gx_array f32 [4096, 2048]\n"
-                         "[[1.5, 1.5, 1.5, ..., 1.5, 1.5, 1.5],\n"
-                         " [1.5, 1.5, 1.5, ..., 1.5, 1.5, 1.5],\n"
-                         " [1.5, 1.5, 1.5, ..., 1.5, 1.5, 1.5],\n"
-                         " ...,\n"
-                         " [1.5, 1.5, 1.5, ..., 1.5, 1.5, 1.5],\n"
-                         " [1.5, 1.5, 1.5, ..., 1.5, 1.5, 1.5],\n"
-                         " [1.5, 1.5, 1.5, ..., 1.5, 1.5,  -2]]");
+    EXPECT_TEXT(t, NULL,
+                "gx_array f32 [4096, 2048]\n"
+                "[[1.5, 1.5, 1.5, ..., 1.5, 1.5, 1.5],\n"
+                " [1.5, 1.5, 1.5, ..., 1.5, 1.5, 1.5],\n"
+                " [1.5, 1.5, 1.5, ..., 1.5, 1.5, 1.5],\n"
+                " ...,\n"
+                " [1.5, 1.5, 1.5, ..., 1.5, 1.5, 1.5],\n"
+                " [1.5, 1.5, 1.5, ..., 1.5, 1.5, 1.5],\n"
+                " [1.5, 1.5, 1.5, ..., 1.5, 1.5,  -2]]");
     GXT_OK(gx_memory_stats_get(ctx, &after));
     GXT_CHECK(after.peak - before.peak < (1u << 20));
     GXT_EQ_I64(after.in_use, before.in_use);
@@ -488,14 +498,15 @@ GXT_TEST(print_permuted_view)
     const int perm3[] = {2, 0, 1};
     GXT_OK(gx_array_permute(a, perm3, &p));
     gx_print_opts o = {.threshold = 4, .edgeitems = 1};
-    EXPECT_TEXT(p, &o, "gx_array i32 [4, 2, 3]\n"
-                       "[[[ 0, ...,  8],\n"
-                       "  [12, ..., 20]],\n"
-                       "\n"
-                       " ...,\n"
-                       "\n"
-                       " [[ 3, ..., 11],\n"
-                       "  [15, ..., 23]]]");
+    EXPECT_TEXT(p, &o,
+                "gx_array i32 [4, 2, 3]\n"
+                "[[[ 0, ...,  8],\n"
+                "  [12, ..., 20]],\n"
+                "\n"
+                " ...,\n"
+                "\n"
+                " [[ 3, ..., 11],\n"
+                "  [15, ..., 23]]]");
     GXT_OK(gx_array_release(p));
     GXT_OK(gx_array_release(a));
     GXT_OK(gx_array_release(flat));
@@ -523,7 +534,7 @@ GXT_TEST(print_truncation_and_needed)
     GXT_EQ_I64(need, strlen(full) + 1);
     GXT_OK(gx_array_format(a, NULL, buf, 1, NULL));
     GXT_CHECK(buf[0] == 0);
-    GXT_OK(gx_array_format(a, NULL, buf, strlen(full), NULL));   /* one short */
+    GXT_OK(gx_array_format(a, NULL, buf, strlen(full), NULL)); /* one short */
     GXT_EQ_I64(strlen(buf), strlen(full) - 1);
     GXT_OK(gx_array_format(a, NULL, buf, sizeof buf, &need));
     GXT_CHECK(strcmp(buf, full) == 0);
@@ -576,11 +587,12 @@ GXT_TEST(print_linewidth_wraps)
     const int64_t sh[] = {2, 4};
     GXT_OK(gx_array_reshape(flat, 2, sh, &m));
     gx_print_opts o5 = {.linewidth = 12};
-    EXPECT_TEXT(m, &o5, "gx_array i32 [2, 4]\n"
-                        "[[0, 1, 2,\n"
-                        "  3],\n"
-                        " [4, 5, 6,\n"
-                        "  7]]");
+    EXPECT_TEXT(m, &o5,
+                "gx_array i32 [2, 4]\n"
+                "[[0, 1, 2,\n"
+                "  3],\n"
+                " [4, 5, 6,\n"
+                "  7]]");
     GXT_OK(gx_array_release(m));
     GXT_OK(gx_array_release(flat));
 }

@@ -33,7 +33,7 @@ GXT_TEST(stream_two_streams_event_dependency)
     gx_array *x = NULL, *y = NULL, *z = NULL;
     GXT_OK(gx_array_empty(ctx, GX_F32, 1, &n, &x));
     GXT_OK(gx_array_empty(ctx, GX_F32, 1, &n, &z));
-    GXT_OK(gx_sync(ctx));   /* the allocations (default stream) precede both streams */
+    GXT_OK(gx_sync(ctx)); /* the allocations (default stream) precede both streams */
     /* Stream A: upload, y = 2x, then mark the point B must wait for. */
     GXT_OK(gx_ctx_set_stream(ctx, sa));
     gx_stream *cur = NULL;
@@ -115,7 +115,7 @@ GXT_TEST(stream_bad_handles)
     gx_stream *s = NULL;
     GXT_OK(gx_stream_create(ctx, &s));
     GXT_OK(gx_ctx_set_stream(ctx, s));
-    GXT_OK(gx_stream_destroy(s));   /* the context falls back to its default stream */
+    GXT_OK(gx_stream_destroy(s)); /* the context falls back to its default stream */
     gx_stream *cur = (gx_stream *)1;
     GXT_OK(gx_ctx_get_stream(ctx, &cur));
     GXT_CHECK(cur == NULL);
@@ -125,7 +125,7 @@ GXT_TEST(stream_bad_handles)
     GXT_OK(gx_stream_destroy(NULL));
     gx_event *e = NULL;
     GXT_OK(gx_event_create(ctx, &e));
-    GXT_STATUS(gx_stream_wait_event(NULL, e), GX_ERR_INVALID_ARGUMENT);   /* not recorded */
+    GXT_STATUS(gx_stream_wait_event(NULL, e), GX_ERR_INVALID_ARGUMENT); /* not recorded */
     GXT_STATUS(gx_event_sync(e), GX_ERR_INVALID_ARGUMENT);
     GXT_OK(gx_event_record_on(e, NULL));
     GXT_OK(gx_stream_wait_event(NULL, e));
@@ -190,7 +190,7 @@ GXT_TEST(profile_report_labels_and_counts)
     GXT_OK(gx_array_to_host(x, h, (size_t)n * 4));
     free(h);
     GXT_OK(gx_profile_stop(ctx));
-    GXT_OK(gx_map(ctx, "x -> x * 3.0f + 1.0f", 1, &x, NULL, &y));   /* not recorded */
+    GXT_OK(gx_map(ctx, "x -> x * 3.0f + 1.0f", 1, &x, NULL, &y)); /* not recorded */
     char *rep = report(ctx);
     GXT_CHECK(rep != NULL);
     if (!rep)
@@ -200,7 +200,7 @@ GXT_TEST(profile_report_labels_and_counts)
     GXT_CHECK(row_has_calls(rep, "gx_map", 3));
     GXT_CHECK(row_has_calls(rep, "[copy DtoH]", 2));
     GXT_CHECK(strstr(rep, "[alloc]") != NULL);
-    GXT_CHECK(strstr(rep, "gx_ew") == NULL);   /* labels, not entry names */
+    GXT_CHECK(strstr(rep, "gx_ew") == NULL); /* labels, not entry names */
     if (!row_has_calls(rep, "gx_map", 3))
         fprintf(stderr, "%s", rep);
     free(rep);

@@ -73,7 +73,8 @@ GXT_TEST(rand_philox_known_answers)
     static const uint32_t v[3][10] = {
         {0, 0, 0, 0, 0, 0, 0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
         {~0u, ~0u, ~0u, ~0u, ~0u, ~0u, 0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd},
-        {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0, 0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1},
+        {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0, 0xd16cfe09, 0x94fdcceb, 0x5001e420,
+         0x24126ea1},
     };
     for (int i = 0; i < 3; i++) {
         uint32_t out[4], ref[4];
@@ -106,9 +107,10 @@ GXT_TEST(rand_uniform_bit_equal_to_host)
             for (int64_t i = 0; i < n && bad < 3; i++) {
                 float wa = ref_u_f32(r, r.start + (uint64_t)i);
                 double wb = ref_u_f64(r, r.start + (uint64_t)i);
-                if (memcmp(&wa, &ha[i], 4) || memcmp(&wb, &hb[i], 8) || !(ha[i] >= 0 && ha[i] < 1) || !(hb[i] >= 0 && hb[i] < 1)) {
-                    GXT_FAIL_AT(__FILE__, __LINE__, "n=%lld start=%llu i=%lld: got %.9g/%.17g want %.9g/%.17g", (long long)n,
-                                (unsigned long long)r.start, (long long)i, ha[i], hb[i], wa, wb);
+                if (memcmp(&wa, &ha[i], 4) || memcmp(&wb, &hb[i], 8) || !(ha[i] >= 0 && ha[i] < 1) ||
+                    !(hb[i] >= 0 && hb[i] < 1)) {
+                    GXT_FAIL_AT(__FILE__, __LINE__, "n=%lld start=%llu i=%lld: got %.9g/%.17g want %.9g/%.17g",
+                                (long long)n, (unsigned long long)r.start, (long long)i, ha[i], hb[i], wa, wb);
                     bad++;
                 }
             }
@@ -119,23 +121,23 @@ GXT_TEST(rand_uniform_bit_equal_to_host)
         }
 }
 
-#define INT_RAND_CASE(T, DT, LO, HI)                                                                \
-    do {                                                                                            \
-        int64_t n = 4099;                                                                           \
-        gx_rng r = {99, 3, 1};                                                                      \
-        gx_array *a = NULL;                                                                         \
-        GXT_OK(gx_rand_int(ctx, r, (LO), (HI), DT, 1, &n, &a));                                     \
-        T h[4099];                                                                                  \
-        GXT_OK(gx_array_to_host(a, h, sizeof h));                                                   \
-        for (int64_t i = 0; i < n; i++) {                                                           \
-            T want = (T)ref_int(r, r.start + (uint64_t)i, (LO), (HI));                              \
-            if (h[i] != want || (int64_t)h[i] < (int64_t)(LO) || (LO >= 0 && (uint64_t)h[i] >= (uint64_t)(HI))) { \
-                GXT_FAIL_AT(__FILE__, __LINE__, "%s [%lld,%lld) i=%lld: got %lld want %lld", #DT,   \
-                            (long long)(LO), (long long)(HI), (long long)i, (long long)h[i], (long long)want); \
-                break;                                                                              \
-            }                                                                                       \
-        }                                                                                           \
-        gx_array_release(a);                                                                        \
+#define INT_RAND_CASE(T, DT, LO, HI)                                                                               \
+    do {                                                                                                           \
+        int64_t n = 4099;                                                                                          \
+        gx_rng r = {99, 3, 1};                                                                                     \
+        gx_array *a = NULL;                                                                                        \
+        GXT_OK(gx_rand_int(ctx, r, (LO), (HI), DT, 1, &n, &a));                                                    \
+        T h[4099];                                                                                                 \
+        GXT_OK(gx_array_to_host(a, h, sizeof h));                                                                  \
+        for (int64_t i = 0; i < n; i++) {                                                                          \
+            T want = (T)ref_int(r, r.start + (uint64_t)i, (LO), (HI));                                             \
+            if (h[i] != want || (int64_t)h[i] < (int64_t)(LO) || (LO >= 0 && (uint64_t)h[i] >= (uint64_t)(HI))) {  \
+                GXT_FAIL_AT(__FILE__, __LINE__, "%s [%lld,%lld) i=%lld: got %lld want %lld", #DT, (long long)(LO), \
+                            (long long)(HI), (long long)i, (long long)h[i], (long long)want);                      \
+                break;                                                                                             \
+            }                                                                                                      \
+        }                                                                                                          \
+        gx_array_release(a);                                                                                       \
     } while (0)
 
 GXT_TEST(rand_int_bit_equal_to_host)
@@ -233,7 +235,8 @@ GXT_TEST(rand_stream_slices_and_views)
     GXT_OK(gx_array_to_host(big, hb, sizeof hb));
     for (int i = 0; i < 20; i++)
         for (int j = 0; j < 30; j++) {
-            float want = (i % 2 == 1 && j % 3 == 0) ? ref_u_f32((gx_rng){77, 0, 0}, (uint64_t)((i / 2) * 10 + j / 3)) : 0.0f;
+            float want =
+                (i % 2 == 1 && j % 3 == 0) ? ref_u_f32((gx_rng){77, 0, 0}, (uint64_t)((i / 2) * 10 + j / 3)) : 0.0f;
             if (hb[i * 30 + j] != want) {
                 GXT_FAIL_AT(__FILE__, __LINE__, "view (%d,%d): %g want %g", i, j, hb[i * 30 + j], want);
                 i = 20;
@@ -289,9 +292,13 @@ GXT_TEST(rand_cuda_source_compiles)
         gxt_skip("NVRTC not loadable");
         return;
     }
-    struct { int kind; gx_dtype t; uint64_t range; } v[] = {
-        {0, GX_F32, 0}, {0, GX_F64, 0}, {1, GX_F32, 0}, {1, GX_F64, 0}, {2, GX_I8, 10}, {2, GX_U16, 1000},
-        {2, GX_I32, 1ull << 32}, {2, GX_I64, 5}, {2, GX_I64, 1ull << 40}, {2, GX_U64, 0},
+    struct {
+        int kind;
+        gx_dtype t;
+        uint64_t range;
+    } v[] = {
+        {0, GX_F32, 0},    {0, GX_F64, 0},          {1, GX_F32, 0}, {1, GX_F64, 0},          {2, GX_I8, 10},
+        {2, GX_U16, 1000}, {2, GX_I32, 1ull << 32}, {2, GX_I64, 5}, {2, GX_I64, 1ull << 40}, {2, GX_U64, 0},
     };
     for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
         gx__sbuf src = {0};

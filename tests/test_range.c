@@ -4,9 +4,9 @@
 #include "gx_test.h"
 
 /* Lengths around the CUDA tile sizes (128 x 32, 256 x 16, 256 x 8, 256 x 4) and the CPU align. */
-static const int64_t lens[] = {0, 1, 2, 63, 64, 65, 1023, 1024, 1025, 2047, 2048, 2049, 3071, 3072, 3073, 4095, 4096, 4097,
-                               6143, 6144, 6145, 8191, 8192, 8193,
-                               3 * 4096 + 1, 65536 * 2 + 5, (1 << 20) + 7};
+static const int64_t lens[] = {0,    1,    2,    63,   64,   65,   1023,         1024,          1025,
+                               2047, 2048, 2049, 3071, 3072, 3073, 4095,         4096,          4097,
+                               6143, 6144, 6145, 8191, 8192, 8193, 3 * 4096 + 1, 65536 * 2 + 5, (1 << 20) + 7};
 #define NLENS ((int)(sizeof lens / sizeof lens[0]))
 
 static gx_pipe *iota_pipe(gx_ctx *ctx, gx_dtype dt, int64_t n, double start, double step)
@@ -29,7 +29,7 @@ GXT_TEST(range_count_iota_filter)
         int64_t want = 0;
         for (int64_t i = 0; i < n; i++)
             want += ((i * i) % 1000) % 3 == 0;
-        for (int rep = 0; rep < 2; rep++) {   /* the same pipeline runs again */
+        for (int rep = 0; rep < 2; rep++) { /* the same pipeline runs again */
             int64_t got = -1;
             GXT_OK(gx_pipe_count(p, &got));
             GXT_EQ_I64(got, want);
@@ -94,7 +94,7 @@ GXT_TEST(range_reduce_init_and_empty)
     GXT_CHECK(r.dtype == GX_I64);
     GXT_EQ_I64(r.v.i, 42 + 5050);
     gx_pipe_opts as_f64 = {.dtype = GX_F64};
-    GXT_OK(gx_pipe_reduce(p, "*", &as_f64, &r));   /* 100! in double */
+    GXT_OK(gx_pipe_reduce(p, "*", &as_f64, &r)); /* 100! in double */
     GXT_CHECK(r.dtype == GX_F64);
     GXT_NEAR(r.v.f, 9.33262154439441e157, 1e-12 * 9.33262154439441e157);
     gx_scalar f = {0};
@@ -106,7 +106,7 @@ GXT_TEST(range_reduce_init_and_empty)
     GXT_OK(gx_pipe_mapreduce(p, "x -> f64(x) * half", "max", &with_const, &f));
     GXT_NEAR(f.v.f, 50.0, 0);
     int arity = 0;
-    GXT_OK(gx_pipe_arity(p, &arity));   /* mapreduce leaves p as it was */
+    GXT_OK(gx_pipe_arity(p, &arity)); /* mapreduce leaves p as it was */
     GXT_EQ_I64(arity, 1);
     gx_dtype dt;
     GXT_OK(gx_pipe_dtype(p, 0, &dt));
@@ -126,7 +126,7 @@ GXT_TEST(range_any_all_min_max_arg)
         h[imin] = -1000;
         h[imax] = 1000;
         if (n > 4)
-            h[n - 1] = -1000;   /* a tie later: argmin must stay at the first */
+            h[n - 1] = -1000; /* a tie later: argmin must stay at the first */
         gx_array *x = NULL;
         GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, h, &x));
         gx_pipe *p = NULL;
@@ -138,7 +138,7 @@ GXT_TEST(range_any_all_min_max_arg)
         GXT_OK(gx_pipe_argmin(p, &amn));
         GXT_OK(gx_pipe_argmax(p, &amx));
         GXT_CHECK(mn.dtype == GX_F32 && mx.dtype == GX_F32);
-        GXT_NEAR(mn.v.f, n == 1 ? 1000 : -1000, 0);   /* n == 1: h[0] is set to -1000, then 1000 */
+        GXT_NEAR(mn.v.f, n == 1 ? 1000 : -1000, 0); /* n == 1: h[0] is set to -1000, then 1000 */
         GXT_NEAR(mx.v.f, 1000, 0);
         GXT_EQ_I64(amn, imin);
         GXT_EQ_I64(amx, imax);
@@ -208,7 +208,10 @@ GXT_TEST(range_collect_filters)
             bool ok = true;
             for (int64_t i = 0; i < n; i++) {
                 uint32_t x = (uint32_t)(i + 5);
-                bool keep = k == 0 ? false : k == 1 ? true : k == 2 ? x % 2 == 0 : (uint32_t)(x * 2654435761u) % 7u < 3u;
+                bool keep = k == 0   ? false
+                            : k == 1 ? true
+                            : k == 2 ? x % 2 == 0
+                                     : (uint32_t)(x * 2654435761u) % 7u < 3u;
                 if (!keep)
                     continue;
                 if (j >= m || h[j] != x)
@@ -381,7 +384,8 @@ GXT_TEST(range_scan_noncommutative)
         GXT_OK(gx_array_to_host(last, h2, (size_t)n * 4));
         for (int64_t i = 0; i < n; i++)
             if (h1[i] != 3 || h2[i] != (int32_t)(i + 3)) {
-                GXT_FAIL_AT(__FILE__, __LINE__, "n=%lld at %lld: first %d last %d", (long long)n, (long long)i, h1[i], h2[i]);
+                GXT_FAIL_AT(__FILE__, __LINE__, "n=%lld at %lld: first %d last %d", (long long)n, (long long)i, h1[i],
+                            h2[i]);
                 break;
             }
         free(h1);
@@ -506,7 +510,7 @@ GXT_TEST(range_bad_input)
     GXT_STATUS(gx_pipe_filter(p, "x -> (x & 1) == 0", NULL), GX_ERR_TYPE);
     GXT_STATUS(gx_pipe_map(p, "x -> x +", NULL), GX_ERR_SYNTAX);
     int arity = 0;
-    GXT_OK(gx_pipe_arity(p, &arity));   /* failed stages left p unchanged */
+    GXT_OK(gx_pipe_arity(p, &arity)); /* failed stages left p unchanged */
     GXT_EQ_I64(arity, 1);
     GXT_STATUS(gx_pipe_take(p, -1), GX_ERR_INVALID_ARGUMENT);
     /* a preallocated scan output needs a known length */
@@ -561,7 +565,7 @@ GXT_TEST(range_constants_and_strided_source)
     gx_array *x = NULL, *v = NULL;
     GXT_OK(gx_array_iota(ctx, GX_F64, n, 0, 1, &x));
     gx_slice sl = {1, GX_END, 3};
-    GXT_OK(gx_array_view(x, &sl, &v));   /* 1, 4, 7, ... */
+    GXT_OK(gx_array_view(x, &sl, &v)); /* 1, 4, 7, ... */
     gx_pipe *p = NULL;
     GXT_OK(gx_pipe_from_arrays(ctx, 1, &v, &p));
     gx_const c[2] = {GX_CONST("lo", GX_SCALAR_F64(100.0)), GX_CONST("m", GX_SCALAR_I32(2))};
@@ -609,7 +613,8 @@ GXT_TEST(filter_keeps_order_all_dtypes)
                 if ((int64_t)xv % 3 != 1)
                     continue;
                 if (want < m && (h[want] != xv || hi[want] != i)) {
-                    GXT_FAIL_AT(__FILE__, __LINE__, "dtype %s n=%lld at %lld", gx_dtype_name(dts[d]), (long long)n, (long long)want);
+                    GXT_FAIL_AT(__FILE__, __LINE__, "dtype %s n=%lld at %lld", gx_dtype_name(dts[d]), (long long)n,
+                                (long long)want);
                     break;
                 }
                 want++;
@@ -667,7 +672,7 @@ GXT_TEST(filter_zipped_and_nd)
     int64_t sh2[2] = {41, 37};
     GXT_OK(gx_array_reshape(b, 2, sh2, &b2));
     int perm[2] = {1, 0};
-    GXT_OK(gx_array_permute(b2, perm, &bt));   /* a non-contiguous 37x41 view */
+    GXT_OK(gx_array_permute(b2, perm, &bt)); /* a non-contiguous 37x41 view */
     gx_array *in[2] = {a2, bt};
     GXT_OK(gx_filter(ctx, "x, y -> (x + y) % 4 == 0", 2, in, NULL, o));
     GXT_OK(gx_findall(ctx, "x, y -> (x + y) % 4 == 0", 2, in, NULL, &ix));
@@ -768,8 +773,14 @@ static int64_t wrap(gx_dtype t, uint64_t u)
 }
 static int64_t w_mul(gx_dtype t, int64_t a, int64_t b) { return wrap(t, (uint64_t)a * (uint64_t)b); }
 static int64_t w_add(gx_dtype t, int64_t a, int64_t b) { return wrap(t, (uint64_t)a + (uint64_t)b); }
-static int64_t w_div(gx_dtype t, int64_t a, int64_t b) { return t == GX_U64 ? (int64_t)((uint64_t)a / (uint64_t)b) : a / b; }
-static int64_t w_mod(gx_dtype t, int64_t a, int64_t b) { return t == GX_U64 ? (int64_t)((uint64_t)a % (uint64_t)b) : a % b; }
+static int64_t w_div(gx_dtype t, int64_t a, int64_t b)
+{
+    return t == GX_U64 ? (int64_t)((uint64_t)a / (uint64_t)b) : a / b;
+}
+static int64_t w_mod(gx_dtype t, int64_t a, int64_t b)
+{
+    return t == GX_U64 ? (int64_t)((uint64_t)a % (uint64_t)b) : a % b;
+}
 
 /* Pipelines over iotas whose values lie in, cross or wrap past the bounds the kernels
  * are specialised on (0..2^b-1 and -2^b..2^b-1 for b = 8..63, see rp_seg_bounds):
@@ -777,11 +788,17 @@ static int64_t w_mod(gx_dtype t, int64_t a, int64_t b) { return t == GX_U64 ? (i
 GXT_TEST(range_iota_bounds_narrowed_code)
 {
     gx_ctx *ctx = gxt_ctx();
-    static const struct { gx_dtype t; double start, step; int64_t n; } cfg[] = {
-        {GX_I64, 0, 1, 70000}, {GX_I64, -1000, 1, 3001}, {GX_I64, 2147483548.0, 1, 200},
-        {GX_I64, 4294967196.0, 1, 200}, {GX_I64, 10000, -3, 5000}, {GX_I64, 4611686018427383808.0, 1, 5000},
-        {GX_I32, -50, 7, 1000}, {GX_I32, 2147483000.0, 1, 1000}, {GX_U32, 4294966996.0, 1, 250},
-        {GX_U32, 4294966996.0, 1, 600}, {GX_U64, 0, 1, 1000}, {GX_U64, 5, 2, 33000},
+    static const struct {
+        gx_dtype t;
+        double start, step;
+        int64_t n;
+    } cfg[] = {
+        {GX_I64, 0, 1, 70000},          {GX_I64, -1000, 1, 3001},
+        {GX_I64, 2147483548.0, 1, 200}, {GX_I64, 4294967196.0, 1, 200},
+        {GX_I64, 10000, -3, 5000},      {GX_I64, 4611686018427383808.0, 1, 5000},
+        {GX_I32, -50, 7, 1000},         {GX_I32, 2147483000.0, 1, 1000},
+        {GX_U32, 4294966996.0, 1, 250}, {GX_U32, 4294966996.0, 1, 600},
+        {GX_U64, 0, 1, 1000},           {GX_U64, 5, 2, 33000},
     };
     for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
         gx_dtype t = cfg[c].t;

@@ -18,16 +18,52 @@ static void put(gx_dtype t, void *buf, int64_t i, int64_t iv, double fv)
 {
     char *p = (char *)buf + i * (int64_t)gx_dtype_size(t);
     switch (t) {
-    case GX_BOOL: { bool x = iv != 0; memcpy(p, &x, 1); break; }
-    case GX_I8: { int8_t x = (int8_t)iv; memcpy(p, &x, 1); break; }
-    case GX_I16: { int16_t x = (int16_t)iv; memcpy(p, &x, 2); break; }
-    case GX_I32: { int32_t x = (int32_t)iv; memcpy(p, &x, 4); break; }
+    case GX_BOOL: {
+        bool x = iv != 0;
+        memcpy(p, &x, 1);
+        break;
+    }
+    case GX_I8: {
+        int8_t x = (int8_t)iv;
+        memcpy(p, &x, 1);
+        break;
+    }
+    case GX_I16: {
+        int16_t x = (int16_t)iv;
+        memcpy(p, &x, 2);
+        break;
+    }
+    case GX_I32: {
+        int32_t x = (int32_t)iv;
+        memcpy(p, &x, 4);
+        break;
+    }
     case GX_I64: memcpy(p, &iv, 8); break;
-    case GX_U8: { uint8_t x = (uint8_t)iv; memcpy(p, &x, 1); break; }
-    case GX_U16: { uint16_t x = (uint16_t)iv; memcpy(p, &x, 2); break; }
-    case GX_U32: { uint32_t x = (uint32_t)iv; memcpy(p, &x, 4); break; }
-    case GX_U64: { uint64_t x = (uint64_t)iv; memcpy(p, &x, 8); break; }
-    case GX_F32: { float x = (float)fv; memcpy(p, &x, 4); break; }
+    case GX_U8: {
+        uint8_t x = (uint8_t)iv;
+        memcpy(p, &x, 1);
+        break;
+    }
+    case GX_U16: {
+        uint16_t x = (uint16_t)iv;
+        memcpy(p, &x, 2);
+        break;
+    }
+    case GX_U32: {
+        uint32_t x = (uint32_t)iv;
+        memcpy(p, &x, 4);
+        break;
+    }
+    case GX_U64: {
+        uint64_t x = (uint64_t)iv;
+        memcpy(p, &x, 8);
+        break;
+    }
+    case GX_F32: {
+        float x = (float)fv;
+        memcpy(p, &x, 4);
+        break;
+    }
     case GX_F64: memcpy(p, &fv, 8); break;
     default: break;
     }
@@ -71,7 +107,11 @@ static void make_data(gx_dtype t, const char *op, int64_t n, int64_t *iv, double
     }
 }
 
-typedef struct ref { int64_t i; double f; bool isf; } ref;
+typedef struct ref {
+    int64_t i;
+    double f;
+    bool isf;
+} ref;
 
 static ref host_ref(gx_dtype t, const char *op, int64_t n, const int64_t *iv, const double *fv)
 {
@@ -94,19 +134,20 @@ static ref host_ref(gx_dtype t, const char *op, int64_t n, const int64_t *iv, co
     } else if (!strcmp(op, "max") || !strcmp(op, "min")) {
         bool mx = op[1] == 'a';
         int64_t s = 0;
-        double d = NAN;   /* fmax's neutral element */
+        double d = NAN; /* fmax's neutral element */
         for (int64_t i = 0; i < n; i++) {
             int64_t x = norm(t, iv[i]);
             if (i == 0 || (mx ? x > s : x < s))
                 s = x;
             d = mx ? fmax(d, fv[i]) : fmin(d, fv[i]);
         }
-        if (n == 0 && !fl) {   /* the neutral elements: lowest / highest of the dtype */
-            static const int64_t lo[GX_DTYPE_COUNT] = {[GX_BOOL] = 0, [GX_I8] = INT8_MIN, [GX_I16] = INT16_MIN,
-                                                       [GX_I32] = INT32_MIN, [GX_I64] = INT64_MIN};
-            static const int64_t hi[GX_DTYPE_COUNT] = {[GX_BOOL] = 1, [GX_I8] = INT8_MAX, [GX_I16] = INT16_MAX,
-                                                       [GX_I32] = INT32_MAX, [GX_I64] = INT64_MAX, [GX_U8] = UINT8_MAX,
-                                                       [GX_U16] = UINT16_MAX, [GX_U32] = UINT32_MAX, [GX_U64] = -1};
+        if (n == 0 && !fl) { /* the neutral elements: lowest / highest of the dtype */
+            static const int64_t lo[GX_DTYPE_COUNT] = {
+                [GX_BOOL] = 0, [GX_I8] = INT8_MIN, [GX_I16] = INT16_MIN, [GX_I32] = INT32_MIN, [GX_I64] = INT64_MIN};
+            static const int64_t hi[GX_DTYPE_COUNT] = {
+                [GX_BOOL] = 1,         [GX_I8] = INT8_MAX,    [GX_I16] = INT16_MAX,
+                [GX_I32] = INT32_MAX,  [GX_I64] = INT64_MAX,  [GX_U8] = UINT8_MAX,
+                [GX_U16] = UINT16_MAX, [GX_U32] = UINT32_MAX, [GX_U64] = -1};
             s = mx ? lo[t] : hi[t];
         }
         r.i = s, r.f = d;
@@ -141,14 +182,15 @@ static void check_op(gx_ctx *ctx, gx_dtype t, const char *op, int64_t n)
     if (!strcmp(op, "mean") && n == 0) {
         GXT_CHECK(st == GX_ERR_INVALID_ARGUMENT);
     } else if (st != GX_OK) {
-        GXT_FAIL_AT(__FILE__, __LINE__, "%s %s n=%lld: %s: %s", gx_dtype_name(t), op, (long long)n, gx_status_string(st),
-                    gx_last_error());
+        GXT_FAIL_AT(__FILE__, __LINE__, "%s %s n=%lld: %s: %s", gx_dtype_name(t), op, (long long)n,
+                    gx_status_string(st), gx_last_error());
     } else {
         ref r = host_ref(t, op, n, iv, fv);
         if (r.isf) {
             double tol = f_tol(is_float(t) ? t : GX_F64, n) * (strcmp(op, "*") == 0 ? 10 : 1);
             if (s.v.f != r.f && !(isnan(s.v.f) && isnan(r.f)) && !(fabs(s.v.f - r.f) <= tol * (1 + fabs(r.f))))
-                GXT_FAIL_AT(__FILE__, __LINE__, "%s %s n=%lld: %.17g vs host %.17g", gx_dtype_name(t), op, (long long)n, s.v.f, r.f);
+                GXT_FAIL_AT(__FILE__, __LINE__, "%s %s n=%lld: %.17g vs host %.17g", gx_dtype_name(t), op, (long long)n,
+                            s.v.f, r.f);
         } else if (sc_i(s) != r.i) {
             GXT_FAIL_AT(__FILE__, __LINE__, "%s %s n=%lld: %lld vs host %lld", gx_dtype_name(t), op, (long long)n,
                         (long long)sc_i(s), (long long)r.i);
@@ -187,8 +229,9 @@ static void check_find(gx_ctx *ctx, gx_dtype t, int64_t n)
     if (st == GX_OK)
         st = gx_findmax(x, &v, &i2);
     if (st != GX_OK || i1 != lo || i2 != hi)
-        GXT_FAIL_AT(__FILE__, __LINE__, "%s find n=%lld: %s, argmin %lld (host %lld), argmax %lld (host %lld)", gx_dtype_name(t),
-                    (long long)n, gx_status_string(st), (long long)i1, (long long)lo, (long long)i2, (long long)hi);
+        GXT_FAIL_AT(__FILE__, __LINE__, "%s find n=%lld: %s, argmin %lld (host %lld), argmax %lld (host %lld)",
+                    gx_dtype_name(t), (long long)n, gx_status_string(st), (long long)i1, (long long)lo, (long long)i2,
+                    (long long)hi);
     gx_array_release(x);
     free(iv);
     free(fv);
@@ -278,9 +321,9 @@ GXT_TEST(reduce_conveniences)
     GXT_OK(gx_count(x, &c));
     GXT_EQ_I64(c, 10);
     GXT_OK(gx_argmin(x, &i));
-    GXT_EQ_I64(i, 4);   /* first of the tied -5s */
+    GXT_EQ_I64(i, 4); /* first of the tied -5s */
     GXT_OK(gx_argmax(x, &i));
-    GXT_EQ_I64(i, 5);   /* first of the tied 9s */
+    GXT_EQ_I64(i, 5); /* first of the tied 9s */
     GXT_OK(gx_findmax(x, &s, &i));
     GXT_NEAR(s.v.f, 9, 0);
     GXT_EQ_I64(i, 5);
@@ -302,8 +345,8 @@ GXT_TEST(reduce_argmin_argmax_ties_and_nan)
         for (int64_t i = 0; i < n; i++)
             h[i] = (float)(gxt_rand_u64() % 1000) + 1;
         int64_t lo = n / 3, hi = n / 2;
-        h[n - 1] = 0, h[lo] = 0, h[n / 4 + (n > 4)] = 0;   /* ties for the min */
-        h[hi] = 5000, h[n - 1 - (n > 2)] = 5000;           /* ties for the max */
+        h[n - 1] = 0, h[lo] = 0, h[n / 4 + (n > 4)] = 0; /* ties for the min */
+        h[hi] = 5000, h[n - 1 - (n > 2)] = 5000;         /* ties for the max */
         if (n > 8)
             h[1] = NAN, h[n - 2] = NAN;
         int64_t wmin = n, wmax = n;
@@ -452,7 +495,7 @@ GXT_TEST(reduce_lambda_operator_matches_builtin)
         GXT_OK(gx_reduce(ctx, "a, b -> max(a, b)", x, &o, &a));
         GXT_OK(gx_reduce(ctx, "max", x, NULL, &b));
         GXT_CHECK(a.dtype == GX_F32);
-        GXT_CHECK(n == 0 || a.v.f == b.v.f);   /* empty: the inits differ (-inf vs NaN) */
+        GXT_CHECK(n == 0 || a.v.f == b.v.f); /* empty: the inits differ (-inf vs NaN) */
         /* an integer lambda with its own accumulator dtype */
         gx_scalar zero = GX_SCALAR_I64(0), c;
         gx_reduce_opts oi = {0};
@@ -516,8 +559,8 @@ GXT_TEST(reduce_mapreduce_l2dist_broadcast_consts)
 /* ------------------------------------------------------------ axes */
 
 /* Host reference along a set of axes for int32 data: sum (i64), max, argmin. */
-static void axes_ref(int nd, const int64_t *shape, const int64_t *st, const int32_t *base, const bool *red, int64_t *sum,
-                     int32_t *mx, int64_t *amin)
+static void axes_ref(int nd, const int64_t *shape, const int64_t *st, const int32_t *base, const bool *red,
+                     int64_t *sum, int32_t *mx, int64_t *amin)
 {
     int64_t total = 1, nout = 1;
     for (int d = 0; d < nd; d++) {
@@ -578,8 +621,9 @@ static void check_axes(gx_ctx *ctx, gx_array *x, const int32_t *base, const int 
     GXT_OK(gx_array_to_host(a, ga, (size_t)nout * 8));
     for (int64_t j = 0; j < nout; j++) {
         if (gs[j] != sum[j] || gm[j] != mx[j] || ga[j] != amin[j]) {
-            GXT_FAIL_AT(__FILE__, __LINE__, "ndim %d naxes %d (axis0 %d) output %lld: sum %lld/%lld max %d/%d argmin %lld/%lld",
-                        d.ndim, naxes, axes[0], (long long)j, (long long)gs[j], (long long)sum[j], gm[j], mx[j],
+            GXT_FAIL_AT(__FILE__, __LINE__,
+                        "ndim %d naxes %d (axis0 %d) output %lld: sum %lld/%lld max %d/%d argmin %lld/%lld", d.ndim,
+                        naxes, axes[0], (long long)j, (long long)gs[j], (long long)sum[j], gm[j], mx[j],
                         (long long)ga[j], (long long)amin[j]);
             break;
         }
@@ -597,7 +641,7 @@ static void check_all_subsets(gx_ctx *ctx, gx_array *x, const int32_t *base, int
         int axes[GX_MAX_DIMS], na = 0;
         for (int k = 0; k < nd; k++)
             if (mask & (1 << k)) {
-                axes[na] = (na % 2) ? k - nd : k;   /* negative axes too */
+                axes[na] = (na % 2) ? k - nd : k; /* negative axes too */
                 na++;
             }
         check_axes(ctx, x, base, axes, na);
@@ -677,8 +721,8 @@ GXT_TEST(reduce_axes_rows_cols_f32)
                 for (int64_t r = 0; r < len; r++)
                     w += ax ? h[j * C + r] : h[r * C + j];
                 if (!(fabs(g[j] - w) <= f_tol(GX_F32, len) * (1 + w))) {
-                    GXT_FAIL_AT(__FILE__, __LINE__, "(%lld, %lld) axis %d output %lld: %g vs %g", (long long)R, (long long)C,
-                                ax, (long long)j, g[j], w);
+                    GXT_FAIL_AT(__FILE__, __LINE__, "(%lld, %lld) axis %d output %lld: %g vs %g", (long long)R,
+                                (long long)C, ax, (long long)j, g[j], w);
                     break;
                 }
             }
@@ -749,7 +793,7 @@ GXT_TEST(reduce_device_chain)
     for (int r = 0; r < 100; r++) {
         GXT_NEAR(hr[r], 2000, 0);
         GXT_NEAR(hv[r], 1, 0);
-        GXT_EQ_I64(hi[r], 0);   /* all equal: the first */
+        GXT_EQ_I64(hi[r], 0); /* all equal: the first */
     }
     gx_array_release(x), gx_array_release(m), gx_array_release(v), gx_array_release(mat);
     gx_array_release(rows), gx_array_release(dst), gx_array_release(keep);
@@ -942,7 +986,7 @@ GXT_TEST(reduce_gen_filtered_and_first_index)
         int64_t got = -1, idx = -1;
         GXT_OK(rg_count_and_first(ctx, x, n, 0.75, &got, &idx));
         GXT_EQ_I64(got, want);
-        GXT_EQ_I64(idx, first);   /* INT64_MAX when nothing passes */
+        GXT_EQ_I64(idx, first); /* INT64_MAX when nothing passes */
         gx_array_release(x);
         free(h);
     }

@@ -4,9 +4,8 @@
  * named operators, in place, and bad input. */
 #include "gx_test.h"
 
-static const int64_t lens[] = {1, 2, 31, 32, 33, 255, 256, 257, 2047, 2048, 2049, 3071, 3072, 3073, 4095, 4096, 4097,
-                               6143, 6144, 6145,
-                               8191, 8192, 8193, 100000, (1 << 20) + 7};
+static const int64_t lens[] = {1,    2,    31,   32,   33,   255,  256,  257,  2047, 2048, 2049,   3071,         3072,
+                               3073, 4095, 4096, 4097, 6143, 6144, 6145, 8191, 8192, 8193, 100000, (1 << 20) + 7};
 #define NLENS ((int)(sizeof lens / sizeof lens[0]))
 
 GXT_TEST(scan_cumsum_f32_matches_host)
@@ -16,7 +15,7 @@ GXT_TEST(scan_cumsum_f32_matches_host)
         int64_t n = lens[li];
         float *h = malloc((size_t)n * 4), *o = malloc((size_t)n * 4);
         for (int64_t i = 0; i < n; i++)
-            h[i] = (float)(int)(gxt_rand01() * 16) - 8;   /* small integers: exact sums */
+            h[i] = (float)(int)(gxt_rand01() * 16) - 8; /* small integers: exact sums */
         gx_array *x = NULL, *y = NULL;
         GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, h, &x));
         GXT_OK(gx_scan(ctx, "a, b -> a + b", x, NULL, &y));
@@ -42,7 +41,7 @@ GXT_TEST(scan_dtypes_exclusive_init)
     gx_ctx *ctx = gxt_ctx();
     const gx_dtype dts[] = {GX_BOOL, GX_I8, GX_I16, GX_I32, GX_I64, GX_U8, GX_U16, GX_U32, GX_U64, GX_F32, GX_F64};
     for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
-        for (int li = 0; li < NLENS && lens[li] <= 8193; li += 2) {   /* sums that fit every dtype */
+        for (int li = 0; li < NLENS && lens[li] <= 8193; li += 2) { /* sums that fit every dtype */
             int64_t n = lens[li];
             gx_array *x = NULL, *y = NULL, *y64 = NULL;
             GXT_OK(gx_array_iota(ctx, dts[d], n, 0, 1, &x));
@@ -57,15 +56,15 @@ GXT_TEST(scan_dtypes_exclusive_init)
             GXT_OK(gx_array_to_host(x64, xv, (size_t)n * 8));
             double acc = 5;
             for (int64_t i = 0; i < n; i++) {
-                double want = acc;   /* exact (the sums stay below 2^53) */
+                double want = acc; /* exact (the sums stay below 2^53) */
                 acc += xv[i];
                 /* f32 past 2^24 rounds at every step, in an order that depends on the
                  * algorithm: any order stays within (i+1) * 2^-24 * sum of |x| of the
                  * exact value, the usual bound for summation. */
                 double tol = dts[d] == GX_F32 ? (double)(i + 1) * 0x1p-24 * fabs(want) : 0;
                 if (fabs(h[i] - want) > tol) {
-                    GXT_FAIL_AT(__FILE__, __LINE__, "%s n=%lld at %lld: %.17g != %.17g", gx_dtype_name(dts[d]), (long long)n,
-                                (long long)i, h[i], want);
+                    GXT_FAIL_AT(__FILE__, __LINE__, "%s n=%lld at %lld: %.17g != %.17g", gx_dtype_name(dts[d]),
+                                (long long)n, (long long)i, h[i], want);
                     break;
                 }
             }
@@ -84,19 +83,20 @@ GXT_TEST(scan_dtypes_exclusive_init)
 GXT_TEST(scan_noncommutative_ops)
 {
     gx_ctx *ctx = gxt_ctx();
-    gx_status s = gx_define(ctx, "matmul2",
-                            "uint64_t mm2(uint64_t a, uint64_t b) {\n"
-                            "  uint32_t a0 = a & 0xffff, a1 = (a >> 16) & 0xffff, a2 = (a >> 32) & 0xffff, a3 = a >> 48;\n"
-                            "  uint32_t b0 = b & 0xffff, b1 = (b >> 16) & 0xffff, b2 = (b >> 32) & 0xffff, b3 = b >> 48;\n"
-                            "  uint64_t r0 = (a0 * b0 + a1 * b2) & 0xffff, r1 = (a0 * b1 + a1 * b3) & 0xffff;\n"
-                            "  uint64_t r2 = (a2 * b0 + a3 * b2) & 0xffff, r3 = (a2 * b1 + a3 * b3) & 0xffff;\n"
-                            "  return r0 | (r1 << 16) | (r2 << 32) | (r3 << 48);\n}\n");
+    gx_status s =
+        gx_define(ctx, "matmul2",
+                  "uint64_t mm2(uint64_t a, uint64_t b) {\n"
+                  "  uint32_t a0 = a & 0xffff, a1 = (a >> 16) & 0xffff, a2 = (a >> 32) & 0xffff, a3 = a >> 48;\n"
+                  "  uint32_t b0 = b & 0xffff, b1 = (b >> 16) & 0xffff, b2 = (b >> 32) & 0xffff, b3 = b >> 48;\n"
+                  "  uint64_t r0 = (a0 * b0 + a1 * b2) & 0xffff, r1 = (a0 * b1 + a1 * b3) & 0xffff;\n"
+                  "  uint64_t r2 = (a2 * b0 + a3 * b2) & 0xffff, r3 = (a2 * b1 + a3 * b3) & 0xffff;\n"
+                  "  return r0 | (r1 << 16) | (r2 << 32) | (r3 << 48);\n}\n");
     GXT_OK(s);
     for (int li = 0; li < NLENS; li++) {
         int64_t n = lens[li];
         uint64_t *h = malloc((size_t)n * 8), *o = malloc((size_t)n * 8);
         for (int64_t i = 0; i < n; i++)
-            h[i] = gxt_rand_u64() & 0x0003000300030003ull;   /* entries 0..3 */
+            h[i] = gxt_rand_u64() & 0x0003000300030003ull; /* entries 0..3 */
         gx_array *x = NULL, *y = NULL, *f = NULL, *l = NULL;
         GXT_OK(gx_array_from_host(ctx, GX_U64, 1, &n, h, &x));
         GXT_OK(gx_scan(ctx, "a, b -> mm2(a, b)", x, NULL, &y));
@@ -112,7 +112,8 @@ GXT_TEST(scan_noncommutative_ops)
                 uint32_t a0 = a & 0xffff, a1 = (a >> 16) & 0xffff, a2 = (a >> 32) & 0xffff, a3 = (uint32_t)(a >> 48);
                 uint32_t b0 = b & 0xffff, b1 = (b >> 16) & 0xffff, b2 = (b >> 32) & 0xffff, b3 = (uint32_t)(b >> 48);
                 acc = ((a0 * b0 + a1 * b2) & 0xffff) | ((uint64_t)((a0 * b1 + a1 * b3) & 0xffff) << 16) |
-                      ((uint64_t)((a2 * b0 + a3 * b2) & 0xffff) << 32) | ((uint64_t)((a2 * b1 + a3 * b3) & 0xffff) << 48);
+                      ((uint64_t)((a2 * b0 + a3 * b2) & 0xffff) << 32) |
+                      ((uint64_t)((a2 * b1 + a3 * b3) & 0xffff) << 48);
             }
             if (o[i] != acc) {
                 GXT_FAIL_AT(__FILE__, __LINE__, "matrix scan n=%lld at %lld", (long long)n, (long long)i);
@@ -229,8 +230,8 @@ static void check_axis(gx_ctx *ctx, int64_t d0, int64_t d1, int64_t d2)
                     }
             for (int64_t i = 0; i < n; i++)
                 if (fabs(o[i] - want[i]) > 1e-12 * (1 + fabs(want[i]))) {
-                    GXT_FAIL_AT(__FILE__, __LINE__, "shape %lldx%lldx%lld axis %d ex %d at %lld: %g != %g", (long long)d0,
-                                (long long)d1, (long long)d2, axis, ex, (long long)i, o[i], want[i]);
+                    GXT_FAIL_AT(__FILE__, __LINE__, "shape %lldx%lldx%lld axis %d ex %d at %lld: %g != %g",
+                                (long long)d0, (long long)d1, (long long)d2, axis, ex, (long long)i, o[i], want[i]);
                     break;
                 }
             gx_array_release(y);
@@ -259,7 +260,7 @@ GXT_TEST(scan_views_and_in_place)
     gx_array *x = NULL, *v = NULL, *y = NULL;
     GXT_OK(gx_array_iota(ctx, GX_I64, n, 0, 1, &x));
     gx_slice sl = {1, GX_END, 2};
-    GXT_OK(gx_array_view(x, &sl, &v));   /* 1, 3, 5, ... */
+    GXT_OK(gx_array_view(x, &sl, &v)); /* 1, 3, 5, ... */
     GXT_OK(gx_scan(ctx, "a, b -> a + b", v, NULL, &y));
     int64_t *h = malloc((size_t)n * 8);
     GXT_OK(gx_array_to_host(y, h, (size_t)n * 8));
@@ -408,7 +409,8 @@ GXT_TEST(scan_named_operators)
     int32_t best = INT32_MIN;
     for (int64_t i = 0; i < n; i++) {
         if (e[i] != acc) {
-            GXT_FAIL_AT(__FILE__, __LINE__, "exclusive \"sum\" at %lld: %lld != %lld", (long long)i, (long long)e[i], (long long)acc);
+            GXT_FAIL_AT(__FILE__, __LINE__, "exclusive \"sum\" at %lld: %lld != %lld", (long long)i, (long long)e[i],
+                        (long long)acc);
             break;
         }
         acc += h[i];

@@ -7,7 +7,11 @@
 
 #include <pthread.h>
 
-typedef struct worker { gx_ctx *ctx; int id; int errors; } worker;
+typedef struct worker {
+    gx_ctx *ctx;
+    int id;
+    int errors;
+} worker;
 
 static void *hammer(void *p)
 {
@@ -67,7 +71,7 @@ static void *own_context(void *p)
 
 GXT_TEST(threads_separate_contexts)
 {
-    gxt_ctx();   /* makes the test skip cleanly where the backend is missing */
+    gxt_ctx(); /* makes the test skip cleanly where the backend is missing */
     pthread_t t[4];
     worker w[4];
     for (int i = 0; i < 4; i++) {
@@ -81,7 +85,10 @@ GXT_TEST(threads_separate_contexts)
     GXT_CHECK(gx_last_error()[0] == 0 || strstr(gx_last_error(), "negative") == NULL);
 }
 
-typedef struct mapper { gx_ctx *ctx; int errors; } mapper;
+typedef struct mapper {
+    gx_ctx *ctx;
+    int errors;
+} mapper;
 static void *map_worker(void *p)
 {
     mapper *m = p;
@@ -115,5 +122,5 @@ GXT_TEST(threads_map_shared_cache)
     }
     gx_cache_stats cs;
     GXT_OK(gx_cache_stats_get(ctx, &cs));
-    GXT_CHECK(cs.compiles + cs.disk_hits <= 2);   /* iota + map, each built or loaded once */
+    GXT_CHECK(cs.compiles + cs.disk_hits <= 2); /* iota + map, each built or loaded once */
 }

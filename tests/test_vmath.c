@@ -96,11 +96,12 @@ static float vm_rand_fast_f32(void)
  * 1e3..1e6, huge, inf, NaN.  Returns the count written (at most 256). */
 static int vm_special_f32(float *v)
 {
-    static const float fixed[] = {0.0f, -0.0f, 1e-30f, -1e-30f, FLT_MIN, -FLT_MIN, 1e-40f, -1e-40f, 0x1p-149f,
-                                  -0x1p-149f, 0x1p-12f, 0.5f, 0.785398185f, 1.0f, 1.57079637f, 3.14159274f,
-                                  4.71238899f, 6.28318548f, 1e3f, -1e3f, 12345.678f, 1e5f, 131071.5f, 262143.98f,
-                                  262144.0f, -262144.0f, 262144.03f, 1e6f, -1e6f, 16777215.0f, 1e20f, -1e20f,
-                                  3.4e30f, FLT_MAX, -FLT_MAX, INFINITY, -INFINITY, NAN, -NAN};
+    static const float fixed[] = {
+        0.0f,        -0.0f,       1e-30f,     -1e-30f,  FLT_MIN,      -FLT_MIN,    1e-40f,      -1e-40f,
+        0x1p-149f,   -0x1p-149f,  0x1p-12f,   0.5f,     0.785398185f, 1.0f,        1.57079637f, 3.14159274f,
+        4.71238899f, 6.28318548f, 1e3f,       -1e3f,    12345.678f,   1e5f,        131071.5f,   262143.98f,
+        262144.0f,   -262144.0f,  262144.03f, 1e6f,     -1e6f,        16777215.0f, 1e20f,       -1e20f,
+        3.4e30f,     FLT_MAX,     -FLT_MAX,   INFINITY, -INFINITY,    NAN,         -NAN};
     int n = 0;
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         v[n++] = fixed[i];
@@ -113,7 +114,9 @@ static int vm_special_f32(float *v)
     return n;
 }
 
-typedef struct vm_stats { double sin, cos, sum; } vm_stats;
+typedef struct vm_stats {
+    double sin, cos, sum;
+} vm_stats;
 
 /* Distance of sin^2 + cos^2 from 1; NaN exactly where x is inf or NaN. */
 static double vm_sum_err(double got, bool finite_x)
@@ -165,11 +168,12 @@ static gx_status vm_check_f32(gx_ctx *ctx, const float *h, int64_t n, double ulp
     gx_array_release(x);
     if (s != GX_OK)
         return s;
-    if (n > 1)   /* the measured figures, for the record (ctest -V) */
+    if (n > 1) /* the measured figures, for the record (ctest -V) */
         printf("  %s: sin %.3f ulp, cos %.3f ulp, sin^2+cos^2 - 1 up to %.3g\n", what, st.sin, st.cos, st.sum);
     if (!(st.sin <= ulps && st.cos <= ulps && st.sum <= vm_sum_bound_f32(ulps)))
-        GXT_FAIL_AT(__FILE__, __LINE__, "%s: sin %.3f ulp, cos %.3f ulp (bound %.1f), sin^2+cos^2 off by %.3g (bound %.3g)",
-                    what, st.sin, st.cos, ulps, st.sum, vm_sum_bound_f32(ulps));
+        GXT_FAIL_AT(__FILE__, __LINE__,
+                    "%s: sin %.3f ulp, cos %.3f ulp (bound %.1f), sin^2+cos^2 off by %.3g (bound %.3g)", what, st.sin,
+                    st.cos, ulps, st.sum, vm_sum_bound_f32(ulps));
     return GX_OK;
 }
 
@@ -388,7 +392,7 @@ GXT_TEST(vmath_cpu_source_uses_fast_sincos)
     GXT_CHECK(src != NULL);
     if (src) {
         GXT_OK(gx_map_source(ctx, "x -> sin(x)", 1, &xd, NULL, src, need, &need));
-        GXT_CHECK(strstr(src, "gx__m <=") == NULL);   /* f64 keeps the plain loop */
+        GXT_CHECK(strstr(src, "gx__m <=") == NULL); /* f64 keeps the plain loop */
         free(src);
     }
     gx_array_release(x);

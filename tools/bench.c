@@ -23,12 +23,12 @@
 
 typedef struct bench_opts {
     const char *filter;
-    const char *map_lambda;   /* --map: time this lambda over random f32 inputs */
-    const char *define_file;  /* --define: C functions the lambda may call */
+    const char *map_lambda;  /* --map: time this lambda over random f32 inputs */
+    const char *define_file; /* --define: C functions the lambda may call */
     int sizes[8], nsizes;
     int reps;
     bool json, quick, no_progress, help;
-    bool sizes_set, reps_set;   /* given on the command line: --quick leaves them be */
+    bool sizes_set, reps_set; /* given on the command line: --quick leaves them be */
 } bench_opts;
 
 /* Timed runs per measurement under --quick: enough for a stable median, and the whole
@@ -43,7 +43,7 @@ typedef struct bench_run {
     gx_device_info d;
     double copy_gbs;
     int copy_e;
-    bool marked[2];   /* a '*' or '+' row was printed: the legend explains it */
+    bool marked[2]; /* a '*' or '+' row was printed: the legend explains it */
     bench_progress prog;
 } bench_run;
 
@@ -109,7 +109,7 @@ gx_status bench_clones(gx_array *a, int k, gx_array **copies, int *n)
     for (*n = 1; s == GX_OK && *n < k; (*n)++)
         s = gx_array_clone(a, GX_DTYPE_DEFAULT, &copies[*n]);
     if (s != GX_OK)
-        (*n)--;   /* the failed clone made nothing */
+        (*n)--; /* the failed clone made nothing */
     return s;
 }
 
@@ -130,7 +130,8 @@ static const char *row_mark(bench_run *b, const bench_result *r, double gbs)
 
 static void print_json(const bench_run *b, const bench_result *r)
 {
-    printf("{\"impl\":\"%s\",\"op\":\"%s\",\"dtype\":\"%s\",\"n\":%lld,\"median_us\":%.3f,\"bytes\":%.0f,\"flops\":%.0f,\"elems\":%.0f,\"device\":\"%s\"}\n",
+    printf("{\"impl\":\"%s\",\"op\":\"%s\",\"dtype\":\"%s\",\"n\":%lld,\"median_us\":%.3f,\"bytes\":%.0f,\"flops\":%."
+           "0f,\"elems\":%.0f,\"device\":\"%s\"}\n",
            r->impl, r->op, r->dtype, (long long)r->n, r->median_us, r->bytes, r->flops, r->elems, b->d.name);
 }
 
@@ -171,8 +172,7 @@ static void print_legend(const bench_run *b)
 {
     if (b->o.json || b->copy_gbs <= 0)
         return;
-    printf("%%copy: GB/s as a share of the copy row's %.1f GB/s (gx copy at 2^%d, this run)", b->copy_gbs,
-           b->copy_e);
+    printf("%%copy: GB/s as a share of the copy row's %.1f GB/s (gx copy at 2^%d, this run)", b->copy_gbs, b->copy_e);
     if (b->marked[0])
         printf("; * working set fits in the %.0f MiB %s: cache speed, not memory's", (double)b->d.l2_bytes / (1 << 20),
                b->k == GX_BACKEND_CPU ? "last-level cache" : "L2");

@@ -26,7 +26,9 @@ gx_status bench_random_f32(gx_ctx *ctx, int64_t n, uint64_t seed, gx_array **out
 
 /* ------------------------------------------------------------ copy */
 
-typedef struct copy_state { gx_array *dst, *src; } copy_state;
+typedef struct copy_state {
+    gx_array *dst, *src;
+} copy_state;
 static gx_status run_copy(void *p)
 {
     copy_state *c = p;
@@ -50,15 +52,17 @@ gx_status bench_copy_bandwidth(gx_ctx *ctx, int64_t n, int reps, bench_result *r
 
 /* ------------------------------------------------------------ plain-C references (CPU) */
 
-typedef struct host_state { float *x, *y, *o; int64_t n; int which; } host_state;
+typedef struct host_state {
+    float *x, *y, *o;
+    int64_t n;
+    int which;
+} host_state;
 
 static gx_status run_host(void *p)
 {
     host_state *h = p;
     switch (h->which) {
-    case 0:
-        memcpy(h->o, h->x, (size_t)h->n * sizeof(float));
-        break;
+    case 0: memcpy(h->o, h->x, (size_t)h->n * sizeof(float)); break;
     case 1:
         for (int64_t i = 0; i < h->n; i++)
             h->o[i] = sinf(h->x[i]) * sinf(h->x[i]) + cosf(h->x[i]) * cosf(h->x[i]);
@@ -68,7 +72,7 @@ static gx_status run_host(void *p)
             h->o[i] = 2 * h->x[i] + h->y[i];
         break;
     case 3: {
-        float acc[8] = {0};   /* independent sums, so the compiler can vectorise */
+        float acc[8] = {0}; /* independent sums, so the compiler can vectorise */
         int64_t i = 0;
         for (; i + 8 <= h->n; i += 8)
             for (int l = 0; l < 8; l++)
@@ -83,8 +87,8 @@ static gx_status run_host(void *p)
 }
 
 /* On the CPU backend: memcpy of the same bytes and a single-threaded C loop. */
-gx_status bench_host_refs(gx_ctx *ctx, int which, const char *op, int64_t n, int reps, double bytes,
-                           bench_result *rows, int *nrows)
+gx_status bench_host_refs(gx_ctx *ctx, int which, const char *op, int64_t n, int reps, double bytes, bench_result *rows,
+                          int *nrows)
 {
     host_state h = {malloc((size_t)n * 4), malloc((size_t)n * 4), malloc((size_t)n * 4), n, 0};
     gx_status s = h.x && h.y && h.o ? GX_OK : GX_ERR_OUT_OF_MEMORY;
@@ -110,7 +114,13 @@ gx_status bench_host_refs(gx_ctx *ctx, int which, const char *op, int64_t n, int
 
 /* ------------------------------------------------------------ map */
 
-typedef struct map_state { gx_ctx *ctx; const char *lambda; gx_array *in[2]; int nin; gx_array *out; } map_state;
+typedef struct map_state {
+    gx_ctx *ctx;
+    const char *lambda;
+    gx_array *in[2];
+    int nin;
+    gx_array *out;
+} map_state;
 static gx_status run_map(void *p)
 {
     map_state *m = p;

@@ -28,7 +28,11 @@ gx_status bench_clones(gx_array *a, int k, gx_array **copies, int *n);
 typedef gx_status (*bench_run_fn)(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 /* once: the case measures something independent of n (the pool, the JIT), so it runs
  * at the first size only. */
-typedef struct bench_case { const char *name; bench_run_fn run; int once; } bench_case;
+typedef struct bench_case {
+    const char *name;
+    bench_run_fn run;
+    int once;
+} bench_case;
 extern const bench_case bench_cases[];
 /* Reductions (tools/bench_reduce.c). */
 gx_status bench_case_sum(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
@@ -42,8 +46,10 @@ gx_status bench_case_sum_cols(gx_ctx *ctx, gx_backend_kind k, int64_t n, int rep
 gx_status bench_case_scan_sum(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_select_gt05(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_iota_sum_i64(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
-gx_status bench_case_pipeline_count(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
-gx_status bench_case_pipeline_l2count(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_pipeline_count(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                    int *nrows);
+gx_status bench_case_pipeline_l2count(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                      int *nrows);
 
 /* Times gx_map of a user lambda over random f32 inputs (one per parameter). */
 gx_status bench_custom_map(gx_ctx *ctx, int64_t n, int reps, const char *lambda, bench_result *rows, int *nrows);
@@ -52,8 +58,8 @@ gx_status bench_case_jit(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, be
 gx_status bench_case_pool(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 /* CPU references for a case: memcpy of the same bytes and a single-threaded C loop
  * (which: 1 sin^2+cos^2, 2 saxpy, 3 sum); appends two rows. */
-gx_status bench_host_refs(gx_ctx *ctx, int which, const char *op, int64_t n, int reps, double bytes,
-                          bench_result *rows, int *nrows);
+gx_status bench_host_refs(gx_ctx *ctx, int which, const char *op, int64_t n, int reps, double bytes, bench_result *rows,
+                          int *nrows);
 gx_status bench_copy_bandwidth(gx_ctx *ctx, int64_t n, int reps, bench_result *r);
 /* Progress on stderr (tools/bench_progress.c): [k/N], the case starting, the time so
  * far and an estimate of the time left.  Steps are kept by size (slot e for 2^e,
@@ -63,9 +69,9 @@ gx_status bench_copy_bandwidth(gx_ctx *ctx, int64_t n, int reps, bench_result *r
 typedef struct bench_progress {
     bool on, tty, shown;
     int done, total, failed;
-    int cur;                 /* the running step's slot, -1 before the first */
-    double t0, tcur;         /* when the run and the running step started */
-    double spent[BENCH_PROGRESS_SLOTS];   /* seconds of the steps done, by slot */
+    int cur;                            /* the running step's slot, -1 before the first */
+    double t0, tcur;                    /* when the run and the running step started */
+    double spent[BENCH_PROGRESS_SLOTS]; /* seconds of the steps done, by slot */
     int ndone[BENCH_PROGRESS_SLOTS], nleft[BENCH_PROGRESS_SLOTS];
 } bench_progress;
 void bench_progress_init(bench_progress *p, bool on);

@@ -12,7 +12,11 @@
 gx_status bench_case_sgemm(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_rand_f32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 
-typedef struct gemm_state { gx_array *a, *b, *c; float *ha, *hb, *hc; int m; } gemm_state;
+typedef struct gemm_state {
+    gx_array *a, *b, *c;
+    float *ha, *hb, *hc;
+    int m;
+} gemm_state;
 
 static gx_status run_gemm(void *p)
 {
@@ -24,7 +28,8 @@ static gx_status run_gemm(void *p)
 static gx_status run_openblas(void *p)
 {
     gemm_state *g = p;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->m, g->m, g->m, 1.0f, g->ha, g->m, g->hb, g->m, 0.0f, g->hc, g->m);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->m, g->m, g->m, 1.0f, g->ha, g->m, g->hb, g->m, 0.0f,
+                g->hc, g->m);
     return GX_OK;
 }
 #endif
@@ -84,7 +89,10 @@ gx_status bench_case_sgemm(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, 
     return s;
 }
 
-typedef struct rand_state { gx_array *out; uint64_t seed; } rand_state;
+typedef struct rand_state {
+    gx_array *out;
+    uint64_t seed;
+} rand_state;
 
 static gx_status run_rand(void *p)
 {

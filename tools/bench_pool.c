@@ -63,11 +63,14 @@ gx_status bench_case_pool(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, b
 
 /* ------------------------------------------------------------ write bandwidth */
 
-typedef struct fill_state { gx_array *a; double v; } fill_state;
+typedef struct fill_state {
+    gx_array *a;
+    double v;
+} fill_state;
 static gx_status run_fill(void *p)
 {
     fill_state *f = p;
-    f->v += 1;   /* a fresh value each run */
+    f->v += 1; /* a fresh value each run */
     return gx_array_fill_f64(f->a, f->v);
 }
 
@@ -131,7 +134,8 @@ gx_status bench_case_jit(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, be
     if (s != GX_OK)
         return s;
     rows[(*nrows)++] = (bench_result){"gx", "jit_miss", "f32", 1024, miss, 0, 0, 0, 0};
-    rows[(*nrows)++] = (bench_result){"gx", cs.compiles == 0 ? "jit_disk_hit" : "jit_disk_hit?", "f32", 1024, disk, 0, 0, 0, 0};
+    rows[(*nrows)++] =
+        (bench_result){"gx", cs.compiles == 0 ? "jit_disk_hit" : "jit_disk_hit?", "f32", 1024, disk, 0, 0, 0, 0};
     rows[(*nrows)++] = (bench_result){"gx", "jit_memory_hit", "f32", 1024, mem, 0, 0, 0, 0};
     return GX_OK;
 }

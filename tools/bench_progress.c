@@ -32,10 +32,7 @@ static void fmt_duration(double s, char *buf, size_t cap)
         snprintf(buf, cap, "%ldh%02ldm", t / 3600, t / 60 % 60);
 }
 
-static int slot_of(int e)
-{
-    return e >= 0 && e < NOSIZE_SLOT ? e : NOSIZE_SLOT;
-}
+static int slot_of(int e) { return e >= 0 && e < NOSIZE_SLOT ? e : NOSIZE_SLOT; }
 
 /* For a size no step has reached yet: time grows with n on top of a fixed part
  * (warm-ups, compiling the kernel, first touch of memory) of about 2^22 elements'

@@ -6,7 +6,10 @@
 #include <string.h>
 
 /* Inputs (and outputs) rotated through, so that small sizes are read from memory. */
-typedef struct rot_set { gx_array *in[BENCH_MAXROT], *out[BENCH_MAXROT]; int n, next; } rot_set;
+typedef struct rot_set {
+    gx_array *in[BENCH_MAXROT], *out[BENCH_MAXROT];
+    int n, next;
+} rot_set;
 
 /* n random f32 inputs, copied until runs miss the cache; outputs alike if with_out. */
 static gx_status rot_make(gx_ctx *ctx, int64_t n, uint64_t seed, bool with_out, rot_set *r)
@@ -29,7 +32,10 @@ static void rot_free(rot_set *r)
     }
 }
 
-typedef struct scan_state { gx_ctx *ctx; rot_set r; } scan_state;
+typedef struct scan_state {
+    gx_ctx *ctx;
+    rot_set r;
+} scan_state;
 
 static gx_status run_scan(void *p)
 {
@@ -47,13 +53,17 @@ gx_status bench_case_scan_sum(gx_ctx *ctx, gx_backend_kind k, int64_t n, int rep
     if (st == GX_OK)
         st = bench_time(ctx, run_scan, &s, reps, &us);
     if (st == GX_OK)
-        rows[(*nrows)++] = (bench_result){"gx", "scan_sum", "f32", n, us, 2.0 * (double)n * 4, 0, 0,
-                                                  s.r.n * 2.0 * (double)n * 4};
+        rows[(*nrows)++] =
+            (bench_result){"gx", "scan_sum", "f32", n, us, 2.0 * (double)n * 4, 0, 0, s.r.n * 2.0 * (double)n * 4};
     rot_free(&s.r);
     return st;
 }
 
-typedef struct select_state { gx_ctx *ctx; rot_set r; int64_t kept; } select_state;
+typedef struct select_state {
+    gx_ctx *ctx;
+    rot_set r;
+    int64_t kept;
+} select_state;
 
 static gx_status run_select(void *p)
 {
@@ -77,14 +87,19 @@ gx_status bench_case_select_gt05(gx_ctx *ctx, gx_backend_kind k, int64_t n, int 
     if (st == GX_OK)
         st = bench_time(ctx, run_select, &s, reps, &us);
     if (st == GX_OK)
-        rows[(*nrows)++] = (bench_result){"gx", "select_gt05", "f32", n, us, (double)n * 4 + (double)s.kept * 4, 0, 0,
-                                                  s.r.n * (double)n * 4};
+        rows[(*nrows)++] = (bench_result){
+            "gx", "select_gt05", "f32", n, us, (double)n * 4 + (double)s.kept * 4, 0, 0, s.r.n * (double)n * 4};
     rot_free(&s.r);
     return st;
 }
 
 /* A prebuilt pipeline run by one terminal per repetition. */
-typedef struct pipe_state { gx_pipe *p; int term; gx_scalar sum; int64_t count; } pipe_state;
+typedef struct pipe_state {
+    gx_pipe *p;
+    int term;
+    gx_scalar sum;
+    int64_t count;
+} pipe_state;
 
 static gx_status run_pipe(void *v)
 {
@@ -133,7 +148,8 @@ gx_status bench_case_pipeline_count(gx_ctx *ctx, gx_backend_kind k, int64_t n, i
     return st;
 }
 
-gx_status bench_case_pipeline_l2count(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+gx_status bench_case_pipeline_l2count(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                      int *nrows)
 {
     (void)k;
     gx_array *xy[2] = {NULL, NULL};

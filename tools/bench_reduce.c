@@ -8,12 +8,12 @@
 #include <string.h>
 
 /* Appends the row the call filled, or returns its failure. */
-#define RB_ROW(call, nrows)            \
-    do {                               \
-        gx_status rb_s_ = (call);      \
-        if (rb_s_ != GX_OK)            \
-            return rb_s_;              \
-        (*(nrows))++;                  \
+#define RB_ROW(call, nrows)       \
+    do {                          \
+        gx_status rb_s_ = (call); \
+        if (rb_s_ != GX_OK)       \
+            return rb_s_;         \
+        (*(nrows))++;             \
     } while (0)
 
 typedef struct red_state {
@@ -42,7 +42,8 @@ static gx_status run_red(void *p)
     /* The first run makes the result (*_to); later runs write into it (*_into). */
     switch (r->which) {
     case RB_SUM:
-        return r->out ? gx_reduce_into(r->ctx, "+", r->x, NULL, r->out) : gx_reduce_to(r->ctx, "+", r->x, NULL, &r->out);
+        return r->out ? gx_reduce_into(r->ctx, "+", r->x, NULL, r->out)
+                      : gx_reduce_to(r->ctx, "+", r->x, NULL, &r->out);
     case RB_MAX:
         return r->out ? gx_reduce_into(r->ctx, "max", r->x, NULL, r->out)
                       : gx_reduce_to(r->ctx, "max", r->x, NULL, &r->out);
@@ -83,7 +84,7 @@ static gx_status red_rotate(red_state *r, double bytes)
 {
     int ny;
     gx_status s = bench_clones(r->x, bench_rot_count(r->ctx, bytes), r->xs, &r->nrot);
-    r->ys[0] = r->y;   /* red_free releases xs[i] and ys[i] below nrot; unmade ones are NULL */
+    r->ys[0] = r->y; /* red_free releases xs[i] and ys[i] below nrot; unmade ones are NULL */
     if (s == GX_OK && r->y)
         s = bench_clones(r->y, r->nrot, r->ys, &ny);
     return s;
@@ -115,7 +116,7 @@ static gx_status red_row(gx_ctx *ctx, int which, bool i32, const char *op, int64
         s = red_rotate(&r, bytes);
     double us = 0;
     if (s == GX_OK)
-        s = run_red(&r);   /* allocates the result once; later runs write into it */
+        s = run_red(&r); /* allocates the result once; later runs write into it */
     if (s == GX_OK)
         s = bench_time(ctx, run_red, &r, reps, &us);
     *row = (bench_result){"gx", op, i32 ? "i32" : "f32", n, us, bytes, 0, 0, r.nrot * bytes};

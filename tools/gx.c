@@ -5,10 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool gx_tool_wants_help(const char *arg)
-{
-    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
-}
+bool gx_tool_wants_help(const char *arg) { return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0; }
 
 int gx_tool_bad_option(const char *cmd, const char *arg)
 {
@@ -116,7 +113,7 @@ static int cmd_help(int argc, char **argv)
     const tool_cmd *c = find_cmd(argv[1]);
     if (!c)
         return unknown_cmd(argv[1]);
-    static char help_flag[] = "--help";   /* argv strings are writable; a literal is not */
+    static char help_flag[] = "--help"; /* argv strings are writable; a literal is not */
     char *args[] = {argv[1], help_flag, NULL};
     return c->run(2, args);
 }

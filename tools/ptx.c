@@ -19,8 +19,10 @@ typedef struct ptx_args {
 
 static int ptx_usage(const char *cmd)
 {
-    fprintf(stderr, "usage: gx %s FILE.cu [--entry NAME] [--arch sm_XY] [NVRTC options, e.g. -DN=4]"
-                    " (see gx %s --help)\n", cmd, cmd);
+    fprintf(stderr,
+            "usage: gx %s FILE.cu [--entry NAME] [--arch sm_XY] [NVRTC options, e.g. -DN=4]"
+            " (see gx %s --help)\n",
+            cmd, cmd);
     return 2;
 }
 
@@ -40,7 +42,8 @@ static int ptx_help(const char *cmd, bool sass)
     printf("  --arch sm_XY   target architecture (default: the GPU's, or sm_90 without one)\n"
            "  -OPTION        any other option starting with '-' goes to NVRTC (-DN=4, -lineinfo)\n"
            "  -h, --help     this text\n"
-           "example: gx %s kernel.cu --arch sm_90 -DTILE=32%s\n", cmd, sass ? "" : " --entry vadd");
+           "example: gx %s kernel.cu --arch sm_90 -DTILE=32%s\n",
+           cmd, sass ? "" : " --entry vadd");
     return 0;
 }
 
@@ -49,7 +52,7 @@ static int ptx_parse(const char *cmd, int argc, char **argv, ptx_args *a)
     memset(a, 0, sizeof *a);
     for (int i = 1; i < argc; i++) {
         if (gx_tool_wants_help(argv[i]))
-            return -1;   /* the caller prints the help and exits 0 */
+            return -1; /* the caller prints the help and exits 0 */
         if ((strcmp(argv[i], "--entry") == 0 || strcmp(argv[i], "--arch") == 0) && i + 1 < argc) {
             *(argv[i][2] == 'e' ? &a->entry : &a->arch) = argv[i + 1];
             i++;
@@ -100,8 +103,7 @@ static void ptx_default_arch(char *out, size_t n)
     snprintf(out, n, "sm_90");
     int count = 0;
     gx_ctx *ctx = NULL;
-    if (gx_cuda_device_count(&count) != GX_OK || count == 0 ||
-        gx_ctx_create(&ctx, GX_BACKEND_CUDA) != GX_OK)
+    if (gx_cuda_device_count(&count) != GX_OK || count == 0 || gx_ctx_create(&ctx, GX_BACKEND_CUDA) != GX_OK)
         return;
     gx_device_info info;
     if (gx_device_info_get(ctx, &info) == GX_OK && info.cc_major > 0)
@@ -141,8 +143,8 @@ static int ptx_run(const char *cmd, int argc, char **argv, bool sass)
     const char *base = strrchr(a.file, '/');
     gx_kernel_opts o = {.options = a.opts, .noptions = a.nopts, .label = base ? base + 1 : a.file};
     char *text = NULL;
-    gx_status s = sass ? gx_kernel_sass_offline(src, arch, &o, &text)
-                       : gx_kernel_ptx_offline(src, a.entry, arch, &o, &text);
+    gx_status s =
+        sass ? gx_kernel_sass_offline(src, arch, &o, &text) : gx_kernel_ptx_offline(src, a.entry, arch, &o, &text);
     free(src);
     if (s != GX_OK)
         return ptx_failed(cmd, s);

@@ -20,7 +20,7 @@ int example_matmul(gx_ctx *ctx, int quick);
 int example_histogram(gx_ctx *ctx, int quick);
 int example_transpose(gx_ctx *ctx, int quick);
 int example_streams(gx_ctx *ctx, int quick);
-int example_first_main(void);   /* examples/first.c, through tour_first.c */
+int example_first_main(void); /* examples/first.c, through tour_first.c */
 
 /* Stop 0: the README's first program, as a user builds it (its own context). */
 static void tour_first(void)
@@ -41,7 +41,15 @@ int gx_tool_fail(const char *what, gx_status s)
     return 1;
 }
 
-#define TRY(what, expr) do { gx_status s_ = (expr); if (s_ != GX_OK) { gx_tool_fail(what, s_); tour_failures++; goto out; } } while (0)
+#define TRY(what, expr)             \
+    do {                            \
+        gx_status s_ = (expr);      \
+        if (s_ != GX_OK) {          \
+            gx_tool_fail(what, s_); \
+            tour_failures++;        \
+            goto out;               \
+        }                           \
+    } while (0)
 
 static double now_s(void)
 {
@@ -76,20 +84,20 @@ static void tour_device(gx_ctx *ctx)
 static void tour_arrays(gx_ctx *ctx)
 {
     printf("== 2. arrays and copies\n");
-    const int64_t n = 1 << 26;   /* 256 MiB of f32 */
+    const int64_t n = 1 << 26; /* 256 MiB of f32 */
     float *host = malloc((size_t)n * sizeof(float)), *back = malloc((size_t)n * sizeof(float));
     gx_array *a = NULL, *b = NULL, *v = NULL;
     if (!host || !back)
         goto out;
     for (int64_t i = 0; i < n; i++)
         host[i] = (float)(i % 1000) * 0.5f;
-    memset(back, 0, (size_t)n * sizeof(float));   /* fault the pages in before timing */
+    memset(back, 0, (size_t)n * sizeof(float)); /* fault the pages in before timing */
     double t0 = now_s();
     TRY("from_host", gx_array_from_host(ctx, GX_F32, 1, &n, host, &a));
     TRY("sync", gx_sync(ctx));
     double h2d = now_s() - t0;
     TRY("similar", gx_array_similar(a, &b));
-    TRY("copy", gx_array_copy_into(a, b));   /* warm-up */
+    TRY("copy", gx_array_copy_into(a, b)); /* warm-up */
     TRY("sync", gx_sync(ctx));
     t0 = now_s();
     for (int r = 0; r < 5; r++)
@@ -213,7 +221,8 @@ static int tour_usage(const char *png)
            "  --quick      smaller problems, for a fast check\n"
            "  --png PATH   where the Julia set picture goes (default %s)\n"
            "  -h, --help   this text\n"
-           "example: GX_BACKEND=cpu gx tour --quick\n", png);
+           "example: GX_BACKEND=cpu gx tour --quick\n",
+           png);
     return 0;
 }
 

@@ -48,8 +48,8 @@ typedef struct gx_kernel_opts {
  * is not a __global__ function of the module; GX_ERR_UNSUPPORTED on the CPU backend.
  * The handle belongs to ctx: destroy it before the context (the context frees what
  * is left at gx_ctx_destroy). */
-GX_API gx_status gx_kernel_compile(gx_ctx *ctx, const char *source, const char *entry,
-                                   const gx_kernel_opts *opts, gx_kernel **out);
+GX_API gx_status gx_kernel_compile(gx_ctx *ctx, const char *source, const char *entry, const gx_kernel_opts *opts,
+                                   gx_kernel **out);
 /* NULL is accepted. */
 GX_API gx_status gx_kernel_destroy(gx_kernel *k);
 
@@ -64,30 +64,37 @@ typedef enum gx_karg_kind {
 /* One kernel argument.  Build them with the GX_KARG_* macros. */
 typedef struct gx_karg {
     gx_karg_kind kind;
-    gx_dtype dtype;          /* SCALAR: the value's type; ARRAY/PTR: ignored */
+    gx_dtype dtype; /* SCALAR: the value's type; ARRAY/PTR: ignored */
     union {
         const gx_array *array;
         void *ptr;
-        int8_t i8; int16_t i16; int32_t i32; int64_t i64;
-        uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64;
-        float f32; double f64;
+        int8_t i8;
+        int16_t i16;
+        int32_t i32;
+        int64_t i64;
+        uint8_t u8;
+        uint16_t u16;
+        uint32_t u32;
+        uint64_t u64;
+        float f32;
+        double f64;
         _Bool b;
     } v;
 } gx_karg;
 
 #define GX_KARG_ARRAY(a) ((gx_karg){GX_KARG_KIND_ARRAY, GX_DTYPE_DEFAULT, {.array = (a)}})
-#define GX_KARG_PTR(p)   ((gx_karg){GX_KARG_KIND_PTR, GX_DTYPE_DEFAULT, {.ptr = (void *)(p)}})
-#define GX_KARG_BOOL(x)  ((gx_karg){GX_KARG_KIND_SCALAR, GX_BOOL, {.b = (x)}})
-#define GX_KARG_I8(x)    ((gx_karg){GX_KARG_KIND_SCALAR, GX_I8, {.i8 = (x)}})
-#define GX_KARG_I16(x)   ((gx_karg){GX_KARG_KIND_SCALAR, GX_I16, {.i16 = (x)}})
-#define GX_KARG_I32(x)   ((gx_karg){GX_KARG_KIND_SCALAR, GX_I32, {.i32 = (x)}})
-#define GX_KARG_I64(x)   ((gx_karg){GX_KARG_KIND_SCALAR, GX_I64, {.i64 = (x)}})
-#define GX_KARG_U8(x)    ((gx_karg){GX_KARG_KIND_SCALAR, GX_U8, {.u8 = (x)}})
-#define GX_KARG_U16(x)   ((gx_karg){GX_KARG_KIND_SCALAR, GX_U16, {.u16 = (x)}})
-#define GX_KARG_U32(x)   ((gx_karg){GX_KARG_KIND_SCALAR, GX_U32, {.u32 = (x)}})
-#define GX_KARG_U64(x)   ((gx_karg){GX_KARG_KIND_SCALAR, GX_U64, {.u64 = (x)}})
-#define GX_KARG_F32(x)   ((gx_karg){GX_KARG_KIND_SCALAR, GX_F32, {.f32 = (x)}})
-#define GX_KARG_F64(x)   ((gx_karg){GX_KARG_KIND_SCALAR, GX_F64, {.f64 = (x)}})
+#define GX_KARG_PTR(p) ((gx_karg){GX_KARG_KIND_PTR, GX_DTYPE_DEFAULT, {.ptr = (void *)(p)}})
+#define GX_KARG_BOOL(x) ((gx_karg){GX_KARG_KIND_SCALAR, GX_BOOL, {.b = (x)}})
+#define GX_KARG_I8(x) ((gx_karg){GX_KARG_KIND_SCALAR, GX_I8, {.i8 = (x)}})
+#define GX_KARG_I16(x) ((gx_karg){GX_KARG_KIND_SCALAR, GX_I16, {.i16 = (x)}})
+#define GX_KARG_I32(x) ((gx_karg){GX_KARG_KIND_SCALAR, GX_I32, {.i32 = (x)}})
+#define GX_KARG_I64(x) ((gx_karg){GX_KARG_KIND_SCALAR, GX_I64, {.i64 = (x)}})
+#define GX_KARG_U8(x) ((gx_karg){GX_KARG_KIND_SCALAR, GX_U8, {.u8 = (x)}})
+#define GX_KARG_U16(x) ((gx_karg){GX_KARG_KIND_SCALAR, GX_U16, {.u16 = (x)}})
+#define GX_KARG_U32(x) ((gx_karg){GX_KARG_KIND_SCALAR, GX_U32, {.u32 = (x)}})
+#define GX_KARG_U64(x) ((gx_karg){GX_KARG_KIND_SCALAR, GX_U64, {.u64 = (x)}})
+#define GX_KARG_F32(x) ((gx_karg){GX_KARG_KIND_SCALAR, GX_F32, {.f32 = (x)}})
+#define GX_KARG_F64(x) ((gx_karg){GX_KARG_KIND_SCALAR, GX_F64, {.f64 = (x)}})
 
 /* ------------------------------------------------------------------ launch */
 
@@ -125,8 +132,7 @@ typedef struct gx_launch_cfg {
  * from then on every call on the context returns GX_ERR_KERNEL_FAULT: destroy the
  * context (and other gx contexts on that device); a context created afterwards
  * works normally. */
-GX_API gx_status gx_kernel_launch(gx_kernel *k, const gx_launch_cfg *cfg, int nargs,
-                                  const gx_karg *args);
+GX_API gx_status gx_kernel_launch(gx_kernel *k, const gx_launch_cfg *cfg, int nargs, const gx_karg *args);
 
 /* ------------------------------------------------------------------ occupancy & reflection */
 
@@ -136,24 +142,23 @@ GX_API gx_status gx_kernel_launch(gx_kernel *k, const gx_launch_cfg *cfg, int na
  * to shmem, NULL stream, not cooperative).  fill_grid, if not NULL, receives the
  * number of blocks that fill the device at that block size -- the grid to use
  * with a grid-stride loop (GX_FOR_EACH in gx/device.h). */
-GX_API gx_status gx_kernel_suggest(gx_kernel *k, int64_t n, size_t shmem, gx_launch_cfg *cfg,
-                                   unsigned *fill_grid);
+GX_API gx_status gx_kernel_suggest(gx_kernel *k, int64_t n, size_t shmem, gx_launch_cfg *cfg, unsigned *fill_grid);
 /* Resident blocks per multiprocessor for `block` threads and `shmem` dynamic bytes
  * (cuOccupancyMaxActiveBlocksPerMultiprocessor). */
 GX_API gx_status gx_kernel_active_blocks(gx_kernel *k, int block, size_t shmem, int *blocks_per_sm);
 
 typedef struct gx_kernel_attrs {
-    int registers;              /* per thread */
-    size_t static_shared;       /* bytes of __shared__ declared in the source */
-    size_t local_bytes;         /* per thread: spills and local arrays */
-    size_t const_bytes;         /* __constant__ bytes */
-    int max_threads_per_block;  /* this kernel's limit (can be < the device's) */
-    int max_dynamic_shared;     /* dynamic shared bytes it may use now */
-    int ptx_version;            /* e.g. 90 for compute_90 (major*10 + minor) */
-    int binary_version;         /* SASS arch, e.g. 90 for sm_90 */
-    int nparams;                /* parameters gx read from the source; -1 if unread */
-    char entry[128];            /* the entry name */
-    char arch[16];              /* what NVRTC compiled for: "sm_90", or "compute_90" (PTX JIT) */
+    int registers;             /* per thread */
+    size_t static_shared;      /* bytes of __shared__ declared in the source */
+    size_t local_bytes;        /* per thread: spills and local arrays */
+    size_t const_bytes;        /* __constant__ bytes */
+    int max_threads_per_block; /* this kernel's limit (can be < the device's) */
+    int max_dynamic_shared;    /* dynamic shared bytes it may use now */
+    int ptx_version;           /* e.g. 90 for compute_90 (major*10 + minor) */
+    int binary_version;        /* SASS arch, e.g. 90 for sm_90 */
+    int nparams;               /* parameters gx read from the source; -1 if unread */
+    char entry[128];           /* the entry name */
+    char arch[16];             /* what NVRTC compiled for: "sm_90", or "compute_90" (PTX JIT) */
 } gx_kernel_attrs;
 
 /* Facts about the compiled kernel (cuFuncGetAttribute). */
@@ -173,8 +178,7 @@ GX_API gx_status gx_kernel_ptx_offline(const char *source, const char *entry, co
                                        const gx_kernel_opts *opts, char **text);
 /* SASS without a context: compiles a cubin for `arch` (an sm_ arch; NULL = sm_90)
  * with NVRTC and disassembles it as gx_kernel_sass does. */
-GX_API gx_status gx_kernel_sass_offline(const char *source, const char *arch,
-                                        const gx_kernel_opts *opts, char **text);
+GX_API gx_status gx_kernel_sass_offline(const char *source, const char *arch, const gx_kernel_opts *opts, char **text);
 /* Frees text returned by gx (NULL is accepted). */
 GX_API void gx_text_free(char *text);
 /* The text of gx/device.h as gx hands it to NVRTC (static, NUL-terminated). */

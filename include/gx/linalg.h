@@ -16,9 +16,9 @@ extern "C" {
 /* ------------------------------------------------------------------ matmul */
 
 typedef enum gx_op {
-    GX_OP_N = 0,   /* the matrix as it is */
-    GX_OP_T,       /* transposed */
-    GX_OP_C        /* conjugate-transposed (= GX_OP_T for real dtypes) */
+    GX_OP_N = 0, /* the matrix as it is */
+    GX_OP_T,     /* transposed */
+    GX_OP_C      /* conjugate-transposed (= GX_OP_T for real dtypes) */
 } gx_op;
 
 typedef enum gx_math_mode {
@@ -30,9 +30,9 @@ typedef enum gx_math_mode {
 /* All zero (or NULL) = C = A·B: no transposes, alpha 1, beta 0, full precision. */
 typedef struct gx_matmul_opts {
     gx_op op_a, op_b;
-    gx_scalar alpha;      /* dtype GX_DTYPE_DEFAULT (0) = 1; a real or complex value,
+    gx_scalar alpha; /* dtype GX_DTYPE_DEFAULT (0) = 1; a real or complex value,
                            * converted to the matrices' dtype (real dtypes take the real part) */
-    gx_scalar beta;       /* dtype GX_DTYPE_DEFAULT (0) = 0 */
+    gx_scalar beta;  /* dtype GX_DTYPE_DEFAULT (0) = 0 */
     gx_math_mode math;
     uint64_t reserved[6]; /* zero (see the conventions in gx.h) */
 } gx_matmul_opts;
@@ -75,9 +75,9 @@ GX_API gx_status gx_matmul_batched_into(int count, const gx_array *const *a, con
  * (hi - lo) / 2^32 (resp. / 2^64) relative.  Same seed + offset + start = same numbers. */
 
 typedef struct gx_rng {
-    uint64_t seed;     /* the key */
-    uint64_t offset;   /* selects an independent stream (counter's high half) */
-    uint64_t start;    /* index of out's first element in the stream */
+    uint64_t seed;   /* the key */
+    uint64_t offset; /* selects an independent stream (counter's high half) */
+    uint64_t start;  /* index of out's first element in the stream */
 } gx_rng;
 
 /* A new array (f32 or f64) of uniform numbers in [0, 1). */
@@ -108,7 +108,12 @@ GX_API void gx_philox4x32_10_host(const uint32_t ctr[4], const uint32_t key[2], 
  * CPU: c64 through KissFFT; c128 through gx's own mixed-radix code in double. */
 
 typedef enum gx_fft_dir { GX_FFT_FORWARD = 0, GX_FFT_INVERSE = 1 } gx_fft_dir;
-typedef enum gx_fft_norm { GX_FFT_NORM_BACKWARD = 0, GX_FFT_NORM_ORTHO, GX_FFT_NORM_FORWARD, GX_FFT_NORM_NONE } gx_fft_norm;
+typedef enum gx_fft_norm {
+    GX_FFT_NORM_BACKWARD = 0,
+    GX_FFT_NORM_ORTHO,
+    GX_FFT_NORM_FORWARD,
+    GX_FFT_NORM_NONE
+} gx_fft_norm;
 
 /* Complex to complex (c64 or c128); out has in's shape and dtype. */
 GX_API gx_status gx_fft(const gx_array *in, int rank, gx_fft_dir dir, gx_fft_norm norm, gx_array **out);

@@ -19,17 +19,17 @@ extern "C" {
 /* ------------------------------------------------------------------ array scans */
 
 typedef struct gx_scan_opts {
-    int axis;                 /* axis to scan along; negative counts from the end; 0 (the
+    int axis;               /* axis to scan along; negative counts from the end; 0 (the
                                * default) is the FIRST axis: pass -1 to scan along rows */
-    int exclusive;            /* 0: out[k] = init op x0 op ... op xk; 1: init op x0 ... op x(k-1) */
-    const gx_scalar *init;    /* initial value (NULL = none; an exclusive scan of a lambda
+    int exclusive;          /* 0: out[k] = init op x0 op ... op xk; 1: init op x0 ... op x(k-1) */
+    const gx_scalar *init;  /* initial value (NULL = none; an exclusive scan of a lambda
                                * needs one; a named operator's default is its neutral element) */
-    gx_dtype dtype;           /* accumulator/output dtype; GX_DTYPE_DEFAULT (0) = the
+    gx_dtype dtype;         /* accumulator/output dtype; GX_DTYPE_DEFAULT (0) = the
                                * operator's result on the input dtype */
-    const gx_const *consts;   /* named constants for a lambda operator, may be NULL */
+    const gx_const *consts; /* named constants for a lambda operator, may be NULL */
     int nconsts;
-    int exact_dtype;          /* gx_scan_into: out's dtype must be the accumulator's */
-    uint64_t reserved[6];     /* zero (see the conventions in gx.h) */
+    int exact_dtype;      /* gx_scan_into: out's dtype must be the accumulator's */
+    uint64_t reserved[6]; /* zero (see the conventions in gx.h) */
 } gx_scan_opts;
 
 /* A new array (x's shape) of the running `op` along opts->axis of x (opts NULL: axis
@@ -43,19 +43,19 @@ GX_API gx_status gx_scan_into(gx_ctx *ctx, const char *op, gx_array *x, const gx
 /* ------------------------------------------------------------------ compaction */
 
 typedef struct gx_filter_opts {
-    const gx_const *consts;   /* named constants the predicate sees, may be NULL */
+    const gx_const *consts; /* named constants the predicate sees, may be NULL */
     int nconsts;
-    uint64_t reserved[6];     /* zero (see the conventions in gx.h) */
+    uint64_t reserved[6]; /* zero (see the conventions in gx.h) */
 } gx_filter_opts;
 
 /* For each of the nin arrays (one shape, flattened in row-major order), a new 1-d array
  * of the elements where pred(x0[i], x1[i], ...) holds, in order: out[k] for input k
  * (out has nin entries; caller releases).  opts may be NULL. */
-GX_API gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in,
-                           const gx_filter_opts *opts, gx_array **out);
+GX_API gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in, const gx_filter_opts *opts,
+                           gx_array **out);
 /* A new 1-d i64 array of the flat indices where pred holds, ascending. */
-GX_API gx_status gx_findall(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in,
-                            const gx_filter_opts *opts, gx_array **out);
+GX_API gx_status gx_findall(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in, const gx_filter_opts *opts,
+                            gx_array **out);
 
 /* ------------------------------------------------------------------ pipelines */
 
@@ -79,13 +79,13 @@ GX_API gx_status gx_pipe_iota(gx_ctx *ctx, gx_dtype dtype, int64_t count, double
 GX_API gx_status gx_pipe_random(gx_ctx *ctx, gx_dtype dtype, uint64_t seed, int64_t count, gx_pipe **out);
 /* Options of the pipeline stages and terminals that take a lambda or an operator. */
 typedef struct gx_pipe_opts {
-    const gx_const *consts;   /* named constants the lambdas see, may be NULL */
+    const gx_const *consts; /* named constants the lambdas see, may be NULL */
     int nconsts;
-    const gx_scalar *init;    /* reduce/scan: initial value, combined first (NULL = none) */
-    int exclusive;            /* scan: 1 = exclusive (out[k] excludes x[k]) */
-    gx_dtype dtype;           /* reduce/scan: accumulator dtype; GX_DTYPE_DEFAULT (0) = the operator's */
-    int exact_dtype;          /* gx_pipe_scan_into: out's dtype must be the accumulator's */
-    uint64_t reserved[6];     /* zero (see the conventions in gx.h) */
+    const gx_scalar *init; /* reduce/scan: initial value, combined first (NULL = none) */
+    int exclusive;         /* scan: 1 = exclusive (out[k] excludes x[k]) */
+    gx_dtype dtype;        /* reduce/scan: accumulator dtype; GX_DTYPE_DEFAULT (0) = the operator's */
+    int exact_dtype;       /* gx_pipe_scan_into: out's dtype must be the accumulator's */
+    uint64_t reserved[6];  /* zero (see the conventions in gx.h) */
 } gx_pipe_opts;
 
 /* Replaces each tuple by lambda(tuple...) (one value).  opts may be NULL. */

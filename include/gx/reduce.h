@@ -48,14 +48,14 @@ extern "C" {
 #endif
 
 typedef struct gx_reduce_opts {
-    const int *axes;          /* axes to reduce (negative count from the end); NULL or naxes 0: all */
+    const int *axes; /* axes to reduce (negative count from the end); NULL or naxes 0: all */
     int naxes;
-    const gx_scalar *init;    /* the operator's neutral element; required for a lambda operator */
-    gx_dtype dtype;           /* result/accumulator dtype; GX_DTYPE_DEFAULT (0) = the operator's */
-    const gx_const *consts;   /* named constants for the map lambda, may be NULL */
+    const gx_scalar *init;  /* the operator's neutral element; required for a lambda operator */
+    gx_dtype dtype;         /* result/accumulator dtype; GX_DTYPE_DEFAULT (0) = the operator's */
+    const gx_const *consts; /* named constants for the map lambda, may be NULL */
     int nconsts;
-    int exact_dtype;          /* *_into: out's dtype must be the result dtype (else GX_ERR_DTYPE) */
-    uint64_t reserved[6];     /* zero (see the conventions in gx.h) */
+    int exact_dtype;      /* *_into: out's dtype must be the result dtype (else GX_ERR_DTYPE) */
+    uint64_t reserved[6]; /* zero (see the conventions in gx.h) */
 } gx_reduce_opts;
 
 /* Folds every element of x with `op` into *out (waits for the result).  opts may be
@@ -92,11 +92,11 @@ GX_API gx_status gx_findmin(gx_array *x, gx_scalar *value, int64_t *index);
 GX_API gx_status gx_findmax(gx_array *x, gx_scalar *value, int64_t *index);
 /* findmin ("min") / findmax ("max") over opts->axes (or all) into new device arrays:
  * values (x's dtype) and/or indices (i64); either out pointer may be NULL. */
-GX_API gx_status gx_find_to(gx_ctx *ctx, const char *which, gx_array *x, const gx_reduce_opts *opts,
-                            gx_array **values, gx_array **indices);
+GX_API gx_status gx_find_to(gx_ctx *ctx, const char *which, gx_array *x, const gx_reduce_opts *opts, gx_array **values,
+                            gx_array **indices);
 /* The same into your arrays (values: x's dtype; indices: i64; either may be NULL). */
-GX_API gx_status gx_find_into(gx_ctx *ctx, const char *which, gx_array *x, const gx_reduce_opts *opts,
-                              gx_array *values, gx_array *indices);
+GX_API gx_status gx_find_into(gx_ctx *ctx, const char *which, gx_array *x, const gx_reduce_opts *opts, gx_array *values,
+                              gx_array *indices);
 
 #ifdef __cplusplus
 }

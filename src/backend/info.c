@@ -19,13 +19,15 @@ static void info_device(gx__sbuf *b, const gx_device_info *d, gx_backend_kind k)
 {
     gx__sb_printf(b, "  %-22s %s\n", "name", d->name);
     if (k == GX_BACKEND_CUDA) {
-        gx__sb_printf(b, "  %-22s %d.%d (sm_%d%d)\n", "compute capability", d->cc_major, d->cc_minor, d->cc_major, d->cc_minor);
+        gx__sb_printf(b, "  %-22s %d.%d (sm_%d%d)\n", "compute capability", d->cc_major, d->cc_minor, d->cc_major,
+                      d->cc_minor);
         gx__sb_printf(b, "  %-22s %d\n", "multiprocessors", d->multiprocessors);
         info_bytes(b, "memory total", d->mem_total);
         info_bytes(b, "memory free", d->mem_free);
         gx__sb_printf(b, "  %-22s %.1f MiB\n", "L2 cache", (double)d->l2_bytes / 1048576.0);
         gx__sb_printf(b, "  %-22s %d\n", "max threads / block", d->max_threads_per_block);
-        gx__sb_printf(b, "  %-22s %zu KiB (opt-in %zu KiB)\n", "shared memory / block", d->shared_per_block / 1024, d->shared_per_block_optin / 1024);
+        gx__sb_printf(b, "  %-22s %zu KiB (opt-in %zu KiB)\n", "shared memory / block", d->shared_per_block / 1024,
+                      d->shared_per_block_optin / 1024);
         if (d->mem_bandwidth_gbs > 0)
             gx__sb_printf(b, "  %-22s %.0f GB/s (theoretical)\n", "memory bandwidth", d->mem_bandwidth_gbs);
     } else {
@@ -43,9 +45,8 @@ static void info_memory(gx__sbuf *b, gx_ctx *ctx)
         return;
     /* Scratch on its own line: in use is what the caller's arrays hold, and reads 0
      * once they are released even though gx keeps its reduction buffers. */
-    gx__sb_printf(b, "memory pool:\n  %-22s %zu B\n  %-22s %zu B\n  %-22s %zu B\n  %-22s %zu B\n",
-                  "in use (arrays)", m.in_use, "scratch (gx internal)", m.scratch, "peak (arrays)", m.peak,
-                  "reserved", m.reserved);
+    gx__sb_printf(b, "memory pool:\n  %-22s %zu B\n  %-22s %zu B\n  %-22s %zu B\n  %-22s %zu B\n", "in use (arrays)",
+                  m.in_use, "scratch (gx internal)", m.scratch, "peak (arrays)", m.peak, "reserved", m.reserved);
     if (m.limit)
         gx__sb_printf(b, "  %-22s %zu B (GX_MEMORY_LIMIT)\n", "limit", m.limit);
     else
@@ -77,7 +78,8 @@ static void info_cuda(gx__sbuf *b)
     gx__cuda_available(&count);
     gx__sb_printf(b, "CUDA driver: %s\nNVRTC: %s\nlibraries: %s\n", drv, nvrtc, libs);
     if (count == 0)
-        gx__sb_puts(b, "CUDA devices: none answer on this machine (no GPU, or no driver); gx runs on the CPU backend.\n");
+        gx__sb_puts(b,
+                    "CUDA devices: none answer on this machine (no GPU, or no driver); gx runs on the CPU backend.\n");
     else
         gx__sb_printf(b, "CUDA devices: %d\n", count);
 }
@@ -101,7 +103,8 @@ gx_status gx_info_text(gx_ctx *ctx, char *buf, size_t cap, size_t *needed)
     gx__cpu_describe(cc, sizeof cc);
     gx__sb_printf(&b, "CPU backend: %d cores, kernels compiled by %s\n", gx__cpu_count(), cc);
     const cache_disk *dc = cache_disk_get();
-    gx__sb_printf(&b, "kernel cache: %s\n", cache_disk_enabled(dc) ? cache_disk_dir(dc) : "disk cache off (memory only)");
+    gx__sb_printf(&b, "kernel cache: %s\n",
+                  cache_disk_enabled(dc) ? cache_disk_dir(dc) : "disk cache off (memory only)");
     gx__sb_printf(&b, "backend: %s\n", ctx->be.iface->name);
     gx__sb_printf(&b, "device %d:\n", ctx->be.device);
     gx_device_info d;

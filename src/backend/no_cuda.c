@@ -22,19 +22,21 @@ void gx__cuda_versions(char *driver, size_t dn, char *nvrtc, size_t nn, char *li
 
 static gx_status no_nvrtc(const char *what)
 {
-    return gx__err(GX_ERR_UNSUPPORTED, "%s: gx was built without the CUDA headers, so it cannot "
-                   "drive NVRTC; rebuild with the CUDA toolkit installed", what);
+    return gx__err(GX_ERR_UNSUPPORTED,
+                   "%s: gx was built without the CUDA headers, so it cannot "
+                   "drive NVRTC; rebuild with the CUDA toolkit installed",
+                   what);
 }
 
-gx_status gx__nvrtc_ptx(const char *what, const char *wrapped, const char *label, const char *entry,
-                        int cc_major, int cc_minor, char **text)
+gx_status gx__nvrtc_ptx(const char *what, const char *wrapped, const char *label, const char *entry, int cc_major,
+                        int cc_minor, char **text)
 {
     (void)wrapped, (void)label, (void)entry, (void)cc_major, (void)cc_minor, (void)text;
     return no_nvrtc(what);
 }
 
-gx_status gx__nvrtc_sass(const char *what, const char *wrapped, const char *label, int cc_major,
-                         int cc_minor, char **text)
+gx_status gx__nvrtc_sass(const char *what, const char *wrapped, const char *label, int cc_major, int cc_minor,
+                         char **text)
 {
     (void)wrapped, (void)label, (void)cc_major, (void)cc_minor, (void)text;
     return no_nvrtc(what);

@@ -39,7 +39,8 @@ static gx_status reg_pick(gx_backend_kind kind, gx_backend_kind *out)
     if (kind == GX_BACKEND_AUTO)
         GX__CHECK(reg_env_backend(&kind));
     if (kind != GX_BACKEND_CPU && kind != GX_BACKEND_CUDA)
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "backend kind %d is not one of GX_BACKEND_AUTO, GX_BACKEND_CPU, GX_BACKEND_CUDA", (int)kind);
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "backend kind %d is not one of GX_BACKEND_AUTO, GX_BACKEND_CPU, GX_BACKEND_CUDA", (int)kind);
     *out = kind;
     return GX_OK;
 }
@@ -60,7 +61,7 @@ gx_status gx_ctx_create_on(gx_ctx **out, gx_backend_kind kind, int device)
 {
     GX__ARG(out, "gx_ctx_create: out must not be NULL");
     *out = NULL;
-    gx_backend_kind k = GX_BACKEND_AUTO;   /* set by reg_pick (GCC cannot tell gx__err never returns GX_OK) */
+    gx_backend_kind k = GX_BACKEND_AUTO; /* set by reg_pick (GCC cannot tell gx__err never returns GX_OK) */
     const gx__backend_iface *iface = NULL;
     GX__CHECK(reg_pick(kind, &k));
     GX__CHECK(reg_iface(k, &iface));

@@ -23,7 +23,8 @@ gx_status gx__array_check(const gx_array *a, const char *what)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: the array is NULL", what);
     if (!gx__handle_live(a) || a->magic != GX__ARRAY_MAGIC)
         return gx__err(GX_ERR_INVALID_HANDLE,
-                       "%s: the array handle is not live (released already, its context destroyed, or not made by gx)", what);
+                       "%s: the array handle is not live (released already, its context destroyed, or not made by gx)",
+                       what);
     return GX_OK;
 }
 
@@ -48,7 +49,8 @@ void *gx__array_ptr(const gx_array *a)
 static gx_status check_shape(gx_dtype dtype, int ndim, const int64_t *shape, int64_t *size_out, size_t *bytes_out)
 {
     if (!gx__dtype_supported(dtype))
-        return gx__err(GX_ERR_DTYPE, "dtype %s (%d) is not supported for arrays yet: use bool, i8..i64, u8..u64, f32 or f64",
+        return gx__err(GX_ERR_DTYPE,
+                       "dtype %s (%d) is not supported for arrays yet: use bool, i8..i64, u8..u64, f32 or f64",
                        gx_dtype_name(dtype), (int)dtype);
     if (ndim < 0 || ndim > GX_MAX_DIMS)
         return gx__err(GX_ERR_SHAPE, "ndim %d is out of range: arrays have 0 to %d dimensions", ndim, GX_MAX_DIMS);
@@ -69,7 +71,8 @@ static gx_status check_shape(gx_dtype dtype, int ndim, const int64_t *shape, int
         size = 0;
     size_t bytes;
     if (__builtin_mul_overflow((size_t)size, gx_dtype_size(dtype), &bytes) || bytes > (size_t)INT64_MAX)
-        return gx__err(GX_ERR_SHAPE, "%lld elements of %s overflow the byte count", (long long)size, gx_dtype_name(dtype));
+        return gx__err(GX_ERR_SHAPE, "%lld elements of %s overflow the byte count", (long long)size,
+                       gx_dtype_name(dtype));
     *size_out = size;
     *bytes_out = bytes;
     return GX_OK;
@@ -210,7 +213,8 @@ gx_status gx_array_empty(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *s
     return s;
 }
 
-gx_status gx_array_from_host(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *shape, const void *host, gx_array **out)
+gx_status gx_array_from_host(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *shape, const void *host,
+                             gx_array **out)
 {
     GX__ARG(out, "gx_array_from_host: out must not be NULL");
     *out = NULL;
@@ -219,7 +223,8 @@ gx_status gx_array_from_host(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_
     gx_array *a = NULL;
     gx_status s = gx__array_new(ctx, dtype, ndim, shape, &a);
     if (s == GX_OK && a->size > 0 && !host)
-        s = gx__err(GX_ERR_INVALID_ARGUMENT, "gx_array_from_host: host is NULL but the array has %lld elements", (long long)a->size);
+        s = gx__err(GX_ERR_INVALID_ARGUMENT, "gx_array_from_host: host is NULL but the array has %lld elements",
+                    (long long)a->size);
     /* A new array is dense: its bytes go over in one copy. */
     if (s == GX_OK && a->size > 0)
         s = ctx->be.iface->mem.h2d(&ctx->be, gx__array_ptr(a), host, (size_t)a->size * gx_dtype_size(a->dtype));
@@ -302,20 +307,25 @@ gx_status gx_array_reshape(gx_array *a, int ndim, const int64_t *shape, gx_array
             continue;
         }
         if (sh[d] < 0)
-            return gx__err(GX_ERR_SHAPE, "gx_array_reshape: shape[%d] = %lld (only one -1 is allowed, others must be >= 0)", d, (long long)sh[d]);
+            return gx__err(GX_ERR_SHAPE,
+                           "gx_array_reshape: shape[%d] = %lld (only one -1 is allowed, others must be >= 0)", d,
+                           (long long)sh[d]);
         if (__builtin_mul_overflow(known, sh[d], &known))
             return gx__err(GX_ERR_SHAPE, "gx_array_reshape: the new shape's element count overflows");
     }
     if (infer >= 0) {
         if (known == 0 || a->size % known)
-            return gx__err(GX_ERR_SHAPE, "gx_array_reshape: cannot infer axis %d: %lld elements do not divide by %lld", infer, (long long)a->size, (long long)known);
+            return gx__err(GX_ERR_SHAPE, "gx_array_reshape: cannot infer axis %d: %lld elements do not divide by %lld",
+                           infer, (long long)a->size, (long long)known);
         sh[infer] = a->size / known;
         known = a->size;
     }
     if (known != a->size)
-        return gx__err(GX_ERR_SHAPE, "gx_array_reshape: the new shape has %lld elements but the array has %lld", (long long)known, (long long)a->size);
+        return gx__err(GX_ERR_SHAPE, "gx_array_reshape: the new shape has %lld elements but the array has %lld",
+                       (long long)known, (long long)a->size);
     if (!gx__array_contiguous(a))
-        return gx__err(GX_ERR_SHAPE, "gx_array_reshape: the array is a non-contiguous view; clone it first (gx_array_clone)");
+        return gx__err(GX_ERR_SHAPE,
+                       "gx_array_reshape: the array is a non-contiguous view; clone it first (gx_array_clone)");
     gx__lock(a->ctx);
     gx_status s = arr_view_of(a, out);
     if (s == GX_OK) {
@@ -344,8 +354,9 @@ static gx_status slice_norm(gx_slice s, int64_t len, int axis, int64_t *start, i
         if (e < 0)
             e += len;
         if (b < 0 || b > len || e < 0 || e > len)
-            return gx__err(GX_ERR_SHAPE, "gx_array_view: axis %d slice %lld:%lld:%lld is outside the axis of length %lld",
-                           axis, (long long)s.start, (long long)s.stop, (long long)s.step, (long long)len);
+            return gx__err(GX_ERR_SHAPE,
+                           "gx_array_view: axis %d slice %lld:%lld:%lld is outside the axis of length %lld", axis,
+                           (long long)s.start, (long long)s.stop, (long long)s.step, (long long)len);
         *start = b;
         *count = e > b ? (e - b + s.step - 1) / s.step : 0;
         return GX_OK;
@@ -355,7 +366,7 @@ static gx_status slice_norm(gx_slice s, int64_t len, int axis, int64_t *start, i
     if (b < 0)
         b += len;
     if (e == GX_END)
-        e = -1;             /* through index 0 */
+        e = -1; /* through index 0 */
     else if (e < 0)
         e += len;
     if ((len > 0 && (b < 0 || b >= len)) || e < -1 || e >= len)
@@ -401,7 +412,8 @@ gx_status gx_array_permute(gx_array *a, const int *perm, gx_array **out)
     bool seen[GX_MAX_DIMS] = {false};
     for (int d = 0; d < a->ndim; d++) {
         if (perm[d] < 0 || perm[d] >= a->ndim || seen[perm[d]])
-            return gx__err(GX_ERR_SHAPE, "gx_array_permute: perm is not a permutation of 0..%d (entry %d is %d)", a->ndim - 1, d, perm[d]);
+            return gx__err(GX_ERR_SHAPE, "gx_array_permute: perm is not a permutation of 0..%d (entry %d is %d)",
+                           a->ndim - 1, d, perm[d]);
         seen[perm[d]] = true;
     }
     gx__lock(a->ctx);
@@ -462,7 +474,8 @@ static gx_status elem_offset(const gx_array *a, const int64_t *index, const char
     int64_t o = 0;
     for (int d = 0; d < a->ndim; d++) {
         if (index[d] < 0 || index[d] >= a->shape[d])
-            return gx__err(GX_ERR_SHAPE, "%s: index %lld is outside axis %d of length %lld", what, (long long)index[d], d, (long long)a->shape[d]);
+            return gx__err(GX_ERR_SHAPE, "%s: index %lld is outside axis %d of length %lld", what, (long long)index[d],
+                           d, (long long)a->shape[d]);
         o += index[d] * a->strides[d];
     }
     if (a->size == 0)
@@ -478,7 +491,8 @@ gx_status gx_array_get(const gx_array *a, const int64_t *index, void *value)
     int64_t off;
     GX__CHECK(elem_offset(a, index, "gx_array_get", &off));
     gx__lock(a->ctx);
-    gx_status s = a->ctx->be.iface->mem.d2h(&a->ctx->be, value, (char *)gx__array_ptr(a) + off, gx_dtype_size(a->dtype));
+    gx_status s =
+        a->ctx->be.iface->mem.d2h(&a->ctx->be, value, (char *)gx__array_ptr(a) + off, gx_dtype_size(a->dtype));
     gx__unlock(a->ctx);
     return s;
 }
@@ -490,7 +504,8 @@ gx_status gx_array_set(gx_array *a, const int64_t *index, const void *value)
     int64_t off;
     GX__CHECK(elem_offset(a, index, "gx_array_set", &off));
     gx__lock(a->ctx);
-    gx_status s = a->ctx->be.iface->mem.h2d(&a->ctx->be, (char *)gx__array_ptr(a) + off, value, gx_dtype_size(a->dtype));
+    gx_status s =
+        a->ctx->be.iface->mem.h2d(&a->ctx->be, (char *)gx__array_ptr(a) + off, value, gx_dtype_size(a->dtype));
     gx__unlock(a->ctx);
     return s;
 }

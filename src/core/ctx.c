@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void gx__ctx_release_arrays(gx_ctx *ctx);   /* array.c */
+void gx__ctx_release_arrays(gx_ctx *ctx); /* array.c */
 
 const char *gx__target_name(gx__target t) { return t == GX__TARGET_CUDA ? "cuda" : "c"; }
 
@@ -32,7 +32,8 @@ gx_status gx__ctx_check(const gx_ctx *ctx)
     if (!ctx)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "the context is NULL: create one with gx_ctx_create()");
     if (!gx__handle_live(ctx) || ctx->magic != GX__CTX_MAGIC)
-        return gx__err(GX_ERR_INVALID_HANDLE, "the context handle is not live (destroyed already, or not made by gx_ctx_create)");
+        return gx__err(GX_ERR_INVALID_HANDLE,
+                       "the context handle is not live (destroyed already, or not made by gx_ctx_create)");
     return GX_OK;
 }
 
@@ -79,7 +80,7 @@ static void ctx_dump_from_env(gx_ctx *ctx)
         ctx_dump_warn(dir, strerror(errno));
         return;
     }
-    ctx->dump_dir = strdup(dir);   /* NULL on no memory: no dumping, nothing else lost */
+    ctx->dump_dir = strdup(dir); /* NULL on no memory: no dumping, nothing else lost */
 }
 
 /* Recursive: public calls compose (zeros = empty + fill) under one lock. */
@@ -161,9 +162,10 @@ gx_status gx_ctx_destroy(gx_ctx *ctx)
     gx__handle_remove(ctx);
     gx__lock(ctx);
     gx_status s = ctx->be.iface->stream.sync(&ctx->be);
-    gx__kx_ctx_destroy(ctx);   /* profile report, streams, pinned buffers */
+    gx__kx_ctx_destroy(ctx); /* profile report, streams, pinned buffers */
     gx__ctx_release_arrays(ctx);
-    ctx_release_exts(ctx);   /* the higher layers' state: kernel table, user functions and kernels, scratch, library handles */
+    ctx_release_exts(
+        ctx); /* the higher layers' state: kernel table, user functions and kernels, scratch, library handles */
     gx__memo_free(ctx);
     ctx->be.iface->close(&ctx->be);
     free(ctx->dump_dir);

@@ -49,7 +49,8 @@ gx_status gx_dtype_parse(const char *name, gx_dtype *out)
             *out = (gx_dtype)t;
             return GX_OK;
         }
-    return gx__err(GX_ERR_DTYPE, "unknown dtype '%s': use bool, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, c64 or c128", name);
+    return gx__err(GX_ERR_DTYPE,
+                   "unknown dtype '%s': use bool, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, c64 or c128", name);
 }
 
 /* Out-of-range float to integer conversion is undefined in C; gx saturates instead
@@ -59,19 +60,70 @@ gx_status gx_dtype_parse(const char *name, gx_dtype *out)
 void gx__dtype_from_f64(gx_dtype t, double v, void *dst)
 {
     switch (t) {
-    case GX_BOOL: { bool x = v != 0; memcpy(dst, &x, 1); break; }
-    case GX_I8: { int8_t x = SAT(int8_t, INT8_MIN, INT8_MAX); memcpy(dst, &x, 1); break; }
-    case GX_I16: { int16_t x = SAT(int16_t, INT16_MIN, INT16_MAX); memcpy(dst, &x, 2); break; }
-    case GX_I32: { int32_t x = SAT(int32_t, INT32_MIN, INT32_MAX); memcpy(dst, &x, 4); break; }
-    case GX_I64: { int64_t x = v != v ? 0 : v <= -9223372036854775808.0 ? INT64_MIN : v >= 9223372036854775808.0 ? INT64_MAX : (int64_t)v; memcpy(dst, &x, 8); break; }
-    case GX_U8: { uint8_t x = SAT(uint8_t, 0, UINT8_MAX); memcpy(dst, &x, 1); break; }
-    case GX_U16: { uint16_t x = SAT(uint16_t, 0, UINT16_MAX); memcpy(dst, &x, 2); break; }
-    case GX_U32: { uint32_t x = SAT(uint32_t, 0, UINT32_MAX); memcpy(dst, &x, 4); break; }
-    case GX_U64: { uint64_t x = v != v || v <= 0 ? 0 : v >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)v; memcpy(dst, &x, 8); break; }
-    case GX_F32: { float x = (float)v; memcpy(dst, &x, 4); break; }
+    case GX_BOOL: {
+        bool x = v != 0;
+        memcpy(dst, &x, 1);
+        break;
+    }
+    case GX_I8: {
+        int8_t x = SAT(int8_t, INT8_MIN, INT8_MAX);
+        memcpy(dst, &x, 1);
+        break;
+    }
+    case GX_I16: {
+        int16_t x = SAT(int16_t, INT16_MIN, INT16_MAX);
+        memcpy(dst, &x, 2);
+        break;
+    }
+    case GX_I32: {
+        int32_t x = SAT(int32_t, INT32_MIN, INT32_MAX);
+        memcpy(dst, &x, 4);
+        break;
+    }
+    case GX_I64: {
+        int64_t x = v != v                        ? 0
+                    : v <= -9223372036854775808.0 ? INT64_MIN
+                    : v >= 9223372036854775808.0  ? INT64_MAX
+                                                  : (int64_t)v;
+        memcpy(dst, &x, 8);
+        break;
+    }
+    case GX_U8: {
+        uint8_t x = SAT(uint8_t, 0, UINT8_MAX);
+        memcpy(dst, &x, 1);
+        break;
+    }
+    case GX_U16: {
+        uint16_t x = SAT(uint16_t, 0, UINT16_MAX);
+        memcpy(dst, &x, 2);
+        break;
+    }
+    case GX_U32: {
+        uint32_t x = SAT(uint32_t, 0, UINT32_MAX);
+        memcpy(dst, &x, 4);
+        break;
+    }
+    case GX_U64: {
+        uint64_t x = v != v || v <= 0 ? 0 : v >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)v;
+        memcpy(dst, &x, 8);
+        break;
+    }
+    case GX_F32: {
+        float x = (float)v;
+        memcpy(dst, &x, 4);
+        break;
+    }
     case GX_F64: memcpy(dst, &v, 8); break;
-    case GX_C64: { float x[2] = {(float)v, 0}; memcpy(dst, x, 8); break; }
-    case GX_C128: { double x[2] = {v, 0}; memcpy(dst, x, 16); break; }
+    case GX_C64: {
+        float x[2] = {(float)v, 0};
+        memcpy(dst, x, 8);
+        break;
+    }
+    case GX_C128: {
+        double x[2] = {v, 0};
+        memcpy(dst, x, 16);
+        break;
+    }
     default: memset(dst, 0, gx_dtype_size(t)); break;
     }
 }
@@ -102,21 +154,81 @@ static double bf16_to_f64(uint16_t h)
 double gx__dtype_to_f64(gx_dtype t, const void *src)
 {
     switch (t) {
-    case GX_BOOL: { bool x; memcpy(&x, src, 1); return x; }
-    case GX_I8: { int8_t x; memcpy(&x, src, 1); return x; }
-    case GX_I16: { int16_t x; memcpy(&x, src, 2); return x; }
-    case GX_I32: { int32_t x; memcpy(&x, src, 4); return x; }
-    case GX_I64: { int64_t x; memcpy(&x, src, 8); return (double)x; }
-    case GX_U8: { uint8_t x; memcpy(&x, src, 1); return x; }
-    case GX_U16: { uint16_t x; memcpy(&x, src, 2); return x; }
-    case GX_U32: { uint32_t x; memcpy(&x, src, 4); return x; }
-    case GX_U64: { uint64_t x; memcpy(&x, src, 8); return (double)x; }
-    case GX_F16: { uint16_t x; memcpy(&x, src, 2); return half_to_f64(x); }
-    case GX_BF16: { uint16_t x; memcpy(&x, src, 2); return bf16_to_f64(x); }
-    case GX_F32: { float x; memcpy(&x, src, 4); return x; }
-    case GX_F64: { double x; memcpy(&x, src, 8); return x; }
-    case GX_C64: { float x; memcpy(&x, src, 4); return x; }     /* the real part */
-    case GX_C128: { double x; memcpy(&x, src, 8); return x; }
+    case GX_BOOL: {
+        bool x;
+        memcpy(&x, src, 1);
+        return x;
+    }
+    case GX_I8: {
+        int8_t x;
+        memcpy(&x, src, 1);
+        return x;
+    }
+    case GX_I16: {
+        int16_t x;
+        memcpy(&x, src, 2);
+        return x;
+    }
+    case GX_I32: {
+        int32_t x;
+        memcpy(&x, src, 4);
+        return x;
+    }
+    case GX_I64: {
+        int64_t x;
+        memcpy(&x, src, 8);
+        return (double)x;
+    }
+    case GX_U8: {
+        uint8_t x;
+        memcpy(&x, src, 1);
+        return x;
+    }
+    case GX_U16: {
+        uint16_t x;
+        memcpy(&x, src, 2);
+        return x;
+    }
+    case GX_U32: {
+        uint32_t x;
+        memcpy(&x, src, 4);
+        return x;
+    }
+    case GX_U64: {
+        uint64_t x;
+        memcpy(&x, src, 8);
+        return (double)x;
+    }
+    case GX_F16: {
+        uint16_t x;
+        memcpy(&x, src, 2);
+        return half_to_f64(x);
+    }
+    case GX_BF16: {
+        uint16_t x;
+        memcpy(&x, src, 2);
+        return bf16_to_f64(x);
+    }
+    case GX_F32: {
+        float x;
+        memcpy(&x, src, 4);
+        return x;
+    }
+    case GX_F64: {
+        double x;
+        memcpy(&x, src, 8);
+        return x;
+    }
+    case GX_C64: {
+        float x;
+        memcpy(&x, src, 4);
+        return x;
+    } /* the real part */
+    case GX_C128: {
+        double x;
+        memcpy(&x, src, 8);
+        return x;
+    }
     default: return 0;
     }
 }

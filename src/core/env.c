@@ -24,7 +24,7 @@ static bool env_first_warning(const char *name)
         if (strcmp(env_warned[i], name) == 0)
             first = false;
     if (first && env_nwarned < (int)(sizeof env_warned / sizeof env_warned[0]))
-        env_warned[env_nwarned++] = name;   /* names are string literals */
+        env_warned[env_nwarned++] = name; /* names are string literals */
     pthread_mutex_unlock(&env_mu);
     return first;
 }

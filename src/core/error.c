@@ -18,10 +18,22 @@ static _Thread_local char gx__errbuf[8192];
 const char *gx_status_string(gx_status s)
 {
     static const char *const names[] = {
-        "GX_OK", "GX_ERR_INVALID_ARGUMENT", "GX_ERR_INVALID_HANDLE", "GX_ERR_OUT_OF_MEMORY",
-        "GX_ERR_SHAPE", "GX_ERR_DTYPE", "GX_ERR_SYNTAX", "GX_ERR_TYPE", "GX_ERR_COMPILE",
-        "GX_ERR_NO_DEVICE", "GX_ERR_BACKEND", "GX_ERR_LAUNCH", "GX_ERR_KERNEL_FAULT",
-        "GX_ERR_UNSUPPORTED", "GX_ERR_IO", "GX_ERR_INTERNAL",
+        "GX_OK",
+        "GX_ERR_INVALID_ARGUMENT",
+        "GX_ERR_INVALID_HANDLE",
+        "GX_ERR_OUT_OF_MEMORY",
+        "GX_ERR_SHAPE",
+        "GX_ERR_DTYPE",
+        "GX_ERR_SYNTAX",
+        "GX_ERR_TYPE",
+        "GX_ERR_COMPILE",
+        "GX_ERR_NO_DEVICE",
+        "GX_ERR_BACKEND",
+        "GX_ERR_LAUNCH",
+        "GX_ERR_KERNEL_FAULT",
+        "GX_ERR_UNSUPPORTED",
+        "GX_ERR_IO",
+        "GX_ERR_INTERNAL",
     };
     if ((unsigned)s < sizeof names / sizeof names[0])
         return names[s];
@@ -76,7 +88,7 @@ static void sb_reserve(gx__sbuf *b, size_t extra)
 {
     if (b->oom || b->len + extra + 1 <= b->cap)
         return;
-    if (b->fixed) {   /* a caller's buffer (gx__fmt): too small is truncation */
+    if (b->fixed) { /* a caller's buffer (gx__fmt): too small is truncation */
         b->oom = true;
         return;
     }
@@ -162,15 +174,23 @@ static bool sb_fast(gx__sbuf *b, const char *fmt, va_list ap)
         sb_put_n(b, f, (size_t)(pc - f));
         switch (sb_spec(pc + 1, &len)) {
         case SB_PCT: sb_put_n(b, "%", 1); break;
-        case SB_S: { const char *s = va_arg(ap, const char *); gx__sb_puts(b, s ? s : "(null)"); break; }
+        case SB_S: {
+            const char *s = va_arg(ap, const char *);
+            gx__sb_puts(b, s ? s : "(null)");
+            break;
+        }
         case SB_D: sb_put_int(b, va_arg(ap, int)); break;
         case SB_U: sb_put_uint(b, va_arg(ap, unsigned), false); break;
-        case SB_C: { char c = (char)va_arg(ap, int); sb_put_n(b, &c, 1); break; }
+        case SB_C: {
+            char c = (char)va_arg(ap, int);
+            sb_put_n(b, &c, 1);
+            break;
+        }
         case SB_ZU: sb_put_uint(b, va_arg(ap, size_t), false); break;
         case SB_LLD: sb_put_int(b, va_arg(ap, long long)); break;
         case SB_LLU: sb_put_uint(b, va_arg(ap, unsigned long long), false); break;
         case SB_LD: sb_put_int(b, va_arg(ap, long)); break;
-        default: sb_put_uint(b, va_arg(ap, unsigned long), false); break;   /* SB_LU */
+        default: sb_put_uint(b, va_arg(ap, unsigned long), false); break; /* SB_LU */
         }
     }
     gx__sb_puts(b, f);
@@ -262,7 +282,7 @@ int gx__parse_size(const char *s, size_t total, size_t *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || !(v >= 0))   /* !(v >= 0) also rejects NaN */
+    if (errno || end == s || !(v >= 0)) /* !(v >= 0) also rejects NaN */
         return -1;
     while (*end == ' ')
         end++;
@@ -273,10 +293,24 @@ int gx__parse_size(const char *s, size_t total, size_t *out)
         *out = (size_t)(v / 100.0 * (double)total);
         return end[1] ? -1 : 0;
     }
-    static const struct { const char *suf; double mul; } units[] = {
-        {"", 1}, {"B", 1}, {"K", 1e3}, {"KB", 1e3}, {"KiB", 1024.0}, {"M", 1e6}, {"MB", 1e6},
-        {"MiB", 1048576.0}, {"G", 1e9}, {"GB", 1e9}, {"GiB", 1073741824.0},
-        {"T", 1e12}, {"TB", 1e12}, {"TiB", 1099511627776.0},
+    static const struct {
+        const char *suf;
+        double mul;
+    } units[] = {
+        {"", 1},
+        {"B", 1},
+        {"K", 1e3},
+        {"KB", 1e3},
+        {"KiB", 1024.0},
+        {"M", 1e6},
+        {"MB", 1e6},
+        {"MiB", 1048576.0},
+        {"G", 1e9},
+        {"GB", 1e9},
+        {"GiB", 1073741824.0},
+        {"T", 1e12},
+        {"TB", 1e12},
+        {"TiB", 1099511627776.0},
     };
     size_t i;
     for (i = 0; i < sizeof units / sizeof units[0]; i++)
@@ -322,11 +356,14 @@ gx_status gx__into_dtype(const char *fn, gx_dtype want, gx_dtype have, int exact
     if (want == have)
         return GX_OK;
     if (exact)
-        return gx__err(GX_ERR_DTYPE, "%s: out has dtype %s but the result is %s, and opts->exact_dtype forbids "
-                                     "converting; pass an out of dtype %s, or leave exact_dtype 0 to convert",
+        return gx__err(GX_ERR_DTYPE,
+                       "%s: out has dtype %s but the result is %s, and opts->exact_dtype forbids "
+                       "converting; pass an out of dtype %s, or leave exact_dtype 0 to convert",
                        fn, gx_dtype_name(have), gx_dtype_name(want), gx_dtype_name(want));
     if (gx__dtype_is_complex(want) && !gx__dtype_is_complex(have))
-        return gx__err(GX_ERR_DTYPE, "%s: the result is complex (%s) but out is real (%s); take re(z) or abs(z) "
-                                     "in the lambda, or pass a complex out", fn, gx_dtype_name(want), gx_dtype_name(have));
+        return gx__err(GX_ERR_DTYPE,
+                       "%s: the result is complex (%s) but out is real (%s); take re(z) or abs(z) "
+                       "in the lambda, or pass a complex out",
+                       fn, gx_dtype_name(want), gx_dtype_name(have));
     return GX_OK;
 }

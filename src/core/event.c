@@ -6,8 +6,8 @@
 
 struct gx_event {
     gx_ctx *ctx;
-    void *ev;          /* backend event, or NULL when the backend has none */
-    double host_ms;    /* CPU: when it was recorded */
+    void *ev;       /* backend event, or NULL when the backend has none */
+    double host_ms; /* CPU: when it was recorded */
     bool recorded;
 };
 

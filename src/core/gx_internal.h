@@ -23,22 +23,35 @@ gx_status gx__err_prefix(gx_status s, const char *fmt, ...) __attribute__((forma
 
 /* Options structs end in reserved words that must be zero (gx.h's conventions). */
 gx_status gx__opts_reserved(const uint64_t *reserved, size_t n, const char *fn);
-#define GX__OPTS_CHECK(opts, fn)                                                                     \
-    do {                                                                                             \
-        if (opts)                                                                                    \
-            GX__CHECK(gx__opts_reserved((opts)->reserved, sizeof (opts)->reserved / sizeof (opts)->reserved[0], fn)); \
+#define GX__OPTS_CHECK(opts, fn)                                                                                    \
+    do {                                                                                                            \
+        if (opts)                                                                                                   \
+            GX__CHECK(gx__opts_reserved((opts)->reserved, sizeof(opts)->reserved / sizeof(opts)->reserved[0], fn)); \
     } while (0)
 /* An *_into call's output of dtype `have` for a result of dtype `want`: GX_ERR_DTYPE
  * when they differ and exact is set, or when complex would be converted to real. */
 gx_status gx__into_dtype(const char *fn, gx_dtype want, gx_dtype have, int exact);
 
-#define GX__CHECK(expr) do { gx_status gx__s_ = (expr); if (gx__s_ != GX_OK) return gx__s_; } while (0)
-#define GX__ARG(cond, ...) do { if (!(cond)) return gx__err(GX_ERR_INVALID_ARGUMENT, __VA_ARGS__); } while (0)
+#define GX__CHECK(expr)            \
+    do {                           \
+        gx_status gx__s_ = (expr); \
+        if (gx__s_ != GX_OK)       \
+            return gx__s_;         \
+    } while (0)
+#define GX__ARG(cond, ...)                                        \
+    do {                                                          \
+        if (!(cond))                                              \
+            return gx__err(GX_ERR_INVALID_ARGUMENT, __VA_ARGS__); \
+    } while (0)
 
 /* ------------------------------------------------------------ string builder */
 
 /* fixed: p is the caller's buffer of cap bytes, never reallocated (gx__fmt). */
-typedef struct gx__sbuf { char *p; size_t len, cap; bool oom, fixed; } gx__sbuf;
+typedef struct gx__sbuf {
+    char *p;
+    size_t len, cap;
+    bool oom, fixed;
+} gx__sbuf;
 void gx__sb_puts(gx__sbuf *b, const char *s);
 void gx__sb_printf(gx__sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gx__sb_free(gx__sbuf *b);
@@ -60,13 +73,13 @@ gx_status gx__sb_export(const gx__sbuf *b, char *buf, size_t cap, size_t *needed
  * caller locks.  Start from GX__MAP_INIT. */
 typedef enum gx__map_keys { GX__MAP_U64, GX__MAP_STR } gx__map_keys;
 typedef struct gx__map_slot {
-    uint64_t hash;       /* the key's hash, never 0; 0: an empty slot */
-    uint64_t key;        /* GX__MAP_STR: the map's copy, as (uintptr_t)(char *) */
+    uint64_t hash; /* the key's hash, never 0; 0: an empty slot */
+    uint64_t key;  /* GX__MAP_STR: the map's copy, as (uintptr_t)(char *) */
     void *val;
 } gx__map_slot;
 typedef struct gx__map {
     gx__map_slot *slot;
-    size_t cap, count;   /* cap: a power of two (0 before the first put) */
+    size_t cap, count; /* cap: a power of two (0 before the first put) */
     gx__map_keys keys;
 } gx__map;
 #define GX__MAP_INIT(keys) ((gx__map){NULL, 0, 0, (keys)})
@@ -105,7 +118,7 @@ void **gx__map_get_str(const gx__map *m, const char *key);
 /* Adds key (or replaces its value); false when out of memory (the map is unchanged). */
 bool gx__map_put(gx__map *m, uint64_t key, void *val);
 bool gx__map_put_str(gx__map *m, const char *key, void *val);
-bool gx__map_remove(gx__map *m, uint64_t key);   /* GX__MAP_U64; false: key was absent */
+bool gx__map_remove(gx__map *m, uint64_t key); /* GX__MAP_U64; false: key was absent */
 /* Iteration: start with *pos = 0; NULL after the last entry.  The map must not
  * change meanwhile. */
 const gx__map_slot *gx__map_next(const gx__map *m, size_t *pos);
@@ -122,7 +135,7 @@ int gx__cpu_count(void);
 /* env.c: every GX_* variable is read through these.  A bad value warns once per
  * variable and process ("gx: warning: NAME="v" is not accepted (ACCEPTED); FALLBACK")
  * and the default is used. */
-const char *gx__env(const char *name);        /* getenv, with "" read as unset (NULL) */
+const char *gx__env(const char *name); /* getenv, with "" read as unset (NULL) */
 void gx__env_warn(const char *name, const char *value, const char *accepted, const char *fallback);
 /* A whole decimal number in [lo, hi]; dflt when unset or bad. */
 int64_t gx__env_int(const char *name, int64_t dflt, int64_t lo, int64_t hi, const char *accepted);
@@ -135,12 +148,12 @@ int gx__env_choice(const char *name, const char *const *choices, int dflt, const
 
 /* ------------------------------------------------------------ dtypes */
 
-bool gx__dtype_supported(gx_dtype t);        /* accepted by array ops today */
+bool gx__dtype_supported(gx_dtype t); /* accepted by array ops today */
 bool gx__dtype_is_float(gx_dtype t);
 bool gx__dtype_is_signed(gx_dtype t);
-bool gx__dtype_is_int(gx_dtype t);           /* integer, not bool */
-bool gx__dtype_is_complex(gx_dtype t);       /* c64 or c128 */
-const char *gx__dtype_ctype(gx_dtype t);     /* C spelling in generated code: "float", "int32_t"... */
+bool gx__dtype_is_int(gx_dtype t);       /* integer, not bool */
+bool gx__dtype_is_complex(gx_dtype t);   /* c64 or c128 */
+const char *gx__dtype_ctype(gx_dtype t); /* C spelling in generated code: "float", "int32_t"... */
 /* Converts a double into one element of dtype t at dst (C conversion rules). */
 void gx__dtype_from_f64(gx_dtype t, double v, void *dst);
 double gx__dtype_to_f64(gx_dtype t, const void *src);
@@ -148,8 +161,8 @@ double gx__dtype_to_f64(gx_dtype t, const void *src);
 /* ------------------------------------------------------------ backend interface */
 
 typedef struct gx__backend gx__backend;
-typedef struct gx__module gx__module;       /* a compiled unit (backend-specific) */
-typedef void *gx__func;                      /* an entry point inside a module */
+typedef struct gx__module gx__module; /* a compiled unit (backend-specific) */
+typedef void *gx__func;               /* an entry point inside a module */
 
 /* How to run one generated kernel.  CUDA uses grid/block/shmem; the CPU backend
  * splits [0, n) into per-thread ranges aligned to `cpu_align` items and calls
@@ -157,10 +170,10 @@ typedef void *gx__func;                      /* an entry point inside a module *
 typedef struct gx__launch {
     unsigned grid[3], block[3];
     unsigned shmem;
-    int64_t n;            /* CPU: the range to split */
-    int64_t cpu_align;    /* CPU: range boundaries are multiples of this (>= 1) */
-    int cpu_threads;      /* CPU: 0 = all workers, else at most this many */
-    const void *args;     /* the kernel's argument struct, passed by value */
+    int64_t n;         /* CPU: the range to split */
+    int64_t cpu_align; /* CPU: range boundaries are multiples of this (>= 1) */
+    int cpu_threads;   /* CPU: 0 = all workers, else at most this many */
+    const void *args;  /* the kernel's argument struct, passed by value */
     size_t args_size;
 } gx__launch;
 
@@ -197,27 +210,27 @@ typedef enum gx__cap {
  * op_b(B) k x n.  src/linalg/matmul.c has checked every size against the 32-bit
  * limits of the BLAS libraries and folded transposed layouts into op_a/op_b. */
 typedef struct gx__gemm {
-    gx_dtype dtype;                  /* f32, f64, c64 or c128: all three operands */
+    gx_dtype dtype; /* f32, f64, c64 or c128: all three operands */
     gx_math_mode math;
-    gx_op op_a, op_b;                /* GX_OP_C only for complex dtypes */
+    gx_op op_a, op_b; /* GX_OP_C only for complex dtypes */
     int m, n, k, batch;
-    const void *a, *b;               /* device addresses of the first matrices */
+    const void *a, *b; /* device addresses of the first matrices */
     void *c;
-    int lda, ldb, ldc;               /* leading dimensions (row strides), in elements */
+    int lda, ldb, ldc;                    /* leading dimensions (row strides), in elements */
     int64_t stride_a, stride_b, stride_c; /* elements between batch entries (0: shared) */
-    double alpha[2], beta[2];        /* {re, im}; im ignored for real dtypes */
+    double alpha[2], beta[2];             /* {re, im}; im ignored for real dtypes */
 } gx__gemm;
 
 /* One unnormalised FFT over the last `rank` axes of dense arrays, `batch` times. */
 typedef enum gx__fft_kind { GX__FFT_C2C, GX__FFT_R2C, GX__FFT_C2R } gx__fft_kind;
 typedef struct gx__fft {
     gx__fft_kind kind;
-    bool dbl;                        /* f64 / c128 (else f32 / c64) */
-    bool inverse;                    /* the direction of a C2C transform */
-    int rank;                        /* 1, 2 or 3 */
-    long long dims[3];               /* the transformed axes' logical (real) lengths */
-    long long batch;                 /* product of the other axes */
-    const void *in;                  /* C2R may overwrite it */
+    bool dbl;          /* f64 / c128 (else f32 / c64) */
+    bool inverse;      /* the direction of a C2C transform */
+    int rank;          /* 1, 2 or 3 */
+    long long dims[3]; /* the transformed axes' logical (real) lengths */
+    long long batch;   /* product of the other axes */
+    const void *in;    /* C2R may overwrite it */
     void *out;
 } gx__fft;
 
@@ -225,8 +238,8 @@ typedef struct gx__fft {
 typedef struct gx__backend_mem {
     gx_status (*alloc)(gx__backend *be, size_t bytes, void **ptr);
     void (*free)(gx__backend *be, void *ptr, size_t bytes);
-    gx_status (*trim)(gx__backend *be);                /* give cached pool blocks back */
-    size_t (*reserved)(gx__backend *be);               /* bytes held by the pool */
+    gx_status (*trim)(gx__backend *be);  /* give cached pool blocks back */
+    size_t (*reserved)(gx__backend *be); /* bytes held by the pool */
     gx_status (*h2d)(gx__backend *be, void *dst, const void *src, size_t n);
     gx_status (*d2h)(gx__backend *be, void *dst, const void *src, size_t n); /* complete on return */
     gx_status (*d2d)(gx__backend *be, void *dst, const void *src, size_t n);
@@ -243,7 +256,7 @@ typedef struct gx__backend_mem {
 
 /* Ordering and timing.  A NULL stream means the backend's default stream. */
 typedef struct gx__backend_stream {
-    gx_status (*sync)(gx__backend *be);                /* waits for all of the context's work */
+    gx_status (*sync)(gx__backend *be); /* waits for all of the context's work */
     /* GX__CAP_STREAMS.  set_current changes the stream every other call uses. */
     gx_status (*create)(gx__backend *be, void **st);
     void (*destroy)(gx__backend *be, void *st);
@@ -252,7 +265,7 @@ typedef struct gx__backend_stream {
     gx_status (*wait_event)(gx__backend *be, void *st, void *ev);
     /* GX__CAP_EVENTS (without it the core reads a host clock). */
     gx_status (*event_create)(gx__backend *be, void **ev);
-    gx_status (*event_record)(gx__backend *be, void *ev);            /* on the current stream */
+    gx_status (*event_record)(gx__backend *be, void *ev); /* on the current stream */
     gx_status (*event_record_on)(gx__backend *be, void *ev, void *st);
     gx_status (*event_elapsed)(gx__backend *be, void *start, void *end, float *ms);
     gx_status (*event_sync)(gx__backend *be, void *ev);
@@ -279,8 +292,7 @@ typedef struct gx__backend_launch {
      * how many per-thread partials they need); CUDA: the multiprocessor count. */
     int (*workers)(gx__backend *be);
     /* GX__CAP_USER_KERNELS.  params[i] points at argument i; st NULL = current stream. */
-    gx_status (*user)(gx__backend *be, gx__func f, const gx__launch *l, void **params, void *st,
-                      int cooperative);
+    gx_status (*user)(gx__backend *be, gx__func f, const gx__launch *l, void **params, void *st, int cooperative);
     gx_status (*func_attrs)(gx__backend *be, gx__func f, gx_kernel_attrs *out);
     /* GX__CAP_OCCUPANCY: suggested block size for f; resident blocks per multiprocessor. */
     gx_status (*occupancy_block)(gx__backend *be, gx__func f, unsigned shmem, int *min_grid, int *block);
@@ -290,15 +302,15 @@ typedef struct gx__backend_launch {
 /* Vendor libraries, on the context's current stream.  A backend keeps their
  * per-context state (handles, plan caches) itself, e.g. through gx__ctx_ext. */
 typedef struct gx__backend_lib {
-    gx_status (*gemm)(gx__backend *be, const gx__gemm *g);   /* GX__CAP_MATMUL */
-    gx_status (*fft)(gx__backend *be, const gx__fft *f);     /* GX__CAP_FFT */
+    gx_status (*gemm)(gx__backend *be, const gx__gemm *g); /* GX__CAP_MATMUL */
+    gx_status (*fft)(gx__backend *be, const gx__fft *f);   /* GX__CAP_FFT */
 } gx__backend_lib;
 
 typedef struct gx__backend_iface {
     gx_backend_kind kind;
     const char *name;
     gx__target target;
-    unsigned caps;                   /* gx__cap bits */
+    unsigned caps; /* gx__cap bits */
 
     gx_status (*open)(gx__backend *be, int device);
     void (*close)(gx__backend *be);
@@ -314,7 +326,7 @@ typedef struct gx__backend_iface {
 struct gx__backend {
     const gx__backend_iface *iface;
     int device;
-    void *impl;          /* backend's own state */
+    void *impl; /* backend's own state */
     gx_ctx *ctx;
 };
 
@@ -330,10 +342,10 @@ static inline bool gx__iface_supports(const gx__backend_iface *io, gx__cap cap) 
  * entry not NULL checks that the PTX defines that kernel.  sass: disassembles the
  * cubin with cuobjdump or nvdisasm.  `what` names the public call in messages.
  * GX_ERR_UNSUPPORTED when gx was built without the CUDA backend. */
-gx_status gx__nvrtc_ptx(const char *what, const char *wrapped, const char *label, const char *entry,
-                        int cc_major, int cc_minor, char **text);
-gx_status gx__nvrtc_sass(const char *what, const char *wrapped, const char *label, int cc_major,
-                         int cc_minor, char **text);
+gx_status gx__nvrtc_ptx(const char *what, const char *wrapped, const char *label, const char *entry, int cc_major,
+                        int cc_minor, char **text);
+gx_status gx__nvrtc_sass(const char *what, const char *wrapped, const char *label, int cc_major, int cc_minor,
+                         char **text);
 /* The first line of a wrapped user kernel (and how the backend's build tells one). */
 #define GX__USER_KERNEL_MAGIC "//gx:user-kernel 1"
 
@@ -342,7 +354,7 @@ gx_status gx__nvrtc_sass(const char *what, const char *wrapped, const char *labe
 typedef struct gx__storage {
     atomic_int refs;
     gx_ctx *ctx;
-    void *ptr;           /* device pointer (host pointer on CPU) */
+    void *ptr; /* device pointer (host pointer on CPU) */
     size_t bytes;
 } gx__storage;
 
@@ -359,7 +371,7 @@ struct gx_array {
     int64_t offset;               /* elements from st->ptr */
     int64_t size;
     bool is_view;
-    gx_array *prev, *next;        /* the context's list of live arrays */
+    gx_array *prev, *next; /* the context's list of live arrays */
 };
 
 /* Validates a handle (live, made by gx); sets the error and returns its status. */
@@ -393,15 +405,14 @@ void gx__scratch_free(gx_ctx *ctx, void *ptr, size_t bytes);
  * (block 256 / grid = 0 where the backend has no occupancy API). */
 typedef struct gx__kernel {
     gx__func fn;
-    int block;       /* suggested threads per block */
-    int min_grid;    /* blocks that fill the device at that block size */
+    int block;    /* suggested threads per block */
+    int min_grid; /* blocks that fill the device at that block size */
 } gx__kernel;
 
 /* Compiles (or finds in the caches) `source` and returns the entry `entry`.
  * The cache key covers the source, the backend's compiler id and gx's version.
  * Caller holds the context lock. */
-gx_status gx__kernel_get(gx_ctx *ctx, const char *source, const char *label,
-                         const char *entry, gx__kernel *out);
+gx_status gx__kernel_get(gx_ctx *ctx, const char *source, const char *label, const char *entry, gx__kernel *out);
 /* A 1-d launch of k: `grid` blocks (at least 1) of `block` threads on the GPU; on the
  * CPU the range [0, cpu_n) split at multiples of cpu_align.  args is passed by value. */
 gx_status gx__launch_1d(gx_ctx *ctx, const gx__kernel *k, const void *args, size_t args_size, int64_t cpu_n,
@@ -415,8 +426,8 @@ gx_status gx__launch_1d(gx_ctx *ctx, const gx__kernel *k, const void *args, size
  * reverse order of first attachment, under the lock, while the backend is still
  * open (so they may free device memory and library handles). */
 typedef struct gx__ctx_ext {
-    const char *name;                               /* for messages */
-    void (*release)(gx_ctx *ctx, void *state);      /* frees state (never NULL state) */
+    const char *name;                          /* for messages */
+    void (*release)(gx_ctx *ctx, void *state); /* frees state (never NULL state) */
 } gx__ctx_ext;
 #define GX__CTX_EXT_MAX 16
 /* The state attached under ext, or NULL.  Caller holds the context lock. */
@@ -428,17 +439,20 @@ gx_status gx__ctx_ext_set(gx_ctx *ctx, const gx__ctx_ext *ext, void *state);
 struct gx_ctx {
     uint64_t magic;
     gx__backend be;
-    pthread_mutex_t lock;          /* serialises backend calls and the caches */
+    pthread_mutex_t lock; /* serialises backend calls and the caches */
     gx_memory_stats mem;
     size_t mem_limit;
-    gx_cache_stats cstats;         /* counted by src/jit/kernel.c and the op caches */
+    gx_cache_stats cstats; /* counted by src/jit/kernel.c and the op caches */
     char *dump_dir;
-    gx_device_info dinfo;          /* filled at creation */
-    gx_array *arrays;              /* live arrays, released at destroy */
-    gx__map *memo;                 /* memo.c: finished products of repeated calls */
-    struct gx__kx *kx;             /* streams, user kernels, profiler (src/core/stream.c) */
-    struct gx__ctx_ext_slot { const struct gx__ctx_ext *ext; void *state; } ext[GX__CTX_EXT_MAX];
-    int next;                      /* slots of ext in use */
+    gx_device_info dinfo; /* filled at creation */
+    gx_array *arrays;     /* live arrays, released at destroy */
+    gx__map *memo;        /* memo.c: finished products of repeated calls */
+    struct gx__kx *kx;    /* streams, user kernels, profiler (src/core/stream.c) */
+    struct gx__ctx_ext_slot {
+        const struct gx__ctx_ext *ext;
+        void *state;
+    } ext[GX__CTX_EXT_MAX];
+    int next; /* slots of ext in use */
 };
 #define GX__CTX_MAGIC 0x6778637478212121ull
 

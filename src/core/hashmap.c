@@ -79,7 +79,7 @@ static bool map_put(gx__map *m, uint64_t key, uint64_t h, void *val)
 {
     if (2 * (m->count + 1) > m->cap) {
         gx__map_slot *s = m->count ? map_probe(m, key, h) : NULL;
-        if (s && s->hash) {   /* present: replacing needs no room */
+        if (s && s->hash) { /* present: replacing needs no room */
             s->val = val;
             return true;
         }

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MEMO_MAX 4096   /* entries per context; beyond it, misses just cost time */
+#define MEMO_MAX 4096 /* entries per context; beyond it, misses just cost time */
 
 typedef struct memo_val {
     size_t len;
@@ -54,7 +54,7 @@ void gx__memo_put(gx_ctx *ctx, const char *key, const void *val, size_t len)
     v->len = len;
     memcpy(v->bytes, val, len);
     void **old = gx__map_get_str(m, key);
-    if (old) {   /* a second put of one key keeps the newer value, as a lookup would see it */
+    if (old) { /* a second put of one key keeps the newer value, as a lookup would see it */
         free(*old);
         *old = v;
     } else if (!gx__map_put_str(m, key, v)) {

@@ -19,9 +19,9 @@
 enum { PK_KERNEL, PK_COPY, PK_ALLOC };
 
 typedef struct prof_rec {
-    int name;                 /* index into kx->names */
+    int name; /* index into kx->names */
     int kind;
-    void *ev0, *ev1;          /* NULL once resolved (or on CPU) */
+    void *ev0, *ev1; /* NULL once resolved (or on CPU) */
     double ms;
     unsigned grid[3], block[3], shmem;
     int regs;
@@ -39,17 +39,17 @@ struct gx__prof {
     gx__backend_iface wrap;
     bool on, trace, from_env, reported;
     double t_start;
-    prof_rec *recs;           /* unresolved records (+ resolved ones kept for the trace) */
+    prof_rec *recs; /* unresolved records (+ resolved ones kept for the trace) */
     size_t nrecs, caprecs, first_open;
-    void **pool;              /* idle backend events */
+    void **pool; /* idle backend events */
     size_t npool, cappool;
-    prof_stat *stats;         /* per name index */
+    prof_stat *stats; /* per name index */
     int capstats;
-    uint64_t dropped;         /* trace rows not kept (cap) */
+    uint64_t dropped; /* trace rows not kept (cap) */
 };
 
-#define PROF_MAX_OPEN 4096     /* unresolved event pairs before resolving early */
-#define PROF_MAX_TRACE 200000  /* trace rows kept */
+#define PROF_MAX_OPEN 4096    /* unresolved event pairs before resolving early */
+#define PROF_MAX_TRACE 200000 /* trace rows kept */
 
 static gx__prof *P(gx__backend *be) { return be->ctx->kx->prof; }
 
@@ -154,8 +154,8 @@ static prof_rec *rec_begin(gx__backend *be, int name, int kind, void *st, bool u
     r->name = name;
     r->kind = kind;
     if (gx__iface_supports(p->real, GX__CAP_EVENTS) && (r->ev0 = ev_get(p, be)) && (r->ev1 = ev_get(p, be))) {
-        gx_status s = use_st ? p->real->stream.event_record_on(be, r->ev0, st)
-                             : p->real->stream.event_record(be, r->ev0);
+        gx_status s =
+            use_st ? p->real->stream.event_record_on(be, r->ev0, st) : p->real->stream.event_record(be, r->ev0);
         if (s == GX_OK) {
             p->nrecs++;
             return r;
@@ -164,7 +164,7 @@ static prof_rec *rec_begin(gx__backend *be, int name, int kind, void *st, bool u
     ev_put(p, be, r->ev0);
     ev_put(p, be, r->ev1);
     r->ev0 = r->ev1 = NULL;
-    r->ms = -gx__now_ms();   /* host clock: end adds the finish time */
+    r->ms = -gx__now_ms(); /* host clock: end adds the finish time */
     p->nrecs++;
     return r;
 }
@@ -180,7 +180,7 @@ static void rec_end(gx__backend *be, prof_rec *r, gx_status s, void *st, bool us
              GX_OK;
     else if (ok)
         r->ms += gx__now_ms();
-    if (!ok) {   /* the operation failed: it is not part of the profile */
+    if (!ok) { /* the operation failed: it is not part of the profile */
         ev_put(p, be, r->ev0);
         ev_put(p, be, r->ev1);
         p->nrecs--;
@@ -225,8 +225,7 @@ static gx_status w_launch(gx__backend *be, gx__func f, const gx__launch *l)
     return s;
 }
 
-static gx_status w_launch_user(gx__backend *be, gx__func f, const gx__launch *l, void **params,
-                               void *st, int coop)
+static gx_status w_launch_user(gx__backend *be, gx__func f, const gx__launch *l, void **params, void *st, int coop)
 {
     prof_rec *r = rec_begin(be, kernel_name(be, f), PK_KERNEL, st, st != NULL);
     rec_shape(be, r, f, l);
@@ -235,13 +234,13 @@ static gx_status w_launch_user(gx__backend *be, gx__func f, const gx__launch *l,
     return s;
 }
 
-#define W_COPY(fname, field, label, DST, SRC)                                           \
-    static gx_status fname(gx__backend *be, DST dst, SRC src, size_t n)                 \
-    {                                                                                   \
+#define W_COPY(fname, field, label, DST, SRC)                                               \
+    static gx_status fname(gx__backend *be, DST dst, SRC src, size_t n)                     \
+    {                                                                                       \
         prof_rec *r = rec_begin(be, gx__kx_name(be->ctx->kx, label), PK_COPY, NULL, false); \
         gx_status s = P(be)->real->mem.field(be, dst, src, n);                              \
-        rec_end(be, r, s, NULL, false);                                                 \
-        return s;                                                                       \
+        rec_end(be, r, s, NULL, false);                                                     \
+        return s;                                                                           \
     }
 W_COPY(w_h2d, h2d, "[copy HtoD]", void *, const void *)
 W_COPY(w_d2h, d2h, "[copy DtoH]", void *, const void *)
@@ -256,8 +255,7 @@ static gx_status w_alloc(gx__backend *be, size_t bytes, void **ptr)
     double t0 = gx__now_ms();
     gx_status s = p->real->mem.alloc(be, bytes, ptr);
     if (s == GX_OK && p->on) {
-        prof_rec r = {.name = gx__kx_name(be->ctx->kx, "[alloc]"), .kind = PK_ALLOC,
-                      .ms = gx__now_ms() - t0};
+        prof_rec r = {.name = gx__kx_name(be->ctx->kx, "[alloc]"), .kind = PK_ALLOC, .ms = gx__now_ms() - t0};
         if (r.name >= 0)
             stat_add(p, &r);
     }
@@ -270,8 +268,7 @@ static void w_free(gx__backend *be, void *ptr, size_t bytes)
     double t0 = gx__now_ms();
     p->real->mem.free(be, ptr, bytes);
     if (p->on && ptr) {
-        prof_rec r = {.name = gx__kx_name(be->ctx->kx, "[free]"), .kind = PK_ALLOC,
-                      .ms = gx__now_ms() - t0};
+        prof_rec r = {.name = gx__kx_name(be->ctx->kx, "[free]"), .kind = PK_ALLOC, .ms = gx__now_ms() - t0};
         if (r.name >= 0)
             stat_add(p, &r);
     }
@@ -396,7 +393,6 @@ static void fmt_time(char *out, size_t n, double ms)
         snprintf(out, n, "%.0f ns", ms * 1e6);
 }
 
-
 /* Pads s to `width` screen columns (UTF-8 continuation bytes take none). */
 static void pad(gx__sbuf *b, const char *s, int width, bool left)
 {
@@ -407,7 +403,10 @@ static void pad(gx__sbuf *b, const char *s, int width, bool left)
     gx__sb_printf(b, "%*s%s%*s", left ? 0 : fill, "", s, left ? fill : 0, "");
 }
 
-typedef struct prof_row { int name; const prof_stat *s; } prof_row;
+typedef struct prof_row {
+    int name;
+    const prof_stat *s;
+} prof_row;
 
 static int row_cmp(const void *a, const void *b)
 {
@@ -415,8 +414,7 @@ static int row_cmp(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : ((const prof_row *)a)->name - ((const prof_row *)b)->name;
 }
 
-static void report_kind(gx__sbuf *b, struct gx__kx *kx, gx__prof *p, int kind, const char *title,
-                        double all)
+static void report_kind(gx__sbuf *b, struct gx__kx *kx, gx__prof *p, int kind, const char *title, double all)
 {
     prof_row *rows = calloc((size_t)(p->capstats ? p->capstats : 1), sizeof *rows);
     int n = 0;
@@ -428,8 +426,8 @@ static void report_kind(gx__sbuf *b, struct gx__kx *kx, gx__prof *p, int kind, c
         return;
     }
     qsort(rows, (size_t)n, sizeof *rows, row_cmp);
-    gx__sb_printf(b, "\n%s:\n %8s  %10s  %7s  %-44s  %s\n", title, "Time (%)", "Total time",
-                  "Calls", "Time distribution", "Name");
+    gx__sb_printf(b, "\n%s:\n %8s  %10s  %7s  %-44s  %s\n", title, "Time (%)", "Total time", "Calls",
+                  "Time distribution", "Name");
     for (int i = 0; i < n; i++) {
         const prof_stat *s = rows[i].s;
         double mean = s->total / (double)s->calls;
@@ -458,8 +456,8 @@ static void report_kind(gx__sbuf *b, struct gx__kx *kx, gx__prof *p, int kind, c
 
 static void report_trace(gx__sbuf *b, struct gx__kx *kx, gx__prof *p)
 {
-    gx__sb_printf(b, "\nTrace (one row per operation):\n %6s  %10s  %-16s  %-14s  %4s  %8s  %s\n",
-                  "#", "Time", "Grid", "Block", "Regs", "Shared", "Name");
+    gx__sb_printf(b, "\nTrace (one row per operation):\n %6s  %10s  %-16s  %-14s  %4s  %8s  %s\n", "#", "Time", "Grid",
+                  "Block", "Regs", "Shared", "Name");
     for (size_t i = 0; i < p->nrecs; i++) {
         const prof_rec *r = &p->recs[i];
         char t[24], g[40] = "-", bl[40] = "-", sh[24] = "-", rg[12] = "-";

@@ -305,7 +305,8 @@ gx_status gx_host_free(gx_ctx *ctx, void *p)
     if (!h)
         return gx__err(GX_ERR_INVALID_ARGUMENT,
                        "gx_host_free: %p was not allocated by gx_host_alloc on this context (or "
-                       "was freed already)", p);
+                       "was freed already)",
+                       p);
     free(h);
     return GX_OK;
 }
@@ -313,8 +314,7 @@ gx_status gx_host_free(gx_ctx *ctx, void *p)
 bool gx__host_pinned(gx_ctx *ctx, const void *p, size_t n)
 {
     for (kx_host *h = ctx->kx ? ctx->kx->hosts : NULL; h; h = h->next)
-        if ((const char *)p >= (const char *)h->p &&
-            (size_t)((const char *)p - (const char *)h->p) + n <= h->bytes)
+        if ((const char *)p >= (const char *)h->p && (size_t)((const char *)p - (const char *)h->p) + n <= h->bytes)
             return true;
     return gx__ctx_supports(ctx, GX__CAP_PINNED_HOST) && ctx->be.iface->mem.host_pinned(&ctx->be, p, n);
 }

@@ -8,11 +8,11 @@
 
 struct gx_stream {
     gx_ctx *ctx;
-    void *st;                 /* backend stream; NULL on the CPU backend */
+    void *st; /* backend stream; NULL on the CPU backend */
     gx_stream *next;
 };
 
-typedef struct kx_host {      /* a gx_host_alloc buffer */
+typedef struct kx_host { /* a gx_host_alloc buffer */
     void *p;
     size_t bytes;
     struct kx_host *next;
@@ -21,16 +21,16 @@ typedef struct kx_host {      /* a gx_host_alloc buffer */
 typedef struct gx__prof gx__prof;
 
 struct gx__kx {
-    gx_stream *streams;       /* live streams of the context */
-    gx_stream *current;       /* NULL = the default stream */
+    gx_stream *streams; /* live streams of the context */
+    gx_stream *current; /* NULL = the default stream */
     kx_host *hosts;
     /* compiled function -> index into names (always kept, so a profiler started late
      * names kernels compiled earlier) */
     gx__map labels;
-    char **names;             /* interned names; index 0.. */
+    char **names; /* interned names; index 0.. */
     int nnames, capnames;
-    gx__map name_index;       /* name -> its index in names */
-    gx__prof *prof;           /* NULL until the profiler is first started */
+    gx__map name_index; /* name -> its index in names */
+    gx__prof *prof;     /* NULL until the profiler is first started */
 };
 
 /* ctx->kx, made on first use (caller holds the lock).  NULL only when out of memory
@@ -49,7 +49,7 @@ int gx__kx_label_of(struct gx__kx *kx, gx__func fn);
 
 /* Profiler (src/core/profile.c). */
 gx_status gx__prof_start(gx_ctx *ctx, int trace, bool from_env);
-void gx__prof_free(gx_ctx *ctx);             /* restores the backend iface */
-void gx__prof_at_destroy(gx_ctx *ctx);       /* prints the report when due */
+void gx__prof_free(gx_ctx *ctx);       /* restores the backend iface */
+void gx__prof_at_destroy(gx_ctx *ctx); /* prints the report when due */
 
 #endif

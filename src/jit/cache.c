@@ -120,11 +120,11 @@ void cache_key_final(cache_key *k, char out[65])
 
 struct cache_disk {
     bool enabled;
-    char *dir;               /* .../v<version>; "" when disabled */
-    size_t max;              /* GX_CACHE_MAX in bytes */
-    pthread_mutex_t mu;      /* guards total and the counters, serialises eviction */
-    size_t total;            /* running estimate of the bytes under dir */
-    double scanned_ms;       /* when total was last measured (gx__now_ms) */
+    char *dir;          /* .../v<version>; "" when disabled */
+    size_t max;         /* GX_CACHE_MAX in bytes */
+    pthread_mutex_t mu; /* guards total and the counters, serialises eviction */
+    size_t total;       /* running estimate of the bytes under dir */
+    double scanned_ms;  /* when total was last measured (gx__now_ms) */
     uint64_t stores, store_failures, corrupt, evictions;
 };
 
@@ -216,8 +216,15 @@ static bool is_hex2(const char *s)
 
 /* Sums the regular files in the shard directories.  If `list` is not NULL it also
  * collects (path, size, mtime) for eviction. */
-typedef struct ent { char *path; off_t size; struct timespec mtime; } ent;
-typedef struct entlist { ent *v; size_t n, cap; } entlist;
+typedef struct ent {
+    char *path;
+    off_t size;
+    struct timespec mtime;
+} ent;
+typedef struct entlist {
+    ent *v;
+    size_t n, cap;
+} entlist;
 
 static size_t scan_dir(const char *dir, entlist *list)
 {
@@ -545,8 +552,7 @@ static entry_check read_entry(int fd, const struct stat *st, const unsigned char
     return ENTRY_OK;
 }
 
-int cache_disk_load(cache_disk *d, const char *key_hex, const char *suffix, void **payload, size_t *len,
-                    int *corrupt)
+int cache_disk_load(cache_disk *d, const char *key_hex, const char *suffix, void **payload, size_t *len, int *corrupt)
 {
     if (payload)
         *payload = NULL;
@@ -562,8 +568,8 @@ int cache_disk_load(cache_disk *d, const char *key_hex, const char *suffix, void
     int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
     struct stat st = {0};
     /* ENOENT is the ordinary miss; anything else is a miss too. */
-    entry_check c = fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ? ENTRY_MISS
-                                                                          : read_entry(fd, &st, name, payload, len);
+    entry_check c =
+        fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ? ENTRY_MISS : read_entry(fd, &st, name, payload, len);
     if (c == ENTRY_BAD) {
         drop_corrupt(d, path, fd, &st);
         if (corrupt)

@@ -26,9 +26,11 @@
 void cache_sha256_hex(const void *data, size_t len, char out[65]);
 
 /* Incremental key builder: feed strings, get the hex digest. */
-typedef struct cache_key { void *md; } cache_key;
+typedef struct cache_key {
+    void *md;
+} cache_key;
 void cache_key_init(cache_key *k);
-void cache_key_add(cache_key *k, const char *s);        /* adds s and a separator */
+void cache_key_add(cache_key *k, const char *s); /* adds s and a separator */
 void cache_key_final(cache_key *k, char out[65]);
 
 typedef struct cache_disk cache_disk;
@@ -42,16 +44,14 @@ cache_disk *cache_disk_get(void);
  * environment.  No other thread may be using the cache (pointers die). */
 void cache_disk_reset_for_tests(void);
 bool cache_disk_enabled(const cache_disk *d);
-const char *cache_disk_dir(const cache_disk *d);     /* "" when disabled */
+const char *cache_disk_dir(const cache_disk *d); /* "" when disabled */
 
 /* Looks up key.suffix.  Returns 1 and a malloc'd payload on a verified hit, 0 on miss.
  * A corrupt entry: warns once, deletes it, *corrupt = 1 (if not NULL), returns 0. */
-int cache_disk_load(cache_disk *d, const char *key_hex, const char *suffix,
-                    void **payload, size_t *len, int *corrupt);
+int cache_disk_load(cache_disk *d, const char *key_hex, const char *suffix, void **payload, size_t *len, int *corrupt);
 /* Stores atomically, then evicts least-recently-used entries over the cap.
  * Failures are silent (the cache is an optimisation) but counted. */
-void cache_disk_store(cache_disk *d, const char *key_hex, const char *suffix,
-                      const void *payload, size_t len);
+void cache_disk_store(cache_disk *d, const char *key_hex, const char *suffix, const void *payload, size_t len);
 
 /* What this process has done with the cache (all zero when disabled).  `bytes` is the
  * running estimate of the cache's size (other processes may have changed it since). */

@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 
 typedef struct kc_entry {
-    int prelude;        /* which standard prelude the source starts with (0: none) */
-    char *body;         /* the source after that prelude, to confirm a quick-hash hit */
+    int prelude; /* which standard prelude the source starts with (0: none) */
+    char *body;  /* the source after that prelude, to confirm a quick-hash hit */
     char *entry;
     gx__module *mod;
     gx__kernel k;
@@ -50,7 +50,7 @@ static const char *kc_split(gx_ctx *ctx, const char *source, int *prelude)
     pthread_once(&kc_len_once, kc_len_init);
     int i = gx__target_is_cuda(ctx);
     const char *p = lam_prelude(i ? GX__TARGET_CUDA : GX__TARGET_C);
-    if (strncmp(source, p, kc_len[i]) == 0) {   /* stops at a shorter source's end */
+    if (strncmp(source, p, kc_len[i]) == 0) { /* stops at a shorter source's end */
         *prelude = i + 1;
         return source + kc_len[i];
     }
@@ -124,8 +124,7 @@ static void kc_dump(gx_ctx *ctx, const char *key, const char *label, const char 
         return;
     mkdir(ctx->dump_dir, 0755);
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s-%.12s.%s", ctx->dump_dir, label, key,
-             gx__target_is_cuda(ctx) ? "cu" : "c");
+    snprintf(path, sizeof path, "%s/%s-%.12s.%s", ctx->dump_dir, label, key, gx__target_is_cuda(ctx) ? "cu" : "c");
     FILE *f = fopen(path, "w");
     if (!f) {
         fprintf(stderr, "gx: warning: cannot write %s: %s\n", path, strerror(errno));
@@ -136,8 +135,8 @@ static void kc_dump(gx_ctx *ctx, const char *key, const char *label, const char 
 }
 
 /* Binary for the source: from disk if a verified entry exists, else built. */
-static gx_status kc_binary(gx_ctx *ctx, const char *key, const char *source, const char *label,
-                           void **blob, size_t *len)
+static gx_status kc_binary(gx_ctx *ctx, const char *key, const char *source, const char *label, void **blob,
+                           size_t *len)
 {
     cache_disk *dc = cache_disk_get();
     const char *suffix = gx__target_name(gx__ctx_target(ctx));
@@ -249,7 +248,7 @@ gx_status gx__kernel_get(gx_ctx *ctx, const char *source, const char *label, con
         return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for the kernel cache");
     }
     kc_occupancy(ctx, &e->k);
-    gx__prof_label(ctx, e->k.fn, label);   /* the profiler shows "gx_map", not the entry */
+    gx__prof_label(ctx, e->k.fn, label); /* the profiler shows "gx_map", not the entry */
     *out = e->k;
     return GX_OK;
 }

@@ -43,16 +43,16 @@ typedef struct lam_fn_sig {
     gx_dtype ret;
     int nparams;
     gx_dtype params[16];
-    bool callable;       /* every type in the signature is a scalar dtype */
+    bool callable; /* every type in the signature is a scalar dtype */
 } lam_fn_sig;
 
 typedef struct lam_env {
-    const char *text;               /* the lambda */
-    int nargs;                      /* dtypes of the actual arguments, in order */
+    const char *text; /* the lambda */
+    int nargs;        /* dtypes of the actual arguments, in order */
     const gx_dtype *arg_types;
-    const gx_const *consts;         /* named scalar constants (may be NULL) */
+    const gx_const *consts; /* named scalar constants (may be NULL) */
     int nconsts;
-    const lam_fn_sig *fns;          /* user functions visible to the lambda (may be NULL) */
+    const lam_fn_sig *fns; /* user functions visible to the lambda (may be NULL) */
     int nfns;
 } lam_env;
 
@@ -68,10 +68,12 @@ gx_dtype lam_result_type(const lam_lambda *l);
 int lam_nparams(const lam_lambda *l);
 /* Appends the expression to `out`.  Parameter i is spelled param_names[i], constant j
  * const_names[j] (a C expression of the constant's dtype). */
-gx_status lam_emit(const lam_lambda *l, const char *const *param_names,
-                   const char *const *const_names, gx__sbuf *out);
+gx_status lam_emit(const lam_lambda *l, const char *const *param_names, const char *const *const_names, gx__sbuf *out);
 /* A closed interval of integer values; ok == false: no bound known. */
-typedef struct lam_range { bool ok; int64_t lo, hi; } lam_range;
+typedef struct lam_range {
+    bool ok;
+    int64_t lo, hi;
+} lam_range;
 /* lam_emit, where param_ranges[i] (the array or any entry may be absent) bounds the
  * values parameter i takes.  Integer operations whose operands and result provably fit
  * then compute in 32-bit or unsigned forms: the same values, fewer instructions.
@@ -101,7 +103,6 @@ const char *lam_prelude(gx__target target);
  * dtypes get callable = true (others are still compiled, for use by other functions).  `offsets[i]` receives the byte
  * offset where definition i starts (so the caller can prefix a qualifier).
  * Returns GX_ERR_SYNTAX with a line number when a definition cannot be read. */
-gx_status lam_scan_functions(const char *source, lam_fn_sig *sigs, size_t *offsets,
-                             int max, int *count);
+gx_status lam_scan_functions(const char *source, lam_fn_sig *sigs, size_t *offsets, int max, int *count);
 
 #endif

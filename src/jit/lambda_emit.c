@@ -15,7 +15,7 @@ typedef struct emitter {
     const char *const *consts;
     gx__sbuf *out;
     gx_status err;
-    lam__rctx *rc;           /* value bounds, or NULL: emit every operation in its dtype */
+    lam__rctx *rc; /* value bounds, or NULL: emit every operation in its dtype */
 } emitter;
 
 static const char *ct(gx_dtype t) { return gx__dtype_ctype(t); }
@@ -24,9 +24,9 @@ static bool is_cx(gx_dtype t) { return t == GX_C64 || t == GX_C128; }
 static const char *cast(gx_dtype t)
 {
     static const char *const casts[GX_DTYPE_COUNT] = {
-        [GX_BOOL] = "(bool)", [GX_I8] = "(int8_t)", [GX_I16] = "(int16_t)", [GX_I32] = "(int32_t)",
-        [GX_I64] = "(int64_t)", [GX_U8] = "(uint8_t)", [GX_U16] = "(uint16_t)", [GX_U32] = "(uint32_t)",
-        [GX_U64] = "(uint64_t)", [GX_F32] = "(float)", [GX_F64] = "(double)"};
+        [GX_BOOL] = "(bool)",    [GX_I8] = "(int8_t)",  [GX_I16] = "(int16_t)",  [GX_I32] = "(int32_t)",
+        [GX_I64] = "(int64_t)",  [GX_U8] = "(uint8_t)", [GX_U16] = "(uint16_t)", [GX_U32] = "(uint32_t)",
+        [GX_U64] = "(uint64_t)", [GX_F32] = "(float)",  [GX_F64] = "(double)"};
     return (unsigned)t < GX_DTYPE_COUNT && casts[t] ? casts[t] : "";
 }
 static const char *dn(gx_dtype t) { return gx_dtype_name(t); }
@@ -43,7 +43,7 @@ static void emit_conv(emitter *e, const lam__node *n, gx_dtype t)
         emit(e, n);
         return;
     }
-    if (is_cx(t)) {   /* real -> complex (v, 0); complex -> the other precision */
+    if (is_cx(t)) { /* real -> complex (v, 0); complex -> the other precision */
         gx_dtype r = t == GX_C64 ? GX_F32 : GX_F64;
         if (is_cx(n->type))
             gx__sb_printf(e->out, "gx_cx_%s_%s(", dn(n->type), dn(t));
@@ -74,7 +74,7 @@ static void emit_float(emitter *e, double v, gx_dtype t)
         snprintf(buf, sizeof buf, "%.17g", v);
     for (char *c = buf; *c; c++)
         if (*c == ',')
-            *c = '.';   /* a locale with a decimal comma */
+            *c = '.'; /* a locale with a decimal comma */
     if (!strpbrk(buf, ".eE"))
         strcat(buf, ".0");
     gx__sb_printf(e->out, "((%s)%s%s)", ct(t), buf, t == GX_F32 ? "f" : "");
@@ -95,8 +95,8 @@ static void emit_lit(emitter *e, const lam__node *n)
 
 static void emit_name(emitter *e, const lam__node *n)
 {
-    const char *s = n->ref == LAM_R_PARAM ? (e->params ? e->params[n->index] : NULL)
-                                          : (e->consts ? e->consts[n->index] : NULL);
+    const char *s =
+        n->ref == LAM_R_PARAM ? (e->params ? e->params[n->index] : NULL) : (e->consts ? e->consts[n->index] : NULL);
     if (!s) {
         e->err = gx__err(GX_ERR_INVALID_ARGUMENT, "lam_emit: no C spelling given for %s %d",
                          n->ref == LAM_R_PARAM ? "parameter" : "constant", n->index);
@@ -176,20 +176,23 @@ static bool narrow_form(emitter *e, const lam__node *n, const char **w, const ch
     if (!e->rc || !is_intlike(t))
         return false;
     lam_range a = lam__range_kid(e->rc, n, 0), b = lam__range_kid(e->rc, n, 1);
-    lam_range r = lam__range_binary(n->op, a, b, t);   /* ok for a 64-bit t: never wraps */
+    lam_range r = lam__range_binary(n->op, a, b, t); /* ok for a 64-bit t: never wraps */
     *trunc = NULL;
     switch (n->op) {
-    case LAM_OP_ADD: case LAM_OP_SUB: case LAM_OP_MUL:
+    case LAM_OP_ADD:
+    case LAM_OP_SUB:
+    case LAM_OP_MUL:
         if (!wide64(t) || !r.ok)
             return false;
         if (in_u32(a) && in_u32(b) && in_u32(r))
             return *w = "(uint32_t)", *trunc = "(uint32_t)", true;
-        if (in_s32(a) && in_s32(b) && in_s32(r))   /* wraps in 32 bits, lands back in range */
+        if (in_s32(a) && in_s32(b) && in_s32(r)) /* wraps in 32 bits, lands back in range */
             return *w = "(uint32_t)", *trunc = "(int32_t)", true;
-        if (n->op == LAM_OP_MUL && in_u32(a) && in_u32(b))   /* one 32x32->64 multiply */
+        if (n->op == LAM_OP_MUL && in_u32(a) && in_u32(b)) /* one 32x32->64 multiply */
             return *w = "(uint64_t)(uint32_t)", true;
         return false;
-    case LAM_OP_DIV: case LAM_OP_MOD:
+    case LAM_OP_DIV:
+    case LAM_OP_MOD:
         /* x / 0, MIN / -1 and the sign of a negative dividend cannot occur. */
         if (!a.ok || a.lo < 0 || !b.ok || b.lo < 1)
             return false;
@@ -200,13 +203,17 @@ static bool narrow_form(emitter *e, const lam__node *n, const char **w, const ch
         *w = "(uint64_t)";
         *trunc = in_u32(r) ? "(uint32_t)" : NULL;
         return true;
-    case LAM_OP_AND:
-        return wide64(t) && (in_u32(a) || in_u32(b)) ? (*w = "(uint32_t)", true) : false;
-    case LAM_OP_OR: case LAM_OP_XOR:
-        return wide64(t) && in_u32(a) && in_u32(b) ? (*w = "(uint32_t)", true) : false;
+    case LAM_OP_AND: return wide64(t) && (in_u32(a) || in_u32(b)) ? (*w = "(uint32_t)", true) : false;
+    case LAM_OP_OR:
+    case LAM_OP_XOR: return wide64(t) && in_u32(a) && in_u32(b) ? (*w = "(uint32_t)", true) : false;
     case LAM_OP_SHR:
         return wide64(t) && in_u32(a) && b.ok && b.lo >= 0 && b.hi < 32 ? (*w = "(uint32_t)", true) : false;
-    case LAM_OP_LT: case LAM_OP_LE: case LAM_OP_GT: case LAM_OP_GE: case LAM_OP_EQ: case LAM_OP_NE:
+    case LAM_OP_LT:
+    case LAM_OP_LE:
+    case LAM_OP_GT:
+    case LAM_OP_GE:
+    case LAM_OP_EQ:
+    case LAM_OP_NE:
         if (!wide64(t))
             return false;
         if (in_u32(a) && in_u32(b))
@@ -214,8 +221,7 @@ static bool narrow_form(emitter *e, const lam__node *n, const char **w, const ch
         if (in_s32(a) && in_s32(b))
             return *w = "(int32_t)", true;
         return false;
-    default:
-        return false;
+    default: return false;
     }
 }
 
@@ -316,8 +322,7 @@ gx_status lam_emit_ranged(const lam_lambda *l, const char *const *param_names, c
     return GX_OK;
 }
 
-gx_status lam_emit(const lam_lambda *l, const char *const *param_names,
-                   const char *const *const_names, gx__sbuf *out)
+gx_status lam_emit(const lam_lambda *l, const char *const *param_names, const char *const *const_names, gx__sbuf *out)
 {
     return lam_emit_ranged(l, param_names, NULL, const_names, out, NULL);
 }

@@ -47,7 +47,7 @@ static void show_caret(char *buf, size_t cap, size_t *n, const char *text, int c
     if (from > 0)
         app(buf, cap, n, "   ", 3);
     for (int i = from; i < col; i++)
-        if (((unsigned char)text[i] & 0xC0) != 0x80)   /* one space per UTF-8 character */
+        if (((unsigned char)text[i] & 0xC0) != 0x80) /* one space per UTF-8 character */
             app(buf, cap, n, " ", 1);
     app(buf, cap, n, "^", 1);
 }
@@ -76,25 +76,21 @@ gx_status lam__fail(gx_status s, const char *text, int col, const char *hint, co
 /* ------------------------------------------------------------ operators */
 
 static const char *const lam__ops[LAM_OP_COUNT] = {
-    [LAM_OP_NONE] = "", [LAM_OP_ADD] = "+", [LAM_OP_SUB] = "-", [LAM_OP_MUL] = "*",
-    [LAM_OP_DIV] = "/", [LAM_OP_MOD] = "%", [LAM_OP_SHL] = "<<", [LAM_OP_SHR] = ">>",
-    [LAM_OP_LT] = "<", [LAM_OP_LE] = "<=", [LAM_OP_GT] = ">", [LAM_OP_GE] = ">=",
-    [LAM_OP_EQ] = "==", [LAM_OP_NE] = "!=", [LAM_OP_AND] = "&", [LAM_OP_XOR] = "^",
-    [LAM_OP_OR] = "|", [LAM_OP_LAND] = "&&", [LAM_OP_LOR] = "||", [LAM_OP_NOT] = "!",
-    [LAM_OP_TILDE] = "~", [LAM_OP_QUEST] = "?", [LAM_OP_COLON] = ":", [LAM_OP_LPAREN] = "(",
-    [LAM_OP_RPAREN] = ")", [LAM_OP_COMMA] = ",", [LAM_OP_ARROW] = "->", [LAM_OP_ASSIGN] = "=",
+    [LAM_OP_NONE] = "",   [LAM_OP_ADD] = "+",    [LAM_OP_SUB] = "-",    [LAM_OP_MUL] = "*",    [LAM_OP_DIV] = "/",
+    [LAM_OP_MOD] = "%",   [LAM_OP_SHL] = "<<",   [LAM_OP_SHR] = ">>",   [LAM_OP_LT] = "<",     [LAM_OP_LE] = "<=",
+    [LAM_OP_GT] = ">",    [LAM_OP_GE] = ">=",    [LAM_OP_EQ] = "==",    [LAM_OP_NE] = "!=",    [LAM_OP_AND] = "&",
+    [LAM_OP_XOR] = "^",   [LAM_OP_OR] = "|",     [LAM_OP_LAND] = "&&",  [LAM_OP_LOR] = "||",   [LAM_OP_NOT] = "!",
+    [LAM_OP_TILDE] = "~", [LAM_OP_QUEST] = "?",  [LAM_OP_COLON] = ":",  [LAM_OP_LPAREN] = "(", [LAM_OP_RPAREN] = ")",
+    [LAM_OP_COMMA] = ",", [LAM_OP_ARROW] = "->", [LAM_OP_ASSIGN] = "=",
 };
 
-const char *lam__op_text(lam__op op)
-{
-    return (unsigned)op < LAM_OP_COUNT ? lam__ops[op] : "?";
-}
+const char *lam__op_text(lam__op op) { return (unsigned)op < LAM_OP_COUNT ? lam__ops[op] : "?"; }
 
 /* Longest match first: two-character operators are listed before their prefixes. */
 static lam__op match_op(const char *s, int *len)
 {
-    static const lam__op two[] = {LAM_OP_SHL, LAM_OP_SHR, LAM_OP_LE, LAM_OP_GE, LAM_OP_EQ,
-                                  LAM_OP_NE, LAM_OP_LAND, LAM_OP_LOR, LAM_OP_ARROW};
+    static const lam__op two[] = {LAM_OP_SHL, LAM_OP_SHR,  LAM_OP_LE,  LAM_OP_GE,   LAM_OP_EQ,
+                                  LAM_OP_NE,  LAM_OP_LAND, LAM_OP_LOR, LAM_OP_ARROW};
     for (size_t i = 0; i < sizeof two / sizeof two[0]; i++)
         if (s[0] == lam__ops[two[i]][0] && s[1] == lam__ops[two[i]][1]) {
             *len = 2;
@@ -137,9 +133,10 @@ static gx_status int_type(const char *text, int start, uint64_t v, bool hex, boo
     else if (v <= INT64_MAX)
         *out = GX_I64;
     else if (hex)
-        *out = GX_U64;     /* as in C, a hex literal may become unsigned */
+        *out = GX_U64; /* as in C, a hex literal may become unsigned */
     else
-        return lam__fail(GX_ERR_SYNTAX, text, start, "the largest signed literal is 9223372036854775807; write a u suffix for u64",
+        return lam__fail(GX_ERR_SYNTAX, text, start,
+                         "the largest signed literal is 9223372036854775807; write a u suffix for u64",
                          "integer literal is too large for i64");
     return GX_OK;
 }
@@ -202,7 +199,8 @@ static gx_status lex_float(const char *text, int *pos, lam__tok *t)
         if (text[p] == '+' || text[p] == '-')
             p++;
         if (!is_digit(text[p]))
-            return lam__fail(GX_ERR_SYNTAX, text, e, "an exponent looks like 1e-3 or 2.5E+4", "expected digits in the exponent");
+            return lam__fail(GX_ERR_SYNTAX, text, e, "an exponent looks like 1e-3 or 2.5E+4",
+                             "expected digits in the exponent");
         while (is_digit(text[p]))
             p++;
     }
@@ -217,7 +215,8 @@ static gx_status lex_float(const char *text, int *pos, lam__tok *t)
                          "malformed floating-point literal");
     char buf[128];
     if (end - start >= (int)sizeof buf)
-        return lam__fail(GX_ERR_SYNTAX, text, start, "write it with an exponent, e.g. 1.5e300", "floating literal is too long");
+        return lam__fail(GX_ERR_SYNTAX, text, start, "write it with an exponent, e.g. 1.5e300",
+                         "floating literal is too long");
     memcpy(buf, text + start, (size_t)(end - start));
     buf[end - start] = 0;
     /* strtod follows LC_NUMERIC: spell the point the way the current locale wants. */
@@ -227,7 +226,9 @@ static gx_status lex_float(const char *text, int *pos, lam__tok *t)
         *dot = dp[0];
     double v = strtod(buf, NULL);
     if (v > DBL_MAX || (f32 && v > FLT_MAX))
-        return lam__fail(GX_ERR_SYNTAX, text, start, f32 ? "the largest f32 is about 3.4e38; drop the f suffix for f64" : "the largest f64 is about 1.8e308",
+        return lam__fail(GX_ERR_SYNTAX, text, start,
+                         f32 ? "the largest f32 is about 3.4e38; drop the f suffix for f64"
+                             : "the largest f64 is about 1.8e308",
                          "floating literal is out of range");
     t->kind = LAM_T_FLT;
     t->fval = f32 ? (double)(float)v : v;
@@ -254,8 +255,8 @@ static gx_status lex_number(const char *text, int *pos, lam__tok *t)
 gx_status lam__lex(const char *text, int *pos, lam__tok *t)
 {
     int p = *pos;
-    while (text[p] == ' ' || text[p] == '\t' || text[p] == '\n' || text[p] == '\r' ||
-           text[p] == '\f' || text[p] == '\v')
+    while (text[p] == ' ' || text[p] == '\t' || text[p] == '\n' || text[p] == '\r' || text[p] == '\f' ||
+           text[p] == '\v')
         p++;
     memset(t, 0, sizeof *t);
     t->start = p;
@@ -280,9 +281,11 @@ gx_status lam__lex(const char *text, int *pos, lam__tok *t)
     if (op == LAM_OP_NONE) {
         unsigned char uc = (unsigned char)c;
         if (uc >= 0x21 && uc < 0x7f)
-            return lam__fail(GX_ERR_SYNTAX, text, p, "lambdas use C operators: + - * / % << >> < <= > >= == != & ^ | && || ! ~ ?:",
+            return lam__fail(GX_ERR_SYNTAX, text, p,
+                             "lambdas use C operators: + - * / % << >> < <= > >= == != & ^ | && || ! ~ ?:",
                              "unexpected character '%c'", c);
-        return lam__fail(GX_ERR_SYNTAX, text, p, "only ASCII letters, digits, operators and spaces may appear in a lambda",
+        return lam__fail(GX_ERR_SYNTAX, text, p,
+                         "only ASCII letters, digits, operators and spaces may appear in a lambda",
                          "unexpected byte 0x%02x", uc);
     }
     t->kind = LAM_T_OP;

@@ -8,9 +8,9 @@
 
 typedef struct parser {
     const char *text;
-    int pos;              /* byte after `tok` */
-    lam__tok tok;         /* current token */
-    lam__tok prev;        /* last consumed token (for "after '*'" messages) */
+    int pos;       /* byte after `tok` */
+    lam__tok tok;  /* current token */
+    lam__tok prev; /* last consumed token (for "after '*'" messages) */
     int depth;
     lam_lambda *l;
 } parser;
@@ -48,7 +48,8 @@ static gx_status add_kid(parser *p, lam__node *n, lam__node *kid)
     if (kid->height + 1 > n->height)
         n->height = kid->height + 1;
     if (n->height > LAM__MAX_HEIGHT)
-        return lam__fail(GX_ERR_SYNTAX, p->text, n->col, "split the expression, or move part of it into a user function",
+        return lam__fail(GX_ERR_SYNTAX, p->text, n->col,
+                         "split the expression, or move part of it into a user function",
                          "expression is too long or nests too deeply (more than %d levels)", LAM__MAX_HEIGHT);
     return GX_OK;
 }
@@ -65,7 +66,8 @@ static void tok_desc(const parser *p, char *buf, size_t cap)
 static gx_status expect_expr_error(parser *p)
 {
     if (is_op(p, LAM_OP_ASSIGN))
-        return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start, "lambdas have no assignment: use '==' to compare", "unexpected '='");
+        return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start, "lambdas have no assignment: use '==' to compare",
+                         "unexpected '='");
     if (p->prev.kind == LAM_T_OP)
         return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start, hint_expr, "expected an expression after '%s'",
                          lam__op_text(p->prev.op));
@@ -82,7 +84,8 @@ static gx_status expect_expr_error(parser *p)
 static gx_status enter(parser *p)
 {
     if (++p->depth > LAM__MAX_NEST)
-        return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start, "split the expression, or move part of it into a user function",
+        return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start,
+                         "split the expression, or move part of it into a user function",
                          "expression nests too deeply: at most %d levels of parentheses, calls, unary operators "
                          "and ?: branches",
                          LAM__MAX_NEST);
@@ -98,7 +101,8 @@ static gx_status parse_call_args(parser *p, lam__node *call, int lparen_col)
         return advance(p);
     for (;;) {
         if (call->nkids == LAM__MAX_ARGS)
-            return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start, NULL, "too many arguments in one call (at most %d)", LAM__MAX_ARGS);
+            return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start, NULL, "too many arguments in one call (at most %d)",
+                             LAM__MAX_ARGS);
         lam__node *arg;
         GX__CHECK(parse_cond(p, &arg));
         GX__CHECK(add_kid(p, call, arg));
@@ -110,7 +114,8 @@ static gx_status parse_call_args(parser *p, lam__node *call, int lparen_col)
             return advance(p);
         char d[64];
         tok_desc(p, d, sizeof d);
-        return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start, "separate arguments with ',' and close the call with ')'",
+        return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start,
+                         "separate arguments with ',' and close the call with ')'",
                          "expected ',' or ')' in the call opened at column %d, found %s", lparen_col + 1, d);
     }
 }
@@ -157,7 +162,8 @@ static gx_status parse_primary(parser *p, lam__node **out)
         if (!is_op(p, LAM_OP_RPAREN)) {
             char d[64];
             tok_desc(p, d, sizeof d);
-            return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start, "add the missing ')' (or an operator if one is missing)",
+            return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start,
+                             "add the missing ')' (or an operator if one is missing)",
                              "expected ')' to close the '(' at column %d, found %s", lp + 1, d);
         }
         return advance(p);
@@ -167,8 +173,8 @@ static gx_status parse_primary(parser *p, lam__node **out)
 
 static gx_status parse_unary(parser *p, lam__node **out)
 {
-    if (!(p->tok.kind == LAM_T_OP && (p->tok.op == LAM_OP_ADD || p->tok.op == LAM_OP_SUB ||
-                                      p->tok.op == LAM_OP_NOT || p->tok.op == LAM_OP_TILDE)))
+    if (!(p->tok.kind == LAM_T_OP &&
+          (p->tok.op == LAM_OP_ADD || p->tok.op == LAM_OP_SUB || p->tok.op == LAM_OP_NOT || p->tok.op == LAM_OP_TILDE)))
         return parse_primary(p, out);
     lam__tok t = p->tok;
     GX__CHECK(enter(p));
@@ -190,11 +196,19 @@ static int prec(lam__op op)
     case LAM_OP_OR: return 3;
     case LAM_OP_XOR: return 4;
     case LAM_OP_AND: return 5;
-    case LAM_OP_EQ: case LAM_OP_NE: return 6;
-    case LAM_OP_LT: case LAM_OP_LE: case LAM_OP_GT: case LAM_OP_GE: return 7;
-    case LAM_OP_SHL: case LAM_OP_SHR: return 8;
-    case LAM_OP_ADD: case LAM_OP_SUB: return 9;
-    case LAM_OP_MUL: case LAM_OP_DIV: case LAM_OP_MOD: return 10;
+    case LAM_OP_EQ:
+    case LAM_OP_NE: return 6;
+    case LAM_OP_LT:
+    case LAM_OP_LE:
+    case LAM_OP_GT:
+    case LAM_OP_GE: return 7;
+    case LAM_OP_SHL:
+    case LAM_OP_SHR: return 8;
+    case LAM_OP_ADD:
+    case LAM_OP_SUB: return 9;
+    case LAM_OP_MUL:
+    case LAM_OP_DIV:
+    case LAM_OP_MOD: return 10;
     default: return 0;
     }
 }
@@ -212,7 +226,7 @@ static gx_status parse_binary(parser *p, int minprec, lam__node **out)
         lam__tok t = p->tok;
         GX__CHECK(advance(p));
         lam__node *rhs = NULL, *n = NULL;
-        GX__CHECK(parse_binary(p, pr + 1, &rhs));   /* deeper only by precedence: bounded */
+        GX__CHECK(parse_binary(p, pr + 1, &rhs)); /* deeper only by precedence: bounded */
         GX__CHECK(new_node(p, LAM_N_BINARY, t.start, &n));
         n->op = t.op;
         GX__CHECK(add_kid(p, n, lhs));
@@ -233,7 +247,7 @@ static gx_status parse_cond(parser *p, lam__node **out)
         return GX_OK;
     }
     int qcol = p->tok.start;
-    GX__CHECK(enter(p));   /* both branches: one level */
+    GX__CHECK(enter(p)); /* both branches: one level */
     GX__CHECK(advance(p));
     lam__node *a = NULL, *b = NULL, *n = NULL;
     GX__CHECK(parse_cond(p, &a));
@@ -271,13 +285,15 @@ static gx_status parse_params(parser *p)
         const char *name = p->text + p->tok.start;
         int len = p->tok.len;
         if ((len == 4 && memcmp(name, "true", 4) == 0) || (len == 5 && memcmp(name, "false", 5) == 0))
-            return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start, "choose another name", "'%.*s' cannot be a parameter name", len, name);
+            return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start, "choose another name",
+                             "'%.*s' cannot be a parameter name", len, name);
         for (int i = 0; i < l->nparams; i++)
             if (l->plen[i] == len && memcmp(p->text + l->pcol[i], name, (size_t)len) == 0)
                 return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start, "give each parameter its own name",
                                  "parameter '%.*s' appears twice", len > 40 ? 40 : len, name);
         if (l->nparams == LAM__MAX_PARAMS)
-            return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start, NULL, "too many parameters (at most %d)", LAM__MAX_PARAMS);
+            return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start, NULL, "too many parameters (at most %d)",
+                             LAM__MAX_PARAMS);
         l->pcol[l->nparams] = p->tok.start;
         l->plen[l->nparams] = len;
         l->nparams++;
@@ -300,9 +316,9 @@ static gx_status parse_all(parser *p)
     if (p->tok.kind != LAM_T_EOF) {
         char d[64];
         tok_desc(p, d, sizeof d);
-        const char *hint = is_op(p, LAM_OP_ASSIGN) ? "lambdas have no assignment: use '==' to compare"
+        const char *hint = is_op(p, LAM_OP_ASSIGN)   ? "lambdas have no assignment: use '==' to compare"
                            : is_op(p, LAM_OP_RPAREN) ? "remove the extra ')'"
-                           : "an operator may be missing before it";
+                                                     : "an operator may be missing before it";
         return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start, hint, "unexpected %s after the expression", d);
     }
     return GX_OK;

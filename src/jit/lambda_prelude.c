@@ -90,7 +90,10 @@
 #define LAM__LEN(name) (sizeof lam__p_##name - 1) +
 #define LAM__PIECE(name) {lam__p_##name, sizeof lam__p_##name - 1},
 
-typedef struct lam__piece { const unsigned char *text; size_t len; } lam__piece;
+typedef struct lam__piece {
+    const unsigned char *text;
+    size_t len;
+} lam__piece;
 
 static const lam__piece lam__pieces_c[] = {LAM__PIECES_C(LAM__PIECE)};
 static const lam__piece lam__pieces_cuda[] = {LAM__PIECES_CUDA(LAM__PIECE)};

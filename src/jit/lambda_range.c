@@ -62,7 +62,7 @@ lam_range lam__range_conv(lam_range r, gx_dtype from, gx_dtype to)
     if (to == GX_BOOL)
         return (lam_range){true, r.ok && r.lo > 0 ? 1 : 0, r.ok && r.hi == 0 && r.lo == 0 ? 0 : 1};
     if (!is_int(from) || !r.ok)
-        return full(to);   /* float -> integer saturates: anything of `to` */
+        return full(to); /* float -> integer saturates: anything of `to` */
     return fit(r.lo, r.hi, to);
 }
 
@@ -96,8 +96,9 @@ static lam_range divmod_range(lam__op op, lam_range a, lam_range b, gx_dtype t)
     if (!b.ok || b.lo < 1 || !a.ok)
         return full(t);
     if (op == LAM_OP_DIV)
-        return a.lo >= 0 ? fit(a.lo / b.hi, a.hi / b.lo, t) : a.hi <= 0 ? fit(a.lo / b.lo, a.hi / b.hi, t)
-                                                                      : fit(a.lo / b.lo, a.hi / b.lo, t);
+        return a.lo >= 0   ? fit(a.lo / b.hi, a.hi / b.lo, t)
+               : a.hi <= 0 ? fit(a.lo / b.lo, a.hi / b.hi, t)
+                           : fit(a.lo / b.lo, a.hi / b.lo, t);
     /* |a % b| < b and |a % b| <= |a|; the sign is a's. */
     wide m = (wide)b.hi - 1;
     wide lo = a.lo >= 0 ? 0 : wmax(a.lo, -m), hi = a.hi <= 0 ? 0 : wmin(a.hi, m);
@@ -107,7 +108,7 @@ static lam_range divmod_range(lam__op op, lam_range a, lam_range b, gx_dtype t)
 static lam_range shift_range(lam__op op, lam_range a, lam_range b, gx_dtype t)
 {
     int w = (int)gx_dtype_size(t) * 8;
-    bool count_ok = b.ok && b.lo >= 0 && b.hi < w;   /* the count is not masked */
+    bool count_ok = b.ok && b.lo >= 0 && b.hi < w; /* the count is not masked */
     if (!a.ok || a.lo < 0 || !count_ok)
         return op == LAM_OP_SHR && a.ok && a.lo >= 0 ? fit(0, a.hi, t) : full(t);
     if (op == LAM_OP_SHR)
@@ -129,8 +130,10 @@ lam_range lam__range_binary(lam__op op, lam_range a, lam_range b, gx_dtype t)
     case LAM_OP_ADD: return a.ok && b.ok ? fit((wide)a.lo + b.lo, (wide)a.hi + b.hi, t) : full(t);
     case LAM_OP_SUB: return a.ok && b.ok ? fit((wide)a.lo - b.hi, (wide)a.hi - b.lo, t) : full(t);
     case LAM_OP_MUL: return a.ok && b.ok ? mul_range(a, b, t) : full(t);
-    case LAM_OP_DIV: case LAM_OP_MOD: return divmod_range(op, a, b, t);
-    case LAM_OP_SHL: case LAM_OP_SHR: return shift_range(op, a, b, t);
+    case LAM_OP_DIV:
+    case LAM_OP_MOD: return divmod_range(op, a, b, t);
+    case LAM_OP_SHL:
+    case LAM_OP_SHR: return shift_range(op, a, b, t);
     case LAM_OP_AND:
         /* A non-negative operand bounds the result (two's complement AND). */
         if (a.ok && a.lo >= 0 && b.ok && b.lo >= 0)
@@ -138,7 +141,8 @@ lam_range lam__range_binary(lam__op op, lam_range a, lam_range b, gx_dtype t)
         if ((a.ok && a.lo >= 0) || (b.ok && b.lo >= 0))
             return fit(0, a.ok && a.lo >= 0 ? a.hi : b.hi, t);
         return full(t);
-    case LAM_OP_OR: case LAM_OP_XOR:
+    case LAM_OP_OR:
+    case LAM_OP_XOR:
         if (a.ok && a.lo >= 0 && b.ok && b.lo >= 0)
             return fit(0, ones_above(wmax(a.hi, b.hi)), t);
         return full(t);
@@ -169,13 +173,13 @@ static lam_range keep_range(const char *name, const lam_range *k, int nk, gx_dty
         return fit(wmin(k[0].lo, k[1].lo), wmin(k[0].hi, k[1].hi), t);
     if (strcmp(name, "max") == 0)
         return fit(wmax(k[0].lo, k[1].lo), wmax(k[0].hi, k[1].hi), t);
-    if (strcmp(name, "clamp") == 0)   /* min(max(x, lo), hi) */
+    if (strcmp(name, "clamp") == 0) /* min(max(x, lo), hi) */
         return fit(wmin(wmax(k[0].lo, k[1].lo), k[2].lo), wmin(wmax(k[0].hi, k[1].hi), k[2].hi), t);
     if (strcmp(name, "abs") == 0) {
         if (k[0].lo >= 0)
             return k[0];
         wide m = wmax(-(wide)k[0].lo, k[0].hi > 0 ? k[0].hi : 0);
-        return fit(k[0].hi < 0 ? -(wide)k[0].hi : 0, m, t);   /* abs(MIN) wraps: fit catches it */
+        return fit(k[0].hi < 0 ? -(wide)k[0].hi : 0, m, t); /* abs(MIN) wraps: fit catches it */
     }
     if (strcmp(name, "sign") == 0)
         return fit(k[0].lo < 0 ? -1 : k[0].lo > 0 ? 1 : 0, k[0].hi > 0 ? 1 : k[0].hi < 0 ? -1 : 0, t);
@@ -186,8 +190,8 @@ static lam_range keep_range(const char *name, const lam_range *k, int nk, gx_dty
 
 struct lam__rctx {
     const lam_lambda *l;
-    const lam_range *params;   /* may be NULL */
-    lam_range *memo;           /* by node id */
+    const lam_range *params; /* may be NULL */
+    lam_range *memo;         /* by node id */
     unsigned char *have;
 };
 
@@ -212,11 +216,10 @@ static lam_range compute(lam__rctx *c, const lam__node *n)
         if (n->ref == LAM_R_PARAM && c->params && c->params[n->index].ok)
             return lam__range_conv(c->params[n->index], GX_I64, n->type);
         return full(n->type);
-    case LAM_N_UNARY:
-        return unary_range(n->op, kid_range(c, n, 0), n->type);
+    case LAM_N_UNARY: return unary_range(n->op, kid_range(c, n, 0), n->type);
     case LAM_N_BINARY:
-        return lam__range_conv(lam__range_binary(n->op, kid_range(c, n, 0), kid_range(c, n, 1), n->optype),
-                               n->optype, n->type);
+        return lam__range_conv(lam__range_binary(n->op, kid_range(c, n, 0), kid_range(c, n, 1), n->optype), n->optype,
+                               n->type);
     case LAM_N_COND: {
         lam_range a = kid_range(c, n, 1), b = kid_range(c, n, 2);
         return a.ok && b.ok ? fit(wmin(a.lo, b.lo), wmax(a.hi, b.hi), n->type) : full(n->type);
@@ -227,7 +230,8 @@ static lam_range compute(lam__rctx *c, const lam__node *n)
         if (n->ref == LAM_R_BUILTIN && lam__builtins[n->index].kind == LAM_B_KEEP && is_int(n->optype)) {
             for (int i = 0; i < n->nkids; i++)
                 k[i] = kid_range(c, n, i);
-            return lam__range_conv(keep_range(lam__builtins[n->index].name, k, n->nkids, n->optype), n->optype, n->type);
+            return lam__range_conv(keep_range(lam__builtins[n->index].name, k, n->nkids, n->optype), n->optype,
+                                   n->type);
         }
         return full(n->type);
     }
@@ -271,4 +275,7 @@ void lam__rctx_free(lam__rctx *c)
 }
 
 lam_range lam__range(lam__rctx *c, const lam__node *n) { return node_range(c, n); }
-lam_range lam__range_kid(lam__rctx *c, const lam__node *n, int k) { return c ? kid_range(c, n, k) : full(n->kid[k]->conv); }
+lam_range lam__range_kid(lam__rctx *c, const lam__node *n, int k)
+{
+    return c ? kid_range(c, n, k) : full(n->kid[k]->conv);
+}

@@ -11,7 +11,10 @@
 #include <string.h>
 
 typedef enum { ST_ID, ST_NUM, ST_PUNCT, ST_LIT } stkind;
-typedef struct stok { stkind kind; int start, len, line; } stok;
+typedef struct stok {
+    stkind kind;
+    int start, len, line;
+} stok;
 
 typedef struct scanner {
     const char *src;
@@ -110,7 +113,8 @@ static gx_status tokenize(scanner *s)
             k = ST_ID;
         } else if ((src[i] >= '0' && src[i] <= '9') || (src[i] == '.' && src[i + 1] >= '0' && src[i + 1] <= '9')) {
             while (id_char(src[i]) || src[i] == '.' ||
-                   ((src[i] == '+' || src[i] == '-') && (src[i - 1] == 'e' || src[i - 1] == 'E' || src[i - 1] == 'p' || src[i - 1] == 'P')))
+                   ((src[i] == '+' || src[i] == '-') &&
+                    (src[i - 1] == 'e' || src[i - 1] == 'E' || src[i - 1] == 'p' || src[i - 1] == 'P')))
                 i++;
             k = ST_NUM;
         } else {
@@ -134,9 +138,10 @@ static bool tok_is(const scanner *s, int i, const char *w)
 
 static bool is_qualifier(const scanner *s, int i)
 {
-    static const char *const q[] = {"const", "volatile", "static", "inline", "extern", "register", "restrict",
-                                    "__restrict", "__restrict__", "__inline", "__inline__", "__device__",
-                                    "__host__", "__forceinline__", "GXF", "auto", "_Noreturn"};
+    static const char *const q[] = {"const",      "volatile",   "static",     "inline",          "extern",
+                                    "register",   "restrict",   "__restrict", "__restrict__",    "__inline",
+                                    "__inline__", "__device__", "__host__",   "__forceinline__", "GXF",
+                                    "auto",       "_Noreturn"};
     for (size_t k = 0; k < sizeof q / sizeof q[0]; k++)
         if (tok_is(s, i, q[k]))
             return true;
@@ -145,8 +150,8 @@ static bool is_qualifier(const scanner *s, int i)
 
 static bool is_type_word(const scanner *s, int i)
 {
-    static const char *const w[] = {"void", "bool", "_Bool", "char", "short", "int", "long", "signed",
-                                    "unsigned", "float", "double"};
+    static const char *const w[] = {"void", "bool",   "_Bool",    "char",  "short", "int",
+                                    "long", "signed", "unsigned", "float", "double"};
     for (size_t k = 0; k < sizeof w / sizeof w[0]; k++)
         if (tok_is(s, i, w[k]))
             return true;
@@ -157,11 +162,13 @@ static bool is_type_word(const scanner *s, int i)
 
 static gx_dtype typedef_name(const scanner *s, int i)
 {
-    static const struct { const char *name; gx_dtype t; } names[] = {
-        {"bool", GX_BOOL}, {"_Bool", GX_BOOL}, {"int8_t", GX_I8}, {"int16_t", GX_I16},
-        {"int32_t", GX_I32}, {"int64_t", GX_I64}, {"uint8_t", GX_U8}, {"uint16_t", GX_U16},
-        {"uint32_t", GX_U32}, {"uint64_t", GX_U64}, {"float", GX_F32}, {"double", GX_F64},
-        {"size_t", GX_U64}, {"ptrdiff_t", GX_I64}, {"void", TY_VOID},
+    static const struct {
+        const char *name;
+        gx_dtype t;
+    } names[] = {
+        {"bool", GX_BOOL},   {"_Bool", GX_BOOL}, {"int8_t", GX_I8},    {"int16_t", GX_I16},   {"int32_t", GX_I32},
+        {"int64_t", GX_I64}, {"uint8_t", GX_U8}, {"uint16_t", GX_U16}, {"uint32_t", GX_U32},  {"uint64_t", GX_U64},
+        {"float", GX_F32},   {"double", GX_F64}, {"size_t", GX_U64},   {"ptrdiff_t", GX_I64}, {"void", TY_VOID},
     };
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
         if (tok_is(s, i, names[k].name))
@@ -180,12 +187,18 @@ static gx_dtype map_type(const scanner *s, int a, int b)
             return GX_DTYPE_COUNT;
         if (is_qualifier(s, i))
             continue;
-        if (tok_is(s, i, "signed")) nsigned++;
-        else if (tok_is(s, i, "unsigned")) nunsigned++;
-        else if (tok_is(s, i, "short")) nshort++;
-        else if (tok_is(s, i, "long")) nlong++;
-        else if (tok_is(s, i, "int")) nint++;
-        else if (tok_is(s, i, "char")) nchar++;
+        if (tok_is(s, i, "signed"))
+            nsigned++;
+        else if (tok_is(s, i, "unsigned"))
+            nunsigned++;
+        else if (tok_is(s, i, "short"))
+            nshort++;
+        else if (tok_is(s, i, "long"))
+            nlong++;
+        else if (tok_is(s, i, "int"))
+            nint++;
+        else if (tok_is(s, i, "char"))
+            nchar++;
         else {
             base = typedef_name(s, i);
             nbase++;
@@ -217,16 +230,13 @@ static gx_dtype param_type(const scanner *s, int a, int b)
         b--;
     else if (b - a >= 2 && s->t[b - 1].kind == ST_ID && typedef_name(s, b - 1) != GX_DTYPE_COUNT &&
              (s->t[b - 2].kind == ST_ID && !is_type_word(s, b - 2) && !is_qualifier(s, b - 2)))
-        return GX_DTYPE_COUNT;   /* e.g. "cf32 float": not something we can read */
+        return GX_DTYPE_COUNT; /* e.g. "cf32 float": not something we can read */
     return map_type(s, a, b);
 }
 
 /* ------------------------------------------------------------ definitions */
 
-static bool punct(const scanner *s, int i, char c)
-{
-    return s->t[i].kind == ST_PUNCT && s->src[s->t[i].start] == c;
-}
+static bool punct(const scanner *s, int i, char c) { return s->t[i].kind == ST_PUNCT && s->src[s->t[i].start] == c; }
 
 /* Header tokens [a, rp] where rp is the ')' before '{'. */
 static gx_status read_header(const scanner *s, int a, int rp, lam_fn_sig *sig)
@@ -240,7 +250,8 @@ static gx_status read_header(const scanner *s, int a, int rp, lam_fn_sig *sig)
         }
     }
     if (lp <= a || s->t[lp - 1].kind != ST_ID)
-        return scan_err(s->t[rp].line, "cannot read this function definition's name (write 'type name(params) { ... }')");
+        return scan_err(s->t[rp].line,
+                        "cannot read this function definition's name (write 'type name(params) { ... }')");
     const stok *nm = &s->t[lp - 1];
     if (nm->len >= (int)sizeof sig->name)
         return scan_err(nm->line, "function name is longer than 63 characters");

@@ -8,30 +8,25 @@
 
 /* The math library.  Emission calls gx_<name>_<dtype> from the prelude. */
 const lam__builtin lam__builtins[] = {
-    {"sin", 1, LAM_B_FLOAT}, {"cos", 1, LAM_B_FLOAT}, {"tan", 1, LAM_B_FLOAT},
-    {"asin", 1, LAM_B_FLOAT}, {"acos", 1, LAM_B_FLOAT}, {"atan", 1, LAM_B_FLOAT},
-    {"atan2", 2, LAM_B_FLOAT}, {"sinh", 1, LAM_B_FLOAT}, {"cosh", 1, LAM_B_FLOAT},
-    {"tanh", 1, LAM_B_FLOAT}, {"asinh", 1, LAM_B_FLOAT}, {"acosh", 1, LAM_B_FLOAT},
-    {"atanh", 1, LAM_B_FLOAT}, {"exp", 1, LAM_B_FLOAT}, {"exp2", 1, LAM_B_FLOAT},
-    {"expm1", 1, LAM_B_FLOAT}, {"log", 1, LAM_B_FLOAT}, {"log2", 1, LAM_B_FLOAT},
-    {"log10", 1, LAM_B_FLOAT}, {"log1p", 1, LAM_B_FLOAT}, {"sqrt", 1, LAM_B_FLOAT},
-    {"rsqrt", 1, LAM_B_FLOAT}, {"cbrt", 1, LAM_B_FLOAT}, {"pow", 2, LAM_B_FLOAT},
-    {"floor", 1, LAM_B_FLOAT}, {"ceil", 1, LAM_B_FLOAT}, {"round", 1, LAM_B_FLOAT},
-    {"trunc", 1, LAM_B_FLOAT}, {"fmod", 2, LAM_B_FLOAT}, {"fma", 3, LAM_B_FLOAT},
-    {"hypot", 2, LAM_B_FLOAT}, {"erf", 1, LAM_B_FLOAT}, {"erfc", 1, LAM_B_FLOAT},
-    {"lgamma", 1, LAM_B_FLOAT}, {"tgamma", 1, LAM_B_FLOAT}, {"copysign", 2, LAM_B_FLOAT},
-    {"isnan", 1, LAM_B_PRED}, {"isinf", 1, LAM_B_PRED}, {"isfinite", 1, LAM_B_PRED},
-    {"abs", 1, LAM_B_KEEP}, {"min", 2, LAM_B_KEEP}, {"max", 2, LAM_B_KEEP},
-    {"clamp", 3, LAM_B_KEEP}, {"sign", 1, LAM_B_KEEP},
-    {"re", 1, LAM_B_CPLX}, {"im", 1, LAM_B_CPLX}, {"conj", 1, LAM_B_CPLX},
-    {"abs2", 1, LAM_B_CPLX}, {"arg", 1, LAM_B_CPLX}, {"complex", 2, LAM_B_MAKE},
-    {"rand", 2, LAM_B_RAND}, {"randf", 2, LAM_B_RAND},
+    {"sin", 1, LAM_B_FLOAT},   {"cos", 1, LAM_B_FLOAT},    {"tan", 1, LAM_B_FLOAT},     {"asin", 1, LAM_B_FLOAT},
+    {"acos", 1, LAM_B_FLOAT},  {"atan", 1, LAM_B_FLOAT},   {"atan2", 2, LAM_B_FLOAT},   {"sinh", 1, LAM_B_FLOAT},
+    {"cosh", 1, LAM_B_FLOAT},  {"tanh", 1, LAM_B_FLOAT},   {"asinh", 1, LAM_B_FLOAT},   {"acosh", 1, LAM_B_FLOAT},
+    {"atanh", 1, LAM_B_FLOAT}, {"exp", 1, LAM_B_FLOAT},    {"exp2", 1, LAM_B_FLOAT},    {"expm1", 1, LAM_B_FLOAT},
+    {"log", 1, LAM_B_FLOAT},   {"log2", 1, LAM_B_FLOAT},   {"log10", 1, LAM_B_FLOAT},   {"log1p", 1, LAM_B_FLOAT},
+    {"sqrt", 1, LAM_B_FLOAT},  {"rsqrt", 1, LAM_B_FLOAT},  {"cbrt", 1, LAM_B_FLOAT},    {"pow", 2, LAM_B_FLOAT},
+    {"floor", 1, LAM_B_FLOAT}, {"ceil", 1, LAM_B_FLOAT},   {"round", 1, LAM_B_FLOAT},   {"trunc", 1, LAM_B_FLOAT},
+    {"fmod", 2, LAM_B_FLOAT},  {"fma", 3, LAM_B_FLOAT},    {"hypot", 2, LAM_B_FLOAT},   {"erf", 1, LAM_B_FLOAT},
+    {"erfc", 1, LAM_B_FLOAT},  {"lgamma", 1, LAM_B_FLOAT}, {"tgamma", 1, LAM_B_FLOAT},  {"copysign", 2, LAM_B_FLOAT},
+    {"isnan", 1, LAM_B_PRED},  {"isinf", 1, LAM_B_PRED},   {"isfinite", 1, LAM_B_PRED}, {"abs", 1, LAM_B_KEEP},
+    {"min", 2, LAM_B_KEEP},    {"max", 2, LAM_B_KEEP},     {"clamp", 3, LAM_B_KEEP},    {"sign", 1, LAM_B_KEEP},
+    {"re", 1, LAM_B_CPLX},     {"im", 1, LAM_B_CPLX},      {"conj", 1, LAM_B_CPLX},     {"abs2", 1, LAM_B_CPLX},
+    {"arg", 1, LAM_B_CPLX},    {"complex", 2, LAM_B_MAKE}, {"rand", 2, LAM_B_RAND},     {"randf", 2, LAM_B_RAND},
 };
 const int lam__nbuiltins = (int)(sizeof lam__builtins / sizeof lam__builtins[0]);
 
 /* Casts are spelled like calls to the dtype's name. */
-static const gx_dtype lam__casts[] = {GX_BOOL, GX_I8, GX_I16, GX_I32, GX_I64, GX_U8,
-                                      GX_U16, GX_U32, GX_U64, GX_F32, GX_F64, GX_C64, GX_C128};
+static const gx_dtype lam__casts[] = {GX_BOOL, GX_I8,  GX_I16, GX_I32, GX_I64, GX_U8,  GX_U16,
+                                      GX_U32,  GX_U64, GX_F32, GX_F64, GX_C64, GX_C128};
 #define NCASTS ((int)(sizeof lam__casts / sizeof lam__casts[0]))
 
 typedef struct checker {
@@ -40,10 +35,7 @@ typedef struct checker {
     const char *text;
 } checker;
 
-static bool lam_scalar(gx_dtype t)
-{
-    return (t >= GX_BOOL && t <= GX_U64) || t == GX_F32 || t == GX_F64;
-}
+static bool lam_scalar(gx_dtype t) { return (t >= GX_BOOL && t <= GX_U64) || t == GX_F32 || t == GX_F64; }
 
 static bool is_float(gx_dtype t) { return t == GX_F32 || t == GX_F64; }
 static bool is_cx(gx_dtype t) { return t == GX_C64 || t == GX_C128; }
@@ -55,7 +47,11 @@ static gx_dtype real_of(gx_dtype t) { return t == GX_C64 ? GX_F32 : t == GX_C128
 gx_dtype lam__promote(gx_dtype t)
 {
     switch (t) {
-    case GX_BOOL: case GX_I8: case GX_I16: case GX_U8: case GX_U16: return GX_I32;
+    case GX_BOOL:
+    case GX_I8:
+    case GX_I16:
+    case GX_U8:
+    case GX_U16: return GX_I32;
     default: return t;
     }
 }
@@ -82,7 +78,7 @@ static gx_dtype usual(gx_dtype a, gx_dtype b)
     gx_dtype u = is_unsigned(a) ? a : b, s = is_unsigned(a) ? b : a;
     if (rank(u) >= rank(s))
         return u;
-    return s;   /* i64 holds every u32 */
+    return s; /* i64 holds every u32 */
 }
 
 /* ------------------------------------------------------------ name suggestions */
@@ -95,7 +91,6 @@ static int bounded_len(const char *s, int max)
         n++;
     return n;
 }
-
 
 static int edit_distance(const char *a, int la, const char *b, int lb)
 {
@@ -121,7 +116,12 @@ static int edit_distance(const char *a, int la, const char *b, int lb)
     return row[lb];
 }
 
-typedef struct suggest { const char *name; int len, dist; const char *best; int blen; } suggest;
+typedef struct suggest {
+    const char *name;
+    int len, dist;
+    const char *best;
+    int blen;
+} suggest;
 
 static void consider(suggest *s, const char *cand, int clen)
 {
@@ -162,12 +162,15 @@ static void hint_for(const checker *c, const lam__node *n, bool call, char *buf,
         return;
     }
     if (call) {
-        snprintf(buf, cap, "call a math function (sin, exp, pow, min, ...), a cast (f32, i32, ...), or a function registered with gx_define");
+        snprintf(buf, cap,
+                 "call a math function (sin, exp, pow, min, ...), a cast (f32, i32, ...), or a function registered "
+                 "with gx_define");
         return;
     }
     size_t k = (size_t)snprintf(buf, cap, "names in scope: the parameters");
     for (int i = 0; i < c->l->nparams && k < cap; i++)
-        k += (size_t)snprintf(buf + k, cap - k, "%s%.*s", i ? ", " : " ", c->l->plen[i] > 40 ? 40 : c->l->plen[i], c->text + c->l->pcol[i]);
+        k += (size_t)snprintf(buf + k, cap - k, "%s%.*s", i ? ", " : " ", c->l->plen[i] > 40 ? 40 : c->l->plen[i],
+                              c->text + c->l->pcol[i]);
     for (int i = 0; i < e->nconsts && e->consts && k < cap; i++)
         if (e->consts[i].name)
             k += (size_t)snprintf(buf + k, cap - k, "%s%.40s", i ? ", " : "; the constants ", e->consts[i].name);
@@ -186,7 +189,8 @@ static gx_status check(checker *c, lam__node *n);
 static gx_status check_name(checker *c, lam__node *n)
 {
     for (int i = 0; i < c->l->nparams; i++)
-        if (c->l->plen[i] == n->name_len && memcmp(c->text + c->l->pcol[i], c->text + n->name_at, (size_t)n->name_len) == 0) {
+        if (c->l->plen[i] == n->name_len &&
+            memcmp(c->text + c->l->pcol[i], c->text + n->name_at, (size_t)n->name_len) == 0) {
             n->ref = LAM_R_PARAM;
             n->index = i;
             n->type = c->env->arg_types[i];
@@ -203,11 +207,13 @@ static gx_status check_name(checker *c, lam__node *n)
     const char *nm = c->text + n->name_at;
     for (int i = 0; i < lam__nbuiltins; i++)
         if (name_is(c, n, lam__builtins[i].name))
-            return lam__fail(GX_ERR_TYPE, c->text, n->col, "call it with arguments in parentheses", "'%.*s' is a function, not a value", len, nm);
+            return lam__fail(GX_ERR_TYPE, c->text, n->col, "call it with arguments in parentheses",
+                             "'%.*s' is a function, not a value", len, nm);
     for (int i = 0; i < c->env->nfns && c->env->fns; i++)
         if (n->name_len == bounded_len(c->env->fns[i].name, (int)sizeof c->env->fns[i].name) &&
             memcmp(c->env->fns[i].name, nm, (size_t)n->name_len) == 0)
-            return lam__fail(GX_ERR_TYPE, c->text, n->col, "call it with arguments in parentheses", "'%.*s' is a function, not a value", len, nm);
+            return lam__fail(GX_ERR_TYPE, c->text, n->col, "call it with arguments in parentheses",
+                             "'%.*s' is a function, not a value", len, nm);
     char hint[512];
     hint_for(c, n, false, hint, sizeof hint);
     return lam__fail(GX_ERR_TYPE, c->text, n->col, hint, "unknown name '%.*s'", len, nm);
@@ -229,10 +235,11 @@ static gx_status check_complex_builtin(checker *c, lam__node *n, const lam__buil
     if (!*done) {
         if (!is_cx(t))
             return GX_OK;
-        return lam__fail(GX_ERR_TYPE, c->text, n->col, "complex values take + - * /, == !=, re, im, conj, abs, abs2, arg, exp",
+        return lam__fail(GX_ERR_TYPE, c->text, n->col,
+                         "complex values take + - * /, == !=, re, im, conj, abs, abs2, arg, exp",
                          "'%s' does not take complex arguments", b->name);
     }
-    if (b->kind == LAM_B_RAND) {   /* rand(seed, i): both u64 */
+    if (b->kind == LAM_B_RAND) { /* rand(seed, i): both u64 */
         n->optype = n->type = strcmp(b->name, "rand") == 0 ? GX_F64 : GX_F32;
         for (int i = 0; i < n->nkids; i++) {
             if (is_cx(n->kid[i]->type) || is_float(n->kid[i]->type))
@@ -273,7 +280,7 @@ static gx_status check_builtin(checker *c, lam__node *n, int bi)
         return GX_OK;
     }
     if (b->kind != LAM_B_KEEP && !is_float(t))
-        t = GX_F64;    /* integer arguments compute in double precision */
+        t = GX_F64; /* integer arguments compute in double precision */
     n->ref = LAM_R_BUILTIN;
     n->index = bi;
     n->optype = lam__promote(t);
@@ -288,19 +295,23 @@ static gx_status check_user(checker *c, lam__node *n, int fi)
     const lam_fn_sig *f = &c->env->fns[fi];
     int len = n->name_len > 40 ? 40 : n->name_len;
     if (!f->callable)
-        return lam__fail(GX_ERR_TYPE, c->text, n->col,
-                         "lambdas can call only functions whose return and parameter types are bool, (u)int8..64_t or float/double; "
-                         "wrap it in such a function",
-                         "function '%.*s' cannot be called from a lambda: its signature uses a type that is not a scalar dtype", len, c->text + n->name_at);
+        return lam__fail(
+            GX_ERR_TYPE, c->text, n->col,
+            "lambdas can call only functions whose return and parameter types are bool, (u)int8..64_t or float/double; "
+            "wrap it in such a function",
+            "function '%.*s' cannot be called from a lambda: its signature uses a type that is not a scalar dtype", len,
+            c->text + n->name_at);
     if (n->nkids != f->nparams)
         return arity_error(c, n, f->nparams);
     for (int i = 0; i < n->nkids; i++) {
         if (!lam_scalar(f->params[i]))
-            return lam__fail(GX_ERR_TYPE, c->text, n->col, NULL, "function '%.*s' has an unsupported parameter type", len, c->text + n->name_at);
+            return lam__fail(GX_ERR_TYPE, c->text, n->col, NULL, "function '%.*s' has an unsupported parameter type",
+                             len, c->text + n->name_at);
         n->kid[i]->conv = f->params[i];
     }
     if (!lam_scalar(f->ret))
-        return lam__fail(GX_ERR_TYPE, c->text, n->col, NULL, "function '%.*s' has an unsupported return type", len, c->text + n->name_at);
+        return lam__fail(GX_ERR_TYPE, c->text, n->col, NULL, "function '%.*s' has an unsupported return type", len,
+                         c->text + n->name_at);
     n->ref = LAM_R_USER;
     n->index = fi;
     n->type = n->optype = f->ret;
@@ -331,8 +342,10 @@ static gx_status check_call(checker *c, lam__node *n)
             return check_user(c, n, i);
     int len = n->name_len > 40 ? 40 : n->name_len;
     for (int i = 0; i < c->l->nparams; i++)
-        if (c->l->plen[i] == n->name_len && memcmp(c->text + c->l->pcol[i], c->text + n->name_at, (size_t)n->name_len) == 0)
-            return lam__fail(GX_ERR_TYPE, c->text, n->col, "only functions can be called", "'%.*s' is a parameter, not a function", len, c->text + n->name_at);
+        if (c->l->plen[i] == n->name_len &&
+            memcmp(c->text + c->l->pcol[i], c->text + n->name_at, (size_t)n->name_len) == 0)
+            return lam__fail(GX_ERR_TYPE, c->text, n->col, "only functions can be called",
+                             "'%.*s' is a parameter, not a function", len, c->text + n->name_at);
     char hint[512];
     hint_for(c, n, true, hint, sizeof hint);
     return lam__fail(GX_ERR_TYPE, c->text, n->col, hint, "unknown function '%.*s'", len, c->text + n->name_at);
@@ -360,13 +373,10 @@ static gx_status check_unary(checker *c, lam__node *n)
     switch (n->op) {
     case LAM_OP_NOT:
         n->type = n->optype = GX_BOOL;
-        a->conv = a->type;     /* C's ! accepts any scalar */
+        a->conv = a->type; /* C's ! accepts any scalar */
         return GX_OK;
-    case LAM_OP_TILDE:
-        GX__CHECK(need_int(c, n, a, "operand"));
-        break;
-    default:
-        break;
+    case LAM_OP_TILDE: GX__CHECK(need_int(c, n, a, "operand")); break;
+    default: break;
     }
     n->type = n->optype = a->conv = lam__promote(a->type);
     return GX_OK;
@@ -378,16 +388,23 @@ static gx_status check_complex_binary(checker *c, lam__node *n)
     if (!is_cx(n->kid[0]->type) && !is_cx(n->kid[1]->type))
         return GX_OK;
     switch (n->op) {
-    case LAM_OP_ADD: case LAM_OP_SUB: case LAM_OP_MUL: case LAM_OP_DIV: case LAM_OP_EQ: case LAM_OP_NE:
-        return GX_OK;
-    case LAM_OP_LT: case LAM_OP_LE: case LAM_OP_GT: case LAM_OP_GE:
+    case LAM_OP_ADD:
+    case LAM_OP_SUB:
+    case LAM_OP_MUL:
+    case LAM_OP_DIV:
+    case LAM_OP_EQ:
+    case LAM_OP_NE: return GX_OK;
+    case LAM_OP_LT:
+    case LAM_OP_LE:
+    case LAM_OP_GT:
+    case LAM_OP_GE:
         return lam__fail(GX_ERR_TYPE, c->text, n->col, "compare abs(z) or re(z) instead",
                          "operator '%s' does not order complex numbers", lam__op_text(n->op));
-    case LAM_OP_LAND: case LAM_OP_LOR:
+    case LAM_OP_LAND:
+    case LAM_OP_LOR:
         return lam__fail(GX_ERR_TYPE, c->text, n->col, "compare explicitly, e.g. z != complex(0, 0)",
                          "operator '%s' does not take complex operands", lam__op_text(n->op));
-    default:
-        return GX_OK;   /* the integer operators report it themselves */
+    default: return GX_OK; /* the integer operators report it themselves */
     }
 }
 
@@ -398,24 +415,28 @@ static gx_status check_binary(checker *c, lam__node *n)
     GX__CHECK(check(c, b));
     GX__CHECK(check_complex_binary(c, n));
     switch (n->op) {
-    case LAM_OP_LAND: case LAM_OP_LOR:
+    case LAM_OP_LAND:
+    case LAM_OP_LOR:
         a->conv = a->type;
         b->conv = b->type;
         n->type = n->optype = GX_BOOL;
         return GX_OK;
-    case LAM_OP_SHL: case LAM_OP_SHR:
+    case LAM_OP_SHL:
+    case LAM_OP_SHR:
         GX__CHECK(need_int(c, n, a, "left operand"));
         GX__CHECK(need_int(c, n, b, "right operand"));
         /* As in C the result has the promoted left type; the count is masked. */
         n->type = n->optype = a->conv = lam__promote(a->type);
         b->conv = lam__promote(b->type);
         return GX_OK;
-    case LAM_OP_MOD: case LAM_OP_AND: case LAM_OP_OR: case LAM_OP_XOR:
+    case LAM_OP_MOD:
+    case LAM_OP_AND:
+    case LAM_OP_OR:
+    case LAM_OP_XOR:
         GX__CHECK(need_int(c, n, a, "left operand"));
         GX__CHECK(need_int(c, n, b, "right operand"));
         break;
-    default:
-        break;
+    default: break;
     }
     n->optype = a->conv = b->conv = usual(a->type, b->type);
     bool cmp = n->op >= LAM_OP_LT && n->op <= LAM_OP_NE;
@@ -467,12 +488,13 @@ static gx_status check_env(const lam_env *env, const lam_lambda *l)
     if (l->nparams != env->nargs)
         return lam__fail(GX_ERR_TYPE, l->text, l->nparams ? l->pcol[0] : l->arrow_col,
                          "write one parameter per input array, in order",
-                         "the lambda takes %d parameter%s, but %d argument%s given", l->nparams, l->nparams == 1 ? "" : "s",
-                         env->nargs, env->nargs == 1 ? " is" : "s are");
+                         "the lambda takes %d parameter%s, but %d argument%s given", l->nparams,
+                         l->nparams == 1 ? "" : "s", env->nargs, env->nargs == 1 ? " is" : "s are");
     for (int i = 0; i < env->nargs; i++)
         if (!lam_value(env->arg_types[i]))
-            return lam__fail(GX_ERR_TYPE, l->text, l->pcol[i], "use bool, i8..i64, u8..u64, f32, f64, c64 or c128 arrays",
-                             "argument %d has dtype %s, which lambdas do not support", i + 1, gx_dtype_name(env->arg_types[i]));
+            return lam__fail(
+                GX_ERR_TYPE, l->text, l->pcol[i], "use bool, i8..i64, u8..u64, f32, f64, c64 or c128 arrays",
+                "argument %d has dtype %s, which lambdas do not support", i + 1, gx_dtype_name(env->arg_types[i]));
     for (int i = 0; i < env->nconsts && env->consts; i++)
         if (!lam_scalar(env->consts[i].value.dtype))
             return gx__err(GX_ERR_TYPE, "constant '%.40s' has dtype %s, which lambdas do not support",

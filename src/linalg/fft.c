@@ -27,12 +27,14 @@ typedef struct fft_req {
     bool inverse;
     gx_fft_norm norm;
     const gx_array *in;
-    int64_t n_last;         /* C2R: the real length of the last axis */
+    int64_t n_last; /* C2R: the real length of the last axis */
 } fft_req;
 
 /* ------------------------------------------------------------ gx's own transform (double) */
 
-typedef struct fz { double re, im; } fz;
+typedef struct fz {
+    double re, im;
+} fz;
 
 static int64_t fft_factor(int64_t n)
 {
@@ -85,17 +87,17 @@ static fz *fft_twiddles(int64_t n, bool inverse)
 /* ------------------------------------------------------------ CPU lines */
 
 typedef struct fft_axis_job {
-    fft_kind kind;          /* C2C: in place on dst; R2C / C2R: last axis, src -> dst */
-    gx_dtype cdt;           /* the complex dtype involved */
-    int64_t n;              /* transform length */
-    int64_t inner;          /* C2C: element stride of the axis in dst */
+    fft_kind kind; /* C2C: in place on dst; R2C / C2R: last axis, src -> dst */
+    gx_dtype cdt;  /* the complex dtype involved */
+    int64_t n;     /* transform length */
+    int64_t inner; /* C2C: element stride of the axis in dst */
     int64_t src_len, dst_len;
     const char *src;
     char *dst;
     bool inverse;
     const fz *tw;
-    void *kcfg;             /* KissFFT plan for c64 (NULL: use tw) */
-    char *scratch;          /* per worker: scratch_per bytes */
+    void *kcfg;    /* KissFFT plan for c64 (NULL: use tw) */
+    char *scratch; /* per worker: scratch_per bytes */
     size_t scratch_per;
 } fft_axis_job;
 
@@ -222,7 +224,7 @@ static gx_status fft_run_axis(gx_ctx *ctx, fft_axis_job *j, int64_t nlines)
 /* src/dst are dense; dst has the result's shape. */
 static gx_status fft_host(gx_ctx *ctx, const fft_req *r, const gx_array *src, gx_array *dst)
 {
-    const gx_array *cplx = r->kind == FFT_C2R ? src : dst;   /* the complex-shaped array */
+    const gx_array *cplx = r->kind == FFT_C2R ? src : dst; /* the complex-shaped array */
     int nd = cplx->ndim, last = nd - 1;
     fft_axis_job j;
     memset(&j, 0, sizeof j);
@@ -311,7 +313,7 @@ static gx_status fft_apply_scale(gx_array *a, double f)
 {
     if (f == 1.0 || a->size == 0)
         return GX_OK;
-    gx_array v = *a;   /* a private real-typed view of the same bytes, never registered */
+    gx_array v = *a; /* a private real-typed view of the same bytes, never registered */
     int parts = linalg_is_complex(a->dtype) ? 2 : 1;
     v.dtype = linalg_real_of(a->dtype);
     v.ndim = 1, v.shape[0] = a->size * parts, v.strides[0] = 1, v.offset = a->offset * parts, v.size = v.shape[0];
@@ -329,8 +331,9 @@ static gx_status fft_result(const fft_req *r, gx_dtype *dt, int64_t *shape, cons
 {
     const gx_array *in = r->in;
     if (r->rank < 1 || r->rank > 3 || r->rank > in->ndim)
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: rank %d; transforms run over the last 1, 2 or 3 axes of a %d-D array",
-                       what, r->rank, in->ndim);
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "%s: rank %d; transforms run over the last 1, 2 or 3 axes of a %d-D array", what, r->rank,
+                       in->ndim);
     if ((unsigned)r->norm > GX_FFT_NORM_NONE)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: norm %d is not a gx_fft_norm", what, (int)r->norm);
     bool cin = linalg_is_complex(in->dtype), rin = in->dtype == GX_F32 || in->dtype == GX_F64;
@@ -348,14 +351,16 @@ static gx_status fft_result(const fft_req *r, gx_dtype *dt, int64_t *shape, cons
     } else if (r->kind == FFT_C2R) {
         *dt = linalg_real_of(in->dtype);
         if (r->n_last < 1 || r->n_last / 2 + 1 != in->shape[last])
-            return gx__err(GX_ERR_SHAPE, "%s: n_last %lld needs a last input axis of n_last/2 + 1 = %lld, but it is %lld", what,
+            return gx__err(GX_ERR_SHAPE,
+                           "%s: n_last %lld needs a last input axis of n_last/2 + 1 = %lld, but it is %lld", what,
                            (long long)r->n_last, (long long)(r->n_last / 2 + 1), (long long)in->shape[last]);
         shape[last] = r->n_last;
     }
     return GX_OK;
 }
 
-static gx_status fft_out(gx_ctx *ctx, gx_dtype dt, int nd, const int64_t *shape, gx_array **out, bool *made, const char *what)
+static gx_status fft_out(gx_ctx *ctx, gx_dtype dt, int nd, const int64_t *shape, gx_array **out, bool *made,
+                         const char *what)
 {
     *made = false;
     if (!*out) {
@@ -407,7 +412,7 @@ static gx_status fft_do(fft_req *r, gx_array **out, const char *what)
     gx_array *src = NULL, *dst = NULL;
     gx_status s = fft_out(ctx, dt, r->in->ndim, shape, out, &made, what);
     if (s == GX_OK && r->kind == FFT_C2R) {
-        s = gx_array_clone(r->in, GX_DTYPE_DEFAULT, &src);   /* the transform destroys its input */
+        s = gx_array_clone(r->in, GX_DTYPE_DEFAULT, &src); /* the transform destroys its input */
     } else if (s == GX_OK) {
         s = linalg_dense(r->in, &src);
     }

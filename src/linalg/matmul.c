@@ -17,11 +17,11 @@
 
 /* One operand as a library sees it. */
 typedef struct mm_operand {
-    gx_array *tmp;      /* dense copy, when one was needed */
-    const gx_array *a;  /* what the library reads: the caller's array or tmp */
-    gx_op op;           /* op after folding a transposed layout */
-    int64_t ld;         /* leading dimension (row-major) */
-    int64_t bstride;    /* elements between batch entries (0 = shared) */
+    gx_array *tmp;     /* dense copy, when one was needed */
+    const gx_array *a; /* what the library reads: the caller's array or tmp */
+    gx_op op;          /* op after folding a transposed layout */
+    int64_t ld;        /* leading dimension (row-major) */
+    int64_t bstride;   /* elements between batch entries (0 = shared) */
 } mm_operand;
 
 /* The options resolved: defaults applied, alpha/beta as {re, im} doubles. */
@@ -35,7 +35,7 @@ typedef struct mm_call {
     gx_dtype dt;
     int64_t m, n, k, batch;
     mm_operand A, B, C;
-    gx_array *c_user;   /* C when the library writes a temporary instead */
+    gx_array *c_user; /* C when the library writes a temporary instead */
     mm_opts o;
 } mm_call;
 
@@ -58,7 +58,7 @@ static gx_status mm_operand_make(const gx_array *a, gx_op op, mm_operand *o)
         mm_rc(o->a, &r, &c, &sr, &sc);
         int64_t sb = o->a->ndim == 3 ? o->a->strides[0] : 0;
         bool batch_ok = sb >= 0 && (o->a->ndim == 2 || o->a->shape[0] == 1 || sb > 0);
-        if (r == 0 || c == 0) {   /* nothing to read: any layout with a legal ld */
+        if (r == 0 || c == 0) { /* nothing to read: any layout with a legal ld */
             o->op = op;
             o->ld = c > 1 ? c : 1;
             return GX_OK;
@@ -92,11 +92,13 @@ static gx_status mm_check(const gx_array *c, const gx_array *a, const gx_array *
     if (a->ctx != c->ctx || b->ctx != c->ctx)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_matmul: a, b and c belong to different contexts");
     if (a->dtype != c->dtype || b->dtype != c->dtype || !mm_dtype_ok(c->dtype))
-        return gx__err(GX_ERR_DTYPE, "gx_matmul: dtypes a=%s, b=%s, c=%s; all three must be one of f32, f64, c64, c128 "
-                                     "(convert with gx_array_clone)", gx_dtype_name(a->dtype), gx_dtype_name(b->dtype),
-                       gx_dtype_name(c->dtype));
+        return gx__err(GX_ERR_DTYPE,
+                       "gx_matmul: dtypes a=%s, b=%s, c=%s; all three must be one of f32, f64, c64, c128 "
+                       "(convert with gx_array_clone)",
+                       gx_dtype_name(a->dtype), gx_dtype_name(b->dtype), gx_dtype_name(c->dtype));
     if ((unsigned)o->op_a > GX_OP_C || (unsigned)o->op_b > GX_OP_C || (unsigned)o->math > GX_MATH_BF16)
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_matmul: op_a/op_b must be GX_OP_N, GX_OP_T or GX_OP_C and math a gx_math_mode");
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "gx_matmul: op_a/op_b must be GX_OP_N, GX_OP_T or GX_OP_C and math a gx_math_mode");
     if (c->st == a->st || c->st == b->st)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_matmul: c shares storage with a or b; write into a separate array");
     return GX_OK;
@@ -109,22 +111,26 @@ static gx_status mm_shapes(const gx_array *c, const gx_array *a, const gx_array 
     linalg_shape_str(sb, sizeof sb, b->ndim, b->shape);
     linalg_shape_str(sc, sizeof sc, c->ndim, c->shape);
     if (a->ndim < 2 || a->ndim > 3 || b->ndim < 2 || b->ndim > 3 || c->ndim != (a->ndim == 3 || b->ndim == 3 ? 3 : 2))
-        return gx__err(GX_ERR_SHAPE, "gx_matmul: a %s, b %s, c %s: matrices are 2-D, batches 3-D (c is 3-D when a or b is)",
-                       sa, sb, sc);
-    int64_t ar = a->shape[a->ndim - 2], ac = a->shape[a->ndim - 1], br = b->shape[b->ndim - 2], bc = b->shape[b->ndim - 1];
+        return gx__err(GX_ERR_SHAPE,
+                       "gx_matmul: a %s, b %s, c %s: matrices are 2-D, batches 3-D (c is 3-D when a or b is)", sa, sb,
+                       sc);
+    int64_t ar = a->shape[a->ndim - 2], ac = a->shape[a->ndim - 1], br = b->shape[b->ndim - 2],
+            bc = b->shape[b->ndim - 1];
     int64_t m = o->op_a == GX_OP_N ? ar : ac, ka = o->op_a == GX_OP_N ? ac : ar;
     int64_t kb = o->op_b == GX_OP_N ? br : bc, n = o->op_b == GX_OP_N ? bc : br;
     if (ka != kb)
-        return gx__err(GX_ERR_SHAPE, "gx_matmul: inner sizes differ: op(a) of a %s has %lld columns, op(b) of b %s has %lld rows",
-                       sa, (long long)ka, sb, (long long)kb);
+        return gx__err(GX_ERR_SHAPE,
+                       "gx_matmul: inner sizes differ: op(a) of a %s has %lld columns, op(b) of b %s has %lld rows", sa,
+                       (long long)ka, sb, (long long)kb);
     int64_t batch = c->ndim == 3 ? c->shape[0] : 1;
     bool bad_batch = (a->ndim == 3 && a->shape[0] != batch) || (b->ndim == 3 && b->shape[0] != batch);
     if (c->shape[c->ndim - 2] != m || c->shape[c->ndim - 1] != n || bad_batch)
-        return gx__err(GX_ERR_SHAPE, "gx_matmul: c has shape %s but op(a)·op(b) of a %s and b %s is (%s%lld, %lld)", sc, sa, sb,
-                       c->ndim == 3 ? "batch, " : "", (long long)m, (long long)n);
+        return gx__err(GX_ERR_SHAPE, "gx_matmul: c has shape %s but op(a)·op(b) of a %s and b %s is (%s%lld, %lld)", sc,
+                       sa, sb, c->ndim == 3 ? "batch, " : "", (long long)m, (long long)n);
     if (m > INT32_MAX || n > INT32_MAX || ka > INT32_MAX || batch > INT32_MAX)
-        return gx__err(GX_ERR_UNSUPPORTED, "gx_matmul: m=%lld, n=%lld, k=%lld, batch=%lld: the BLAS libraries take 32-bit "
-                                           "sizes (at most 2147483647); split the product into blocks",
+        return gx__err(GX_ERR_UNSUPPORTED,
+                       "gx_matmul: m=%lld, n=%lld, k=%lld, batch=%lld: the BLAS libraries take 32-bit "
+                       "sizes (at most 2147483647); split the product into blocks",
                        (long long)m, (long long)n, (long long)ka, (long long)batch);
     mc->dt = c->dtype, mc->m = m, mc->n = n, mc->k = ka, mc->batch = batch, mc->o = *o;
     return GX_OK;
@@ -153,8 +159,9 @@ static gx_status mm_output(gx_array *c, mm_call *mc)
     mc->C.ld = r <= 1 || cc == 0 ? (cc > 1 ? cc : 1) : sr;
     mc->C.bstride = sb;
     if (mc->A.ld > INT32_MAX || mc->B.ld > INT32_MAX || mc->C.ld > INT32_MAX)
-        return gx__err(GX_ERR_UNSUPPORTED, "gx_matmul: a leading dimension (lda=%lld, ldb=%lld, ldc=%lld) exceeds the BLAS "
-                                           "32-bit limit 2147483647; copy the view to a dense array first",
+        return gx__err(GX_ERR_UNSUPPORTED,
+                       "gx_matmul: a leading dimension (lda=%lld, ldb=%lld, ldc=%lld) exceeds the BLAS "
+                       "32-bit limit 2147483647; copy the view to a dense array first",
                        (long long)mc->A.ld, (long long)mc->B.ld, (long long)mc->C.ld);
     return GX_OK;
 }
@@ -162,7 +169,10 @@ static gx_status mm_output(gx_array *c, mm_call *mc)
 /* ------------------------------------------------------------ host: CBLAS */
 
 #ifdef GX_HAVE_CBLAS
-static enum CBLAS_TRANSPOSE mm_cblas_op(gx_op op) { return op == GX_OP_N ? CblasNoTrans : op == GX_OP_T ? CblasTrans : CblasConjTrans; }
+static enum CBLAS_TRANSPOSE mm_cblas_op(gx_op op)
+{
+    return op == GX_OP_N ? CblasNoTrans : op == GX_OP_T ? CblasTrans : CblasConjTrans;
+}
 
 static void mm_cblas_one(const gx__gemm *g, const char *a, const char *b, char *c)
 {
@@ -171,20 +181,19 @@ static void mm_cblas_one(const gx__gemm *g, const char *a, const char *b, char *
     const double *al = g->alpha, *be = g->beta;
     switch (g->dtype) {
     case GX_F32:
-        cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, (float)al[0], (const float *)a, lda, (const float *)b, ldb, (float)be[0],
-                    (float *)c, ldc);
+        cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, (float)al[0], (const float *)a, lda, (const float *)b, ldb,
+                    (float)be[0], (float *)c, ldc);
         break;
     case GX_F64:
-        cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, al[0], (const double *)a, lda, (const double *)b, ldb, be[0], (double *)c, ldc);
+        cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, al[0], (const double *)a, lda, (const double *)b, ldb, be[0],
+                    (double *)c, ldc);
         break;
     case GX_C64: {
         float fa[2] = {(float)al[0], (float)al[1]}, fb[2] = {(float)be[0], (float)be[1]};
         cblas_cgemm(CblasRowMajor, ta, tb, m, n, k, fa, a, lda, b, ldb, fb, c, ldc);
         break;
     }
-    default:
-        cblas_zgemm(CblasRowMajor, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc);
-        break;
+    default: cblas_zgemm(CblasRowMajor, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc); break;
     }
 }
 
@@ -245,7 +254,7 @@ static gx_status mm_run(gx_ctx *ctx, mm_call *mc)
         return GX_OK;
     gx__gemm g;
     mm_desc(mc, &g);
-    gx__range_push("gx_matmul");   /* NVTX: names the library's kernels in Nsight Systems */
+    gx__range_push("gx_matmul"); /* NVTX: names the library's kernels in Nsight Systems */
     gx_status s = mm_dispatch(ctx, &g);
     gx__range_pop();
     if (s == GX_OK && mc->c_user)
@@ -295,7 +304,7 @@ static gx_status mm_into(const gx_array *a, const gx_array *b, const mm_opts *op
     mm_call mc;
     memset(&mc, 0, sizeof mc);
     GX__CHECK(mm_shapes(c, a, b, &o, &mc));
-    if (!linalg_is_complex(mc.dt)) {   /* conjugation means nothing for real numbers */
+    if (!linalg_is_complex(mc.dt)) { /* conjugation means nothing for real numbers */
         mc.o.op_a = o.op_a == GX_OP_C ? GX_OP_T : o.op_a;
         mc.o.op_b = o.op_b == GX_OP_C ? GX_OP_T : o.op_b;
     }

@@ -17,11 +17,11 @@ typedef enum rng_kind { RNG_UNIFORM, RNG_NORMAL, RNG_INT } rng_kind;
 /* Must match the struct in the generated source. */
 typedef struct rng_args {
     uint64_t p;
-    int64_t n;          /* elements */
+    int64_t n; /* elements */
     int64_t nblocks;
     uint64_t seed, offset, start;
     uint64_t lo, range;
-    int64_t fast;       /* CUDA: full blocks may use one vector store */
+    int64_t fast; /* CUDA: full blocks may use one vector store */
 } rng_args;
 
 #define RNG_M0 0xD2511F53u
@@ -44,7 +44,8 @@ void gx_philox4x32_10_host(const uint32_t ctr[4], const uint32_t key[2], uint32_
 /* The generator and the value mappings, for both targets.  Written so the C and
  * CUDA compilers see the same arithmetic (no target intrinsics, no __int128). */
 static const char rng_code[] =
-    "typedef struct { uint64_t p; int64_t n; int64_t nblocks; uint64_t seed, offset, start; uint64_t lo, range; int64_t fast; } gxr_args;\n"
+    "typedef struct { uint64_t p; int64_t n; int64_t nblocks; uint64_t seed, offset, start; uint64_t lo, range; "
+    "int64_t fast; } gxr_args;\n"
     "GXF void gxr_philox(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k0, uint32_t k1, uint32_t *w)\n"
     "{\n"
     "  for (int r = 0; r < 10; r++) {\n"
@@ -73,7 +74,8 @@ static const char rng_code[] =
     "  return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);\n"
     "}\n"
     "GXF float gxr_u01_f32(const uint32_t *w, int j) { return (float)(w[j] >> 8) * 5.9604644775390625e-8f; }\n"
-    "GXF double gxr_u01_f64(const uint32_t *w, int j) { return (double)(gxr_w64(w, j) >> 11) * 1.1102230246251565404e-16; }\n"
+    "GXF double gxr_u01_f64(const uint32_t *w, int j) { return (double)(gxr_w64(w, j) >> 11) * "
+    "1.1102230246251565404e-16; }\n"
     "GXF double gxr_bm(double u1, double u2, int odd)\n"
     "{\n"
     "  const double r = sqrt(-2.0 * log(u1)), t = 6.283185307179586477 * u2;\n"
@@ -90,8 +92,10 @@ static const char rng_code[] =
     "  return gxr_bm(((double)(gxr_w64(w, 0) >> 11) + 0.5) * 1.1102230246251565404e-16,\n"
     "                (double)(gxr_w64(w, 1) >> 11) * 1.1102230246251565404e-16, j & 1);\n"
     "}\n"
-    "GXF uint64_t gxr_i32(const uint32_t *w, int j, uint64_t lo, uint64_t range) { return lo + (((uint64_t)w[j] * range) >> 32); }\n"
-    "GXF uint64_t gxr_i64(const uint32_t *w, int j, uint64_t lo, uint64_t range) { return lo + gxr_mulhi64(gxr_w64(w, j), range); }\n";
+    "GXF uint64_t gxr_i32(const uint32_t *w, int j, uint64_t lo, uint64_t range) { return lo + (((uint64_t)w[j] * "
+    "range) >> 32); }\n"
+    "GXF uint64_t gxr_i64(const uint32_t *w, int j, uint64_t lo, uint64_t range) { return lo + gxr_mulhi64(gxr_w64(w, "
+    "j), range); }\n";
 
 /* Per-block body shared by both entries: computes the 4 words of block `blk`. */
 /* The round keys depend only on the seed: computed once per thread (in registers),
@@ -100,21 +104,23 @@ static const char rng_code[] =
  * every round, compute-bound at 83% of the write bandwidth. */
 static void gen_round_keys(gx__sbuf *b, const char *acc)
 {
-    gx__sb_printf(b, "  uint32_t rk[20];\n#pragma unroll\n  for (int r = 0; r < 10; r++) {\n"
-                     "    rk[2 * r] = (uint32_t)%sseed + (uint32_t)r * 0x9E3779B9u;\n"
-                     "    rk[2 * r + 1] = (uint32_t)(%sseed >> 32) + (uint32_t)r * 0xBB67AE85u;\n  }\n",
+    gx__sb_printf(b,
+                  "  uint32_t rk[20];\n#pragma unroll\n  for (int r = 0; r < 10; r++) {\n"
+                  "    rk[2 * r] = (uint32_t)%sseed + (uint32_t)r * 0x9E3779B9u;\n"
+                  "    rk[2 * r + 1] = (uint32_t)(%sseed >> 32) + (uint32_t)r * 0xBB67AE85u;\n  }\n",
                   acc, acc);
 }
 
 static void gen_block_head(gx__sbuf *b, const char *acc, int W)
 {
-    gx__sb_printf(b,
-                  "    const uint64_t blk = %sstart / %d + (uint64_t)bi;\n"
-                  "    uint32_t w[4];\n"
-                  "    gxr_philox_rk((uint32_t)blk, (uint32_t)(blk >> 32), (uint32_t)%soffset, (uint32_t)(%soffset >> 32),\n"
-                  "                  rk, w);\n"
-                  "    const int64_t g0 = (int64_t)(blk * %d - %sstart);\n",
-                  acc, W, acc, acc, W, acc);
+    gx__sb_printf(
+        b,
+        "    const uint64_t blk = %sstart / %d + (uint64_t)bi;\n"
+        "    uint32_t w[4];\n"
+        "    gxr_philox_rk((uint32_t)blk, (uint32_t)(blk >> 32), (uint32_t)%soffset, (uint32_t)(%soffset >> 32),\n"
+        "                  rk, w);\n"
+        "    const int64_t g0 = (int64_t)(blk * %d - %sstart);\n",
+        acc, W, acc, acc, W, acc);
 }
 
 static void gen_rng_source(gx__sbuf *b, bool cuda, const char *ctype, size_t esz, int W, const char *val)
@@ -125,71 +131,81 @@ static void gen_rng_source(gx__sbuf *b, bool cuda, const char *ctype, size_t esz
     if (!cuda) {
         /* Blocks in groups of 16: the generator loop runs over the group with no
          * stores in between, so the compiler vectorises it across blocks. */
-        gx__sb_printf(b, "void gx_rng(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
-                         "  const gxr_args *a = (const gxr_args *)ap;\n  (void)thread;\n"
-                         "  %s *restrict o = (%s *)a->p;\n  const int64_t n = a->n;\n"
-                         "  const uint64_t b0 = a->start / %d;\n"
-                         "  const uint32_t o0 = (uint32_t)a->offset, o1 = (uint32_t)(a->offset >> 32);\n"
-                         "  const uint32_t k0 = (uint32_t)a->seed, k1 = (uint32_t)(a->seed >> 32);\n"
-                         "  for (int64_t g = begin; g < end; g += 16) {\n"
-                         "    uint32_t W[4][16];\n"
-                         "    for (int q = 0; q < 16; q++) {\n"
-                         "      const uint64_t blk = b0 + (uint64_t)(g + q);\n"
-                         "      uint32_t w[4];\n"
-                         "      gxr_philox((uint32_t)blk, (uint32_t)(blk >> 32), o0, o1, k0, k1, w);\n"
-                         "      W[0][q] = w[0]; W[1][q] = w[1]; W[2][q] = w[2]; W[3][q] = w[3];\n"
-                         "    }\n"
-                         "    const int cnt = end - g < 16 ? (int)(end - g) : 16;\n"
-                         "    for (int q = 0; q < cnt; q++) {\n"
-                         "      const uint32_t w[4] = {W[0][q], W[1][q], W[2][q], W[3][q]};\n"
-                         "      const uint64_t blk = b0 + (uint64_t)(g + q);\n"
-                         "      const int64_t g0 = (int64_t)(blk * %d - a->start);\n",
+        gx__sb_printf(b,
+                      "void gx_rng(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
+                      "  const gxr_args *a = (const gxr_args *)ap;\n  (void)thread;\n"
+                      "  %s *restrict o = (%s *)a->p;\n  const int64_t n = a->n;\n"
+                      "  const uint64_t b0 = a->start / %d;\n"
+                      "  const uint32_t o0 = (uint32_t)a->offset, o1 = (uint32_t)(a->offset >> 32);\n"
+                      "  const uint32_t k0 = (uint32_t)a->seed, k1 = (uint32_t)(a->seed >> 32);\n"
+                      "  for (int64_t g = begin; g < end; g += 16) {\n"
+                      "    uint32_t W[4][16];\n"
+                      "    for (int q = 0; q < 16; q++) {\n"
+                      "      const uint64_t blk = b0 + (uint64_t)(g + q);\n"
+                      "      uint32_t w[4];\n"
+                      "      gxr_philox((uint32_t)blk, (uint32_t)(blk >> 32), o0, o1, k0, k1, w);\n"
+                      "      W[0][q] = w[0]; W[1][q] = w[1]; W[2][q] = w[2]; W[3][q] = w[3];\n"
+                      "    }\n"
+                      "    const int cnt = end - g < 16 ? (int)(end - g) : 16;\n"
+                      "    for (int q = 0; q < cnt; q++) {\n"
+                      "      const uint32_t w[4] = {W[0][q], W[1][q], W[2][q], W[3][q]};\n"
+                      "      const uint64_t blk = b0 + (uint64_t)(g + q);\n"
+                      "      const int64_t g0 = (int64_t)(blk * %d - a->start);\n",
                       ctype, ctype, W, W);
-        gx__sb_printf(b, "      if (g0 >= 0 && g0 + %d <= n) {\n        for (int j = 0; j < %d; j++) o[g0 + j] = (%s)(%s);\n"
-                         "        continue;\n      }\n"
-                         "      for (int j = 0; j < %d; j++)\n        if (g0 + j >= 0 && g0 + j < n) o[g0 + j] = (%s)(%s);\n"
-                         "    }\n  }\n}\n",
-                      W, W, ctype, val, W, ctype, val);
+        gx__sb_printf(
+            b,
+            "      if (g0 >= 0 && g0 + %d <= n) {\n        for (int j = 0; j < %d; j++) o[g0 + j] = (%s)(%s);\n"
+            "        continue;\n      }\n"
+            "      for (int j = 0; j < %d; j++)\n        if (g0 + j >= 0 && g0 + j < n) o[g0 + j] = (%s)(%s);\n"
+            "    }\n  }\n}\n",
+            W, W, ctype, val, W, ctype, val);
         return;
     }
     /* 16 bytes is the widest single store; a 32-byte block becomes two. */
     int align = W * (int)esz > 16 ? 16 : W * (int)esz;
     gx__sb_printf(b, "struct __align__(%d) gxr_vec { %s e[%d]; };\n", align, ctype, W);
-    gx__sb_printf(b, "extern \"C\" __global__ void gx_rng(const gxr_args a)\n{\n"
-                     "  %s *o = (%s *)a.p;\n  const int64_t n = a.n;\n"
-                     "  const int64_t nth = (int64_t)gridDim.x * blockDim.x;\n",
+    gx__sb_printf(b,
+                  "extern \"C\" __global__ void gx_rng(const gxr_args a)\n{\n"
+                  "  %s *o = (%s *)a.p;\n  const int64_t n = a.n;\n"
+                  "  const int64_t nth = (int64_t)gridDim.x * blockDim.x;\n",
                   ctype, ctype);
     gen_round_keys(b, "a.");
-    gx__sb_puts(b, "  for (int64_t bi = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; bi < a.nblocks; bi += nth) {\n");
+    gx__sb_puts(b,
+                "  for (int64_t bi = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; bi < a.nblocks; bi += nth) {\n");
     gen_block_head(b, "a.", W);
-    gx__sb_printf(b, "    if (a.fast && g0 >= 0 && g0 + %d <= n) {\n      gxr_vec v;\n"
-                     "#pragma unroll\n      for (int j = 0; j < %d; j++) v.e[j] = (%s)(%s);\n"
-                     "      *(gxr_vec *)(o + g0) = v;\n      continue;\n    }\n"
-                     "    for (int j = 0; j < %d; j++)\n      if (g0 + j >= 0 && g0 + j < n) o[g0 + j] = (%s)(%s);\n  }\n}\n",
-                  W, W, ctype, val, W, ctype, val);
+    gx__sb_printf(
+        b,
+        "    if (a.fast && g0 >= 0 && g0 + %d <= n) {\n      gxr_vec v;\n"
+        "#pragma unroll\n      for (int j = 0; j < %d; j++) v.e[j] = (%s)(%s);\n"
+        "      *(gxr_vec *)(o + g0) = v;\n      continue;\n    }\n"
+        "    for (int j = 0; j < %d; j++)\n      if (g0 + j >= 0 && g0 + j < n) o[g0 + j] = (%s)(%s);\n  }\n}\n",
+        W, W, ctype, val, W, ctype, val);
 }
 
 /* What one call generates: the kernel's element type, W and value expression. */
 typedef struct rng_plan {
     int W;
-    const char *fn;     /* gxr_* value function */
-    bool ints;          /* takes lo and range */
+    const char *fn; /* gxr_* value function */
+    bool ints;      /* takes lo and range */
 } rng_plan;
 
 static gx_status rng_choose(rng_kind kind, gx_dtype t, uint64_t range, rng_plan *p, const char *what)
 {
     if (kind != RNG_INT) {
         if (t != GX_F32 && t != GX_F64)
-            return gx__err(GX_ERR_DTYPE, "%s: out has dtype %s; it fills f32 or f64 arrays (use gx_rand_int for integers)",
-                           what, gx_dtype_name(t));
+            return gx__err(GX_ERR_DTYPE,
+                           "%s: out has dtype %s; it fills f32 or f64 arrays (use gx_rand_int for integers)", what,
+                           gx_dtype_name(t));
         p->W = t == GX_F32 ? 4 : 2;
-        p->fn = kind == RNG_UNIFORM ? (t == GX_F32 ? "gxr_u01_f32" : "gxr_u01_f64") : (t == GX_F32 ? "gxr_n_f32" : "gxr_n_f64");
+        p->fn = kind == RNG_UNIFORM ? (t == GX_F32 ? "gxr_u01_f32" : "gxr_u01_f64")
+                                    : (t == GX_F32 ? "gxr_n_f32" : "gxr_n_f64");
         p->ints = false;
         return GX_OK;
     }
     if (!gx__dtype_is_int(t))
-        return gx__err(GX_ERR_DTYPE, "%s: out has dtype %s; it fills integer arrays (i8..i64, u8..u64; use gx_rand for floats)",
-                       what, gx_dtype_name(t));
+        return gx__err(GX_ERR_DTYPE,
+                       "%s: out has dtype %s; it fills integer arrays (i8..i64, u8..u64; use gx_rand for floats)", what,
+                       gx_dtype_name(t));
     bool small = range != 0 && range <= ((uint64_t)1 << 32);
     p->W = small ? 4 : 2;
     p->fn = small ? "gxr_i32" : "gxr_i64";
@@ -343,8 +359,9 @@ gx_status gx_rand_int_into(gx_rng rng, int64_t lo, int64_t hi, gx_array *out)
     int64_t mn, mx;
     int_limits(out->dtype, &mn, &mx);
     if (gx__dtype_is_int(out->dtype) && (lo < mn || hi - 1 > mx))
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_rand_int: the range [%lld, %lld) does not fit dtype %s ([%lld, %lld])",
-                       (long long)lo, (long long)hi, gx_dtype_name(out->dtype), (long long)mn, (long long)mx);
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "gx_rand_int: the range [%lld, %lld) does not fit dtype %s ([%lld, %lld])", (long long)lo,
+                       (long long)hi, gx_dtype_name(out->dtype), (long long)mn, (long long)mx);
     uint64_t range = (uint64_t)hi - (uint64_t)lo;
     return rng_fill(out, RNG_INT, (uint64_t)lo, range, rng, "gx_rand_int");
 }

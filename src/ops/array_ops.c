@@ -39,7 +39,12 @@ static void walk(const gx_array *a, elem_fn fn, void *user)
     }
 }
 
-typedef struct xfer { char *view; char *host; size_t esz; bool to_host; } xfer;
+typedef struct xfer {
+    char *view;
+    char *host;
+    size_t esz;
+    bool to_host;
+} xfer;
 static void xfer_elem(void *u, int64_t off, int64_t i)
 {
     xfer *x = u;
@@ -145,8 +150,7 @@ gx_status gx_array_from_host_into_async(const void *host, size_t host_bytes, gx_
     GX__CHECK(gx__array_check(a, "gx_array_from_host_into_async"));
     GX__ARG(host || a->size == 0, "gx_array_from_host_into_async: host must not be NULL");
     size_t n = (size_t)a->size * gx_dtype_size(a->dtype);
-    GX__ARG(host_bytes >= n, "gx_array_from_host_into_async: host_bytes = %zu but the array needs %zu",
-            host_bytes, n);
+    GX__ARG(host_bytes >= n, "gx_array_from_host_into_async: host_bytes = %zu but the array needs %zu", host_bytes, n);
     gx_ctx *ctx = a->ctx;
     gx__lock(ctx);
     bool ok = async_ok(a, host, n, true);
@@ -162,8 +166,7 @@ gx_status gx_array_to_host_async(const gx_array *a, void *host, size_t host_byte
     GX__CHECK(gx__array_check(a, "gx_array_to_host_async"));
     GX__ARG(host || a->size == 0, "gx_array_to_host_async: host must not be NULL");
     size_t n = (size_t)a->size * gx_dtype_size(a->dtype);
-    GX__ARG(host_bytes >= n, "gx_array_to_host_async: host_bytes = %zu but the array needs %zu",
-            host_bytes, n);
+    GX__ARG(host_bytes >= n, "gx_array_to_host_async: host_bytes = %zu but the array needs %zu", host_bytes, n);
     gx_ctx *ctx = a->ctx;
     gx__lock(ctx);
     bool ok = async_ok(a, host, n, false);
@@ -186,10 +189,14 @@ static void to_cval(gx_dtype t, const void *value, ew_cval *c)
     else if (t == GX_U64)
         memcpy(&c->u, value, 8);
     else
-        c->i = (int64_t)f;   /* narrower integers and bool are exact in a double */
+        c->i = (int64_t)f; /* narrower integers and bool are exact in a double */
 }
 
-typedef struct fillx { const void *value; size_t esz; char *base; } fillx;
+typedef struct fillx {
+    const void *value;
+    size_t esz;
+    char *base;
+} fillx;
 static void fill_elem(void *u, int64_t off, int64_t i)
 {
     (void)i;
@@ -316,7 +323,7 @@ static void iota_host(gx_array *a, double start, double step)
             gx__dtype_from_f64(a->dtype, start + (double)i * step, buf);
         } else {
             uint64_t v = (uint64_t)s0 + (uint64_t)i * (uint64_t)d0;
-            memcpy(buf, &v, 8);   /* little-endian: the low bytes are the narrow value */
+            memcpy(buf, &v, 8); /* little-endian: the low bytes are the narrow value */
             if (a->dtype == GX_BOOL)
                 buf[0] = v != 0;
         }
@@ -353,8 +360,10 @@ gx_status gx_array_iota(gx_ctx *ctx, gx_dtype dtype, int64_t count, double start
     if (count < 0)
         return gx__err(GX_ERR_SHAPE, "gx_array_iota: count %lld is negative", (long long)count);
     if (dtype == GX_C64 || dtype == GX_C128)
-        return gx__err(GX_ERR_DTYPE, "gx_array_iota: complex dtype %s is not supported; make a real iota and "
-                                     "convert it with gx_array_clone", gx_dtype_name(dtype));
+        return gx__err(GX_ERR_DTYPE,
+                       "gx_array_iota: complex dtype %s is not supported; make a real iota and "
+                       "convert it with gx_array_clone",
+                       gx_dtype_name(dtype));
     gx__lock(ctx);
     gx_array *a = NULL;
     gx_status s = gx__array_new(ctx, dtype, 1, &count, &a);
@@ -403,7 +412,7 @@ static gx_status copy_locked(gx_array *dst, const gx_array *src)
         return GX_OK;
     if (gx__array_contiguous(dst) && gx__array_contiguous(src))
         return ctx->be.iface->mem.d2d(&ctx->be, gx__array_ptr(dst), gx__array_ptr(src),
-                                  (size_t)dst->size * gx_dtype_size(dst->dtype));
+                                      (size_t)dst->size * gx_dtype_size(dst->dtype));
     if (is_cpu(ctx)) {
         cpu_copy(dst, src);
         return GX_OK;
@@ -436,7 +445,8 @@ gx_status gx_array_copy_into(const gx_array *src, gx_array *dst)
     GX__CHECK(gx__array_check(dst, "gx_array_copy_into (dst)"));
     GX__CHECK(gx__array_check(src, "gx_array_copy_into (src)"));
     if (dst->ctx != src->ctx)
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_array_copy_into: the arrays belong to different contexts; copy through the host");
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "gx_array_copy_into: the arrays belong to different contexts; copy through the host");
     GX__CHECK(same_shape(dst, src, "gx_array_copy_into"));
     if (dst->dtype != src->dtype)
         return gx__err(GX_ERR_DTYPE, "gx_array_copy_into: dtypes differ (%s <- %s); use gx_array_clone to convert",
@@ -470,8 +480,10 @@ gx_status gx_array_clone(const gx_array *a, gx_dtype dtype, gx_array **out)
     if (dtype == GX_DTYPE_DEFAULT)
         dtype = a->dtype;
     if ((a->dtype == GX_C64 || a->dtype == GX_C128) && dtype != GX_C64 && dtype != GX_C128)
-        return gx__err(GX_ERR_DTYPE, "gx_array_clone: converting complex %s to real %s would drop the imaginary part; "
-                                     "take re(x) or abs(x) with gx_map instead", gx_dtype_name(a->dtype), gx_dtype_name(dtype));
+        return gx__err(GX_ERR_DTYPE,
+                       "gx_array_clone: converting complex %s to real %s would drop the imaginary part; "
+                       "take re(x) or abs(x) with gx_map instead",
+                       gx_dtype_name(a->dtype), gx_dtype_name(dtype));
     gx_ctx *ctx = a->ctx;
     gx__lock(ctx);
     gx_array *c = NULL;

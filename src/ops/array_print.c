@@ -25,7 +25,7 @@
 #define PR_EDGEITEMS 3
 #define PR_LINEWIDTH 75
 #define PR_MAX_PRECISION 17
-#define PR_ELEM_MAX 128   /* room for the text of one element (c128 at 17 digits is ~50) */
+#define PR_ELEM_MAX 128 /* room for the text of one element (c128 at 17 digits is ~50) */
 
 typedef struct pr_state {
     gx_dtype dt;
@@ -36,13 +36,13 @@ typedef struct pr_state {
     int64_t sstride[GX_MAX_DIMS]; /* dense strides of the shown buffer, elements */
     bool split[GX_MAX_DIMS];      /* axis summarised: first edge, "...", last edge */
     int64_t edge;
-    const unsigned char *vals;    /* shown elements, dense row-major */
+    const unsigned char *vals; /* shown elements, dense row-major */
     int prec;
-    bool sci;                     /* floats in e-notation */
-    size_t width;                 /* common column width */
+    bool sci;     /* floats in e-notation */
+    size_t width; /* common column width */
     size_t linewidth;
     gx__sbuf *b;
-    size_t col;                   /* length of the output's current line */
+    size_t col; /* length of the output's current line */
 } pr_state;
 
 /* ------------------------------------------------------------ elements */
@@ -72,7 +72,8 @@ static int default_precision(gx_dtype t)
     switch (t) {
     case GX_F16: return 4;
     case GX_BF16: return 3;
-    case GX_F64: case GX_C128: return 8;
+    case GX_F64:
+    case GX_C128: return 8;
     default: return 6;
     }
 }
@@ -120,14 +121,49 @@ static size_t fmt_elem(const pr_state *p, const unsigned char *src, char *out)
     int k = 0;
     switch (p->dt) {
     case GX_BOOL: k = snprintf(out, n, "%s", *src ? "true" : "false"); break;
-    case GX_I8: { int8_t v; memcpy(&v, src, 1); k = snprintf(out, n, "%d", (int)v); break; }
-    case GX_I16: { int16_t v; memcpy(&v, src, 2); k = snprintf(out, n, "%d", (int)v); break; }
-    case GX_I32: { int32_t v; memcpy(&v, src, 4); k = snprintf(out, n, "%ld", (long)v); break; }
-    case GX_I64: { int64_t v; memcpy(&v, src, 8); k = snprintf(out, n, "%lld", (long long)v); break; }
+    case GX_I8: {
+        int8_t v;
+        memcpy(&v, src, 1);
+        k = snprintf(out, n, "%d", (int)v);
+        break;
+    }
+    case GX_I16: {
+        int16_t v;
+        memcpy(&v, src, 2);
+        k = snprintf(out, n, "%d", (int)v);
+        break;
+    }
+    case GX_I32: {
+        int32_t v;
+        memcpy(&v, src, 4);
+        k = snprintf(out, n, "%ld", (long)v);
+        break;
+    }
+    case GX_I64: {
+        int64_t v;
+        memcpy(&v, src, 8);
+        k = snprintf(out, n, "%lld", (long long)v);
+        break;
+    }
     case GX_U8: k = snprintf(out, n, "%u", (unsigned)*src); break;
-    case GX_U16: { uint16_t v; memcpy(&v, src, 2); k = snprintf(out, n, "%u", (unsigned)v); break; }
-    case GX_U32: { uint32_t v; memcpy(&v, src, 4); k = snprintf(out, n, "%lu", (unsigned long)v); break; }
-    case GX_U64: { uint64_t v; memcpy(&v, src, 8); k = snprintf(out, n, "%llu", (unsigned long long)v); break; }
+    case GX_U16: {
+        uint16_t v;
+        memcpy(&v, src, 2);
+        k = snprintf(out, n, "%u", (unsigned)v);
+        break;
+    }
+    case GX_U32: {
+        uint32_t v;
+        memcpy(&v, src, 4);
+        k = snprintf(out, n, "%lu", (unsigned long)v);
+        break;
+    }
+    case GX_U64: {
+        uint64_t v;
+        memcpy(&v, src, 8);
+        k = snprintf(out, n, "%llu", (unsigned long long)v);
+        break;
+    }
     default: {
         double part[2];
         int np = float_parts(p->dt, src, part);
@@ -302,7 +338,7 @@ static void emit(pr_state *p, int axis, int64_t off, int closers, bool comma)
             put_elem(p, off + i * p->sstride[axis]);
         }
     } else {
-        int gaps = p->ndim - axis - 1;   /* newlines between sub-arrays */
+        int gaps = p->ndim - axis - 1; /* newlines between sub-arrays */
         for (int64_t i = 0; i < n; i++) {
             if (p->split[axis] && i == p->edge) {
                 put(p, ",", 1);
@@ -335,12 +371,12 @@ static gx_status build_text(const gx_array *a, const gx_print_opts *opts, gx__sb
         o = *opts;
     GX__ARG(o.threshold >= 0, "%s: opts->threshold is %lld: use 0 for the default (%d) or a positive element count",
             what, (long long)o.threshold, PR_THRESHOLD);
-    GX__ARG(o.edgeitems >= 0, "%s: opts->edgeitems is %d: use 0 for the default (%d) or a positive count",
-            what, o.edgeitems, PR_EDGEITEMS);
+    GX__ARG(o.edgeitems >= 0, "%s: opts->edgeitems is %d: use 0 for the default (%d) or a positive count", what,
+            o.edgeitems, PR_EDGEITEMS);
     GX__ARG(o.precision >= 0, "%s: opts->precision is %d: use 0 for the dtype's default or a positive digit count",
             what, o.precision);
-    GX__ARG(o.linewidth >= 0, "%s: opts->linewidth is %d: use 0 for the default (%d) or a positive width",
-            what, o.linewidth, PR_LINEWIDTH);
+    GX__ARG(o.linewidth >= 0, "%s: opts->linewidth is %d: use 0 for the default (%d) or a positive width", what,
+            o.linewidth, PR_LINEWIDTH);
 
     pr_state p = {0};
     p.dt = a->dtype;

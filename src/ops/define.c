@@ -49,7 +49,8 @@ static gx_status def_check_names(const gx__userfns *u, const lam_fn_sig *sigs, i
     for (int i = 0; i < n; i++) {
         for (int j = 0; j < u->count; j++)
             if (strcmp(sigs[i].name, u->sigs[j].name) == 0)
-                return gx__err(GX_ERR_TYPE, "gx_define(%s): function '%s' is already defined in this context", name, sigs[i].name);
+                return gx__err(GX_ERR_TYPE, "gx_define(%s): function '%s' is already defined in this context", name,
+                               sigs[i].name);
         for (int j = 0; j < i; j++)
             if (strcmp(sigs[i].name, sigs[j].name) == 0)
                 return gx__err(GX_ERR_TYPE, "gx_define(%s): function '%s' is defined twice", name, sigs[i].name);
@@ -108,7 +109,8 @@ gx_status gx_define(gx_ctx *ctx, const char *name, const char *source)
         name = "user.c";
     for (const char *p = name; *p; p++)
         if (*p == '"' || *p == '\\' || *p == '\n')
-            return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_define: the name '%s' may not contain quotes, backslashes or newlines", name);
+            return gx__err(GX_ERR_INVALID_ARGUMENT,
+                           "gx_define: the name '%s' may not contain quotes, backslashes or newlines", name);
     lam_fn_sig *sigs = calloc(DEF_MAXFNS, sizeof *sigs);
     size_t *offs = calloc(DEF_MAXFNS, sizeof *offs);
     int n = 0;
@@ -116,8 +118,10 @@ gx_status gx_define(gx_ctx *ctx, const char *name, const char *source)
     if (s == GX_OK)
         s = lam_scan_functions(source, sigs, offs, DEF_MAXFNS, &n);
     if (s == GX_OK && n == 0)
-        s = gx__err(GX_ERR_SYNTAX, "gx_define(%s): no function definitions found; write plain C functions, e.g. "
-                                   "\"float f(float x) { return x * x; }\"", name);
+        s = gx__err(GX_ERR_SYNTAX,
+                    "gx_define(%s): no function definitions found; write plain C functions, e.g. "
+                    "\"float f(float x) { return x * x; }\"",
+                    name);
     gx__lock(ctx);
     gx__userfns *u = NULL;
     if (s == GX_OK)

@@ -91,7 +91,7 @@ static void ew_collapse(ew_plan *pl, int nd, const int64_t *shape)
             st[o][out] = pl->args.st[o][d];
         out++;
     }
-    if (out == 0) {          /* a single element */
+    if (out == 0) { /* a single element */
         sh[0] = 1;
         for (int o = 0; o < nops; o++)
             st[o][0] = 0;
@@ -105,7 +105,7 @@ static void ew_collapse(ew_plan *pl, int nd, const int64_t *shape)
     for (int o = 0; o < nops && pl->contig; o++)
         pl->contig = st[o][0] == 0 || st[o][0] == 1;
     if (pl->contig && st[0][0] == 0 && sh[0] > 1)
-        pl->contig = false;   /* never write one element many times on the fast path */
+        pl->contig = false; /* never write one element many times on the fast path */
 }
 
 /* Widest access (up to 16 bytes) that every streamed operand's address allows. */
@@ -142,14 +142,16 @@ gx_status ew_plan_make(ew_plan *pl, gx_array *out, int nin, gx_array *const *in)
     memcpy(pl->args.st[0], out->strides, sizeof(int64_t) * (size_t)nd);
     for (int i = 0; i < nin; i++) {
         if (in[i]->ndim > nd)
-            return gx__err(GX_ERR_SHAPE, "input %d has more dimensions (%d) than the output (%d)", i + 1, in[i]->ndim, nd);
+            return gx__err(GX_ERR_SHAPE, "input %d has more dimensions (%d) than the output (%d)", i + 1, in[i]->ndim,
+                           nd);
         for (int d = 0; d < in[i]->ndim; d++) {
             int64_t s = in[i]->shape[d], t = out->shape[nd - in[i]->ndim + d];
             if (s != t && s != 1) {
                 char a[160], b[160];
                 shape_str(a, sizeof a, in[i]->ndim, in[i]->shape);
                 shape_str(b, sizeof b, nd, out->shape);
-                return gx__err(GX_ERR_SHAPE, "input %d of shape %s does not broadcast to the output shape %s", i + 1, a, b);
+                return gx__err(GX_ERR_SHAPE, "input %d of shape %s does not broadcast to the output shape %s", i + 1, a,
+                               b);
             }
         }
         pl->dt[i + 1] = in[i]->dtype;
@@ -170,7 +172,8 @@ static void gen_args_struct(gx__sbuf *b)
 {
     gx__sb_printf(b,
                   "typedef union { double f; int64_t i; uint64_t u; } gx_cval;\n"
-                  "typedef struct { uint64_t p[%d]; int64_t st[%d][%d]; int64_t shape[%d]; int64_t n; gx_cval c[%d]; } gx_args;\n",
+                  "typedef struct { uint64_t p[%d]; int64_t st[%d][%d]; int64_t shape[%d]; int64_t n; gx_cval c[%d]; } "
+                  "gx_args;\n",
                   EW_MAXOPS, EW_MAXOPS, GX_MAX_DIMS, GX_MAX_DIMS, EW_MAXCONST);
 }
 
@@ -190,8 +193,8 @@ static void gen_prologue(gx__sbuf *b, const ew_plan *pl, const char *acc, const 
     gx__sb_printf(b, "  %s *%s o = (%s *)%sp[0];\n", gx__dtype_ctype(pl->dt[0]), restrict_kw,
                   gx__dtype_ctype(pl->dt[0]), acc);
     for (int i = 1; i <= pl->nin; i++)
-        gx__sb_printf(b, "  const %s *%s in%d = (const %s *)%sp[%d];\n", gx__dtype_ctype(pl->dt[i]),
-                      restrict_kw, i, gx__dtype_ctype(pl->dt[i]), acc, i);
+        gx__sb_printf(b, "  const %s *%s in%d = (const %s *)%sp[%d];\n", gx__dtype_ctype(pl->dt[i]), restrict_kw, i,
+                      gx__dtype_ctype(pl->dt[i]), acc, i);
     (void)b;
 }
 
@@ -199,9 +202,9 @@ static void gen_prologue(gx__sbuf *b, const ew_plan *pl, const char *acc, const 
 static const char *out_cast(gx_dtype t)
 {
     static const char *casts[GX_DTYPE_COUNT] = {
-        [GX_BOOL] = "(bool)", [GX_I8] = "(int8_t)", [GX_I16] = "(int16_t)", [GX_I32] = "(int32_t)",
-        [GX_I64] = "(int64_t)", [GX_U8] = "(uint8_t)", [GX_U16] = "(uint16_t)", [GX_U32] = "(uint32_t)",
-        [GX_U64] = "(uint64_t)", [GX_F32] = "(float)", [GX_F64] = "(double)"};
+        [GX_BOOL] = "(bool)",    [GX_I8] = "(int8_t)",  [GX_I16] = "(int16_t)",  [GX_I32] = "(int32_t)",
+        [GX_I64] = "(int64_t)",  [GX_U8] = "(uint8_t)", [GX_U16] = "(uint16_t)", [GX_U32] = "(uint32_t)",
+        [GX_U64] = "(uint64_t)", [GX_F32] = "(float)",  [GX_F64] = "(double)"};
     return (unsigned)t < GX_DTYPE_COUNT && casts[t] ? casts[t] : "";
 }
 
@@ -246,7 +249,8 @@ static void gen_fast_loop(gx__sbuf *b, const ew_plan *pl, const char *expr, cons
     if (follow)
         gx__sb_printf(b, "%sconst int64_t gx__i0 = gx_idx;\n", in1);
     gx__sb_printf(b, "%s%s gx__t[%d];\n%suint32_t gx__m = 0;\n", in1, gx__dtype_ctype(pl->dt[0]), EW_FAST_BLOCK, in1);
-    gx__sb_puts(b, "#define gx_sin_f32(x) gx__fsin_f32((x), &gx__m)\n#define gx_cos_f32(x) gx__fcos_f32((x), &gx__m)\n");
+    gx__sb_puts(b,
+                "#define gx_sin_f32(x) gx__fsin_f32((x), &gx__m)\n#define gx_cos_f32(x) gx__fcos_f32((x), &gx__m)\n");
     gx__sb_printf(b, "%sfor (int64_t %s = gx__b; %s < gx__e; %s++%s) {\n", in1, var, var, var, inc);
     gen_element_to(b, pl, expr, off, lhs, in1);
     gx__sb_printf(b, "%s}\n#undef gx_sin_f32\n#undef gx_cos_f32\n", in1);
@@ -270,7 +274,8 @@ static void gen_loop(gx__sbuf *b, const ew_plan *pl, const char *expr, const cha
         gen_fast_loop(b, pl, expr, off, var, lo, hi, follow, ind);
         return;
     }
-    gx__sb_printf(b, "%sfor (int64_t %s = %s; %s < %s; %s++%s) {\n", ind, var, lo, var, hi, var, follow ? ", gx_idx++" : "");
+    gx__sb_printf(b, "%sfor (int64_t %s = %s; %s < %s; %s++%s) {\n", ind, var, lo, var, hi, var,
+                  follow ? ", gx_idx++" : "");
     gen_element(b, pl, expr, off, ind);
     gx__sb_printf(b, "%s}\n", ind);
 }
@@ -278,12 +283,13 @@ static void gen_loop(gx__sbuf *b, const ew_plan *pl, const char *expr, const cha
 static void gen_cpu(gx__sbuf *b, const ew_plan *pl, const char *expr)
 {
     /* GX__SC_WIDE: the compute-bound sincos loop prefers the widest vectors. */
-    gx__sb_printf(b, "%svoid gx_ew(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
-                     "  const gx_args *a = (const gx_args *)ap;\n  (void)thread;\n",
+    gx__sb_printf(b,
+                  "%svoid gx_ew(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
+                  "  const gx_args *a = (const gx_args *)ap;\n  (void)thread;\n",
                   ew_fast_sincos(expr) ? "GX__SC_WIDE " : "");
     gen_prologue(b, pl, "a->", "restrict");
     char offs[EW_MAXOPS][32];
-    const char *off[EW_MAXOPS] = {0};   /* GCC 11 -O3 cannot see every used slot set */
+    const char *off[EW_MAXOPS] = {0}; /* GCC 11 -O3 cannot see every used slot set */
     if (pl->contig) {
         for (int o = 0; o <= pl->nin; o++) {
             gx__fmt(offs[o], sizeof offs[o], pl->args.st[o][0] ? "gx_idx" : "0");
@@ -307,7 +313,9 @@ static void gen_cpu(gx__sbuf *b, const ew_plan *pl, const char *expr)
         off[o] = offs[o];
         gx__sb_printf(b, "    const int64_t s%d = a->st[%d][%d];\n", o, o, D - 1);
     }
-    gx__sb_printf(b, "    int64_t jend = a->shape[%d];\n    if (jend - co[%d] > end - gx_idx) jend = co[%d] + (end - gx_idx);\n", D - 1, D - 1, D - 1);
+    gx__sb_printf(
+        b, "    int64_t jend = a->shape[%d];\n    if (jend - co[%d] > end - gx_idx) jend = co[%d] + (end - gx_idx);\n",
+        D - 1, D - 1, D - 1);
     char lo[32];
     gx__fmt(lo, sizeof lo, "co[%d]", D - 1);
     gen_loop(b, pl, expr, off, "j", lo, "jend", true, "    ");
@@ -324,7 +332,7 @@ static void gen_cuda_contig(gx__sbuf *b, const ew_plan *pl, const char *expr)
 {
     int K = pl->vec, U = ew_unroll();
     for (int o = 0; o <= pl->nin; o++)
-        if (pl->args.st[o][0] || o == 0)   /* the output's type is always needed */
+        if (pl->args.st[o][0] || o == 0) /* the output's type is always needed */
             gx__sb_printf(b, "struct __align__(%zu) gxv%d { %s e[%d]; };\n", gx_dtype_size(pl->dt[o]) * (size_t)K, o,
                           gx__dtype_ctype(pl->dt[o]), K);
     gx__sb_puts(b, "extern \"C\" __global__ void gx_ew(const gx_args a)\n{\n");
@@ -340,13 +348,22 @@ static void gen_cuda_contig(gx__sbuf *b, const ew_plan *pl, const char *expr)
     for (int i = 1; i <= pl->nin; i++)
         if (pl->args.st[i][0])
             gx__sb_printf(b, "    gxv%d x%d[%d];\n", i, i, U);
-    gx__sb_printf(b, "#pragma unroll\n    for (int u = 0; u < %d; u++) {\n      const int64_t v = gv + u * nth;\n      if (v < nv) {\n", U);
+    gx__sb_printf(b,
+                  "#pragma unroll\n    for (int u = 0; u < %d; u++) {\n      const int64_t v = gv + u * nth;\n      if "
+                  "(v < nv) {\n",
+                  U);
     for (int i = 1; i <= pl->nin; i++)
         if (pl->args.st[i][0])
             gx__sb_printf(b, "        x%d[u] = ((const gxv%d *)in%d)[v];\n", i, i, i);
-    gx__sb_printf(b, "      }\n    }\n#pragma unroll\n    for (int u = 0; u < %d; u++) {\n      const int64_t v = gv + u * nth;\n      if (v < nv) {\n", U);
+    gx__sb_printf(b,
+                  "      }\n    }\n#pragma unroll\n    for (int u = 0; u < %d; u++) {\n      const int64_t v = gv + u "
+                  "* nth;\n      if (v < nv) {\n",
+                  U);
     gx__sb_puts(b, "        gxv0 y;\n");
-    gx__sb_printf(b, "#pragma unroll\n        for (int k = 0; k < %d; k++) {\n          const int64_t gx_idx = v * %d + k;\n          (void)gx_idx;\n", K, K);
+    gx__sb_printf(b,
+                  "#pragma unroll\n        for (int k = 0; k < %d; k++) {\n          const int64_t gx_idx = v * %d + "
+                  "k;\n          (void)gx_idx;\n",
+                  K, K);
     for (int i = 1; i <= pl->nin; i++) {
         if (pl->args.st[i][0])
             gx__sb_printf(b, "          const %s v%d = x%d[u].e[k];\n", gx__dtype_ctype(pl->dt[i]), i - 1, i);
@@ -357,8 +374,13 @@ static void gen_cuda_contig(gx__sbuf *b, const ew_plan *pl, const char *expr)
     /* Experiment knob GX_EW_STREAM=1: evict-first (streaming) stores of the output. */
     size_t vb = gx_dtype_size(pl->dt[0]) * (size_t)K;
     if (gx__knob_int("GX_EW_STREAM", 0, 0, 1) == 1 && (vb == 16 || vb == 8 || vb == 4))
-        gx__sb_printf(b, "        __stcs((%s *)&((gxv0 *)o)[v], *(const %s *)&y);\n", vb == 16 ? "uint4" : vb == 8 ? "uint2" : "unsigned",
-                      vb == 16 ? "uint4" : vb == 8 ? "uint2" : "unsigned");
+        gx__sb_printf(b, "        __stcs((%s *)&((gxv0 *)o)[v], *(const %s *)&y);\n",
+                      vb == 16  ? "uint4"
+                      : vb == 8 ? "uint2"
+                                : "unsigned",
+                      vb == 16  ? "uint4"
+                      : vb == 8 ? "uint2"
+                                : "unsigned");
     else
         gx__sb_puts(b, "        ((gxv0 *)o)[v] = y;\n");
     gx__sb_puts(b, "      }\n    }\n  }\n");
@@ -376,9 +398,10 @@ static void gen_cuda_strided(gx__sbuf *b, const ew_plan *pl, const char *expr)
     int D = pl->ndim;
     gx__sb_puts(b, "extern \"C\" __global__ void gx_ew(const gx_args a)\n{\n");
     gen_prologue(b, pl, "a.", "");
-    gx__sb_puts(b, "  const int64_t nth = (int64_t)gridDim.x * blockDim.x;\n"
-                   "  for (int64_t gx_idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; gx_idx < a.n; gx_idx += nth) {\n"
-                   "    int64_t r = gx_idx, c;\n");
+    gx__sb_puts(
+        b, "  const int64_t nth = (int64_t)gridDim.x * blockDim.x;\n"
+           "  for (int64_t gx_idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; gx_idx < a.n; gx_idx += nth) {\n"
+           "    int64_t r = gx_idx, c;\n");
     char offs[EW_MAXOPS][16];
     const char *off[EW_MAXOPS];
     for (int o = 0; o <= pl->nin; o++) {
@@ -408,7 +431,8 @@ static size_t arg_len(const char *p)
 }
 
 /* Replaces every "fn(arg)" in *text by `name`. */
-static void replace_call(gx__sbuf *out, const char *text, const char *fn, const char *arg, size_t alen, const char *name)
+static void replace_call(gx__sbuf *out, const char *text, const char *fn, const char *arg, size_t alen,
+                         const char *name)
 {
     size_t fl = strlen(fn);
     for (const char *p = text; *p;) {
@@ -429,7 +453,9 @@ static void replace_call(gx__sbuf *out, const char *text, const char *fn, const 
  * Returns NULL when there is nothing to fuse. */
 static char *ew_fuse_sincos(const char *expr)
 {
-    static const struct { const char *sin, *cos, *type, *call; } fam[2] = {
+    static const struct {
+        const char *sin, *cos, *type, *call;
+    } fam[2] = {
         {"gx_sin_f32(", "gx_cos_f32(", "float", "sincosf"},
         {"gx_sin_f64(", "gx_cos_f64(", "double", "sincos"},
     };
@@ -506,13 +532,13 @@ static gx_status ew_launch(gx_ctx *ctx, const ew_plan *pl, const gx__kernel *k)
 {
     int64_t work = pl->contig ? (pl->args.n + pl->vec - 1) / pl->vec : pl->args.n;
     int64_t block = k->block > 0 ? k->block : 256;
-    block = gx__knob_int("GX_EW_BLOCK", (int)block, 32, 1024);   /* experiments: threads per block */
+    block = gx__knob_int("GX_EW_BLOCK", (int)block, 32, 1024); /* experiments: threads per block */
     int64_t want = (work + block - 1) / block;
     /* Four waves of resident blocks, threads striding over the rest: measured on an
      * H200 (2^28 f32) 91% of copy bandwidth for x*x+1 and 96% for 2x+y, against
      * 89-90% with one wave and 85-87% with one pass and no striding. */
     int64_t full = k->min_grid > 0 ? 4 * (int64_t)k->min_grid : 65535;
-    const int gm = gx__knob_int("GX_EW_GRID", -1, 0, 1 << 20);   /* experiments: grid = min_grid * this, 0 = one pass */
+    const int gm = gx__knob_int("GX_EW_GRID", -1, 0, 1 << 20); /* experiments: grid = min_grid * this, 0 = one pass */
     if (gm > 0)
         full *= gm;
     else if (gm == 0)
@@ -524,8 +550,8 @@ static gx_status ew_launch(gx_ctx *ctx, const ew_plan *pl, const gx__kernel *k)
  * repeated calls then skip generating and hashing the whole source. */
 static void ew_memo_key(gx_ctx *ctx, const ew_plan *pl, const char *expr, const char *user_code, gx__sbuf *k)
 {
-    gx__sb_printf(k, "ew1|%s|%d|%d|%d|%d|%d|%zu|", gx__target_name(gx__ctx_target(ctx)), pl->nin, pl->nconst, pl->ndim, pl->contig,
-                  pl->vec, user_code ? strlen(user_code) : 0);
+    gx__sb_printf(k, "ew1|%s|%d|%d|%d|%d|%d|%zu|", gx__target_name(gx__ctx_target(ctx)), pl->nin, pl->nconst, pl->ndim,
+                  pl->contig, pl->vec, user_code ? strlen(user_code) : 0);
     for (int o = 0; o <= pl->nin; o++)
         gx__sb_printf(k, "%d%c", (int)pl->dt[o], pl->contig && pl->args.st[o][0] == 0 ? 'b' : 's');
     for (int j = 0; j < pl->nconst; j++)
@@ -543,7 +569,7 @@ gx_status ew_run(gx_ctx *ctx, ew_plan *pl, const char *expr, const char *user_co
     gx__kernel k;
     gx_status s = key.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory") : GX_OK;
     if (s == GX_OK && gx__memo_get(ctx, key.p, &k, sizeof k)) {
-        ctx->cstats.mem_hits++;   /* an in-memory hit, found without hashing the source */
+        ctx->cstats.mem_hits++; /* an in-memory hit, found without hashing the source */
     } else if (s == GX_OK) {
         s = ew_source(ctx, pl, expr, user_code, &src);
         if (s == GX_OK)
@@ -554,7 +580,7 @@ gx_status ew_run(gx_ctx *ctx, ew_plan *pl, const char *expr, const char *user_co
     gx__sb_free(&key);
     gx__sb_free(&src);
     if (s == GX_OK) {
-        gx__range_push(label);   /* NVTX: Nsight Systems shows the operation's name */
+        gx__range_push(label); /* NVTX: Nsight Systems shows the operation's name */
         s = ew_launch(ctx, pl, &k);
         gx__range_pop();
     }

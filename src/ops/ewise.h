@@ -16,7 +16,11 @@
 #define EW_MAXOPS (EW_MAXIN + 1)
 #define EW_MAXCONST 16
 
-typedef union ew_cval { double f; int64_t i; uint64_t u; } ew_cval;
+typedef union ew_cval {
+    double f;
+    int64_t i;
+    uint64_t u;
+} ew_cval;
 
 /* Must match the struct emitted by ew_source (same field order and types). */
 typedef struct ew_args {
@@ -33,8 +37,8 @@ typedef struct ew_plan {
     int nconst;
     gx_dtype cdt[EW_MAXCONST];
     int ndim;
-    bool contig;               /* one dimension, every stride 0 or 1 */
-    int vec;                   /* CUDA: elements per vector access (1 = scalar) */
+    bool contig; /* one dimension, every stride 0 or 1 */
+    int vec;     /* CUDA: elements per vector access (1 = scalar) */
     ew_args args;
 } ew_plan;
 

@@ -25,9 +25,9 @@ struct gx_kernel {
     uint64_t magic;
     gx_ctx *ctx;
     gx__kernel k;
-    char *source;          /* the wrapped source (for PTX / SASS) */
+    char *source; /* the wrapped source (for PTX / SASS) */
     char *entry, *label;
-    int nparams;           /* -1: the parameter list could not be read */
+    int nparams; /* -1: the parameter list could not be read */
     kp_param params[KP_MAX_PARAMS];
     struct gx_kernel *next;
 };
@@ -38,8 +38,7 @@ void gx_text_free(char *text) { free(text); }
 
 #define KMAX_OPTS 60
 
-static gx_status k_wrap(const char *what, const char *source, const char *label,
-                        const gx_kernel_opts *o, char **out)
+static gx_status k_wrap(const char *what, const char *source, const char *label, const gx_kernel_opts *o, char **out)
 {
     *out = NULL;
     int nopt = o ? o->noptions : 0;
@@ -57,7 +56,8 @@ static gx_status k_wrap(const char *what, const char *source, const char *label,
             gx__sb_free(&b);
             return gx__err(GX_ERR_INVALID_ARGUMENT,
                            "%s: option %d (\"%s\") is empty, has a newline, or sets the arch "
-                           "(gx picks the device's arch itself)", what, i, op ? op : "(null)");
+                           "(gx picks the device's arch itself)",
+                           what, i, op ? op : "(null)");
         }
         gx__sb_printf(&b, "//gx:opt %s\n", op);
     }
@@ -94,7 +94,9 @@ static void k_free(gx_kernel *k)
 }
 
 /* The context's live user kernels, freed with the context (gx__ctx_ext). */
-typedef struct k_live { gx_kernel *head; } k_live;
+typedef struct k_live {
+    gx_kernel *head;
+} k_live;
 
 static void k_live_release(gx_ctx *ctx, void *state)
 {
@@ -142,12 +144,13 @@ static gx_status k_get(gx_ctx *ctx, gx_kernel *k)
         return gx__err(GX_ERR_INVALID_ARGUMENT,
                        "gx_kernel_compile: the source compiled but has no kernel named \"%s\"; "
                        "declare it extern \"C\" __global__ (C++ names are mangled) or pass the "
-                       "mangled name", k->entry);
+                       "mangled name",
+                       k->entry);
     return s;
 }
 
-gx_status gx_kernel_compile(gx_ctx *ctx, const char *source, const char *entry,
-                            const gx_kernel_opts *opts, gx_kernel **out)
+gx_status gx_kernel_compile(gx_ctx *ctx, const char *source, const char *entry, const gx_kernel_opts *opts,
+                            gx_kernel **out)
 {
     GX__ARG(out, "gx_kernel_compile: out must not be NULL");
     *out = NULL;
@@ -227,8 +230,8 @@ static gx_status k_arg_err(const gx_kernel *k, int i, const char *fmt, const cha
     char msg[256];
     snprintf(msg, sizeof msg, fmt, a, b);
     const kp_param *p = &k->params[i];
-    return gx__err(GX_ERR_TYPE, "gx_kernel_launch(%s): argument %d (%s): the kernel declares %s, %s",
-                   k->label, i, p->name[0] ? p->name : "unnamed", p->type, msg);
+    return gx__err(GX_ERR_TYPE, "gx_kernel_launch(%s): argument %d (%s): the kernel declares %s, %s", k->label, i,
+                   p->name[0] ? p->name : "unnamed", p->type, msg);
 }
 
 static const char *karg_kind_name(gx_karg_kind kd)
@@ -265,8 +268,8 @@ static gx_status k_args(const gx_kernel *k, int nargs, const gx_karg *args, void
     if (k->nparams >= 0 && nargs != k->nparams) {
         char list[512];
         k_params_list(k, list, sizeof list);
-        return gx__err(GX_ERR_TYPE, "gx_kernel_launch(%s): the kernel takes %d argument%s (%s), got %d",
-                       k->label, k->nparams, k->nparams == 1 ? "" : "s", list, nargs);
+        return gx__err(GX_ERR_TYPE, "gx_kernel_launch(%s): the kernel takes %d argument%s (%s), got %d", k->label,
+                       k->nparams, k->nparams == 1 ? "" : "s", list, nargs);
     }
     for (int i = 0; i < nargs; i++) {
         const gx_karg *a = &args[i];
@@ -274,20 +277,23 @@ static gx_status k_args(const gx_kernel *k, int nargs, const gx_karg *args, void
             GX__CHECK(gx__array_check(a->v.array, "gx_kernel_launch"));
             if (a->v.array->ctx != k->ctx)
                 return gx__err(GX_ERR_INVALID_ARGUMENT,
-                               "gx_kernel_launch(%s): argument %d is an array of another context",
-                               k->label, i);
+                               "gx_kernel_launch(%s): argument %d is an array of another context", k->label, i);
             vals[i] = gx__array_ptr(a->v.array);
             params[i] = &vals[i];
         } else if (a->kind == GX_KARG_KIND_PTR) {
             params[i] = (void *)&a->v.ptr;
         } else if (a->kind == GX_KARG_KIND_SCALAR) {
             if ((unsigned)a->dtype >= GX_DTYPE_COUNT || gx_dtype_size(a->dtype) == 0)
-                return gx__err(GX_ERR_DTYPE, "gx_kernel_launch(%s): argument %d has no valid dtype "
-                               "(build it with a GX_KARG_<type> macro)", k->label, i);
-            params[i] = (void *)&a->v;   /* every member starts at the union's start */
+                return gx__err(GX_ERR_DTYPE,
+                               "gx_kernel_launch(%s): argument %d has no valid dtype "
+                               "(build it with a GX_KARG_<type> macro)",
+                               k->label, i);
+            params[i] = (void *)&a->v; /* every member starts at the union's start */
         } else {
-            return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_kernel_launch(%s): argument %d has kind %d, "
-                           "not one of GX_KARG_KIND_ARRAY/PTR/SCALAR", k->label, i, (int)a->kind);
+            return gx__err(GX_ERR_INVALID_ARGUMENT,
+                           "gx_kernel_launch(%s): argument %d has kind %d, "
+                           "not one of GX_KARG_KIND_ARRAY/PTR/SCALAR",
+                           k->label, i, (int)a->kind);
         }
         if (k->nparams >= 0)
             GX__CHECK(k_arg_check(k, i, a));
@@ -301,11 +307,15 @@ static gx_status k_cfg(const gx_kernel *k, const gx_launch_cfg *c, gx__launch *l
 {
     GX__ARG(c, "gx_kernel_launch(%s): cfg must not be NULL", k->label);
     if (c->grid[0] == 0 || c->block[0] == 0)
-        return gx__err(GX_ERR_LAUNCH, "gx_kernel_launch(%s): grid[0] = %u and block[0] = %u must be > 0 "
-                       "(0 counts as 1 only in dimensions 1 and 2)", k->label, c->grid[0], c->block[0]);
+        return gx__err(GX_ERR_LAUNCH,
+                       "gx_kernel_launch(%s): grid[0] = %u and block[0] = %u must be > 0 "
+                       "(0 counts as 1 only in dimensions 1 and 2)",
+                       k->label, c->grid[0], c->block[0]);
     if (c->shmem > UINT_MAX)
-        return gx__err(GX_ERR_LAUNCH, "gx_kernel_launch(%s): %zu bytes of dynamic shared memory exceed "
-                       "any device's limit", k->label, c->shmem);
+        return gx__err(GX_ERR_LAUNCH,
+                       "gx_kernel_launch(%s): %zu bytes of dynamic shared memory exceed "
+                       "any device's limit",
+                       k->label, c->shmem);
     memset(l, 0, sizeof *l);
     for (int i = 0; i < 3; i++) {
         l->grid[i] = c->grid[i] ? c->grid[i] : 1;
@@ -388,9 +398,8 @@ gx_status gx_kernel_attrs_get(gx_kernel *k, gx_kernel_attrs *out)
     gx_ctx *ctx = k->ctx;
     gx__lock(ctx);
     /* The backend fills the arch too: it knows what it compiled for. */
-    gx_status s = gx__ctx_supports(ctx, GX__CAP_USER_KERNELS)
-                      ? ctx->be.iface->launch.func_attrs(&ctx->be, k->k.fn, out)
-                      : k_unsupported(ctx, "gx_kernel_attrs_get");
+    gx_status s = gx__ctx_supports(ctx, GX__CAP_USER_KERNELS) ? ctx->be.iface->launch.func_attrs(&ctx->be, k->k.fn, out)
+                                                              : k_unsupported(ctx, "gx_kernel_attrs_get");
     gx__unlock(ctx);
     GX__CHECK(s);
     out->nparams = k->nparams;
@@ -413,7 +422,8 @@ static gx_status k_arch(const char *what, const char *arch, int *major, int *min
     if (end == p || *end || v < 10 || v > 999)
         return gx__err(GX_ERR_INVALID_ARGUMENT,
                        "%s: arch \"%s\" is not like sm_90, compute_80 or 90 (suffixed archs such as "
-                       "sm_90a are not accepted)", what, arch);
+                       "sm_90a are not accepted)",
+                       what, arch);
     *major = (int)(v / 10);
     *minor = (int)(v % 10);
     return GX_OK;
@@ -437,8 +447,8 @@ gx_status gx_kernel_sass(gx_kernel *k, char **text)
     return gx__nvrtc_sass("gx_kernel_sass", k->source, k->label, d->cc_major, d->cc_minor, text);
 }
 
-gx_status gx_kernel_ptx_offline(const char *source, const char *entry, const char *arch,
-                                const gx_kernel_opts *opts, char **text)
+gx_status gx_kernel_ptx_offline(const char *source, const char *entry, const char *arch, const gx_kernel_opts *opts,
+                                char **text)
 {
     GX__ARG(text && source, "gx_kernel_ptx_offline: source and text must not be NULL");
     *text = NULL;
@@ -453,8 +463,7 @@ gx_status gx_kernel_ptx_offline(const char *source, const char *entry, const cha
     return s;
 }
 
-gx_status gx_kernel_sass_offline(const char *source, const char *arch, const gx_kernel_opts *opts,
-                                 char **text)
+gx_status gx_kernel_sass_offline(const char *source, const char *arch, const gx_kernel_opts *opts, char **text)
 {
     GX__ARG(text && source, "gx_kernel_sass_offline: source and text must not be NULL");
     *text = NULL;

@@ -49,19 +49,50 @@ static bool kp_word_at(const char *base, const char *p, const char *w)
     return strncmp(p, w, n) == 0 && !kp_ident_char(p[n]) && (p == base || !kp_ident_char(p[-1]));
 }
 
-static const struct { const char *name; gx_dtype t; } kp_types[] = {
-    {"bool", GX_BOOL}, {"char", GX_I8}, {"signed char", GX_I8}, {"int8_t", GX_I8},
-    {"unsigned char", GX_U8}, {"uint8_t", GX_U8},
-    {"short", GX_I16}, {"short int", GX_I16}, {"int16_t", GX_I16},
-    {"unsigned short", GX_U16}, {"unsigned short int", GX_U16}, {"uint16_t", GX_U16},
-    {"int", GX_I32}, {"signed", GX_I32}, {"signed int", GX_I32}, {"int32_t", GX_I32},
-    {"unsigned", GX_U32}, {"unsigned int", GX_U32}, {"uint32_t", GX_U32},
-    {"long", GX_I64}, {"long int", GX_I64}, {"long long", GX_I64}, {"long long int", GX_I64},
-    {"int64_t", GX_I64}, {"ptrdiff_t", GX_I64}, {"ssize_t", GX_I64},
-    {"unsigned long", GX_U64}, {"unsigned long int", GX_U64}, {"unsigned long long", GX_U64},
-    {"unsigned long long int", GX_U64}, {"uint64_t", GX_U64}, {"size_t", GX_U64},
-    {"float", GX_F32}, {"double", GX_F64}, {"__half", GX_F16}, {"half", GX_F16},
-    {"__nv_bfloat16", GX_BF16}, {"cf32", GX_C64}, {"float2", GX_C64}, {"cf64", GX_C128},
+static const struct {
+    const char *name;
+    gx_dtype t;
+} kp_types[] = {
+    {"bool", GX_BOOL},
+    {"char", GX_I8},
+    {"signed char", GX_I8},
+    {"int8_t", GX_I8},
+    {"unsigned char", GX_U8},
+    {"uint8_t", GX_U8},
+    {"short", GX_I16},
+    {"short int", GX_I16},
+    {"int16_t", GX_I16},
+    {"unsigned short", GX_U16},
+    {"unsigned short int", GX_U16},
+    {"uint16_t", GX_U16},
+    {"int", GX_I32},
+    {"signed", GX_I32},
+    {"signed int", GX_I32},
+    {"int32_t", GX_I32},
+    {"unsigned", GX_U32},
+    {"unsigned int", GX_U32},
+    {"uint32_t", GX_U32},
+    {"long", GX_I64},
+    {"long int", GX_I64},
+    {"long long", GX_I64},
+    {"long long int", GX_I64},
+    {"int64_t", GX_I64},
+    {"ptrdiff_t", GX_I64},
+    {"ssize_t", GX_I64},
+    {"unsigned long", GX_U64},
+    {"unsigned long int", GX_U64},
+    {"unsigned long long", GX_U64},
+    {"unsigned long long int", GX_U64},
+    {"uint64_t", GX_U64},
+    {"size_t", GX_U64},
+    {"float", GX_F32},
+    {"double", GX_F64},
+    {"__half", GX_F16},
+    {"half", GX_F16},
+    {"__nv_bfloat16", GX_BF16},
+    {"cf32", GX_C64},
+    {"float2", GX_C64},
+    {"cf64", GX_C128},
     {"double2", GX_C128},
 };
 
@@ -75,8 +106,8 @@ static gx_dtype kp_dtype(const char *base)
 
 static bool kp_qualifier(const char *w)
 {
-    static const char *const q[] = {"const", "volatile", "__restrict__", "__restrict",
-                                    "restrict", "struct", "__grid_constant__", "register"};
+    static const char *const q[] = {"const",    "volatile", "__restrict__",      "__restrict",
+                                    "restrict", "struct",   "__grid_constant__", "register"};
     for (size_t i = 0; i < sizeof q / sizeof q[0]; i++)
         if (strcmp(w, q[i]) == 0)
             return true;
@@ -92,7 +123,7 @@ static bool kp_param_read(const char *p, const char *e, kp_param *out)
     while (p < e) {
         if (kp_ident_char(*p)) {
             const char *b = p;
-            while (p < e && (kp_ident_char(*p) || *p == ':'))   /* ns::type */
+            while (p < e && (kp_ident_char(*p) || *p == ':')) /* ns::type */
                 p++;
             if (nw == 16 || (size_t)(p - b) >= sizeof words[0])
                 return false;
@@ -109,7 +140,7 @@ static bool kp_param_read(const char *p, const char *e, kp_param *out)
         } else if (isspace((unsigned char)*p) || *p == ']') {
             p++;
         } else {
-            return false;   /* references, templates, defaults: not ours to judge */
+            return false; /* references, templates, defaults: not ours to judge */
         }
     }
     if (nw == 0)
@@ -127,8 +158,7 @@ static bool kp_param_read(const char *p, const char *e, kp_param *out)
     }
     out->pointer = stars > 0;
     out->dtype = stars > 1 ? GX_DTYPE_COUNT : kp_dtype(base);
-    snprintf(out->type, sizeof out->type, "%s%s%.*s", base, stars ? " " : "", stars > 4 ? 4 : stars,
-             "****");
+    snprintf(out->type, sizeof out->type, "%s%s%.*s", base, stars ? " " : "", stars > 4 ? 4 : stars, "****");
     return true;
 }
 

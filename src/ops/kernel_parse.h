@@ -8,10 +8,10 @@
 #define KP_MAX_PARAMS 64
 
 typedef struct kp_param {
-    char name[64];     /* "" when the declaration has none */
-    char type[104];    /* as written, qualifiers dropped: "float *", "int64_t" */
-    bool pointer;      /* a pointer (or array) parameter */
-    gx_dtype dtype;    /* scalar type, or pointee type; GX_DTYPE_COUNT when unknown */
+    char name[64];  /* "" when the declaration has none */
+    char type[104]; /* as written, qualifiers dropped: "float *", "int64_t" */
+    bool pointer;   /* a pointer (or array) parameter */
+    gx_dtype dtype; /* scalar type, or pointee type; GX_DTYPE_COUNT when unknown */
 } kp_param;
 
 /* Parameters of the __global__ function named `entry` in `source` (comments

@@ -10,8 +10,8 @@
 
 typedef struct map_job {
     lam_lambda *lam;
-    gx_dtype out_dtype;   /* opts->dtype, else the lambda's type */
-    gx_dtype lam_dtype;   /* the lambda's own result type */
+    gx_dtype out_dtype; /* opts->dtype, else the lambda's type */
+    gx_dtype lam_dtype; /* the lambda's own result type */
     int nconst;
     gx_dtype cdt[EW_MAXCONST];
     ew_cval cval[EW_MAXCONST];
@@ -30,18 +30,22 @@ static gx_status map_check_inputs(gx_ctx *ctx, int nin, gx_array *const *in)
         if (in[i]->ctx != ctx)
             return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_map: input %d belongs to another context", i + 1);
         if (!gx__dtype_supported(in[i]->dtype))
-            return gx__err(GX_ERR_DTYPE, "gx_map: input %d has dtype %s, which map does not support yet", i + 1, gx_dtype_name(in[i]->dtype));
+            return gx__err(GX_ERR_DTYPE, "gx_map: input %d has dtype %s, which map does not support yet", i + 1,
+                           gx_dtype_name(in[i]->dtype));
     }
     return GX_OK;
 }
 
 /* Parses, type-checks and emits the lambda for these inputs. */
-static gx_status map_prepare(gx_ctx *ctx, const char *lambda, int nin, gx_array *const *in, const gx_map_opts *opts, map_job *job)
+static gx_status map_prepare(gx_ctx *ctx, const char *lambda, int nin, gx_array *const *in, const gx_map_opts *opts,
+                             map_job *job)
 {
     GX__ARG(lambda, "gx_map: lambda is NULL (pass text such as \"x -> x * 2\")");
     int nc = opts ? opts->nconsts : 0;
     if (nc < 0 || nc > EW_MAXCONST || (nc > 0 && !opts->consts))
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_map: %d constants; between 0 and %d are allowed (and consts must not be NULL)", nc, EW_MAXCONST);
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "gx_map: %d constants; between 0 and %d are allowed (and consts must not be NULL)", nc,
+                       EW_MAXCONST);
     gx_dtype at[EW_MAXIN];
     for (int i = 0; i < nin; i++)
         at[i] = in[i]->dtype;
@@ -124,7 +128,8 @@ static gx_status map_check_into(gx_ctx *ctx, const char *fn, const gx_map_opts *
     if (out->ctx != ctx)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: out belongs to another context", fn);
     if (!gx__dtype_supported(out->dtype))
-        return gx__err(GX_ERR_DTYPE, "%s: out has dtype %s, which map does not support yet", fn, gx_dtype_name(out->dtype));
+        return gx__err(GX_ERR_DTYPE, "%s: out has dtype %s, which map does not support yet", fn,
+                       gx_dtype_name(out->dtype));
     return gx__into_dtype(fn, dt, out->dtype, opts && opts->exact_dtype);
 }
 
@@ -152,8 +157,10 @@ static gx_status map_store_expr(const map_job *job, gx_dtype out, gx__sbuf *e)
     gx_dtype lt = job->lam_dtype;
     bool lc = gx__dtype_is_complex(lt), oc = gx__dtype_is_complex(out);
     if (lc && !oc)
-        return gx__err(GX_ERR_DTYPE, "gx_map: the lambda gives complex %s but the result dtype is real %s; take re(z) "
-                                     "or abs(z) in the lambda", gx_dtype_name(lt), gx_dtype_name(out));
+        return gx__err(GX_ERR_DTYPE,
+                       "gx_map: the lambda gives complex %s but the result dtype is real %s; take re(z) "
+                       "or abs(z) in the lambda",
+                       gx_dtype_name(lt), gx_dtype_name(out));
     if (!oc || lt == out)
         gx__sb_puts(e, job->expr.p);
     else if (lc)

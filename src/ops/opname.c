@@ -6,10 +6,14 @@
 
 opn_kind opn_parse(const char *op)
 {
-    static const struct { const char *name; opn_kind k; } names[] = {
-        {"+", OPN_ADD}, {"sum", OPN_ADD}, {"*", OPN_MUL}, {"prod", OPN_MUL}, {"max", OPN_MAX}, {"maximum", OPN_MAX},
-        {"min", OPN_MIN}, {"minimum", OPN_MIN}, {"&", OPN_AND}, {"|", OPN_OR}, {"^", OPN_XOR}, {"&&", OPN_LAND},
-        {"all", OPN_LAND}, {"||", OPN_LOR}, {"any", OPN_LOR}, {"count", OPN_COUNT}, {"mean", OPN_MEAN},
+    static const struct {
+        const char *name;
+        opn_kind k;
+    } names[] = {
+        {"+", OPN_ADD},       {"sum", OPN_ADD},   {"*", OPN_MUL},       {"prod", OPN_MUL}, {"max", OPN_MAX},
+        {"maximum", OPN_MAX}, {"min", OPN_MIN},   {"minimum", OPN_MIN}, {"&", OPN_AND},    {"|", OPN_OR},
+        {"^", OPN_XOR},       {"&&", OPN_LAND},   {"all", OPN_LAND},    {"||", OPN_LOR},   {"any", OPN_LOR},
+        {"count", OPN_COUNT}, {"mean", OPN_MEAN},
     };
     for (size_t i = 0; op && i < sizeof names / sizeof names[0]; i++)
         if (strcmp(op, names[i].name) == 0)
@@ -20,11 +24,13 @@ opn_kind opn_parse(const char *op)
 gx_dtype opn_acc(opn_kind k, gx_dtype elem)
 {
     switch (k) {
-    case OPN_ADD: case OPN_MUL:
+    case OPN_ADD:
+    case OPN_MUL:
         if (gx__dtype_is_float(elem) || gx__dtype_is_complex(elem))
             return elem;
         return gx__dtype_is_signed(elem) || elem == GX_BOOL ? GX_I64 : GX_U64;
-    case OPN_LAND: case OPN_LOR: return GX_BOOL;
+    case OPN_LAND:
+    case OPN_LOR: return GX_BOOL;
     case OPN_COUNT: return GX_I64;
     default: return elem;
     }
@@ -85,7 +91,8 @@ gx_scalar opn_neutral(opn_kind k, gx_dtype acc)
         else
             s.v.i = 1;
         break;
-    case OPN_MAX: case OPN_MIN:
+    case OPN_MAX:
+    case OPN_MIN:
         if (fl)
             s.v.f = NAN;
         else if (acc == GX_BOOL)
@@ -93,9 +100,9 @@ gx_scalar opn_neutral(opn_kind k, gx_dtype acc)
         else
             s = opn_int_extreme(acc, k == OPN_MIN);
         break;
-    case OPN_AND: s.v.i = acc == GX_BOOL ? 1 : -1; break;   /* all ones (u64 too: shared storage) */
+    case OPN_AND: s.v.i = acc == GX_BOOL ? 1 : -1; break; /* all ones (u64 too: shared storage) */
     case OPN_LAND: s.v.i = 1; break;
-    default: break;                                           /* + | ^ || count: zero */
+    default: break; /* + | ^ || count: zero */
     }
     return s;
 }

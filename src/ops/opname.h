@@ -7,9 +7,18 @@
 #include "core/gx_internal.h"
 
 typedef enum opn_kind {
-    OPN_NONE = 0,   /* not a name: a lambda, or unknown */
-    OPN_ADD, OPN_MUL, OPN_MAX, OPN_MIN, OPN_AND, OPN_OR, OPN_XOR, OPN_LAND, OPN_LOR,
-    OPN_COUNT, OPN_MEAN /* reductions only (gx/reduce.h): statistics, not operators */
+    OPN_NONE = 0, /* not a name: a lambda, or unknown */
+    OPN_ADD,
+    OPN_MUL,
+    OPN_MAX,
+    OPN_MIN,
+    OPN_AND,
+    OPN_OR,
+    OPN_XOR,
+    OPN_LAND,
+    OPN_LOR,
+    OPN_COUNT,
+    OPN_MEAN /* reductions only (gx/reduce.h): statistics, not operators */
 } opn_kind;
 
 /* The kind of a name ("+", "sum", "maximum", "any"...); OPN_NONE otherwise. */
@@ -24,6 +33,8 @@ const char *opn_lambda(opn_kind k, gx_dtype acc, const char **why);
 /* The neutral element in dtype acc (max/min of floats: NaN, as for gx_reduce). */
 gx_scalar opn_neutral(opn_kind k, gx_dtype acc);
 /* The names, for messages. */
-#define OPN_NAMES "\"+\" \"*\" \"max\" \"min\" \"&\" \"|\" \"^\" \"&&\" \"||\" (or \"sum\" \"prod\" \"maximum\" \"minimum\" \"all\" \"any\")"
+#define OPN_NAMES                                                                                               \
+    "\"+\" \"*\" \"max\" \"min\" \"&\" \"|\" \"^\" \"&&\" \"||\" (or \"sum\" \"prod\" \"maximum\" \"minimum\" " \
+    "\"all\" \"any\")"
 
 #endif

@@ -21,7 +21,8 @@ static gx_status pipe_check(const gx_pipe *p, const char *what)
     if (!p)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: the pipeline is NULL", what);
     if (!gx__handle_live(p) || p->magic != RP_PIPE_MAGIC)
-        return gx__err(GX_ERR_INVALID_HANDLE, "%s: not a live pipeline (destroyed already, or not made by gx_pipe_*)", what);
+        return gx__err(GX_ERR_INVALID_HANDLE, "%s: not a live pipeline (destroyed already, or not made by gx_pipe_*)",
+                       what);
     return GX_OK;
 }
 
@@ -45,7 +46,9 @@ gx_status gx_pipe_from_arrays(gx_ctx *ctx, int n, gx_array *const *arrays, gx_pi
     *out = NULL;
     GX__CHECK(gx__ctx_check(ctx));
     if (n < 1 || n > RP_MAXC || !arrays)
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_pipe_from_arrays: %d arrays; between 1 and %d are allowed (and arrays must not be NULL)", n, RP_MAXC);
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "gx_pipe_from_arrays: %d arrays; between 1 and %d are allowed (and arrays must not be NULL)", n,
+                       RP_MAXC);
     for (int i = 0; i < n; i++) {
         char what[48];
         gx__fmt(what, sizeof what, "gx_pipe_from_arrays (array %d)", i);
@@ -54,12 +57,18 @@ gx_status gx_pipe_from_arrays(gx_ctx *ctx, int n, gx_array *const *arrays, gx_pi
         if (a->ctx != ctx)
             return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_pipe_from_arrays: array %d belongs to another context", i);
         if (!rp_dtype_ok(a->dtype))
-            return gx__err(GX_ERR_DTYPE, "gx_pipe_from_arrays: array %d has dtype %s, which pipelines do not support", i, gx_dtype_name(a->dtype));
+            return gx__err(GX_ERR_DTYPE, "gx_pipe_from_arrays: array %d has dtype %s, which pipelines do not support",
+                           i, gx_dtype_name(a->dtype));
         if (a->size != arrays[0]->size)
-            return gx__err(GX_ERR_SHAPE, "gx_pipe_from_arrays: array %d has %lld elements but array 0 has %lld; zipped arrays must have one size",
+            return gx__err(GX_ERR_SHAPE,
+                           "gx_pipe_from_arrays: array %d has %lld elements but array 0 has %lld; zipped arrays must "
+                           "have one size",
                            i, (long long)a->size, (long long)arrays[0]->size);
         if (!gx__array_contiguous(a) && a->ndim != 1)
-            return gx__err(GX_ERR_SHAPE, "gx_pipe_from_arrays: array %d is a non-contiguous %d-d view; pass a contiguous array or a 1-d view (gx_array_clone makes one)", i, a->ndim);
+            return gx__err(GX_ERR_SHAPE,
+                           "gx_pipe_from_arrays: array %d is a non-contiguous %d-d view; pass a contiguous array or a "
+                           "1-d view (gx_array_clone makes one)",
+                           i, a->ndim);
     }
     GX__CHECK(pipe_new(ctx, RP_SRC_ARRAYS, arrays[0]->size, out));
     (*out)->nsrc = n;
@@ -82,7 +91,8 @@ static gx_status gen_args_ok(gx_ctx *ctx, gx_dtype dt, int64_t count, const char
 {
     GX__CHECK(gx__ctx_check(ctx));
     if (!rp_dtype_ok(dt))
-        return gx__err(GX_ERR_DTYPE, "%s: dtype %s is not supported (use bool, an integer dtype, f32 or f64)", what, gx_dtype_name(dt));
+        return gx__err(GX_ERR_DTYPE, "%s: dtype %s is not supported (use bool, an integer dtype, f32 or f64)", what,
+                       gx_dtype_name(dt));
     if (count < 0)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: count is %lld; it must be >= 0", what, (long long)count);
     return GX_OK;
@@ -237,7 +247,8 @@ static gx_status add_plain_op(gx_pipe *p, rp_op_kind kind, int64_t k, const char
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: k is %lld; it must be >= 0", what, (long long)k);
     gx_dtype dt[RP_MAXC];
     if (kind == RP_ENUM && pipe_types(p, dt) >= RP_MAXC)
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: the stream has %d components already (at most %d); map it first", what, RP_MAXC, RP_MAXC);
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: the stream has %d components already (at most %d); map it first",
+                       what, RP_MAXC, RP_MAXC);
     p->ops[p->nops++] = (rp_op){kind, NULL, NULL, 0, 0, k};
     return GX_OK;
 }
@@ -289,7 +300,8 @@ gx_status gx_pipe_length(const gx_pipe *p, int64_t *out)
     GX__CHECK(pipe_check(p, "gx_pipe_length"));
     GX__ARG(out, "gx_pipe_length: out is NULL");
     if (!pipe_len(p, out))
-        return gx__err(GX_ERR_SHAPE, "gx_pipe_length: the length is unknown after a filter (count the pipeline with gx_pipe_count)");
+        return gx__err(GX_ERR_SHAPE,
+                       "gx_pipe_length: the length is unknown after a filter (count the pipeline with gx_pipe_count)");
     return GX_OK;
 }
 
@@ -483,7 +495,8 @@ static gx_status term_begin(term *t, gx_pipe *p, const char *what, bool position
     gx_dtype dt[RP_MAXC];
     int m = pipe_types(p, dt);
     if (one_value && m != 1)
-        return gx__err(GX_ERR_SHAPE, "%s: the stream has %d components; map them to one value first (gx_pipe_map)", what, m);
+        return gx__err(GX_ERR_SHAPE, "%s: the stream has %d components; map them to one value first (gx_pipe_map)",
+                       what, m);
     for (int k = 0; k < p->nsrc && p->src == RP_SRC_ARRAYS; k++)
         GX__CHECK(gx__array_check(p->arr[k], what));
     gx__lock(p->ctx);
@@ -507,15 +520,16 @@ static gx_status term_end(term *t, gx_status s)
 /* An init value -> the accumulator member's field. */
 void rp_const_to_cval(const gx_scalar *c, gx_dtype acc, rp_cval *v)
 {
-    double d = gx__dtype_is_float(c->dtype) ? c->v.f : gx__dtype_is_signed(c->dtype) || c->dtype == GX_BOOL ? (double)c->v.i : (double)c->v.u;
+    double d = gx__dtype_is_float(c->dtype)                           ? c->v.f
+               : gx__dtype_is_signed(c->dtype) || c->dtype == GX_BOOL ? (double)c->v.i
+                                                                      : (double)c->v.u;
     if (gx__dtype_is_float(acc))
         v->f = d;
     else if (gx__dtype_is_float(c->dtype))
         cval_from_double(acc, d, v);
     else
-        v->i = c->v.i;   /* integer to integer: the bits, converted by the kernel's cast */
+        v->i = c->v.i; /* integer to integer: the bits, converted by the kernel's cast */
 }
-
 
 /* A constant's value as C text of its dtype (hex floats: exact). */
 static gx_status const_literal(const char *what, const gx_const *c, char *buf, size_t n)
@@ -528,8 +542,8 @@ static gx_status const_literal(const char *what, const gx_const *c, char *buf, s
     else if (gx__dtype_is_int(v->dtype) || v->dtype == GX_BOOL)
         snprintf(buf, n, "((%s)(%lldLL))", gx__dtype_ctype(v->dtype), (long long)v->v.i);
     else
-        return gx__err(GX_ERR_DTYPE, "%s: constant '%s' has dtype %s; operator lambdas take real constants",
-                       what, c->name ? c->name : "?", gx_dtype_name(v->dtype));
+        return gx__err(GX_ERR_DTYPE, "%s: constant '%s' has dtype %s; operator lambdas take real constants", what,
+                       c->name ? c->name : "?", gx_dtype_name(v->dtype));
     return GX_OK;
 }
 
@@ -542,8 +556,9 @@ static gx_status op_text(const char *what, const char *op, gx_dtype elem, gx_dty
     *text = op;
     if (k == OPN_NONE) {
         if (!strstr(op, "->"))
-            return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: '%s' is not an operator: use one of " OPN_NAMES
-                                                    " or a lambda \"a, b -> ...\"", what, op);
+            return gx__err(GX_ERR_INVALID_ARGUMENT,
+                           "%s: '%s' is not an operator: use one of " OPN_NAMES " or a lambda \"a, b -> ...\"", what,
+                           op);
         return GX_OK;
     }
     if (*forced == GX_DTYPE_DEFAULT)
@@ -564,8 +579,8 @@ gx_status rp_op_prepare(gx_ctx *ctx, const char *what, const char *op, gx_dtype 
     const char *text = NULL;
     GX__CHECK(op_text(what, op, elem, &forced, j, &text));
     if (nconsts < 0 || nconsts > RP_MAXCONST || (nconsts > 0 && !consts))
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %d constants (at most %d; consts must not be NULL)", what,
-                       nconsts, RP_MAXCONST);
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %d constants (at most %d; consts must not be NULL)", what, nconsts,
+                       RP_MAXCONST);
     char lit[RP_MAXCONST][64];
     const char *cnames[RP_MAXCONST];
     for (int c = 0; c < nconsts; c++) {
@@ -613,11 +628,11 @@ static void slot_to_scalar(gx_dtype t, const uint8_t *slot, gx_scalar *out)
     else if (t == GX_U64)
         memcpy(&out->v.u, slot, 8);
     else if (gx__dtype_is_int(t) && !gx__dtype_is_signed(t))
-        out->v.u = (uint64_t)gx__dtype_to_f64(t, slot);   /* exact below 2^53 */
+        out->v.u = (uint64_t)gx__dtype_to_f64(t, slot); /* exact below 2^53 */
     else if (t == GX_I64)
         memcpy(&out->v.i, slot, 8);
     else
-        out->v.i = (int64_t)gx__dtype_to_f64(t, slot);    /* bool and narrow ints: exact */
+        out->v.i = (int64_t)gx__dtype_to_f64(t, slot); /* bool and narrow ints: exact */
 }
 
 gx_status gx_pipe_reduce(gx_pipe *p, const char *op, const gx_pipe_opts *opts, gx_scalar *out)
@@ -632,7 +647,7 @@ gx_status gx_pipe_reduce(gx_pipe *p, const char *op, const gx_pipe_opts *opts, g
                                 opts ? opts->consts : NULL, opts ? opts->nconsts : 0, &j);
     if (s == GX_OK) {
         if (!init && j.named)
-            init = &j.neutral;   /* an empty stream then gives the neutral element, as gx_reduce does */
+            init = &j.neutral; /* an empty stream then gives the neutral element, as gx_reduce does */
         rp_kspec ks = {0};
         ks.term = RP_T_REDUCE;
         ks.nacc = 1;
@@ -727,9 +742,11 @@ static gx_status extremum(gx_pipe *p, const char *what, bool maxi, bool arg, uin
     char body[512];
     if (arg)
         gx__fmt(body, sizeof body,
-                 "const bool an = a.v0 != a.v0, bn = b.v0 != b.v0;\n"
-                 "  const bool tb = an && bn ? b.v1 < a.v1 : an ? true : bn ? false : (b.v0 %s a.v0 || (b.v0 == a.v0 && b.v1 < a.v1));\n"
-                 "  r = tb ? b : a;", cmp);
+                "const bool an = a.v0 != a.v0, bn = b.v0 != b.v0;\n"
+                "  const bool tb = an && bn ? b.v1 < a.v1 : an ? true : bn ? false : (b.v0 %s a.v0 || (b.v0 == a.v0 && "
+                "b.v1 < a.v1));\n"
+                "  r = tb ? b : a;",
+                cmp);
     else
         gx__fmt(body, sizeof body, "r.v0 = (b.v0 %s a.v0 || a.v0 != a.v0) ? b.v0 : a.v0;", cmp);
     rp_kspec ks = {0};
@@ -741,7 +758,8 @@ static gx_status extremum(gx_pipe *p, const char *what, bool maxi, bool arg, uin
     bool empty = false;
     GX__CHECK(fixed_reduce(p, what, arg, true, &ks, slot, &empty));
     if (empty)
-        return gx__err(GX_ERR_SHAPE, "%s: the stream is empty (there is no %s)", what, maxi ? "largest value" : "smallest value");
+        return gx__err(GX_ERR_SHAPE, "%s: the stream is empty (there is no %s)", what,
+                       maxi ? "largest value" : "smallest value");
     return GX_OK;
 }
 
@@ -792,8 +810,9 @@ gx_status gx_pipe_collect(gx_pipe *p, int nout, gx_array **out)
     gx_dtype dt[RP_MAXC];
     int m = pipe_types(p, dt);
     if (nout != m)
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_pipe_collect: nout is %d but the stream has %d component%s (one array each)",
-                       nout, m, m == 1 ? "" : "s");
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "gx_pipe_collect: nout is %d but the stream has %d component%s (one array each)", nout, m,
+                       m == 1 ? "" : "s");
     for (int c = 0; c < nout; c++)
         out[c] = NULL;
     term t;
@@ -828,10 +847,12 @@ static gx_status pipe_scan(gx_pipe *p, const char *fn, const char *op, const gx_
         gx__fmt(what, sizeof what, "%s (out)", fn);
         GX__CHECK(gx__array_check(into, what));
         if (!pipe_len(p, &known))
-            return gx__err(GX_ERR_SHAPE, "%s: the stream's length is unknown after a filter, so it cannot fill an "
-                                         "existing array; use gx_pipe_scan", fn);
+            return gx__err(GX_ERR_SHAPE,
+                           "%s: the stream's length is unknown after a filter, so it cannot fill an "
+                           "existing array; use gx_pipe_scan",
+                           fn);
         if (forced == GX_DTYPE_DEFAULT && !(o && o->exact_dtype))
-            forced = into->dtype;   /* accumulate in out's dtype (documented for the _into forms) */
+            forced = into->dtype; /* accumulate in out's dtype (documented for the _into forms) */
     }
     const gx_scalar *init = o ? o->init : NULL;
     bool exclusive = o && o->exclusive;
@@ -842,8 +863,9 @@ static gx_status pipe_scan(gx_pipe *p, const char *fn, const char *op, const gx_
     if (s == GX_OK && !init && exclusive && j.named)
         init = &j.neutral;
     if (s == GX_OK && exclusive && !init)
-        s = gx__err(GX_ERR_INVALID_ARGUMENT, "%s: an exclusive scan of a lambda needs opts->init (its first output)", fn);
-    gx_array *conv = NULL;   /* into of another dtype than the accumulator: scan here, then convert */
+        s = gx__err(GX_ERR_INVALID_ARGUMENT, "%s: an exclusive scan of a lambda needs opts->init (its first output)",
+                    fn);
+    gx_array *conv = NULL; /* into of another dtype than the accumulator: scan here, then convert */
     if (s == GX_OK)
         s = into ? scan_check_into(p, o, j.acc, t.sg.n, into) : gx__array_new(p->ctx, j.acc, 1, &t.sg.n, made);
     if (s == GX_OK && into && into->dtype != j.acc) {
@@ -898,15 +920,18 @@ gx_status gx_pipe_to_host(gx_pipe *p, void *buf, size_t cap, int64_t *len)
     gx_dtype dt[RP_MAXC];
     int m = pipe_types(p, dt);
     if (m != 1)
-        return gx__err(GX_ERR_SHAPE, "gx_pipe_to_host: the stream has %d components; map them to one value first (or use gx_pipe_collect)", m);
+        return gx__err(
+            GX_ERR_SHAPE,
+            "gx_pipe_to_host: the stream has %d components; map them to one value first (or use gx_pipe_collect)", m);
     gx_array *a = NULL;
     GX__CHECK(gx_pipe_collect(p, 1, &a));
     *len = a->size;
     size_t need = (size_t)a->size * gx_dtype_size(a->dtype);
     gx_status s = GX_OK;
     if (need > cap)
-        s = gx__err(GX_ERR_INVALID_ARGUMENT, "gx_pipe_to_host: the result has %lld values (%zu bytes) but cap is %zu bytes",
-                    (long long)a->size, need, cap);
+        s = gx__err(GX_ERR_INVALID_ARGUMENT,
+                    "gx_pipe_to_host: the result has %lld values (%zu bytes) but cap is %zu bytes", (long long)a->size,
+                    need, cap);
     else if (need > 0)
         s = gx_array_to_host(a, buf, cap);
     gx_array_release(a);

@@ -60,7 +60,7 @@ static bool shape_fits(const rp_seg *sg, const rp_kspec *ks, int block, int item
     if (ks->term == RP_T_SCAN && vec16(osz) <= items && items % vec16(osz) != 0)
         return false;
     widest = osz > widest ? osz : widest;
-    return te * widest <= RP_SM_TILE;   /* one staging buffer, within static shared memory */
+    return te * widest <= RP_SM_TILE; /* one staging buffer, within static shared memory */
 }
 
 /* A knob "GX_..." as an int >= 0 (shapes are checked by shape_fits), or `dflt`. */
@@ -117,11 +117,13 @@ static void emit_elem(gx__sbuf *b, const rp_seg *sg, const char *idx, const char
     gx__sb_printf(b, "%sbool keep = false;\n", ind);
     for (int c = 0; c < sg->arity; c++)
         gx__sb_printf(b, "%s%s r%d = 0;\n%s(void)r%d;\n", ind, ct(sg->dt[c]), c, ind, c);
-    gx__sb_printf(b, "%sconst int64_t gx_i = %s;\n%s(void)gx_i;\n%sdo {\n%s  const int64_t gx_si = %slo + gx_i;\n%s  (void)gx_si;\n",
-                  ind, idx, ind, ind, ind, A, ind);
+    gx__sb_printf(
+        b,
+        "%sconst int64_t gx_i = %s;\n%s(void)gx_i;\n%sdo {\n%s  const int64_t gx_si = %slo + gx_i;\n%s  (void)gx_si;\n",
+        ind, idx, ind, ind, ind, A, ind);
     char names[RP_MAXC][24];
     gx_dtype dt[RP_MAXC];
-    lam_range rg[RP_MAXC + 1] = {{0}};   /* bounds of each component's values */
+    lam_range rg[RP_MAXC + 1] = {{0}}; /* bounds of each component's values */
     rg[0] = sg->src == RP_SRC_IOTA ? sg->vr : rg[0];
     int m = sg->nsrc;
     for (int k = 0; k < sg->nsrc; k++) {
@@ -235,11 +237,13 @@ static void emit_prologue(gx__sbuf *b, const rp_seg *sg, const char *A, bool cud
 static void emit_common(gx__sbuf *b, const rp_kspec *ks, bool cuda)
 {
     /* Generated element code sets flags some terminals never read (warning 550). */
-    gx__sb_puts(b, cuda ? "#pragma nv_diag_suppress 550\ntypedef unsigned long long gx_uptr;\n" : "typedef uintptr_t gx_uptr;\n");
+    gx__sb_puts(b, cuda ? "#pragma nv_diag_suppress 550\ntypedef unsigned long long gx_uptr;\n"
+                        : "typedef uintptr_t gx_uptr;\n");
     gx__sb_printf(b,
                   "typedef union { double f; int64_t i; uint64_t u; } gx_cval;\n"
                   "typedef struct { uint64_t src[%d]; int64_t sst[%d]; uint64_t out[%d]; uint64_t scratch;\n"
-                  "  uint64_t clr; int64_t nclr; uint64_t hres, cnt; int64_t lo, n, ntiles, nparts; uint64_t seed; gx_cval start, step; int64_t eoff[%d];\n"
+                  "  uint64_t clr; int64_t nclr; uint64_t hres, cnt; int64_t lo, n, ntiles, nparts; uint64_t seed; "
+                  "gx_cval start, step; int64_t eoff[%d];\n"
                   "  gx_cval c[%d]; gx_cval init[2]; } gx_args;\n",
                   RP_MAXC, RP_MAXC, RP_MAXC, RP_MAXOPS, RP_MAXCONST);
     /* SplitMix64 of (seed, index): internal to pipelines' random sources. */
@@ -298,17 +302,19 @@ static void emit_accum(gx__sbuf *b, const rp_kspec *ks, const char *ind)
 /* acc and has at the start of a fold (declared, or `decl` false: assigned again). */
 static void emit_acc_init(gx__sbuf *b, const rp_kspec *ks, bool decl)
 {
-    gx__sb_printf(b, "  %sacc = %s;\n  %shas = %d;\n", decl ? "gx_acc " : "", ks->has_identity ? ks->identity : "GX_ZACC",
-                  decl ? "uint32_t " : "", ks->has_identity ? 1 : 0);
+    gx__sb_printf(b, "  %sacc = %s;\n  %shas = %d;\n", decl ? "gx_acc " : "",
+                  ks->has_identity ? ks->identity : "GX_ZACC", decl ? "uint32_t " : "", ks->has_identity ? 1 : 0);
 }
 
 /* ------------------------------------------------------------ CPU */
 
 static void cpu_head(gx__sbuf *b, const char *name, const rp_seg *sg)
 {
-    gx__sb_printf(b, "void %s(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
-                     "  const gx_args *a = (const gx_args *)ap;\n  (void)thread; (void)begin; (void)end;\n"
-                     "  gx_slot *part = (gx_slot *)(gx_uptr)(a->scratch + 64);\n  (void)part;\n", name);
+    gx__sb_printf(b,
+                  "void %s(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
+                  "  const gx_args *a = (const gx_args *)ap;\n  (void)thread; (void)begin; (void)end;\n"
+                  "  gx_slot *part = (gx_slot *)(gx_uptr)(a->scratch + 64);\n  (void)part;\n",
+                  name);
     emit_prologue(b, sg, "a->", false);
 }
 
@@ -321,8 +327,10 @@ static void cpu_prefix(gx__sbuf *b, const rp_kspec *ks, const char *upto)
         emit_init_acc(b, ks, "a->", "r");
         gx__sb_puts(b, "  acc = has ? gx_rp_op(acc, r) : r; has = 1;\n");
     }
-    gx__sb_printf(b, "  for (int64_t t = 0; t < %s; t++)\n"
-                     "    if (part[t].has) { acc = has ? gx_rp_op(acc, part[t].v) : part[t].v; has = 1; }\n", upto);
+    gx__sb_printf(b,
+                  "  for (int64_t t = 0; t < %s; t++)\n"
+                  "    if (part[t].has) { acc = has ? gx_rp_op(acc, part[t].v) : part[t].v; has = 1; }\n",
+                  upto);
 }
 
 static void cpu_fold_entry(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, const char *name)
@@ -399,8 +407,8 @@ static void gen_cpu(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
 /* ------------------------------------------------------------ CUDA helpers */
 
 /* Shuffles of every accumulator member (and a has flag) by `fn` ("__shfl_down_sync"...). */
-static void cu_shfl(gx__sbuf *b, const rp_kspec *ks, const char *fn, const char *dst, const char *src,
-                    const char *arg, const char *ind)
+static void cu_shfl(gx__sbuf *b, const rp_kspec *ks, const char *fn, const char *dst, const char *src, const char *arg,
+                    const char *ind)
 {
     int nacc = ks->term == RP_T_COLLECT ? 1 : ks->nacc;
     for (int c = 0; c < nacc; c++) {
@@ -424,8 +432,10 @@ static void cu_shfl(gx__sbuf *b, const rp_kspec *ks, const char *fn, const char 
 static void cu_pack_helpers(gx__sbuf *b, const rp_kspec *ks)
 {
     if (ks->term == RP_T_COLLECT) {
-        gx__sb_puts(b, "GXF unsigned long long gx_pk(unsigned long long st, gx_acc v) { return (st << 62) | (unsigned long long)v.v0; }\n"
-                       "GXF gx_acc gx_upk(unsigned long long w) { gx_acc r; r.v0 = (int64_t)(w & 0x3fffffffffffffffull); return r; }\n");
+        gx__sb_puts(b, "GXF unsigned long long gx_pk(unsigned long long st, gx_acc v) { return (st << 62) | (unsigned "
+                       "long long)v.v0; }\n"
+                       "GXF gx_acc gx_upk(unsigned long long w) { gx_acc r; r.v0 = (int64_t)(w & "
+                       "0x3fffffffffffffffull); return r; }\n");
         return;
     }
     /* The accumulator's bits through the unsigned type of its width. */
@@ -439,11 +449,16 @@ static void cu_pack_helpers(gx__sbuf *b, const rp_kspec *ks)
         from = "u != 0u";
     } else {
         size_t sz = gx_dtype_size(t);
-        to = sz == 1 ? "(unsigned int)(unsigned char)v.v0" : sz == 2 ? "(unsigned int)(unsigned short)v.v0" : "(unsigned int)v.v0";
+        to = sz == 1   ? "(unsigned int)(unsigned char)v.v0"
+             : sz == 2 ? "(unsigned int)(unsigned short)v.v0"
+                       : "(unsigned int)v.v0";
         from = sz == 1 ? "(unsigned char)u" : sz == 2 ? "(unsigned short)u" : "u";
     }
-    gx__sb_printf(b, "GXF unsigned long long gx_pk(unsigned long long st, gx_acc v) { return (st << 62) | (unsigned long long)%s; }\n"
-                     "GXF gx_acc gx_upk(unsigned long long w) { const unsigned int u = (unsigned int)w; gx_acc r; r.v0 = (%s)(%s); return r; }\n",
+    gx__sb_printf(b,
+                  "GXF unsigned long long gx_pk(unsigned long long st, gx_acc v) { return (st << 62) | (unsigned long "
+                  "long)%s; }\n"
+                  "GXF gx_acc gx_upk(unsigned long long w) { const unsigned int u = (unsigned int)w; gx_acc r; r.v0 = "
+                  "(%s)(%s); return r; }\n",
                   to, ct(t), from);
 }
 
@@ -468,7 +483,8 @@ static void cu_poll(gx__sbuf *b, const rp_kspec *ks, bool packed)
     if (packed) {
         gx__sb_puts(b, "      unsigned long long sw = j >= 0 ? ws[j] : (2ull << 62);\n"
                        "      while (__any_sync(0xffffffffu, (sw >> 62) == 0ull)) {\n"
-                       "        if (GX_LB_DELAY) __nanosleep(GX_LB_DELAY);   /* spinning steals issue slots from the tiles waited for */\n"
+                       "        if (GX_LB_DELAY) __nanosleep(GX_LB_DELAY);   /* spinning steals issue slots from the "
+                       "tiles waited for */\n"
                        "        if ((sw >> 62) == 0ull) sw = ws[j];\n      }\n"
                        "      const uint32_t f = (uint32_t)(sw >> 62);\n"
                        "      const gx_acc v = j >= 0 ? gx_upk(sw) : GX_ZACC;\n");
@@ -545,11 +561,13 @@ static void cu_block_scan(gx__sbuf *b, const rp_kspec *ks)
 static void cu_shared_decls(gx__sbuf *b, size_t sm_bytes)
 {
     gx__sb_printf(b, "  __shared__ __align__(128) unsigned char gx_sm[%zu];\n", sm_bytes);
-    gx__sb_puts(b, "  __shared__ gx_acc s_w[32], s_wx[32], s_agg, s_ex;\n"
-                   "  __shared__ uint32_t s_wh[32], s_wxh[32], s_exh;\n"
-                   "  gx_slot *slots = (gx_slot *)(gx_uptr)(a.scratch + 64);\n"
-                   "  volatile gx_slot *vs = slots;\n  (void)vs;\n"
-                   "  volatile unsigned long long *ws = (volatile unsigned long long *)(gx_uptr)(a.scratch + 64);\n  (void)ws;\n");
+    gx__sb_puts(
+        b,
+        "  __shared__ gx_acc s_w[32], s_wx[32], s_agg, s_ex;\n"
+        "  __shared__ uint32_t s_wh[32], s_wxh[32], s_exh;\n"
+        "  gx_slot *slots = (gx_slot *)(gx_uptr)(a.scratch + 64);\n"
+        "  volatile gx_slot *vs = slots;\n  (void)vs;\n"
+        "  volatile unsigned long long *ws = (volatile unsigned long long *)(gx_uptr)(a.scratch + 64);\n  (void)ws;\n");
     gx__sb_puts(b, "  const int64_t tile = (int64_t)blockIdx.x;\n"
                    "  if (threadIdx.x == 0) s_exh = 0;   /* thread 0 writes it again only after this */\n");
 }
@@ -629,18 +647,20 @@ static void cu_stage_source(gx__sbuf *b, const rp_seg *sg, int k, rp_tshape sh, 
     int B = sh.block, items = sh.items, K = cu_src_vec(sg, items), R = cu_run_vec(sz, items);
     int te = B * items;
     gx__sb_printf(b, "  {\n    const int64_t pb = tile * %d;\n", te);
-    gx__sb_printf(b, "    if (gx_tfull) {\n#pragma unroll\n      for (int q = 0; q < %d; q++) {\n"
-                     "        const int vi = q * %d + (int)threadIdx.x;\n"
-                     "        *(gxv%d *)(gx_sm + gx_sv(vi * %d)) = ((const gxv%d *)(in%d + pb))[vi];\n      }\n"
-                     "    } else {\n#pragma unroll\n      for (int q = 0; q < %d; q++) {\n"
-                     "        const int i = q * %d + (int)threadIdx.x;\n"
-                     "        *(%s *)(gx_sm + gx_sv(i * %zu)) = pb + i < n ? in%d[pb + i] : (%s)0;\n      }\n    }\n"
-                     "    __syncthreads();\n",
+    gx__sb_printf(b,
+                  "    if (gx_tfull) {\n#pragma unroll\n      for (int q = 0; q < %d; q++) {\n"
+                  "        const int vi = q * %d + (int)threadIdx.x;\n"
+                  "        *(gxv%d *)(gx_sm + gx_sv(vi * %d)) = ((const gxv%d *)(in%d + pb))[vi];\n      }\n"
+                  "    } else {\n#pragma unroll\n      for (int q = 0; q < %d; q++) {\n"
+                  "        const int i = q * %d + (int)threadIdx.x;\n"
+                  "        *(%s *)(gx_sm + gx_sv(i * %zu)) = pb + i < n ? in%d[pb + i] : (%s)0;\n      }\n    }\n"
+                  "    __syncthreads();\n",
                   items / K, B, k, (int)sz * K, k, k, items, B, t, sz, k, t);
-    gx__sb_printf(b, "    const int o = (int)threadIdx.x * %d;\n"
-                     "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n"
-                     "      const gxr%d v = *(const gxr%d *)(gx_sm + gx_sv(o + q * %d));\n"
-                     "#pragma unroll\n      for (int e = 0; e < %d; e++) xs%d[q * %d + e] = v.e[e];\n    }\n  }\n",
+    gx__sb_printf(b,
+                  "    const int o = (int)threadIdx.x * %d;\n"
+                  "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n"
+                  "      const gxr%d v = *(const gxr%d *)(gx_sm + gx_sv(o + q * %d));\n"
+                  "#pragma unroll\n      for (int e = 0; e < %d; e++) xs%d[q * %d + e] = v.e[e];\n    }\n  }\n",
                   (int)sz * items, items / R, k, k, (int)sz * R, R, k, R);
     if (more)
         gx__sb_puts(b, "  __syncthreads();   /* gx_sm is read: the next source may overwrite it */\n");
@@ -654,8 +674,9 @@ static void cu_stage_source(gx__sbuf *b, const rp_seg *sg, int k, rp_tshape sh, 
 static void cu_tile_elements(gx__sbuf *b, const rp_seg *sg, rp_tshape sh, const char *after)
 {
     int items = sh.items, te = sh.block * items;
-    gx__sb_printf(b, "  const int64_t base = tile * %d + (int64_t)threadIdx.x * %d;\n"
-                     "  const bool gx_tfull = (tile + 1) * %d <= n;\n  (void)gx_tfull;\n",
+    gx__sb_printf(b,
+                  "  const int64_t base = tile * %d + (int64_t)threadIdx.x * %d;\n"
+                  "  const bool gx_tfull = (tile + 1) * %d <= n;\n  (void)gx_tfull;\n",
                   te, items, te);
     gx__sb_printf(b, "  bool kept[%d];\n", items);
     for (int c = 0; c < sg->arity; c++)
@@ -672,8 +693,8 @@ static void cu_tile_elements(gx__sbuf *b, const rp_seg *sg, rp_tshape sh, const 
         cu_stage_source(b, sg, k, sh, k + 1 < sg->nsrc);
     for (int full = 1; full >= 0; full--) {
         gx__sb_puts(b, full ? "  if (gx_tfull) {\n" : "  } else {\n");
-        gx__sb_printf(b, "#pragma unroll\n  for (int k = 0; k < %d; k++) {\n    kept[k] = false;\n    if (%s) {\n", items,
-                      full ? "true" : "base + k < n");
+        gx__sb_printf(b, "#pragma unroll\n  for (int k = 0; k < %d; k++) {\n    kept[k] = false;\n    if (%s) {\n",
+                      items, full ? "true" : "base + k < n");
         emit_elem(b, sg, "base + k", staged ? srcx : NULL, "a.", "      ");
         gx__sb_puts(b, "      kept[k] = keep;\n");
         for (int c = 0; c < sg->arity; c++)
@@ -701,7 +722,8 @@ static void cu_vec_types(gx__sbuf *b, const rp_seg *sg, int items)
 static void cu_clear_next(gx__sbuf *b)
 {
     gx__sb_puts(b, "  {\n    unsigned long long *gx_c = (unsigned long long *)(gx_uptr)a.clr;\n"
-                   "    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.nclr; i += (int64_t)gridDim.x * blockDim.x)\n"
+                   "    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.nclr; i += "
+                   "(int64_t)gridDim.x * blockDim.x)\n"
                    "      gx_c[i] = 0ull;\n  }\n");
 }
 
@@ -714,19 +736,21 @@ static void cu_store_scan(gx__sbuf *b, const rp_kspec *ks, rp_tshape sh)
     const char *t = ct(ks->acc[0]);
     size_t sz = gx_dtype_size(ks->acc[0]);
     int B = sh.block, items = sh.items, R = cu_run_vec(sz, items), vb = (int)sz * R;
-    gx__sb_printf(b, "  struct __align__(%d) gxo { %s e[%d]; };\n  {\n    const int o = (int)threadIdx.x * %d;\n"
-                     "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n      gxo v;\n"
-                     "#pragma unroll\n      for (int e = 0; e < %d; e++) v.e[e] = ys[q * %d + e];\n"
-                     "      *(gxo *)(gx_sm + gx_sv(o + q * %d)) = v;\n    }\n  }\n  __syncthreads();\n",
+    gx__sb_printf(b,
+                  "  struct __align__(%d) gxo { %s e[%d]; };\n  {\n    const int o = (int)threadIdx.x * %d;\n"
+                  "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n      gxo v;\n"
+                  "#pragma unroll\n      for (int e = 0; e < %d; e++) v.e[e] = ys[q * %d + e];\n"
+                  "      *(gxo *)(gx_sm + gx_sv(o + q * %d)) = v;\n    }\n  }\n  __syncthreads();\n",
                   vb, t, R, (int)sz * items, items / R, R, R, vb);
-    gx__sb_printf(b, "  const int64_t tb = tile * %d;\n"
-                     "  if (gx_tfull && (a.out[0] & %d) == 0) {\n    gxo *ov = (gxo *)(out + tb);\n"
-                     "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n"
-                     "      const int vi = q * %d + (int)threadIdx.x;\n"
-                     "      ov[vi] = *(const gxo *)(gx_sm + gx_sv(vi * %d));\n    }\n  } else {\n"
-                     "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n"
-                     "      const int i = q * %d + (int)threadIdx.x;\n"
-                     "      if (tb + i < n) out[tb + i] = *(const %s *)(gx_sm + gx_sv(i * %zu));\n    }\n  }\n",
+    gx__sb_printf(b,
+                  "  const int64_t tb = tile * %d;\n"
+                  "  if (gx_tfull && (a.out[0] & %d) == 0) {\n    gxo *ov = (gxo *)(out + tb);\n"
+                  "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n"
+                  "      const int vi = q * %d + (int)threadIdx.x;\n"
+                  "      ov[vi] = *(const gxo *)(gx_sm + gx_sv(vi * %d));\n    }\n  } else {\n"
+                  "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n"
+                  "      const int i = q * %d + (int)threadIdx.x;\n"
+                  "      if (tb + i < n) out[tb + i] = *(const %s *)(gx_sm + gx_sv(i * %zu));\n    }\n  }\n",
                   B * items, vb - 1, items / R, B, vb, items, B, t, sz);
 }
 
@@ -766,8 +790,10 @@ static void gen_cuda_scan(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, rp_
     int items = sh.items;
     /* Running values within the thread's items (inclusive). */
     gx__sbuf run = {0};
-    gx__sb_printf(&run, "#pragma unroll\n  for (int k = 0; k < %d; k++) {\n    const int64_t gx_i = base + k;\n"
-                        "    const %s r0 = rv0[k];\n", items, ct(sg->dt[0]));
+    gx__sb_printf(&run,
+                  "#pragma unroll\n  for (int k = 0; k < %d; k++) {\n    const int64_t gx_i = base + k;\n"
+                  "    const %s r0 = rv0[k];\n",
+                  items, ct(sg->dt[0]));
     gx__sb_printf(&run, "    gx_acc r;\n    { const int64_t gx_pos = gx_i; (void)gx_pos; %s }\n", ks->lift);
     gx__sb_puts(&run, "    if (kept[k]) { tagg = th ? gx_rp_op(tagg, r) : r; th = 1; }\n    x[k] = tagg;\n  }\n");
     char decl[80];
@@ -820,14 +846,16 @@ static void gen_cuda_collect(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, 
     for (int c = 0; c < sg->arity; c++) {
         const char *t = ct(sg->dt[c]);
         size_t sz = gx_dtype_size(sg->dt[c]);
-        int l = 0;   /* a 128-byte row holds 1 << l elements */
+        int l = 0; /* a 128-byte row holds 1 << l elements */
         while (((size_t)2 << l) * sz <= 128)
             l++;
-        gx__sb_printf(b, "  {\n    int q = rk;\n"
-                         "#pragma unroll\n    for (int k = 0; k < %d; k++)\n"
-                         "      if (kept[k]) { *(%s *)(gx_sm + gx_se(q, %d) * %zu) = rv%d[k]; q++; }\n"
-                         "    __syncthreads();\n    %s *out = (%s *)(gx_uptr)a.out[%d];\n"
-                         "    for (int q2 = threadIdx.x; q2 < tcount; q2 += %d) out[tbase + q2] = *(const %s *)(gx_sm + gx_se(q2, %d) * %zu);\n",
+        gx__sb_printf(b,
+                      "  {\n    int q = rk;\n"
+                      "#pragma unroll\n    for (int k = 0; k < %d; k++)\n"
+                      "      if (kept[k]) { *(%s *)(gx_sm + gx_se(q, %d) * %zu) = rv%d[k]; q++; }\n"
+                      "    __syncthreads();\n    %s *out = (%s *)(gx_uptr)a.out[%d];\n"
+                      "    for (int q2 = threadIdx.x; q2 < tcount; q2 += %d) out[tbase + q2] = *(const %s *)(gx_sm + "
+                      "gx_se(q2, %d) * %zu);\n",
                       items, t, l, sz, c, t, t, c, sh.block, t, l, sz);
         gx__sb_puts(b, c + 1 < sg->arity ? "    __syncthreads();\n  }\n" : "  }\n");
     }
@@ -878,11 +906,17 @@ static void gen_cuda_reduce(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
         gx__sb_printf(b, "  const int64_t nv = n / %d;\n  for (int64_t v0 = tid; v0 < nv; v0 += nth * %d) {\n", K, U);
         for (int k = 0; k < sg->nsrc; k++)
             gx__sb_printf(b, "    gxv%d xv%d[%d];\n", k, k, U);
-        gx__sb_printf(b, "#pragma unroll\n    for (int u = 0; u < %d; u++) {\n      const int64_t v = v0 + u * nth;\n      if (v < nv) {\n", U);
+        gx__sb_printf(b,
+                      "#pragma unroll\n    for (int u = 0; u < %d; u++) {\n      const int64_t v = v0 + u * nth;\n     "
+                      " if (v < nv) {\n",
+                      U);
         for (int k = 0; k < sg->nsrc; k++)
             gx__sb_printf(b, "        xv%d[u] = ((const gxv%d *)in%d)[v];\n", k, k, k);
-        gx__sb_printf(b, "      }\n    }\n#pragma unroll\n    for (int u = 0; u < %d; u++) {\n      const int64_t v = v0 + u * nth;\n"
-                         "      if (v < nv) {\n#pragma unroll\n        for (int e = 0; e < %d; e++) {\n", U, K);
+        gx__sb_printf(b,
+                      "      }\n    }\n#pragma unroll\n    for (int u = 0; u < %d; u++) {\n      const int64_t v = v0 "
+                      "+ u * nth;\n"
+                      "      if (v < nv) {\n#pragma unroll\n        for (int e = 0; e < %d; e++) {\n",
+                      U, K);
         char idx[48];
         gx__fmt(idx, sizeof idx, "v * %d + e", K);
         emit_elem(b, sg, idx, srcx, "a.", "          ");
@@ -959,8 +993,9 @@ static void gen_cuda_reduce(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
                    "      ph[k] = t < gridDim.x ? ps->has : 0u;\n      if (ph[k]) {\n");
     for (int c = 0; c < ks->nacc; c++)
         gx__sb_printf(b, "        pv[k].v%d = ps->v.v%d;\n", c, c);
-    gx__sb_puts(b, "      }\n    }\n#pragma unroll\n    for (int k = 0; k < 4; k++)\n"
-                   "      if (ph[k]) {\n        acc = has ? gx_rp_op(acc, pv[k]) : pv[k];\n        has = 1;\n      }\n  }\n");
+    gx__sb_puts(
+        b, "      }\n    }\n#pragma unroll\n    for (int k = 0; k < 4; k++)\n"
+           "      if (ph[k]) {\n        acc = has ? gx_rp_op(acc, pv[k]) : pv[k];\n        has = 1;\n      }\n  }\n");
     gx__sbuf fin = {0};
     if (ks->has_init) {
         gx__sb_puts(&fin, "gx_acc i0; ");
@@ -968,8 +1003,9 @@ static void gen_cuda_reduce(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
             gx__sb_printf(&fin, "i0.v%d = (%s)a.init[%d].%s; ", c, ct(ks->acc[c]), c, cfield(ks->acc[c]));
         gx__sb_puts(&fin, "acc = has ? gx_rp_op(i0, acc) : i0; has = 1;\n      ");
     }
-    gx__sb_puts(&fin, "gx_slot *res = a.hres ? (gx_slot *)(gx_uptr)a.hres : part + gridDim.x;\n"
-                      "      res->v = acc;\n      res->has = has;\n      *gx_cnt = 0u;   /* ready for the next launch */");
+    gx__sb_puts(&fin,
+                "gx_slot *res = a.hres ? (gx_slot *)(gx_uptr)a.hres : part + gridDim.x;\n"
+                "      res->v = acc;\n      res->has = has;\n      *gx_cnt = 0u;   /* ready for the next launch */");
     cu_block_reduce(b, ks, fin.p ? fin.p : "");
     gx__sb_free(&fin);
     gx__sb_puts(b, "}\n");
@@ -1002,8 +1038,8 @@ gx_status rp_generate_body(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx
 void rp_body_key(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx__sbuf *b)
 {
     rp_tshape sh = ks->term == RP_T_REDUCE ? (rp_tshape){0, 0, false, 0} : rp_tile_shape(ctx, sg, ks);
-    gx__sb_printf(b, "%s|src %d %d c%d v%d f%d a%d|", gx__target_name(gx__ctx_target(ctx)), (int)sg->src, sg->nsrc, sg->contig,
-                  sg->vec, sg->filtered, sg->arity);
+    gx__sb_printf(b, "%s|src %d %d c%d v%d f%d a%d|", gx__target_name(gx__ctx_target(ctx)), (int)sg->src, sg->nsrc,
+                  sg->contig, sg->vec, sg->filtered, sg->arity);
     for (int k = 0; k < sg->nsrc; k++)
         gx__sb_printf(b, "%d,", (int)sg->sdt[k]);
     for (int c = 0; c < sg->arity; c++)

@@ -13,28 +13,32 @@
 #include "core/gx_internal.h"
 #include "jit/lambda.h"
 
-#define RP_MAXC 8        /* components of a tuple */
-#define RP_MAXOPS 32     /* stages of a pipeline */
-#define RP_MAXCONST 16   /* named constants over all stages */
+#define RP_MAXC 8      /* components of a tuple */
+#define RP_MAXOPS 32   /* stages of a pipeline */
+#define RP_MAXCONST 16 /* named constants over all stages */
 
 typedef enum rp_src_kind { RP_SRC_ARRAYS, RP_SRC_IOTA, RP_SRC_RANDOM } rp_src_kind;
 typedef enum rp_op_kind { RP_MAP, RP_FILTER, RP_ENUM, RP_TAKE, RP_DROP } rp_op_kind;
 
-typedef union rp_cval { double f; int64_t i; uint64_t u; } rp_cval;
+typedef union rp_cval {
+    double f;
+    int64_t i;
+    uint64_t u;
+} rp_cval;
 
 typedef struct rp_op {
     rp_op_kind kind;
-    char *text;              /* lambda (map/filter) */
+    char *text; /* lambda (map/filter) */
     lam_lambda *lam;
-    int cbase, nconst;       /* its constants: slots cbase.. of the pipe */
-    int64_t k;               /* take/drop count */
+    int cbase, nconst; /* its constants: slots cbase.. of the pipe */
+    int64_t k;         /* take/drop count */
 } rp_op;
 
 /* Kernels a pipeline ran before, keyed by the generated body (plus the user-function
  * state), so repeated runs skip generating and hashing the whole source. */
 #define RP_MEMO 4
 typedef struct rp_memo {
-    char *key;          /* entries, user-function state, generated body */
+    char *key; /* entries, user-function state, generated body */
     gx__kernel k[2];
 } rp_memo;
 
@@ -44,10 +48,10 @@ struct gx_pipe {
     rp_src_kind src;
     int nsrc;
     gx_array *arr[RP_MAXC];
-    gx_dtype sdt;            /* generator dtype */
-    rp_cval start, step;     /* iota, in sdt's field */
+    gx_dtype sdt;        /* generator dtype */
+    rp_cval start, step; /* iota, in sdt's field */
     uint64_t seed;
-    int64_t count;           /* source length */
+    int64_t count; /* source length */
     rp_op ops[RP_MAXOPS];
     int nops;
     gx_const cst[RP_MAXCONST];
@@ -63,11 +67,11 @@ struct gx_pipe {
 typedef struct rp_seg {
     rp_src_kind src;
     int nsrc;
-    gx_dtype sdt[RP_MAXC];      /* source component dtypes */
+    gx_dtype sdt[RP_MAXC]; /* source component dtypes */
     uint64_t sptr[RP_MAXC];
-    int64_t sstride[RP_MAXC];   /* elements */
-    bool contig;                /* every array source has stride 1 */
-    int vec;                    /* CUDA: elements per vector load (1 = scalar) */
+    int64_t sstride[RP_MAXC]; /* elements */
+    bool contig;              /* every array source has stride 1 */
+    int vec;                  /* CUDA: elements per vector load (1 = scalar) */
     rp_cval start, step;
     uint64_t seed;
     int64_t lo, n;
@@ -75,9 +79,9 @@ typedef struct rp_seg {
     int64_t eoff[RP_MAXOPS];     /* enumerate: source index of position 0 */
     int nops;
     bool filtered;
-    int arity;                  /* components at the end */
+    int arity; /* components at the end */
     gx_dtype dt[RP_MAXC];
-    const gx_pipe *pipe;        /* constants */
+    const gx_pipe *pipe; /* constants */
     /* Bounds on integer values, widened to a few classes (rp_seg_bounds) so that
      * kernels are specialised on them without one compile per length: the iota
      * source's values, and each enumerate's indices.  Let lambdas compute narrower. */
@@ -93,13 +97,13 @@ typedef struct rp_kspec {
     /* reduce & scan: the accumulator (1 component, or 2 for argmin/argmax: value, index) */
     int nacc;
     gx_dtype acc[2];
-    const char *op_body;        /* C statements: combine a (earlier) and b into r (gx_acc) */
-    const char *lift;           /* C statements: set r (gx_acc) from the element r0.. and position gx_pos */
-    bool has_identity;          /* reduce: `identity` is a neutral gx_acc initialiser */
+    const char *op_body; /* C statements: combine a (earlier) and b into r (gx_acc) */
+    const char *lift;    /* C statements: set r (gx_acc) from the element r0.. and position gx_pos */
+    bool has_identity;   /* reduce: `identity` is a neutral gx_acc initialiser */
     const char *identity;
-    bool exclusive;             /* scan */
-    bool has_init;              /* scan/reduce: init is combined first */
-    rp_cval init[2];            /* in the accumulator members' fields */
+    bool exclusive;  /* scan */
+    bool has_init;   /* scan/reduce: init is combined first */
+    rp_cval init[2]; /* in the accumulator members' fields */
 } rp_kspec;
 
 /* Argument block shared by every pipeline kernel (matches rp_args_decl()). */
@@ -108,10 +112,10 @@ typedef struct rp_args {
     int64_t sst[RP_MAXC];
     uint64_t out[RP_MAXC];
     uint64_t scratch;
-    uint64_t clr;        /* CUDA look-back launches: nclr 8-byte words to zero (rg_lookback_mem) */
+    uint64_t clr; /* CUDA look-back launches: nclr 8-byte words to zero (rg_lookback_mem) */
     int64_t nclr;
-    uint64_t hres;       /* CUDA collect / reduce: where the count or the result slot goes in host memory, or 0 */
-    uint64_t cnt;        /* CUDA reduce: the blocks' counter (zero between launches) */
+    uint64_t hres; /* CUDA collect / reduce: where the count or the result slot goes in host memory, or 0 */
+    uint64_t cnt;  /* CUDA reduce: the blocks' counter (zero between launches) */
     int64_t lo, n, ntiles, nparts;
     uint64_t seed;
     rp_cval start, step;
@@ -131,11 +135,11 @@ void rp_body_key(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx__sbuf *ou
  * per thread (CUDA; the CPU ignores it), and the look-back status form. */
 typedef struct rp_tshape {
     int block, items;
-    bool packed;   /* status and value in one 64-bit word */
-    int minb;      /* __launch_bounds__ minimum blocks per SM (0: NVCC's choice) */
+    bool packed; /* status and value in one 64-bit word */
+    int minb;    /* __launch_bounds__ minimum blocks per SM (0: NVCC's choice) */
 } rp_tshape;
 rp_tshape rp_tile_shape(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks);
-#ifndef RP_BLOCK   /* threads per block of range kernels (a build option for experiments) */
+#ifndef RP_BLOCK /* threads per block of range kernels (a build option for experiments) */
 #define RP_BLOCK 256
 #endif
 
@@ -158,7 +162,7 @@ bool rp_dtype_ok(gx_dtype t);
 typedef struct rp_opjob {
     gx__sbuf body, lift;
     gx_dtype acc;
-    bool named;            /* op was a name ("+", "max"...): neutral holds its neutral element */
+    bool named; /* op was a name ("+", "max"...): neutral holds its neutral element */
     gx_scalar neutral;
 } rp_opjob;
 /* Resolves a scan/reduce operator (a name of ops/opname.h or a lambda "a, b -> ...")

@@ -23,7 +23,7 @@ static size_t slot_bytes(const rp_kspec *ks) { return 2 * slot_acc_bytes(ks) + 8
 static gx_status get_kernels(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, const char *e1, const char *e2,
                              gx__kernel *k1, gx__kernel *k2)
 {
-    gx_pipe *p = (gx_pipe *)sg->pipe;   /* the terminal holds the context lock */
+    gx_pipe *p = (gx_pipe *)sg->pipe; /* the terminal holds the context lock */
     gx__userfns *u = gx__userfns_of(ctx);
     gx__sbuf key = {0};
     gx__sb_printf(&key, "%s|%s|%d|%zu\n", e1 ? e1 : "", e2, u ? u->count : 0, u ? u->code.len : 0);
@@ -71,7 +71,7 @@ static gx_status get_kernels(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, 
     rp_memo *m = &p->memo[p->memo_next];
     p->memo_next = (p->memo_next + 1) % RP_MEMO;
     free(m->key);
-    m->key = key.p;   /* owned by the memo now */
+    m->key = key.p; /* owned by the memo now */
     m->k[0] = *k1;
     m->k[1] = *k2;
     return GX_OK;
@@ -109,7 +109,7 @@ static gx_status scratch_new(gx_ctx *ctx, size_t bytes, void **p)
 {
     GX__CHECK(gx__scratch_alloc(ctx, bytes, p));
     if (run_cuda(ctx))
-        return GX_OK;   /* every block writes the part that is read */
+        return GX_OK; /* every block writes the part that is read */
     void *z = calloc(1, bytes);
     if (!z) {
         gx__scratch_free(ctx, *p, bytes);
@@ -169,8 +169,8 @@ static gx_status reduce_cuda(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, 
     if (sb > sizeof slot)
         return gx__err(GX_ERR_INTERNAL, "pipeline reduce: %zu-byte result slot", sb);
     void *hres = NULL;
-    if (rg_host_result(ctx, &hres, &a->hres))   /* else hres stays NULL */
-        *(volatile uint32_t *)((uint8_t *)hres + ab + 4) = 0xFFFFFFFFu;   /* has: the kernel writes 0 or 1 */
+    if (rg_host_result(ctx, &hres, &a->hres))                           /* else hres stays NULL */
+        *(volatile uint32_t *)((uint8_t *)hres + ab + 4) = 0xFFFFFFFFu; /* has: the kernel writes 0 or 1 */
     GX__CHECK(launch(ctx, &kr, a, sg->n, grid));
     GX__CHECK(read_result(ctx, hres, (char *)(uintptr_t)part + 64 + (size_t)grid * sb, slot, sb));
     uint32_t has;
@@ -219,7 +219,8 @@ gx_status rp_run_scan(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx_arra
         return GX_OK;
     gx__kernel k1, k2;
     bool cuda = run_cuda(ctx);
-    gx_status s = get_kernels(ctx, sg, ks, cuda ? NULL : "gx_rp_scan_a", cuda ? "gx_rp_scan" : "gx_rp_scan_b", &k1, &k2);
+    gx_status s =
+        get_kernels(ctx, sg, ks, cuda ? NULL : "gx_rp_scan_a", cuda ? "gx_rp_scan" : "gx_rp_scan_b", &k1, &k2);
     GX__CHECK(s);
     rp_args a;
     rp_fill_args(sg, &a);
@@ -275,8 +276,8 @@ static gx_status narrow(gx_ctx *ctx, int arity, int64_t total, int64_t cap, gx_a
     return GX_OK;
 }
 
-static gx_status collect_cpu(gx_ctx *ctx, const rp_seg *sg, const gx__kernel *kc, const gx__kernel *kw,
-                             rp_args *a, void *scr, gx_array **out)
+static gx_status collect_cpu(gx_ctx *ctx, const rp_seg *sg, const gx__kernel *kc, const gx__kernel *kw, rp_args *a,
+                             void *scr, gx_array **out)
 {
     size_t sb = slot_bytes(&(rp_kspec){.term = RP_T_COLLECT});
     GX__CHECK(launch(ctx, kc, a, sg->n, 1));
@@ -306,8 +307,8 @@ static gx_status collect_cuda(gx_ctx *ctx, const rp_seg *sg, const gx__kernel *k
         a->out[c] = (uint64_t)(uintptr_t)gx__array_ptr(out[c]);
     /* The count straight into host memory: a sync, no copy after the kernel. */
     void *hres = NULL;
-    if (rg_host_result(ctx, &hres, &a->hres))   /* else hres stays NULL */
-        *(volatile int64_t *)hres = -1;   /* the kernel writes the count */
+    if (rg_host_result(ctx, &hres, &a->hres)) /* else hres stays NULL */
+        *(volatile int64_t *)hres = -1;       /* the kernel writes the count */
     gx_status s = lookback_launch(ctx, kw, a, sg->n, bytes, sh.block);
     int64_t total = 0;
     if (s == GX_OK)

@@ -19,8 +19,8 @@ static void rd_literal(gx_dtype t, gx_scalar s, char *buf, size_t n)
             gx__fmt(buf, n, t == GX_F32 ? "rg_f32_bits(0x7fc00000u)" : "rg_f64_bits(0x7ff8000000000000ull)");
         else if (isinf(f))
             gx__fmt(buf, n, t == GX_F32 ? "rg_f32_bits(%s)" : "rg_f64_bits(%s)",
-                     t == GX_F32 ? (f > 0 ? "0x7f800000u" : "0xff800000u")
-                                 : (f > 0 ? "0x7ff0000000000000ull" : "0xfff0000000000000ull"));
+                    t == GX_F32 ? (f > 0 ? "0x7f800000u" : "0xff800000u")
+                                : (f > 0 ? "0x7ff0000000000000ull" : "0xfff0000000000000ull"));
         else
             gx__fmt(buf, n, "(rg_acc)%.17g", f);
         return;
@@ -75,15 +75,34 @@ double gx_scalar_to_f64(gx_scalar s)
 
 /* ------------------------------------------------------------ operators */
 
-typedef enum rd_kind { RK_ADD, RK_MUL, RK_MAX, RK_MIN, RK_AND, RK_OR, RK_XOR, RK_LAND, RK_LOR, RK_COUNT, RK_MEAN,
-                       RK_FINDMIN, RK_FINDMAX, RK_LAMBDA, RK_UNKNOWN } rd_kind;
+typedef enum rd_kind {
+    RK_ADD,
+    RK_MUL,
+    RK_MAX,
+    RK_MIN,
+    RK_AND,
+    RK_OR,
+    RK_XOR,
+    RK_LAND,
+    RK_LOR,
+    RK_COUNT,
+    RK_MEAN,
+    RK_FINDMIN,
+    RK_FINDMAX,
+    RK_LAMBDA,
+    RK_UNKNOWN
+} rd_kind;
 
 static rd_kind rd_kind_of(const char *op)
 {
-    static const struct { const char *name; rd_kind k; } names[] = {
-        {"+", RK_ADD}, {"sum", RK_ADD}, {"*", RK_MUL}, {"prod", RK_MUL}, {"max", RK_MAX}, {"maximum", RK_MAX},
-        {"min", RK_MIN}, {"minimum", RK_MIN}, {"&", RK_AND}, {"|", RK_OR}, {"^", RK_XOR}, {"&&", RK_LAND},
-        {"all", RK_LAND}, {"||", RK_LOR}, {"any", RK_LOR}, {"count", RK_COUNT}, {"mean", RK_MEAN},
+    static const struct {
+        const char *name;
+        rd_kind k;
+    } names[] = {
+        {"+", RK_ADD},       {"sum", RK_ADD},   {"*", RK_MUL},       {"prod", RK_MUL}, {"max", RK_MAX},
+        {"maximum", RK_MAX}, {"min", RK_MIN},   {"minimum", RK_MIN}, {"&", RK_AND},    {"|", RK_OR},
+        {"^", RK_XOR},       {"&&", RK_LAND},   {"all", RK_LAND},    {"||", RK_LOR},   {"any", RK_LOR},
+        {"count", RK_COUNT}, {"mean", RK_MEAN},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(op, names[i].name) == 0)
@@ -106,14 +125,16 @@ static gx_status rd_arith(rd_op *o, rd_kind k, const char *fn)
     gx_dtype t = o->acc;
     const char *s = gx_dtype_name(t);
     if (t == GX_BOOL && (k == RK_ADD || k == RK_MUL))
-        return gx__err(GX_ERR_DTYPE, "%s: \"+\" and \"*\" need a numeric result dtype, not bool (use \"count\" or \"||\")", fn);
+        return gx__err(GX_ERR_DTYPE,
+                       "%s: \"+\" and \"*\" need a numeric result dtype, not bool (use \"count\" or \"||\")", fn);
     if (gx__dtype_is_float(t) && (k == RK_AND || k == RK_OR || k == RK_XOR))
         return gx__err(GX_ERR_DTYPE, "%s: bitwise operators need integer or bool data, got %s", fn, s);
     bool fl = gx__dtype_is_float(t), bo = t == GX_BOOL;
     char *c = o->combine;
     size_t n = sizeof o->combine;
     switch (k) {
-    case RK_ADD: case RK_MEAN:
+    case RK_ADD:
+    case RK_MEAN:
         gx__fmt(c, n, fl ? "gx_l + gx_r" : "RG_WRAP(+, gx_l, gx_r)");
         gx__fmt(o->identity, sizeof o->identity, "(rg_acc)0");
         break;
@@ -121,15 +142,17 @@ static gx_status rd_arith(rd_op *o, rd_kind k, const char *fn)
         gx__fmt(c, n, fl ? "gx_l * gx_r" : "RG_WRAP(*, gx_l, gx_r)");
         gx__fmt(o->identity, sizeof o->identity, "(rg_acc)1");
         break;
-    case RK_MAX: case RK_MIN:
+    case RK_MAX:
+    case RK_MIN:
         if (bo)
             gx__fmt(c, n, k == RK_MAX ? "gx_l || gx_r" : "gx_l && gx_r");
         else if (fl)
             gx__fmt(c, n, "rg_f%s%s(gx_l, gx_r)", k == RK_MAX ? "max" : "min", t == GX_F32 ? "32" : "64");
         else
             gx__fmt(c, n, "gx_l %s gx_r ? gx_l : gx_r", k == RK_MAX ? ">" : "<");
-        if (fl)   /* fmax/fmin's neutral element: all-NaN (and empty) input gives NaN */
-            gx__fmt(o->identity, sizeof o->identity, t == GX_F32 ? "rg_f32_bits(0x7fc00000u)" : "rg_f64_bits(0x7ff8000000000000ull)");
+        if (fl) /* fmax/fmin's neutral element: all-NaN (and empty) input gives NaN */
+            gx__fmt(o->identity, sizeof o->identity,
+                    t == GX_F32 ? "rg_f32_bits(0x7fc00000u)" : "rg_f64_bits(0x7ff8000000000000ull)");
         else
             rd_extreme(t, k == RK_MIN, o->identity, sizeof o->identity);
         break;
@@ -137,12 +160,15 @@ static gx_status rd_arith(rd_op *o, rd_kind k, const char *fn)
         gx__fmt(c, n, "(rg_acc)(gx_l & gx_r)");
         gx__fmt(o->identity, sizeof o->identity, "(rg_acc)-1");
         break;
-    case RK_OR: case RK_XOR:
-        gx__fmt(c, n, bo && k == RK_XOR ? "gx_l != gx_r" : k == RK_OR ? "(rg_acc)(gx_l | gx_r)" : "(rg_acc)(gx_l ^ gx_r)");
+    case RK_OR:
+    case RK_XOR:
+        gx__fmt(c, n,
+                bo && k == RK_XOR ? "gx_l != gx_r"
+                : k == RK_OR      ? "(rg_acc)(gx_l | gx_r)"
+                                  : "(rg_acc)(gx_l ^ gx_r)");
         gx__fmt(o->identity, sizeof o->identity, "(rg_acc)0");
         break;
-    default:
-        return gx__err(GX_ERR_INTERNAL, "%s: operator kind %d has no arithmetic form", fn, (int)k);
+    default: return gx__err(GX_ERR_INTERNAL, "%s: operator kind %d has no arithmetic form", fn, (int)k);
     }
     return GX_OK;
 }
@@ -156,9 +182,11 @@ static void rd_find(rd_op *o, bool want_max)
         gx__fmt(o->better, sizeof o->better, "gx_l %s gx_r || (gx_r != gx_r && gx_l == gx_l)", cmp);
         /* The same order as one instruction: fminf/fmaxf also prefer a number to NaN. */
         gx__fmt(o->sel, sizeof o->sel, "rg_f%s%s(gx_l, gx_r)", want_max ? "max" : "min", t == GX_F32 ? "32" : "64");
-        gx__fmt(o->identity, sizeof o->identity, t == GX_F32 ? "rg_f32_bits(0x7fc00000u)" : "rg_f64_bits(0x7ff8000000000000ull)");
+        gx__fmt(o->identity, sizeof o->identity,
+                t == GX_F32 ? "rg_f32_bits(0x7fc00000u)" : "rg_f64_bits(0x7ff8000000000000ull)");
     } else {
-        gx__fmt(o->better, sizeof o->better, t == GX_BOOL ? (want_max ? "gx_l && !gx_r" : "!gx_l && gx_r") : "gx_l %s gx_r", cmp);
+        gx__fmt(o->better, sizeof o->better,
+                t == GX_BOOL ? (want_max ? "gx_l && !gx_r" : "!gx_l && gx_r") : "gx_l %s gx_r", cmp);
         rd_extreme(t, !want_max, o->identity, sizeof o->identity);
     }
     o->find = true;
@@ -170,11 +198,13 @@ static gx_status rd_lambda_op(rd_op *o, gx_ctx *ctx, const char *op, const gx_re
     int np = 0;
     GX__CHECK(lam_parse_arity(op, &np));
     if (np != 2)
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: an operator lambda takes two parameters (\"a, b -> ...\"); \"%s\" takes %d",
-                       fn, op, np);
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "%s: an operator lambda takes two parameters (\"a, b -> ...\"); \"%s\" takes %d", fn, op, np);
     if (!opts || !opts->init)
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: the operator \"%s\" is a lambda, so gx cannot know its neutral element: "
-                       "pass it as opts->init (e.g. 0 for a sum, -inf for a max)", fn, op);
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "%s: the operator \"%s\" is a lambda, so gx cannot know its neutral element: "
+                       "pass it as opts->init (e.g. 0 for a sum, -inf for a max)",
+                       fn, op);
     o->acc = o->out = rd_dtype_set(opts) ? opts->dtype : opts->init->dtype;
     if (!gx__dtype_supported(o->acc))
         return gx__err(GX_ERR_DTYPE, "%s: accumulator dtype %s is not supported", fn, gx_dtype_name(o->acc));
@@ -188,29 +218,36 @@ static gx_status rd_lambda_op(rd_op *o, gx_ctx *ctx, const char *op, const gx_re
     lam_free(lam);
     if (s == GX_OK && o->lam.oom)
         s = gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
-    return s;   /* rd_spec_base uses o->lam as the combine expression */
+    return s; /* rd_spec_base uses o->lam as the combine expression */
 }
 
 /* Resolves `op` for elements of dtype et. */
-static gx_status rd_op_make(rd_op *o, gx_ctx *ctx, const char *op, gx_dtype et, const gx_reduce_opts *opts, const char *fn)
+static gx_status rd_op_make(rd_op *o, gx_ctx *ctx, const char *op, gx_dtype et, const gx_reduce_opts *opts,
+                            const char *fn)
 {
     GX__ARG(op, "%s: op is NULL (pass \"+\", \"max\", ... or a lambda \"a, b -> ...\")", fn);
     rd_kind k = rd_kind_of(op);
     switch (k) {
     case RK_UNKNOWN:
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: unknown operator \"%s\"; use + * max min & | ^ && || sum prod mean any "
-                       "all count, or a lambda \"a, b -> ...\"", fn, op);
-    case RK_LAMBDA:
-        GX__CHECK(rd_lambda_op(o, ctx, op, opts, fn));
-        break;
-    case RK_FINDMIN: case RK_FINDMAX:
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "%s: unknown operator \"%s\"; use + * max min & | ^ && || sum prod mean any "
+                       "all count, or a lambda \"a, b -> ...\"",
+                       fn, op);
+    case RK_LAMBDA: GX__CHECK(rd_lambda_op(o, ctx, op, opts, fn)); break;
+    case RK_FINDMIN:
+    case RK_FINDMAX:
         o->acc = et;
         rd_find(o, k == RK_FINDMAX);
         return GX_OK;
-    case RK_LAND: case RK_LOR: case RK_COUNT:
+    case RK_LAND:
+    case RK_LOR:
+    case RK_COUNT:
         o->truth = true;
         o->acc = o->out = k == RK_COUNT ? GX_I64 : GX_BOOL;
-        gx__fmt(o->combine, sizeof o->combine, k == RK_COUNT ? "gx_l + gx_r" : k == RK_LAND ? "gx_l && gx_r" : "gx_l || gx_r");
+        gx__fmt(o->combine, sizeof o->combine,
+                k == RK_COUNT  ? "gx_l + gx_r"
+                : k == RK_LAND ? "gx_l && gx_r"
+                               : "gx_l || gx_r");
         gx__fmt(o->identity, sizeof o->identity, "(rg_acc)%d", k == RK_LAND);
         break;
     case RK_MEAN:
@@ -241,9 +278,10 @@ typedef struct rd_user {
 
 static void rd_user_fields(char *buf, size_t n)
 {
-    gx__fmt(buf, n, "uint64_t p[%d]; int64_t st[%d][%d]; int64_t shape[%d]; "
-                     "union { double f; int64_t i; uint64_t u; } c[%d]; double cnt;",
-             RD_MAXIN, RD_MAXIN, GX_MAX_DIMS, GX_MAX_DIMS, EW_MAXCONST);
+    gx__fmt(buf, n,
+            "uint64_t p[%d]; int64_t st[%d][%d]; int64_t shape[%d]; "
+            "union { double f; int64_t i; uint64_t u; } c[%d]; double cnt;",
+            RD_MAXIN, RD_MAXIN, GX_MAX_DIMS, GX_MAX_DIMS, EW_MAXCONST);
 }
 
 /* Dense inputs of the full shape stream at index i; size-1 inputs are read once;
@@ -327,8 +365,10 @@ static gx_status rd_check_inputs(gx_ctx *ctx, const char *fn, int nin, gx_array 
         if (!gx__dtype_supported(in[i]->dtype) || (gx__dtype_is_complex(in[i]->dtype) && !mapped))
             return gx__err(GX_ERR_DTYPE, "%s: input %d has dtype %s, which reductions do not support yet%s", fn, i + 1,
                            gx_dtype_name(in[i]->dtype),
-                           gx__dtype_is_complex(in[i]->dtype) ? " (complex arrays reduce with \"+\" / \"sum\", or "
-                                                                 "through gx_mapreduce with a real-valued map such as \"z -> abs(z)\")" : "");
+                           gx__dtype_is_complex(in[i]->dtype)
+                               ? " (complex arrays reduce with \"+\" / \"sum\", or "
+                                 "through gx_mapreduce with a real-valued map such as \"z -> abs(z)\")"
+                               : "");
     }
     return GX_OK;
 }
@@ -337,15 +377,16 @@ static gx_status rd_axes(rd_job *job, const gx_reduce_opts *opts)
 {
     int na = opts ? opts->naxes : 0;
     if (na < 0 || (na > 0 && !opts->axes))
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: naxes is %d (and axes %s); pass 0 and NULL to reduce every axis", job->fn,
-                       na, opts && opts->axes ? "set" : "NULL");
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: naxes is %d (and axes %s); pass 0 and NULL to reduce every axis",
+                       job->fn, na, opts && opts->axes ? "set" : "NULL");
     for (int d = 0; d < job->ndim; d++)
         job->red[d] = na == 0;
     for (int i = 0; i < na; i++) {
         int a = opts->axes[i], d = a < 0 ? a + job->ndim : a;
         if (d < 0 || d >= job->ndim)
-            return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: axis %d is out of range for a %d-d array (use 0..%d, or -1 for the last)",
-                           job->fn, a, job->ndim, job->ndim - 1);
+            return gx__err(GX_ERR_INVALID_ARGUMENT,
+                           "%s: axis %d is out of range for a %d-d array (use 0..%d, or -1 for the last)", job->fn, a,
+                           job->ndim, job->ndim - 1);
         if (job->red[d])
             return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: axis %d is listed twice in axes", job->fn, a);
         job->red[d] = true;
@@ -360,8 +401,9 @@ static gx_status rd_map(rd_job *job, const char *map, const gx_reduce_opts *opts
 {
     int nc = opts ? opts->nconsts : 0;
     if (nc < 0 || nc > EW_MAXCONST || (nc > 0 && !opts->consts))
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %d constants; between 0 and %d are allowed (and consts must not be NULL)",
-                       job->fn, nc, EW_MAXCONST);
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "%s: %d constants; between 0 and %d are allowed (and consts must not be NULL)", job->fn, nc,
+                       EW_MAXCONST);
     for (int j = 0; j < nc; j++) {
         if (!opts->consts[j].name || !gx__dtype_supported(opts->consts[j].value.dtype))
             return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: constant %d has no name or an unsupported dtype", job->fn, j);
@@ -391,15 +433,16 @@ static gx_status rd_map(rd_job *job, const char *map, const gx_reduce_opts *opts
     gx_status s = lam_emit(lam, pnames, cnames, &job->expr);
     lam_free(lam);
     if (s == GX_OK && (!gx__dtype_supported(job->et) || gx__dtype_is_complex(job->et)))
-        s = gx__err(GX_ERR_DTYPE, "%s: the map lambda gives %s, which reductions do not support%s", job->fn, gx_dtype_name(job->et),
+        s = gx__err(GX_ERR_DTYPE, "%s: the map lambda gives %s, which reductions do not support%s", job->fn,
+                    gx_dtype_name(job->et),
                     gx__dtype_is_complex(job->et) ? " (reduce re(...) and im(...) separately)" : "");
     return s;
 }
 
 /* Everything but the output: inputs, map, operator, shape, axes.  `find` selects
  * findmin (1) / findmax (2) instead of `op`. */
-static gx_status rd_prepare(rd_job *job, gx_ctx *ctx, const char *fn, const char *map, const char *op, int find, int nin,
-                            gx_array *const *in, const gx_reduce_opts *opts)
+static gx_status rd_prepare(rd_job *job, gx_ctx *ctx, const char *fn, const char *map, const char *op, int find,
+                            int nin, gx_array *const *in, const gx_reduce_opts *opts)
 {
     memset(job, 0, sizeof *job);
     job->ctx = ctx;
@@ -456,14 +499,16 @@ static gx_status rd_out_array(rd_job *job, gx_dtype dt, gx_array **out, bool *ma
         if (o->ctx != job->ctx)
             return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %s belongs to another context", job->fn, what);
         if (o->size != job->nout || !gx__array_contiguous(o))
-            return gx__err(GX_ERR_SHAPE, "%s: %s must be a contiguous %s array of %lld elements; it is %s with %lld elements%s",
-                           job->fn, what, gx_dtype_name(dt), (long long)job->nout, gx_dtype_name(o->dtype), (long long)o->size,
-                           gx__array_contiguous(o) ? "" : " (not contiguous)");
+            return gx__err(GX_ERR_SHAPE,
+                           "%s: %s must be a contiguous %s array of %lld elements; it is %s with %lld elements%s",
+                           job->fn, what, gx_dtype_name(dt), (long long)job->nout, gx_dtype_name(o->dtype),
+                           (long long)o->size, gx__array_contiguous(o) ? "" : " (not contiguous)");
         for (int i = 0; i < job->nin; i++)
             if (gx__arrays_overlap(o, job->in[i]) || gx__array_ptr(o) == gx__array_ptr(job->in[i]))
                 if (o->size && job->in[i]->size)
-                    return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %s shares memory with input %d; write into a separate array",
-                                   job->fn, what, i + 1);
+                    return gx__err(GX_ERR_INVALID_ARGUMENT,
+                                   "%s: %s shares memory with input %d; write into a separate array", job->fn, what,
+                                   i + 1);
         return GX_OK;
     }
     int64_t shape[GX_MAX_DIMS];
@@ -513,8 +558,10 @@ static gx_status rd_scalar(gx_ctx *ctx, const char *fn, const char *map, const c
     rd_job job;
     gx_status s = rd_prepare(&job, ctx, fn, map, op, find, nin, in, opts);
     if (s == GX_OK && !rd_all_reduced(&job))
-        s = gx__err(GX_ERR_INVALID_ARGUMENT, "%s: a host scalar holds one value, but opts->axes keeps some axes; use the _to "
-                    "form for reductions along axes", fn);
+        s = gx__err(GX_ERR_INVALID_ARGUMENT,
+                    "%s: a host scalar holds one value, but opts->axes keeps some axes; use the _to "
+                    "form for reductions along axes",
+                    fn);
     unsigned char v[16] = {0};
     int64_t q = -1;
     if (s == GX_OK && job.nout * job.nred == 0 && job.op.find)
@@ -559,8 +606,8 @@ static gx_status rd_convert(gx_ctx *ctx, gx_array *r, gx_array *u)
 }
 
 /* Results into *vals / *idx: new arrays where they are NULL, else the caller's. */
-static gx_status rd_into(gx_ctx *ctx, const char *fn, const char *map, const char *op, int find, int nin, gx_array *const *in,
-                         const gx_reduce_opts *opts, gx_array **vals, gx_array **idx)
+static gx_status rd_into(gx_ctx *ctx, const char *fn, const char *map, const char *op, int find, int nin,
+                         gx_array *const *in, const gx_reduce_opts *opts, gx_array **vals, gx_array **idx)
 {
     GX__CHECK(gx__ctx_check(ctx));
     GX__OPTS_CHECK(opts, fn);
@@ -585,7 +632,7 @@ static gx_status rd_into(gx_ctx *ctx, const char *fn, const char *map, const cha
         s = rd_convert(ctx, *vals, conv_v);
     if (s == GX_OK && conv_i)
         s = rd_convert(ctx, *idx, conv_i);
-    if (conv_v) {   /* the new array was ours: hand back the user's */
+    if (conv_v) { /* the new array was ours: hand back the user's */
         gx_array_release(*vals);
         *vals = conv_v;
         made_v = false;
@@ -612,7 +659,8 @@ static gx_status rd_into(gx_ctx *ctx, const char *fn, const char *map, const cha
  * real mapreduces (gx's reduction kernels fold scalars). */
 static bool rd_complex_sum(const gx_array *x, const char *op)
 {
-    return x && gx__handle_live(x) && gx__dtype_is_complex(x->dtype) && op && (strcmp(op, "+") == 0 || strcmp(op, "sum") == 0);
+    return x && gx__handle_live(x) && gx__dtype_is_complex(x->dtype) && op &&
+           (strcmp(op, "+") == 0 || strcmp(op, "sum") == 0);
 }
 
 static gx_status rd_complex_scalar(gx_ctx *ctx, gx_array *x, const gx_reduce_opts *opts, gx_scalar *out)
@@ -726,10 +774,10 @@ gx_status gx_find_into(gx_ctx *ctx, const char *which, gx_array *x, const gx_red
                    indices ? &indices : NULL);
 }
 
-#define RD_CONV(name, opname)                                                          \
-    gx_status name(gx_array *x, gx_scalar *out)                                        \
-    {                                                                                  \
-        return rd_scalar(NULL, #name, NULL, opname, 0, 1, &x, NULL, out, NULL);        \
+#define RD_CONV(name, opname)                                                   \
+    gx_status name(gx_array *x, gx_scalar *out)                                 \
+    {                                                                           \
+        return rd_scalar(NULL, #name, NULL, opname, 0, 1, &x, NULL, out, NULL); \
     }
 gx_status gx_sum(gx_array *x, gx_scalar *out)
 {

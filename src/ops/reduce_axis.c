@@ -26,16 +26,16 @@
 #include <string.h>
 
 #define RA_BLOCK 256
-#define RA_COLCHUNK 64       /* CPU: outputs folded side by side */
+#define RA_COLCHUNK 64 /* CPU: outputs folded side by side */
 
 typedef struct ra_plan {
     int nk, nr;
     int64_t ks[GX_MAX_DIMS], rs[GX_MAX_DIMS];
     int64_t kst[RD_MAXIN][GX_MAX_DIMS], rst[RD_MAXIN][GX_MAX_DIMS];
     bool col;
-    int G;                   /* row kernel: threads per output (32 or 256) */
-    int vec;                 /* row kernel: elements per vector load (1 = none) */
-    bool vin[RD_MAXIN];      /* row kernel, vec > 1: input read by vectors (else row-constant) */
+    int G;              /* row kernel: threads per output (32 or 256) */
+    int vec;            /* row kernel: elements per vector load (1 = none) */
+    bool vin[RD_MAXIN]; /* row kernel, vec > 1: input read by vectors (else row-constant) */
 } ra_plan;
 
 typedef struct ra_user {
@@ -49,9 +49,10 @@ typedef struct ra_user {
 
 static void ra_user_fields(char *buf, size_t n)
 {
-    gx__fmt(buf, n, "uint64_t p[%d]; int64_t ks[%d], rs[%d]; int64_t kst[%d][%d], rst[%d][%d]; "
-                     "union { double f; int64_t i; uint64_t u; } c[%d]; double cnt; int64_t nout, nred, chunk, wmul;",
-             RD_MAXIN, GX_MAX_DIMS, GX_MAX_DIMS, RD_MAXIN, GX_MAX_DIMS, RD_MAXIN, GX_MAX_DIMS, EW_MAXCONST);
+    gx__fmt(buf, n,
+            "uint64_t p[%d]; int64_t ks[%d], rs[%d]; int64_t kst[%d][%d], rst[%d][%d]; "
+            "union { double f; int64_t i; uint64_t u; } c[%d]; double cnt; int64_t nout, nred, chunk, wmul;",
+            RD_MAXIN, GX_MAX_DIMS, GX_MAX_DIMS, RD_MAXIN, GX_MAX_DIMS, RD_MAXIN, GX_MAX_DIMS, EW_MAXCONST);
 }
 
 /* ------------------------------------------------------------ plan */
@@ -92,7 +93,7 @@ static void ra_plan_dims(const rd_job *job, ra_plan *pl)
         else
             ra_push(job->nin, pl->ks, pl->kst, &pl->nk, job->shape[d], s);
     }
-    if (pl->nr == 0) {        /* nothing (or an empty axis) to fold: one pseudo element */
+    if (pl->nr == 0) { /* nothing (or an empty axis) to fold: one pseudo element */
         pl->rs[0] = job->nred;
         for (int k = 0; k < job->nin; k++)
             pl->rst[k][0] = 0;
@@ -163,7 +164,8 @@ static void ra_gen_base(gx__sbuf *b, const rd_job *job, const ra_plan *pl, const
 }
 
 /* Offsets ro<k><tag> of reduced element R (relative to the output's base). */
-static void ra_gen_ro(gx__sbuf *b, const rd_job *job, const ra_plan *pl, const char *R, const char *tag, const char *ind)
+static void ra_gen_ro(gx__sbuf *b, const rd_job *job, const ra_plan *pl, const char *R, const char *tag,
+                      const char *ind)
 {
     if (pl->nr == 1) {
         for (int k = 0; k < job->nin; k++)
@@ -217,8 +219,8 @@ static void ra_gen_strided_elem(gx__sbuf *b, const rd_job *job, const ra_plan *p
     gx__fmt(ind2, sizeof ind2, "%s  ", ind);
     ra_gen_ro(b, job, pl, R, tag, ind2);
     for (int k = 0; k < job->nin; k++) {
-        gx__fmt(ld[k], sizeof ld[k], "((const %s *)(rg_uptr)u->p[%d])[b%d%s + ro%d%s]", gx__dtype_ctype(job->in[k]->dtype), k, k,
-                 extra, k, tag);
+        gx__fmt(ld[k], sizeof ld[k], "((const %s *)(rg_uptr)u->p[%d])[b%d%s + ro%d%s]",
+                gx__dtype_ctype(job->in[k]->dtype), k, k, extra, k, tag);
         load[k] = ld[k];
     }
     ra_gen_elem(b, job, load, acc, q, R, ind2);
@@ -235,14 +237,16 @@ static void ra_gen_store(gx__sbuf *b, const char *j, const char *acc, const char
 
 static void ra_gen_cpu_col(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
 {
-    gx__sb_printf(b, "  for (int64_t j0 = jb; j0 < je;) {\n"
-                     "    int64_t cn = je - j0, inner = u->ks[%d] - j0 %% u->ks[%d];\n"
-                     "    if (cn > inner) cn = inner;\n    if (cn > %d) cn = %d;\n",
+    gx__sb_printf(b,
+                  "  for (int64_t j0 = jb; j0 < je;) {\n"
+                  "    int64_t cn = je - j0, inner = u->ks[%d] - j0 %% u->ks[%d];\n"
+                  "    if (cn > inner) cn = inner;\n    if (cn > %d) cn = %d;\n",
                   pl->nk - 1, pl->nk - 1, RA_COLCHUNK, RA_COLCHUNK);
     ra_gen_base(b, job, pl, "j0", "    ");
-    gx__sb_printf(b, "    rg_acc acc[%d];\n    int64_t q[%d];\n"
-                     "    for (int64_t t = 0; t < cn; t++) { acc[t] = rg_identity(u); q[t] = RG_IMAX; }\n"
-                     "    for (int64_t R = 0; R < u->nred; R++) {\n",
+    gx__sb_printf(b,
+                  "    rg_acc acc[%d];\n    int64_t q[%d];\n"
+                  "    for (int64_t t = 0; t < cn; t++) { acc[t] = rg_identity(u); q[t] = RG_IMAX; }\n"
+                  "    for (int64_t R = 0; R < u->nred; R++) {\n",
                   RA_COLCHUNK, RA_COLCHUNK);
     ra_gen_ro(b, job, pl, "R", "", "      ");
     gx__sb_puts(b, "      for (int64_t t = 0; t < cn; t++) {\n");
@@ -250,7 +254,7 @@ static void ra_gen_cpu_col(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
     const char *load[RD_MAXIN];
     for (int k = 0; k < job->nin; k++) {
         gx__fmt(ld[k], sizeof ld[k], "((const %s *)(rg_uptr)u->p[%d])[b%d + t * u->kst[%d][%d] + ro%d]",
-                 gx__dtype_ctype(job->in[k]->dtype), k, k, k, pl->nk - 1, k);
+                gx__dtype_ctype(job->in[k]->dtype), k, k, k, pl->nk - 1, k);
         load[k] = ld[k];
     }
     ra_gen_elem(b, job, load, "acc[t]", "q[t]", "R", "        ");
@@ -275,7 +279,8 @@ static void ra_gen_cpu_row(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
     ra_gen_strided_elem(b, job, pl, "R", "a", "r0", "q0", "", "      ");
     gx__sb_puts(b, "    }\n");
     if (job->op.find)
-        gx__sb_puts(b, "    rg_pick(&r0, &q0, r1, q1);\n    rg_pick(&r2, &q2, r3, q3);\n    rg_pick(&r0, &q0, r2, q2);\n");
+        gx__sb_puts(b,
+                    "    rg_pick(&r0, &q0, r1, q1);\n    rg_pick(&r2, &q2, r3, q3);\n    rg_pick(&r0, &q0, r2, q2);\n");
     else
         gx__sb_puts(b, "    r0 = rg_comb(r0, r1);\n    r2 = rg_comb(r2, r3);\n    r0 = rg_comb(r0, r2);\n");
     ra_gen_store(b, "j", "r0", "q0", "    ");
@@ -304,13 +309,17 @@ static void ra_gen_cuda_split(gx__sbuf *b, const char *lead)
     gx__sb_printf(b, "    if (gridDim.y == 1) {\n      if (%s) {\n", lead);
     gx__sb_puts(b, "        if (a.out) ((rg_out *)(rg_uptr)a.out)[j] = rg_final(acc, u);\n"
                    "        if (a.out_idx) ((int64_t *)(rg_uptr)a.out_idx)[j] = q;\n      }\n      continue;\n    }\n");
-    gx__sb_printf(b, "    if (%s) {\n      part[(int64_t)blockIdx.y * nout + j] = acc;\n"
-                     "      part_idx[(int64_t)blockIdx.y * nout + j] = q;\n    }\n", lead);
+    gx__sb_printf(b,
+                  "    if (%s) {\n      part[(int64_t)blockIdx.y * nout + j] = acc;\n"
+                  "      part_idx[(int64_t)blockIdx.y * nout + j] = q;\n    }\n",
+                  lead);
     gx__sb_puts(b, "    __threadfence();\n    __syncthreads();\n"
                    "    if (threadIdx.x == 0) last = atomicAdd(&counter[tile], 1u) == gridDim.y - 1;\n"
                    "    __syncthreads();\n    if (!last) continue;\n    __threadfence();\n");
-    gx__sb_printf(b, "    if (%s) {\n      acc = rg_identity(u);\n      q = RG_IMAX;\n"
-                     "      for (unsigned yy = 0; yy < gridDim.y; yy++) {\n", lead);
+    gx__sb_printf(b,
+                  "    if (%s) {\n      acc = rg_identity(u);\n      q = RG_IMAX;\n"
+                  "      for (unsigned yy = 0; yy < gridDim.y; yy++) {\n",
+                  lead);
     gx__sb_puts(b, "        const rg_acc pv = rg_vload(&part[(int64_t)yy * nout + j]);\n"
                    "        const int64_t pq = rg_vload(&part_idx[(int64_t)yy * nout + j]);\n        (void)pq;\n");
     gx__sb_puts(b, "        RA_MERGE(acc, q, pv, pq);\n      }\n"
@@ -325,23 +334,25 @@ static void ra_gen_cuda_head(gx__sbuf *b, const rd_job *job)
         gx__sb_puts(b, "#define RA_MERGE(A, Q, V, VQ) rg_pick(&(A), &(Q), (V), (VQ))\n");
     else
         gx__sb_puts(b, "#define RA_MERGE(A, Q, V, VQ) ((A) = rg_comb((A), (V)))\n");
-    gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) gx_ra(const gx_args a)\n{\n"
-                     "  const rg_user_t *u = &a.u;\n  const int64_t nout = u->nout, nred = u->nred;\n"
-                     "  const int64_t r0 = (int64_t)blockIdx.y * u->chunk;\n"
-                     "  const int64_t r1 = r0 + u->chunk < nred ? r0 + u->chunk : nred;\n"
-                     "  rg_acc *part = (rg_acc *)(rg_uptr)a.part;\n"
-                     "  int64_t *part_idx = (int64_t *)(rg_uptr)a.part_idx;\n"
-                     "  unsigned *counter = (unsigned *)(rg_uptr)a.counter;\n"
-                     "  __shared__ bool last;\n  (void)part; (void)part_idx; (void)counter; (void)r1;\n",
+    gx__sb_printf(b,
+                  "extern \"C\" __global__ void __launch_bounds__(%d) gx_ra(const gx_args a)\n{\n"
+                  "  const rg_user_t *u = &a.u;\n  const int64_t nout = u->nout, nred = u->nred;\n"
+                  "  const int64_t r0 = (int64_t)blockIdx.y * u->chunk;\n"
+                  "  const int64_t r1 = r0 + u->chunk < nred ? r0 + u->chunk : nred;\n"
+                  "  rg_acc *part = (rg_acc *)(rg_uptr)a.part;\n"
+                  "  int64_t *part_idx = (int64_t *)(rg_uptr)a.part_idx;\n"
+                  "  unsigned *counter = (unsigned *)(rg_uptr)a.counter;\n"
+                  "  __shared__ bool last;\n  (void)part; (void)part_idx; (void)counter; (void)r1;\n",
                   RA_BLOCK);
 }
 
 static void ra_gen_cuda_col(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
 {
     ra_gen_cuda_head(b, job);
-    gx__sb_printf(b, "  for (int64_t tile = blockIdx.x; tile * %d < nout; tile += gridDim.x) {\n"
-                     "    const int64_t j = tile * %d + threadIdx.x;\n    const bool valid = j < nout;\n"
-                     "    rg_acc acc = rg_identity(u);\n    int64_t q = RG_IMAX;\n    (void)q;\n    if (valid) {\n",
+    gx__sb_printf(b,
+                  "  for (int64_t tile = blockIdx.x; tile * %d < nout; tile += gridDim.x) {\n"
+                  "    const int64_t j = tile * %d + threadIdx.x;\n    const bool valid = j < nout;\n"
+                  "    rg_acc acc = rg_identity(u);\n    int64_t q = RG_IMAX;\n    (void)q;\n    if (valid) {\n",
                   RA_BLOCK, RA_BLOCK);
     ra_gen_base(b, job, pl, "j", "      ");
     /* Eight rows per step: their loads are independent, so they are in flight together
@@ -368,10 +379,11 @@ static void ra_gen_cuda_row_body(gx__sbuf *b, const rd_job *job, const ra_plan *
         for (int k = 0; k < job->nin; k++) {
             const char *ct = gx__dtype_ctype(job->in[k]->dtype);
             if (pl->vin[k]) {
-                gx__sb_printf(b, "      struct __align__(%zu) rav%d { %s e[%d]; };\n", gx_dtype_size(job->in[k]->dtype) * (size_t)K,
-                              k, ct, K);
-                gx__sb_printf(b, "      const rav%d *vp%d = (const rav%d *)((const %s *)(rg_uptr)u->p[%d] + b%d + r0);\n", k, k,
-                              k, ct, k, k);
+                gx__sb_printf(b, "      struct __align__(%zu) rav%d { %s e[%d]; };\n",
+                              gx_dtype_size(job->in[k]->dtype) * (size_t)K, k, ct, K);
+                gx__sb_printf(b,
+                              "      const rav%d *vp%d = (const rav%d *)((const %s *)(rg_uptr)u->p[%d] + b%d + r0);\n",
+                              k, k, k, ct, k, k);
                 gx__fmt(ld[k], sizeof ld[k], "xv%d[uu].e[e]", k);
             } else {
                 gx__sb_printf(b, "      const %s rc%d = ((const %s *)(rg_uptr)u->p[%d])[b%d];\n", ct, k, ct, k, k);
@@ -379,21 +391,27 @@ static void ra_gen_cuda_row_body(gx__sbuf *b, const rd_job *job, const ra_plan *
             }
             load[k] = ld[k];
         }
-        gx__sb_printf(b, "      const int64_t nv = (r1 - r0) / %d;\n"
-                         "      for (int64_t v0 = lane; v0 < nv; v0 += %d) {\n", K, G * U);
+        gx__sb_printf(b,
+                      "      const int64_t nv = (r1 - r0) / %d;\n"
+                      "      for (int64_t v0 = lane; v0 < nv; v0 += %d) {\n",
+                      K, G * U);
         for (int k = 0; k < job->nin; k++)
             if (pl->vin[k])
                 gx__sb_printf(b, "        rav%d xv%d[%d];\n", k, k, U);
-        gx__sb_printf(b, "#pragma unroll\n        for (int uu = 0; uu < %d; uu++)\n          if (v0 + uu * %d < nv) {\n", U, G);
+        gx__sb_printf(
+            b, "#pragma unroll\n        for (int uu = 0; uu < %d; uu++)\n          if (v0 + uu * %d < nv) {\n", U, G);
         for (int k = 0; k < job->nin; k++)
             if (pl->vin[k])
                 gx__sb_printf(b, "            xv%d[uu] = vp%d[v0 + uu * %d];\n", k, k, G);
-        gx__sb_printf(b, "          }\n#pragma unroll\n        for (int uu = 0; uu < %d; uu++)\n"
-                         "          if (v0 + uu * %d < nv) {\n#pragma unroll\n            for (int e = 0; e < %d; e++) {\n"
-                         "              const int64_t R = r0 + (v0 + uu * %d) * %d + e;\n",
+        gx__sb_printf(b,
+                      "          }\n#pragma unroll\n        for (int uu = 0; uu < %d; uu++)\n"
+                      "          if (v0 + uu * %d < nv) {\n#pragma unroll\n            for (int e = 0; e < %d; e++) {\n"
+                      "              const int64_t R = r0 + (v0 + uu * %d) * %d + e;\n",
                       U, G, K, G, K);
         ra_gen_elem(b, job, load, "acc", "q", "R", "              ");
-        gx__sb_printf(b, "            }\n          }\n      }\n      for (int64_t R = r0 + nv * %d + lane; R < r1; R += %d) {\n", K, G);
+        gx__sb_printf(
+            b, "            }\n          }\n      }\n      for (int64_t R = r0 + nv * %d + lane; R < r1; R += %d) {\n",
+            K, G);
         ra_gen_strided_elem(b, job, pl, "R", "a", "acc", "q", "", "        ");
         gx__sb_puts(b, "      }\n");
         return;
@@ -414,10 +432,11 @@ static void ra_gen_cuda_row(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
 {
     int G = pl->G, RPB = RA_BLOCK / G;
     ra_gen_cuda_head(b, job);
-    gx__sb_printf(b, "  const int lane = threadIdx.x %% %d;\n"
-                     "  for (int64_t tile = blockIdx.x; tile * %d < nout; tile += gridDim.x) {\n"
-                     "    const int64_t j = tile * %d + threadIdx.x / %d;\n    const bool valid = j < nout;\n"
-                     "    rg_acc acc = rg_identity(u);\n    int64_t q = RG_IMAX;\n    (void)q;\n    if (valid) {\n",
+    gx__sb_printf(b,
+                  "  const int lane = threadIdx.x %% %d;\n"
+                  "  for (int64_t tile = blockIdx.x; tile * %d < nout; tile += gridDim.x) {\n"
+                  "    const int64_t j = tile * %d + threadIdx.x / %d;\n    const bool valid = j < nout;\n"
+                  "    rg_acc acc = rg_identity(u);\n    int64_t q = RG_IMAX;\n    (void)q;\n    if (valid) {\n",
                   G, RPB, RPB, G);
     ra_gen_base(b, job, pl, "j", "      ");
     ra_gen_cuda_row_body(b, job, pl);
@@ -499,7 +518,7 @@ static gx_status ra_launch_cuda(rd_job *job, const ra_plan *pl, const gx__kernel
     }
     int64_t chunk = (nred + ys - 1) / ys;
     if (pl->vec > 1)
-        chunk = (chunk + pl->vec - 1) / pl->vec * pl->vec;   /* keeps every chunk's start aligned */
+        chunk = (chunk + pl->vec - 1) / pl->vec * pl->vec; /* keeps every chunk's start aligned */
     chunk = chunk < 1 ? 1 : chunk;
     ys = (nred + chunk - 1) / chunk;
     ys = ys < 1 ? 1 : ys;

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #define RG_BLOCK 256
-#define RG_UNROLL rg_unroll(sp)   /* independent vector loads per stream in flight (CUDA) */
+#define RG_UNROLL rg_unroll(sp) /* independent vector loads per stream in flight (CUDA) */
 
 /* Tuning knobs for experiments on a GPU (GX_RG_UNROLL, GX_RG_GRID); the unroll is
  * part of the generated source and of the memo key.  Defaults measured on an H200,
@@ -45,13 +45,16 @@ static bool rg_widens(const rg_spec *sp)
             return false;
     return sp->nstreams > 0;
 }
-static int rg_unroll(const rg_spec *sp) { return gx__knob_int("GX_RG_UNROLL", sp->with_index || rg_widens(sp) ? 4 : 8, 1, 16); }
+static int rg_unroll(const rg_spec *sp)
+{
+    return gx__knob_int("GX_RG_UNROLL", sp->with_index || rg_widens(sp) ? 4 : 8, 1, 16);
+}
 /* Partials each thread of the last block loads at once (GX_RG_FIN): at 2^28 f32, 4
  * took argmin from 246.3 us (one at a time) to 244.7 (CUB: 246.4) and left the sum
  * at 241.9 (CUB: 241.8); 8 made the sum's kernel 2 us slower. */
 static int rg_fin(void) { return gx__knob_int("GX_RG_FIN", 4, 1, 16); }
 static int rg_grid_waves(const rg_spec *sp) { return gx__knob_int("GX_RG_GRID", sp->with_index ? 1 : 2, 1, 16); }
-#define RG_CPU_ACC 8     /* independent accumulators per CPU thread */
+#define RG_CPU_ACC 8 /* independent accumulators per CPU thread */
 
 /* ------------------------------------------------------------ scratch */
 
@@ -62,9 +65,9 @@ typedef struct rg_slot {
     const void *stream;
     void *part;
     size_t part_bytes;
-    void *cnt;           /* ncnt 8-byte slots, all zero between kernels */
+    void *cnt; /* ncnt 8-byte slots, all zero between kernels */
     int64_t ncnt;
-    void *res;           /* RG_RES_BYTES for results read back by the host */
+    void *res; /* RG_RES_BYTES for results read back by the host */
     /* Look-back status memory of scans and compactions, two buffers used in turn:
      * a launch reads one (all zero) and zeroes the other's dirty prefix for the next
      * launch, so no launch needs an initialising kernel or fresh pool memory. */
@@ -210,7 +213,7 @@ gx_status rg_lookback_mem(gx_ctx *ctx, size_t bytes, void **use, void **clr, siz
         s->lb_cap[i] = want;
         s->lb_dirty[i] = want;
     }
-    if (s->lb_dirty[i]) {   /* fresh memory, or a launch that failed */
+    if (s->lb_dirty[i]) { /* fresh memory, or a launch that failed */
         gx_status st = rg_zero(ctx, s->lb[i], s->lb_dirty[i]);
         if (st != GX_OK)
             return gx__err_prefix(st, "zeroing look-back status memory");
@@ -254,7 +257,7 @@ void rg_lookback_failed(gx_ctx *ctx)
     if (rg_slot_get(ctx, &s) != GX_OK)
         return;
     for (int i = 0; i < 2; i++)
-        s->lb_dirty[i] = s->lb_cap[i];   /* zeroed by the host before their next use */
+        s->lb_dirty[i] = s->lb_cap[i]; /* zeroed by the host before their next use */
 }
 
 /* ------------------------------------------------------------ shared generated text */
@@ -270,7 +273,8 @@ const char *rg_cuda_helpers(void)
            "  else x.d = __shfl_down_sync(0xffffffffu, x.d, off);\n"
            "  return x.t;\n"
            "}\n"
-           "template <typename T> static __device__ __forceinline__ T rg_vload(const T *p) { return *(const volatile T *)p; }\n";
+           "template <typename T> static __device__ __forceinline__ T rg_vload(const T *p) { return *(const volatile T "
+           "*)p; }\n";
 }
 
 static bool rg_is_cuda(gx_ctx *ctx) { return gx__target_is_cuda(ctx); }
@@ -281,9 +285,12 @@ void rg_gen_common(gx__sbuf *b, const rg_spec *sp)
     gx__sb_puts(b, "typedef uint64_t rg_uptr;\n#define RG_IMAX ((int64_t)0x7fffffffffffffffLL)\n");
     gx__sb_printf(b, "typedef struct { %s } rg_user_t;\n",
                   sp->user_fields && sp->user_fields[0] ? sp->user_fields : "int64_t rg_unused_;");
-    gx__sb_printf(b, "typedef struct { int64_t n; uint64_t part, part_idx, counter, seen, out, out_idx; "
-                     "uint64_t stream[%d]; rg_user_t u; } gx_args;\n", RG_MAXSTREAMS);
-    gx__sb_printf(b, "typedef %s rg_acc;\ntypedef %s rg_out;\n", gx__dtype_ctype(sp->acc), gx__dtype_ctype(sp->out_dtype));
+    gx__sb_printf(b,
+                  "typedef struct { int64_t n; uint64_t part, part_idx, counter, seen, out, out_idx; "
+                  "uint64_t stream[%d]; rg_user_t u; } gx_args;\n",
+                  RG_MAXSTREAMS);
+    gx__sb_printf(b, "typedef %s rg_acc;\ntypedef %s rg_out;\n", gx__dtype_ctype(sp->acc),
+                  gx__dtype_ctype(sp->out_dtype));
     /* Wrapping integer + and *: through uint64_t on CUDA; on the CPU plainly, as the
      * compiler runs with -fwrapv (GCC 12 -O3 -march=native miscompiles the uint64_t
      * form in vectorised reduction loops over widened int32 inputs). */
@@ -432,10 +439,10 @@ void rg_gen_cuda_block(gx__sbuf *b, const rg_spec *sp)
                    "  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;\n"
                    "  (void)sq;\n");
     const char *warp = sp->with_index
-        ? "  for (int off = 16; off > 0; off >>= 1) {\n"
-          "    const rg_acc ov = rg_shfl(*r, off);\n    const int64_t oq = rg_shfl(*q, off);\n"
-          "    rg_pick(r, q, ov, oq);\n  }\n"
-        : "  for (int off = 16; off > 0; off >>= 1) *r = rg_comb(*r, rg_shfl(*r, off));\n";
+                           ? "  for (int off = 16; off > 0; off >>= 1) {\n"
+                             "    const rg_acc ov = rg_shfl(*r, off);\n    const int64_t oq = rg_shfl(*q, off);\n"
+                             "    rg_pick(r, q, ov, oq);\n  }\n"
+                           : "  for (int off = 16; off > 0; off >>= 1) *r = rg_comb(*r, rg_shfl(*r, off));\n";
     gx__sb_puts(b, warp);
     gx__sb_puts(b, "  __syncthreads();   /* an earlier call's readers are done with sv */\n"
                    "  if (lane == 0) { sv[w] = *r; sq[w] = *q; }\n  __syncthreads();\n"
@@ -452,19 +459,26 @@ static void rg_gen_find_batch(gx__sbuf *b, const rg_spec *sp, int vec, const cha
 {
     int nb = RG_UNROLL * vec;
     gx__sb_printf(b, "    if (v0 + %d * nth < nv) {\n      rg_acc bv[%d], bm[%d];\n", RG_UNROLL - 1, nb, nb);
-    gx__sb_printf(b, "#pragma unroll\n      for (int uu = 0; uu < %d; uu++)\n#pragma unroll\n"
-                     "        for (int k = 0; k < %d; k++)\n", RG_UNROLL, vec);
+    gx__sb_printf(b,
+                  "#pragma unroll\n      for (int uu = 0; uu < %d; uu++)\n#pragma unroll\n"
+                  "        for (int k = 0; k < %d; k++)\n",
+                  RG_UNROLL, vec);
     char idx[48];
     gx__fmt(idx, sizeof idx, "(v0 + uu * nth) * %d + k", vec);
     rg_gen_value(b, sp, idx, load, "        ");
     gx__sb_printf(b, "          bv[uu * %d + k] = bm[uu * %d + k] = v;\n        }\n", vec, vec);
-    gx__sb_printf(b, "#pragma unroll\n      for (int s = 1; s < %d; s <<= 1)\n#pragma unroll\n"
-                     "        for (int j = 0; j + s < %d; j += 2 * s) bm[j] = rg_sel(bm[j], bm[j + s]);\n", nb, nb);
-    gx__sb_printf(b, "      if (q == RG_IMAX || rg_better(bm[0], r)) {\n        int jj = %d;\n"
-                     "        rg_acc rv = bv[%d];\n"
-                     "#pragma unroll\n        for (int j = %d; j >= 0; j--) if (!rg_better(bm[0], bv[j])) { jj = j; rv = bv[j]; }\n"
-                     "        r = rv;\n        q = (v0 + (int64_t)(jj / %d) * nth) * %d + jj %% %d;\n      }\n"
-                     "      continue;\n    }\n", nb - 1, nb - 1, nb - 2, vec, vec, vec);
+    gx__sb_printf(b,
+                  "#pragma unroll\n      for (int s = 1; s < %d; s <<= 1)\n#pragma unroll\n"
+                  "        for (int j = 0; j + s < %d; j += 2 * s) bm[j] = rg_sel(bm[j], bm[j + s]);\n",
+                  nb, nb);
+    gx__sb_printf(
+        b,
+        "      if (q == RG_IMAX || rg_better(bm[0], r)) {\n        int jj = %d;\n"
+        "        rg_acc rv = bv[%d];\n"
+        "#pragma unroll\n        for (int j = %d; j >= 0; j--) if (!rg_better(bm[0], bv[j])) { jj = j; rv = bv[j]; }\n"
+        "        r = rv;\n        q = (v0 + (int64_t)(jj / %d) * nth) * %d + jj %% %d;\n      }\n"
+        "      continue;\n    }\n",
+        nb - 1, nb - 1, nb - 2, vec, vec, vec);
 }
 
 static void rg_gen_cuda_main_loop(gx__sbuf *b, const rg_spec *sp, int vec)
@@ -473,8 +487,8 @@ static void rg_gen_cuda_main_loop(gx__sbuf *b, const rg_spec *sp, int vec)
     const char *load[RG_MAXSTREAMS];
     if (vec > 1 && sp->nstreams > 0) {
         for (int k = 0; k < sp->nstreams; k++) {
-            gx__sb_printf(b, "  struct __align__(%zu) rgv%d { %s e[%d]; };\n", gx_dtype_size(sp->stream_dt[k]) * (size_t)vec,
-                          k, gx__dtype_ctype(sp->stream_dt[k]), vec);
+            gx__sb_printf(b, "  struct __align__(%zu) rgv%d { %s e[%d]; };\n",
+                          gx_dtype_size(sp->stream_dt[k]) * (size_t)vec, k, gx__dtype_ctype(sp->stream_dt[k]), vec);
             gx__fmt(ld[k], sizeof ld[k], "xv%d[uu].e[k]", k);
             load[k] = ld[k];
         }
@@ -483,16 +497,20 @@ static void rg_gen_cuda_main_loop(gx__sbuf *b, const rg_spec *sp, int vec)
         for (int k = 0; k < sp->nstreams; k++)
             gx__sb_printf(b, "    rgv%d xv%d[%d];\n", k, k, RG_UNROLL);
         /* Every load issued before any use: RG_UNROLL x 16 bytes in flight per stream. */
-        gx__sb_printf(b, "#pragma unroll\n    for (int uu = 0; uu < %d; uu++) {\n      const int64_t vv = v0 + uu * nth;\n"
-                         "      if (vv < nv) {\n", RG_UNROLL);
+        gx__sb_printf(b,
+                      "#pragma unroll\n    for (int uu = 0; uu < %d; uu++) {\n      const int64_t vv = v0 + uu * nth;\n"
+                      "      if (vv < nv) {\n",
+                      RG_UNROLL);
         for (int k = 0; k < sp->nstreams; k++)
             gx__sb_printf(b, "        xv%d[uu] = ((const rgv%d *)s%d)[vv];\n", k, k, k);
         gx__sb_puts(b, "      }\n    }\n");
         if (sp->with_index && !sp->filtered)
             rg_gen_find_batch(b, sp, vec, load);
-        gx__sb_printf(b, "#pragma unroll\n    for (int uu = 0; uu < %d; uu++) {\n"
-                         "      const int64_t vv = v0 + uu * nth;\n      if (vv < nv) {\n"
-                         "#pragma unroll\n        for (int k = 0; k < %d; k++)\n", RG_UNROLL, vec);
+        gx__sb_printf(b,
+                      "#pragma unroll\n    for (int uu = 0; uu < %d; uu++) {\n"
+                      "      const int64_t vv = v0 + uu * nth;\n      if (vv < nv) {\n"
+                      "#pragma unroll\n        for (int k = 0; k < %d; k++)\n",
+                      RG_UNROLL, vec);
         char idx[32];
         gx__fmt(idx, sizeof idx, "vv * %d + k", vec);
         rg_gen_elem(b, sp, idx, load, "r", "q", "        ");
@@ -512,11 +530,13 @@ static void rg_gen_cuda(gx__sbuf *b, const rg_spec *sp, int vec)
 {
     gx__sb_puts(b, rg_cuda_helpers());
     rg_gen_cuda_block(b, sp);
-    gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) gx_rg(const gx_args a)\n{\n"
-                     "  const rg_user_t *u = &a.u;\n  (void)u;\n  const int64_t n = a.n;\n"
-                     "  const int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
-                     "  const int64_t nth = (int64_t)gridDim.x * blockDim.x;\n"
-                     "  rg_acc r = rg_identity(u);\n  int64_t q = RG_IMAX;\n  (void)q;\n", RG_BLOCK);
+    gx__sb_printf(b,
+                  "extern \"C\" __global__ void __launch_bounds__(%d) gx_rg(const gx_args a)\n{\n"
+                  "  const rg_user_t *u = &a.u;\n  (void)u;\n  const int64_t n = a.n;\n"
+                  "  const int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                  "  const int64_t nth = (int64_t)gridDim.x * blockDim.x;\n"
+                  "  rg_acc r = rg_identity(u);\n  int64_t q = RG_IMAX;\n  (void)q;\n",
+                  RG_BLOCK);
     rg_gen_streams(b, sp, "a.", "__restrict__");
     rg_gen_cuda_main_loop(b, sp, vec);
     gx__sb_puts(b, "  rg_block(&r, &q, u);\n"
@@ -540,16 +560,18 @@ static void rg_gen_cuda(gx__sbuf *b, const rg_spec *sp, int vec)
      * time (rg_fin), not one L2 round trip each, and are combined in the same order
      * as one at a time (deterministic sums stay bitwise the same). */
     int fin = rg_fin();
-    gx__sb_printf(b, "  for (unsigned b0 = threadIdx.x; b0 < gridDim.x; b0 += blockDim.x * %d) {\n"
-                     "    rg_acc pv[%d];\n    int64_t pq[%d];\n    (void)pq;\n"
-                     "#pragma unroll\n    for (int k = 0; k < %d; k++) {\n"
-                     "      const unsigned bb = b0 + k * blockDim.x;\n      if (bb < gridDim.x) {\n"
-                     "        pv[k] = rg_vload(&part[bb]);\n",
+    gx__sb_printf(b,
+                  "  for (unsigned b0 = threadIdx.x; b0 < gridDim.x; b0 += blockDim.x * %d) {\n"
+                  "    rg_acc pv[%d];\n    int64_t pq[%d];\n    (void)pq;\n"
+                  "#pragma unroll\n    for (int k = 0; k < %d; k++) {\n"
+                  "      const unsigned bb = b0 + k * blockDim.x;\n      if (bb < gridDim.x) {\n"
+                  "        pv[k] = rg_vload(&part[bb]);\n",
                   fin, fin, fin, fin);
     if (sp->with_index)
         gx__sb_puts(b, "        pq[k] = rg_vload(&part_idx[bb]);\n");
-    gx__sb_printf(b, "      }\n    }\n#pragma unroll\n    for (int k = 0; k < %d; k++)\n"
-                     "      if (b0 + k * blockDim.x < gridDim.x) %s;\n  }\n",
+    gx__sb_printf(b,
+                  "      }\n    }\n#pragma unroll\n    for (int k = 0; k < %d; k++)\n"
+                  "      if (b0 + k * blockDim.x < gridDim.x) %s;\n  }\n",
                   fin, sp->with_index ? "rg_pick(&r, &q, pv[k], pq[k])" : "r = rg_comb(r, pv[k])");
     gx__sb_puts(b, "  rg_block(&r, &q, u);\n"
                    "  if (threadIdx.x == 0) {\n"
@@ -595,8 +617,7 @@ typedef struct rg_argbuf {
     unsigned char u[RG_MAXUSER];
 } rg_argbuf;
 
-static gx_status rg_launch(gx_ctx *ctx, const gx__kernel *k, const rg_argbuf *ab, size_t size, int64_t n,
-                           unsigned grid)
+static gx_status rg_launch(gx_ctx *ctx, const gx__kernel *k, const rg_argbuf *ab, size_t size, int64_t n, unsigned grid)
 {
     return gx__launch_1d(ctx, k, ab, size, n, 64, grid, RG_BLOCK);
 }
@@ -642,11 +663,12 @@ static gx_status rg_run_cpu(gx_ctx *ctx, const rg_spec *sp, rg_argbuf *ab, size_
 /* Everything the source depends on, short of the prelude. */
 static void rg_key(gx_ctx *ctx, const rg_spec *sp, int vec, gx__sbuf *b)
 {
-    gx__sb_printf(b, "rg1|%d|%d|%s|%d|%d|%d|%d|%d|%d|", RG_UNROLL, rg_fin(), gx__target_name(gx__ctx_target(ctx)), (int)sp->acc, (int)sp->out_dtype, vec,
-                  sp->filtered, sp->with_index, sp->nstreams);
+    gx__sb_printf(b, "rg1|%d|%d|%s|%d|%d|%d|%d|%d|%d|", RG_UNROLL, rg_fin(), gx__target_name(gx__ctx_target(ctx)),
+                  (int)sp->acc, (int)sp->out_dtype, vec, sp->filtered, sp->with_index, sp->nstreams);
     for (int k = 0; k < sp->nstreams; k++)
         gx__sb_printf(b, "%d,", (int)sp->stream_dt[k]);
-    const char *parts[] = {sp->combine, sp->better, sp->sel, sp->identity, sp->elem, sp->final, sp->user_fields, sp->user_code};
+    const char *parts[] = {sp->combine, sp->better, sp->sel,         sp->identity,
+                           sp->elem,    sp->final,  sp->user_fields, sp->user_code};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         gx__sb_printf(b, "|%zu:%s", parts[i] ? strlen(parts[i]) : 0, parts[i] ? parts[i] : "");
 }
@@ -684,8 +706,8 @@ gx_status rg_run(gx_ctx *ctx, const rg_spec *sp, int64_t n, const void *user, si
                  uint64_t out_idx, void *host_val, int64_t *host_idx)
 {
     if (user_size > RG_MAXUSER || sp->nstreams < 0 || sp->nstreams > RG_MAXSTREAMS)
-        return gx__err(GX_ERR_INTERNAL, "rg_run: %zu bytes of user arguments or %d streams exceed the limits", user_size,
-                       sp->nstreams);
+        return gx__err(GX_ERR_INTERNAL, "rg_run: %zu bytes of user arguments or %d streams exceed the limits",
+                       user_size, sp->nstreams);
     rg_slot *scr;
     GX__CHECK(rg_slot_get(ctx, &scr));
     rg_argbuf ab;

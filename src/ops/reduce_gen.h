@@ -70,32 +70,32 @@
 #define RG_MAXSTREAMS 8
 
 typedef struct rg_spec {
-    gx_dtype acc;               /* accumulator dtype */
-    gx_dtype out_dtype;         /* dtype stored at `out` */
-    const char *combine;        /* expr of gx_l, gx_r (ignored with_index) */
-    const char *better;         /* with_index: expr of gx_l, gx_r, true if gx_l wins */
-    const char *sel;            /* with_index, optional: expr of gx_l, gx_r giving the
+    gx_dtype acc;         /* accumulator dtype */
+    gx_dtype out_dtype;   /* dtype stored at `out` */
+    const char *combine;  /* expr of gx_l, gx_r (ignored with_index) */
+    const char *better;   /* with_index: expr of gx_l, gx_r, true if gx_l wins */
+    const char *sel;      /* with_index, optional: expr of gx_l, gx_r giving the
                                  * better value, gx_l on ties (fminf for a float min) */
-    const char *identity;       /* expr, acc type */
-    const char *elem;           /* statements: assign v (and keep if filtered) */
-    const char *final;          /* expr of r, or NULL */
+    const char *identity; /* expr, acc type */
+    const char *elem;     /* statements: assign v (and keep if filtered) */
+    const char *final;    /* expr of r, or NULL */
     bool filtered;
     bool with_index;
     int nstreams;
     gx_dtype stream_dt[RG_MAXSTREAMS];
     uint64_t stream_ptr[RG_MAXSTREAMS];
-    const char *user_fields;    /* C declarations (8-byte fields), may be NULL */
-    const char *user_code;      /* pasted before the kernels, may be NULL */
-    const char *label;          /* names the kernel in messages and dumps */
+    const char *user_fields; /* C declarations (8-byte fields), may be NULL */
+    const char *user_code;   /* pasted before the kernels, may be NULL */
+    const char *label;       /* names the kernel in messages and dumps */
 } rg_spec;
 
 /* The fields the generator owns; they precede the user fields in the argument struct. */
 typedef struct rg_head {
     int64_t n;
-    uint64_t part, part_idx;    /* scratch partials: acc values, int64 indices */
-    uint64_t counter;           /* CUDA: unsigned counters (zero between launches) */
-    uint64_t seen;              /* CPU: int64 flags, one per worker (zero between calls) */
-    uint64_t out, out_idx;      /* final value (out_dtype) and index (int64) */
+    uint64_t part, part_idx; /* scratch partials: acc values, int64 indices */
+    uint64_t counter;        /* CUDA: unsigned counters (zero between launches) */
+    uint64_t seen;           /* CPU: int64 flags, one per worker (zero between calls) */
+    uint64_t out, out_idx;   /* final value (out_dtype) and index (int64) */
     uint64_t stream[RG_MAXSTREAMS];
 } rg_head;
 
@@ -104,8 +104,8 @@ typedef struct rg_head {
  * when 0, the result is copied to host_val (out_dtype size) / host_idx, which may
  * then not be NULL.  Caller holds the context lock. */
 #define RG_MAXUSER 2048
-gx_status rg_run(gx_ctx *ctx, const rg_spec *spec, int64_t n, const void *user, size_t user_size,
-                 uint64_t out, uint64_t out_idx, void *host_val, int64_t *host_idx);
+gx_status rg_run(gx_ctx *ctx, const rg_spec *spec, int64_t n, const void *user, size_t user_size, uint64_t out,
+                 uint64_t out_idx, void *host_val, int64_t *host_idx);
 
 /* The generated source (for reading and tests); same rules as rg_run. */
 gx_status rg_source(gx_ctx *ctx, const rg_spec *spec, int vec, gx__sbuf *out);

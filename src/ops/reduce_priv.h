@@ -11,26 +11,26 @@
 
 /* An operator resolved for one accumulator dtype, as C text for the generators. */
 typedef struct rd_op {
-    gx_dtype acc, out;     /* accumulator and stored result dtypes */
-    bool find;             /* carries the first best index (better, not combine) */
-    bool mean;             /* final = r / count */
-    bool truth;            /* the element enters as (e != 0) */
-    char combine[160];     /* expr of gx_l, gx_r (rg_comb); for lambdas: see lam */
-    char better[160];      /* find: expr of gx_l, gx_r */
-    char sel[48];          /* find, optional: the better of gx_l, gx_r (rg_spec.sel) */
-    char identity[96];     /* expr of acc type */
-    gx__sbuf lam;          /* a lambda operator's emitted expression (combine points here) */
+    gx_dtype acc, out; /* accumulator and stored result dtypes */
+    bool find;         /* carries the first best index (better, not combine) */
+    bool mean;         /* final = r / count */
+    bool truth;        /* the element enters as (e != 0) */
+    char combine[160]; /* expr of gx_l, gx_r (rg_comb); for lambdas: see lam */
+    char better[160];  /* find: expr of gx_l, gx_r */
+    char sel[48];      /* find, optional: the better of gx_l, gx_r (rg_spec.sel) */
+    char identity[96]; /* expr of acc type */
+    gx__sbuf lam;      /* a lambda operator's emitted expression (combine points here) */
 } rd_op;
 
 /* One reduction request after checks: inputs, the element expression, the operator,
  * the broadcast shape and which of its axes are reduced. */
 typedef struct rd_job {
     gx_ctx *ctx;
-    const char *fn;        /* public function name for messages */
+    const char *fn; /* public function name for messages */
     int nin;
     gx_array *in[RD_MAXIN];
-    gx_dtype et;           /* element dtype (map result, or x's dtype) */
-    gx__sbuf expr;         /* element expression of m0..m{nin-1} and c0.. */
+    gx_dtype et;   /* element dtype (map result, or x's dtype) */
+    gx__sbuf expr; /* element expression of m0..m{nin-1} and c0.. */
     int nconst;
     gx_dtype cdt[EW_MAXCONST];
     ew_cval cval[EW_MAXCONST];
@@ -38,8 +38,8 @@ typedef struct rd_job {
     int ndim;
     int64_t shape[GX_MAX_DIMS];
     bool red[GX_MAX_DIMS];
-    int64_t nout, nred;    /* output elements, elements folded into each */
-    const char *ucode;     /* user functions (gx_define), may be NULL */
+    int64_t nout, nred; /* output elements, elements folded into each */
+    const char *ucode;  /* user functions (gx_define), may be NULL */
 } rd_job;
 
 /* ---- reduce_common.c (used by reduce.c and reduce_axis.c) ---- */

@@ -38,10 +38,11 @@ static void ax_common(gx__sbuf *b, const ax_job *j, bool cuda)
 {
     const char *A = gx__dtype_ctype(j->acc);
     gx__sb_puts(b, cuda ? "typedef unsigned long long gx_uptr;\n" : "typedef uintptr_t gx_uptr;\n");
-    gx__sb_printf(b, "typedef union { double f; int64_t i; uint64_t u; } gx_cval;\n"
-                     "typedef struct { uint64_t x, o; int64_t outer, len, inner; gx_cval init; } gx_args;\n"
-                     "typedef struct { %s v0; } gx_acc;\n"
-                     "GXF gx_acc gx_ax_op(gx_acc a, gx_acc b)\n{\n  gx_acc r;\n  %s\n  return r;\n}\n",
+    gx__sb_printf(b,
+                  "typedef union { double f; int64_t i; uint64_t u; } gx_cval;\n"
+                  "typedef struct { uint64_t x, o; int64_t outer, len, inner; gx_cval init; } gx_args;\n"
+                  "typedef struct { %s v0; } gx_acc;\n"
+                  "GXF gx_acc gx_ax_op(gx_acc a, gx_acc b)\n{\n  gx_acc r;\n  %s\n  return r;\n}\n",
                   A, j->body);
     gx__sb_printf(b, "GXF gx_acc gx_ax_lift(%s x) { gx_acc r; r.v0 = (%s)x; return r; }\n", gx__dtype_ctype(j->in), A);
 }
@@ -49,12 +50,15 @@ static void ax_common(gx__sbuf *b, const ax_job *j, bool cuda)
 /* One line at (o, jj): sequential along the axis. */
 static void ax_line(gx__sbuf *b, const ax_job *j, const char *A)
 {
-    gx__sb_printf(b, "    const int64_t o = line / %sinner, jj = line - o * %sinner;\n"
-                     "    const int64_t off = o * %slen * %sinner + jj, st = %sinner;\n"
-                     "    gx_acc acc; acc.v0 = 0; uint32_t has = 0;\n    (void)has;\n", A, A, A, A, A);
+    gx__sb_printf(b,
+                  "    const int64_t o = line / %sinner, jj = line - o * %sinner;\n"
+                  "    const int64_t off = o * %slen * %sinner + jj, st = %sinner;\n"
+                  "    gx_acc acc; acc.v0 = 0; uint32_t has = 0;\n    (void)has;\n",
+                  A, A, A, A, A);
     if (j->has_init)
         gx__sb_printf(b, "    acc.v0 = (%s)%sinit.%s; has = 1;\n", gx__dtype_ctype(j->acc), A, fld(j->acc));
-    gx__sb_printf(b, "    for (int64_t k = 0; k < %slen; k++) {\n      const gx_acc v = gx_ax_lift(x[off + k * st]);\n", A);
+    gx__sb_printf(b, "    for (int64_t k = 0; k < %slen; k++) {\n      const gx_acc v = gx_ax_lift(x[off + k * st]);\n",
+                  A);
     if (j->exclusive)
         gx__sb_puts(b, "      o_[off + k * st] = acc.v0;\n      acc = gx_ax_op(acc, v);\n");
     else
@@ -65,7 +69,8 @@ static void ax_line(gx__sbuf *b, const ax_job *j, const char *A)
 static void ax_ptrs(gx__sbuf *b, const ax_job *j, const char *A)
 {
     gx__sb_printf(b, "  const %s *x = (const %s *)(gx_uptr)%sx;\n  %s *o_ = (%s *)(gx_uptr)%so;\n",
-                  gx__dtype_ctype(j->in), gx__dtype_ctype(j->in), A, gx__dtype_ctype(j->acc), gx__dtype_ctype(j->acc), A);
+                  gx__dtype_ctype(j->in), gx__dtype_ctype(j->in), A, gx__dtype_ctype(j->acc), gx__dtype_ctype(j->acc),
+                  A);
 }
 
 static void ax_cpu(gx__sbuf *b, const ax_job *j)
@@ -124,7 +129,8 @@ static void ax_cuda_cols(gx__sbuf *b, const ax_job *j)
     gx__sb_puts(b, "extern \"C\" __global__ void gx_ax_cols(const gx_args a)\n{\n");
     ax_ptrs(b, j, "a.");
     gx__sb_puts(b, "  const int64_t nth = (int64_t)gridDim.x * blockDim.x;\n"
-                   "  for (int64_t line = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; line < a.outer * a.inner; line += nth) {\n");
+                   "  for (int64_t line = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; line < a.outer * a.inner; "
+                   "line += nth) {\n");
     ax_line(b, j, "a.");
     gx__sb_puts(b, "  }\n}\n");
 }
@@ -170,8 +176,9 @@ static gx_status scan_axes(const gx_array *x, const gx_scan_opts *o, scan_plan *
     int nd = x->ndim > 0 ? x->ndim : 1;
     int ax = o->axis < 0 ? o->axis + nd : o->axis;
     if (ax < 0 || ax >= nd)
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_scan: axis %d is out of range for a %d-d array (use 0..%d or -1..-%d)", o->axis, nd,
-                       nd - 1, nd);
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "gx_scan: axis %d is out of range for a %d-d array (use 0..%d or -1..-%d)", o->axis, nd, nd - 1,
+                       nd);
     sp->axis = ax;
     sp->outer = sp->inner = 1;
     sp->len = x->ndim > 0 ? x->shape[ax] : 1;
@@ -201,8 +208,8 @@ static gx_status scan_line(gx_ctx *ctx, const char *op, gx_array *src, gx_array 
 {
     gx_pipe *p = NULL;
     GX__CHECK(gx_pipe_from_arrays(ctx, 1, &src, &p));
-    gx_pipe_opts po = {.consts = o->consts, .nconsts = o->nconsts, .init = o->init, .exclusive = o->exclusive,
-                       .dtype = dst->dtype};
+    gx_pipe_opts po = {
+        .consts = o->consts, .nconsts = o->nconsts, .init = o->init, .exclusive = o->exclusive, .dtype = dst->dtype};
     gx_status s = gx_pipe_scan_into(p, op, &po, dst);
     gx_pipe_destroy(p);
     return s;
@@ -289,7 +296,8 @@ static gx_status scan_impl(gx_ctx *ctx, const char *fn, const char *op, gx_array
     if (s == GX_OK && o.exclusive && !o.init && j.named)
         o.init = &j.neutral;
     if (s == GX_OK && o.exclusive && !o.init)
-        s = gx__err(GX_ERR_INVALID_ARGUMENT, "%s: an exclusive scan of a lambda needs opts->init (its first output)", fn);
+        s = gx__err(GX_ERR_INVALID_ARGUMENT, "%s: an exclusive scan of a lambda needs opts->init (its first output)",
+                    fn);
     if (s == GX_OK && into)
         s = gx__into_dtype(fn, j.acc, into->dtype, o.exact_dtype);
     if (s == GX_OK && !into)
@@ -305,7 +313,7 @@ static gx_status scan_impl(gx_ctx *ctx, const char *fn, const char *op, gx_array
     }
     if (s == GX_OK)
         s = scan_body(ctx, op, src, &o, j.acc, j.body.p, dst);
-    if (s == GX_OK && dst != out)   /* a C cast where out's dtype is not the accumulator's */
+    if (s == GX_OK && dst != out) /* a C cast where out's dtype is not the accumulator's */
         s = dst->dtype == out->dtype ? gx_array_copy_into(dst, out) : gx_map_into(ctx, "x -> x", 1, &dst, NULL, out);
     if (dst && dst != out)
         gx_array_release(dst);

@@ -7,7 +7,7 @@
 typedef struct gx__userfns {
     lam_fn_sig *sigs;
     int count;
-    gx__sbuf code;     /* every definition, rendered for the compiler */
+    gx__sbuf code; /* every definition, rendered for the compiler */
 } gx__userfns;
 
 /* The context's user functions (NULL: none defined yet).  Caller holds the lock. */

@@ -31,9 +31,9 @@ typedef struct cpu_pool {
     pthread_mutex_t mu;
     pthread_cond_t go, done;
     pthread_t *threads;
-    int nthreads;          /* workers besides the calling thread */
+    int nthreads; /* workers besides the calling thread */
     cpu_job job;
-    uint64_t generation;   /* bumps once per job so workers never run one twice */
+    uint64_t generation; /* bumps once per job so workers never run one twice */
     int pending;
     bool quit;
 } cpu_pool;
@@ -42,7 +42,9 @@ typedef struct cpu_state {
     cpu_pool pool;
 } cpu_state;
 
-typedef struct cpu_module { void *handle; } cpu_module;
+typedef struct cpu_module {
+    void *handle;
+} cpu_module;
 
 static void cpu_range(const cpu_job *j, int part, int64_t *b, int64_t *e)
 {
@@ -57,7 +59,10 @@ static void cpu_range(const cpu_job *j, int part, int64_t *b, int64_t *e)
         *b = j->n;
 }
 
-typedef struct cpu_worker_arg { cpu_pool *pool; int index; } cpu_worker_arg;
+typedef struct cpu_worker_arg {
+    cpu_pool *pool;
+    int index;
+} cpu_worker_arg;
 
 static void *cpu_worker(void *p)
 {
@@ -102,7 +107,7 @@ static gx_status cpu_pool_start(cpu_pool *pool)
     pthread_mutex_init(&pool->mu, NULL);
     pthread_cond_init(&pool->go, NULL);
     pthread_cond_init(&pool->done, NULL);
-    int want = cpu_threads_wanted() - 1;   /* the caller is worker 0 */
+    int want = cpu_threads_wanted() - 1; /* the caller is worker 0 */
     if (want <= 0)
         return GX_OK;
     pool->threads = calloc((size_t)want, sizeof *pool->threads);
@@ -116,7 +121,7 @@ static gx_status cpu_pool_start(cpu_pool *pool)
         wa->index = i + 1;
         if (pthread_create(&pool->threads[i], NULL, cpu_worker, wa) != 0) {
             free(wa);
-            break;   /* fewer workers is still correct */
+            break; /* fewer workers is still correct */
         }
         pool->nthreads++;
     }
@@ -219,8 +224,16 @@ static void cpu_free(gx__backend *be, void *ptr, size_t bytes)
     free(ptr);
 }
 
-static gx_status cpu_trim(gx__backend *be) { (void)be; return GX_OK; }
-static size_t cpu_reserved(gx__backend *be) { (void)be; return 0; }
+static gx_status cpu_trim(gx__backend *be)
+{
+    (void)be;
+    return GX_OK;
+}
+static size_t cpu_reserved(gx__backend *be)
+{
+    (void)be;
+    return 0;
+}
 
 static gx_status cpu_copy(gx__backend *be, void *dst, const void *src, size_t n)
 {
@@ -230,7 +243,11 @@ static gx_status cpu_copy(gx__backend *be, void *dst, const void *src, size_t n)
     return GX_OK;
 }
 
-static gx_status cpu_sync(gx__backend *be) { (void)be; return GX_OK; }
+static gx_status cpu_sync(gx__backend *be)
+{
+    (void)be;
+    return GX_OK;
+}
 
 static size_t cpu_l2(void)
 {
@@ -338,10 +355,7 @@ static const char *cpu_compiler_id(gx__backend *be)
     return cpu_cc_id();
 }
 
-void gx__cpu_describe(char *cc, size_t n)
-{
-    snprintf(cc, n, "%s (%s)", cpu_cc_path(), cpu_cc_id());
-}
+void gx__cpu_describe(char *cc, size_t n) { snprintf(cc, n, "%s (%s)", cpu_cc_path(), cpu_cc_id()); }
 
 /* Workers in the pool plus the calling thread. */
 static int cpu_workers(gx__backend *be)
@@ -360,22 +374,24 @@ const gx__backend_iface gx__cpu_iface = {
     .open = cpu_open,
     .close = cpu_close,
     .info = cpu_info,
-    .mem = {
-        .alloc = cpu_alloc,
-        .free = cpu_free,
-        .trim = cpu_trim,
-        .reserved = cpu_reserved,
-        .h2d = cpu_copy,
-        .d2h = cpu_copy,
-        .d2d = cpu_copy,
-    },
+    .mem =
+        {
+            .alloc = cpu_alloc,
+            .free = cpu_free,
+            .trim = cpu_trim,
+            .reserved = cpu_reserved,
+            .h2d = cpu_copy,
+            .d2h = cpu_copy,
+            .d2d = cpu_copy,
+        },
     .stream = {.sync = cpu_sync},
-    .code = {
-        .build = cpu_build,
-        .load = cpu_load,
-        .get_func = cpu_get_func,
-        .module_free = cpu_module_free,
-        .compiler_id = cpu_compiler_id,
-    },
+    .code =
+        {
+            .build = cpu_build,
+            .load = cpu_load,
+            .get_func = cpu_get_func,
+            .module_free = cpu_module_free,
+            .compiler_id = cpu_compiler_id,
+        },
     .launch = {.run = cpu_launch, .workers = cpu_workers},
 };

@@ -45,7 +45,13 @@ extern char **environ;
 /* Flags that change the generated code; they are part of cpu_cc_id() so that a
  * change here can never reuse objects built with the old flags. */
 static const char *const cc_flags[] = {
-    "-std=c11", "-O3", "-march=native", "-fPIC", "-shared", "-fwrapv", "-fno-strict-aliasing",
+    "-std=c11",
+    "-O3",
+    "-march=native",
+    "-fPIC",
+    "-shared",
+    "-fwrapv",
+    "-fno-strict-aliasing",
     /* Kernels never read errno; without this sqrt() keeps a slow libm call path. */
     "-fno-math-errno",
     /* Generated code carries helpers not every kernel uses. */
@@ -54,7 +60,11 @@ static const char *const cc_flags[] = {
     /* Vector math from libmvec (see src/jit/prelude/vector_math.h); sin and
      * cos stay apart, because GCC's sincos merging would hide them from the
      * vectoriser. */
-    "-DGX_VECTOR_MATH=1", "-fno-builtin-sin", "-fno-builtin-sinf", "-fno-builtin-cos", "-fno-builtin-cosf",
+    "-DGX_VECTOR_MATH=1",
+    "-fno-builtin-sin",
+    "-fno-builtin-sinf",
+    "-fno-builtin-cos",
+    "-fno-builtin-cosf",
 #endif
 };
 #define N_FLAGS (sizeof cc_flags / sizeof cc_flags[0])
@@ -164,7 +174,7 @@ static void fmt_size(size_t v, const char *sep, char *out, size_t cap)
 
 /* What one run produced: the first `keep` bytes of stdout+stderr, and how it ended. */
 typedef struct cc_run {
-    char *out;       /* malloc'd, NUL-terminated; NULL if no memory */
+    char *out; /* malloc'd, NUL-terminated; NULL if no memory */
     size_t outlen;
     bool truncated;
     bool timed_out;   /* stopped by us at the GX_CC_TIMEOUT deadline */
@@ -173,11 +183,11 @@ typedef struct cc_run {
 } cc_run;
 
 typedef struct cc_cmd {
-    const char *path;          /* for execve */
-    const char *const *argv;   /* NULL-terminated */
+    const char *path;        /* for execve */
+    const char *const *argv; /* NULL-terminated */
     char *const *envp;
-    struct rlimit as;          /* RLIMIT_AS for the child */
-    double deadline;           /* gx__now_ms() value */
+    struct rlimit as; /* RLIMIT_AS for the child */
+    double deadline;  /* gx__now_ms() value */
 } cc_cmd;
 
 static cc_cmd cmd_make(const char *path, const char *const *argv, char *const *envp, const cc_limits *lim)
@@ -231,8 +241,7 @@ __attribute__((noreturn)) static void child_exec(const cc_cmd *c, int out_fd, in
     (void)sigprocmask(SIG_SETMASK, &none, NULL);
     int e = 0;
     int nul = open("/dev/null", O_RDONLY);
-    if (setrlimit(RLIMIT_AS, &c->as) != 0 || nul < 0 || dup2(nul, 0) < 0 || dup2(out_fd, 1) < 0 ||
-        dup2(out_fd, 2) < 0)
+    if (setrlimit(RLIMIT_AS, &c->as) != 0 || nul < 0 || dup2(nul, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
         e = errno;
     if (nul > 2)
         close(nul);
@@ -373,8 +382,8 @@ static int run_capture(const cc_cmd *c, size_t keep, cc_run *r)
  * "CPU part"/"Features"), hashed to keep the id short. */
 static void cpu_digest(char out[17], char *model, size_t mcap)
 {
-    static const char *const keys[] = {"model name", "flags", "Features", "CPU implementer", "CPU part",
-                                       "cpu model", "isa", "cpu"};
+    static const char *const keys[] = {"model name", "flags",     "Features", "CPU implementer",
+                                       "CPU part",   "cpu model", "isa",      "cpu"};
     cache_key k;
     cache_key_init(&k);
     snprintf(model, mcap, "unknown");
@@ -414,7 +423,11 @@ static void cpu_digest(char out[17], char *model, size_t mcap)
 /* One id per distinct compiler command, computed once (running `cc --version`
  * costs milliseconds) and kept for the life of the process, so the returned
  * pointers stay valid. */
-typedef struct cc_id_node { struct cc_id_node *next; char *cc; char *id; } cc_id_node;
+typedef struct cc_id_node {
+    struct cc_id_node *next;
+    char *cc;
+    char *id;
+} cc_id_node;
 static cc_id_node *g_ids;
 static pthread_mutex_t g_ids_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -573,10 +586,7 @@ static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *
 /* Removes a compile folder and whatever the compiler left in it (its own
  * temporaries too: it runs with TMPDIR pointing there).  Links are removed, never
  * followed, and the walk stays on one file system. */
-static void remove_tree(const char *dir)
-{
-    (void)nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-}
+static void remove_tree(const char *dir) { (void)nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS | FTW_MOUNT); }
 
 /* The owner pid in a compile folder's name gx-cc-<pid>-XXXXXX, or 0. */
 static pid_t folder_owner(const char *name)
@@ -718,8 +728,7 @@ static gx_status report_failure(const char *shown, const char *cc, const cc_limi
     if (WIFSIGNALED(r->wstatus) || strstr(diag, "signal terminated program"))
         snprintf(hint, sizeof hint, "\n(if it ran out of its %s address-space limit, raise GX_CC_MEMORY)", mem);
     describe_end(r->wstatus, how, sizeof how);
-    return gx__err(GX_ERR_COMPILE, "compiling '%.200s' with %s failed (%s):\n%s%s%s", shown, cc, how, diag, more,
-                   hint);
+    return gx__err(GX_ERR_COMPILE, "compiling '%.200s' with %s failed (%s):\n%s%s%s", shown, cc, how, diag, more, hint);
 }
 
 /* Runs the compiler on src (in dir) and reads the object from out. */
@@ -861,8 +870,7 @@ static gx_status load_memfd(const void *so, size_t len, void **handle, bool *uns
         h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (!h) {
             const char *e = dlerror();
-            s = gx__err(GX_ERR_BACKEND, "loading a compiled kernel with dlopen failed: %s",
-                        e ? e : "unknown error");
+            s = gx__err(GX_ERR_BACKEND, "loading a compiled kernel with dlopen failed: %s", e ? e : "unknown error");
         }
     }
     for (int i = 0; i < nheld; i++)
@@ -896,9 +904,9 @@ static gx_status load_tmpfile(const void *so, size_t len, void **handle)
         }
         void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         const char *e = h ? NULL : dlerror();
-        gx_status s = h ? GX_OK
-                        : gx__err(GX_ERR_BACKEND, "loading a compiled kernel with dlopen failed: %s",
-                                  e ? e : "unknown error");
+        gx_status s =
+            h ? GX_OK
+              : gx__err(GX_ERR_BACKEND, "loading a compiled kernel with dlopen failed: %s", e ? e : "unknown error");
         unlink(path); /* the mapping stays valid; nothing is left behind */
         *handle = h;
         return s;

@@ -33,12 +33,12 @@
 /* ------------------------------------------------------------ per-device state */
 
 typedef struct cuda_devstate {
-    int refs;        /* open gx contexts on this device */
-    bool poisoned;   /* a kernel faulted: reset the primary context at refs == 0 */
+    int refs;      /* open gx contexts on this device */
+    bool poisoned; /* a kernel faulted: reset the primary context at refs == 0 */
 } cuda_devstate;
 
 static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
-static cuda_devstate *devs;   /* cuda_device_count() entries, made on first open */
+static cuda_devstate *devs; /* cuda_device_count() entries, made on first open */
 static int ndevs;
 
 /* ------------------------------------------------------------ context state */
@@ -46,13 +46,13 @@ static int ndevs;
 typedef struct cuda_impl {
     int ordinal;
     CUdevice dev;
-    CUcontext ctx;           /* the device's primary context (retained) */
-    CUstream stream;         /* the default stream, made at open */
-    CUstream cur;            /* the stream every call uses (gx_ctx_set_stream), default: stream */
-    CUmemoryPool pool;       /* NULL: device without pool support -> cuMemAlloc/cuMemFree */
-    size_t plain_bytes;      /* bytes held through the cuMemAlloc fallback */
+    CUcontext ctx;      /* the device's primary context (retained) */
+    CUstream stream;    /* the default stream, made at open */
+    CUstream cur;       /* the stream every call uses (gx_ctx_set_stream), default: stream */
+    CUmemoryPool pool;  /* NULL: device without pool support -> cuMemAlloc/cuMemFree */
+    size_t plain_bytes; /* bytes held through the cuMemAlloc fallback */
     bool faulted;
-    char fault[160];         /* the first sticky error, repeated by later calls */
+    char fault[160]; /* the first sticky error, repeated by later calls */
     int max_block[3], max_grid[3];
     int target_arch, target_ptx; /* what build() asks NVRTC for */
     bool have_target;
@@ -97,16 +97,14 @@ static void note_fault(cuda_impl *im, CUresult r)
 {
     if (!im->faulted) {
         im->faulted = true;
-        snprintf(im->fault, sizeof im->fault, "%s (%s)", cuda_result_name(r),
-                 cuda_result_string(r));
+        snprintf(im->fault, sizeof im->fault, "%s (%s)", cuda_result_name(r), cuda_result_string(r));
     }
     mark_poisoned(im->ordinal);
 }
 
 /* Turns a failed driver call into a gx error: "<call> failed: NAME (text)".  A
  * sticky fault marks the context (and device) unusable and says what to do. */
-static gx_status fail(cuda_impl *im, CUresult r, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static gx_status fail(cuda_impl *im, CUresult r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static gx_status fail(cuda_impl *im, CUresult r, const char *fmt, ...)
 {
     char call[384];
@@ -122,8 +120,7 @@ static gx_status fail(cuda_impl *im, CUresult r, const char *fmt, ...)
                        "context is now unusable: destroy this gx context (and any other gx "
                        "context on device %d); a gx context created after that starts on a "
                        "reset device",
-                       call, cuda_result_name(r), cuda_result_string(r), im->ordinal,
-                       im->ordinal);
+                       call, cuda_result_name(r), cuda_result_string(r), im->ordinal, im->ordinal);
     }
     return gx__err(s, "%s failed: %s (%s)", call, cuda_result_name(r), cuda_result_string(r));
 }
@@ -147,10 +144,7 @@ static gx_status enter(cuda_impl *im)
 
 /* enter() without a message, for the calls that cannot report one (free, reserved,
  * info, module_free): a thread's last error must only change on a failing call. */
-static bool quiet_enter(cuda_impl *im)
-{
-    return !im->faulted && cuda_drv.CtxSetCurrent(im->ctx) == CUDA_SUCCESS;
-}
+static bool quiet_enter(cuda_impl *im) { return !im->faulted && cuda_drv.CtxSetCurrent(im->ctx) == CUDA_SUCCESS; }
 
 static int attr(CUdevice dev, CUdevice_attribute a, int dflt)
 {
@@ -177,10 +171,9 @@ static void fill_info(cuda_impl *im)
     }
     d->l2_bytes = (size_t)attr(im->dev, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 0);
     d->max_threads_per_block = attr(im->dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024);
-    d->shared_per_block =
-        (size_t)attr(im->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 48 * 1024);
-    d->shared_per_block_optin = (size_t)attr(
-        im->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, (int)d->shared_per_block);
+    d->shared_per_block = (size_t)attr(im->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 48 * 1024);
+    d->shared_per_block_optin =
+        (size_t)attr(im->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, (int)d->shared_per_block);
     if (d->shared_per_block_optin < d->shared_per_block)
         d->shared_per_block_optin = d->shared_per_block;
     d->warp_size = attr(im->dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 32);
@@ -203,19 +196,17 @@ static void fill_compiler_id(cuda_impl *im)
     int ma = 0, mi = 0, dv = cuda_driver_version();
     int have = cuda_nvrtc_version(&ma, &mi);
     im->have_target = false;
-    if (have && cuda_nvrtc_target(im->info.cc_major, im->info.cc_minor, &im->target_arch,
-                                  &im->target_ptx) == GX_OK)
+    if (have && cuda_nvrtc_target(im->info.cc_major, im->info.cc_minor, &im->target_arch, &im->target_ptx) == GX_OK)
         im->have_target = true;
     if (!have)
-        snprintf(im->compiler_id, sizeof im->compiler_id, "nvrtc none sm_%d%d driver %d.%d",
-                 im->info.cc_major, im->info.cc_minor, dv / 1000, dv % 1000 / 10);
+        snprintf(im->compiler_id, sizeof im->compiler_id, "nvrtc none sm_%d%d driver %d.%d", im->info.cc_major,
+                 im->info.cc_minor, dv / 1000, dv % 1000 / 10);
     else if (im->have_target && im->target_ptx)
-        snprintf(im->compiler_id, sizeof im->compiler_id,
-                 "nvrtc %d.%d compute_%d(ptx) for sm_%d%d driver %d.%d", ma, mi, im->target_arch,
-                 im->info.cc_major, im->info.cc_minor, dv / 1000, dv % 1000 / 10);
+        snprintf(im->compiler_id, sizeof im->compiler_id, "nvrtc %d.%d compute_%d(ptx) for sm_%d%d driver %d.%d", ma,
+                 mi, im->target_arch, im->info.cc_major, im->info.cc_minor, dv / 1000, dv % 1000 / 10);
     else
-        snprintf(im->compiler_id, sizeof im->compiler_id, "nvrtc %d.%d sm_%d%d driver %d.%d", ma,
-                 mi, im->info.cc_major, im->info.cc_minor, dv / 1000, dv % 1000 / 10);
+        snprintf(im->compiler_id, sizeof im->compiler_id, "nvrtc %d.%d sm_%d%d driver %d.%d", ma, mi, im->info.cc_major,
+                 im->info.cc_minor, dv / 1000, dv % 1000 / 10);
 }
 
 /* ------------------------------------------------------------ open / close */
@@ -347,7 +338,7 @@ static gx_status cuda_open(gx__backend *be, int device)
             if (r != CUDA_ERROR_NOT_SUPPORTED) {
                 st = fail(NULL, r, "cuMemPoolCreate(device %d)", device);
                 goto fail_stream;
-            }   /* NOT_SUPPORTED: fall back to cuMemAlloc below */
+            } /* NOT_SUPPORTED: fall back to cuMemAlloc below */
         }
         cuuint64_t keep = UINT64_MAX;
         if (im->pool)
@@ -373,8 +364,10 @@ fail_ctx:
         /* Someone poisoned the primary context before us: have it reset as soon
          * as no gx context holds it. */
         mark_poisoned(device);
-        st = gx__err_prefix(st, "CUDA device %d's context is unusable after an earlier kernel "
-                                "fault; it is reset once no gx context uses the device", device);
+        st = gx__err_prefix(st,
+                            "CUDA device %d's context is unusable after an earlier kernel "
+                            "fault; it is reset once no gx context uses the device",
+                            device);
     }
     dev_release(im);
     free(im);
@@ -408,7 +401,7 @@ static gx_status cuda_alloc(gx__backend *be, size_t bytes, void **ptr)
     cuda_impl *im = IM(be);
     *ptr = NULL;
     if (bytes == 0)
-        return GX_OK;   /* empty arrays own no device memory */
+        return GX_OK; /* empty arrays own no device memory */
     GX__CHECK(enter(im));
     CUdeviceptr p = 0;
     CUresult r;
@@ -430,7 +423,7 @@ static void cuda_free(gx__backend *be, void *ptr, size_t bytes)
 {
     cuda_impl *im = IM(be);
     if (!ptr || !quiet_enter(im))
-        return;   /* nothing to free, or a poisoned context the reset will clear */
+        return; /* nothing to free, or a poisoned context the reset will clear */
     CUresult r;
     if (im->pool) {
         /* Stream-ordered: kernels already queued that use ptr finish first. */
@@ -444,7 +437,7 @@ static void cuda_free(gx__backend *be, void *ptr, size_t bytes)
             im->plain_bytes -= bytes < im->plain_bytes ? bytes : im->plain_bytes;
     }
     if (r != CUDA_SUCCESS && cuda_result_is_fault(r))
-        note_fault(im, r);   /* free cannot report; the next reporting call will */
+        note_fault(im, r); /* free cannot report; the next reporting call will */
 }
 
 static gx_status cuda_trim(gx__backend *be)
@@ -469,8 +462,7 @@ static size_t cuda_reserved(gx__backend *be)
         return im->plain_bytes;
     cuuint64_t v = 0;
     if (!cuda_drv.MemPoolGetAttribute || !quiet_enter(im) ||
-        cuda_drv.MemPoolGetAttribute(im->pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v) !=
-            CUDA_SUCCESS)
+        cuda_drv.MemPoolGetAttribute(im->pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v) != CUDA_SUCCESS)
         return 0;
     return (size_t)v;
 }
@@ -512,7 +504,7 @@ static bool d2h_bounced(cuda_impl *im, void *dst, const void *src, size_t n, gx_
     bool taken = false;
     if (!im->bounce && enter(im) == GX_OK && cuda_drv.MemHostAlloc(&im->bounce, CUDA_BOUNCE_BYTES, 0) != CUDA_SUCCESS) {
         im->bounce = NULL;
-        im->bounce_failed = true;   /* not worth a retry per call: copy directly */
+        im->bounce_failed = true; /* not worth a retry per call: copy directly */
     }
     if (im->bounce) {
         taken = true;
@@ -534,7 +526,7 @@ static gx_status cuda_d2h(gx__backend *be, void *dst, const void *src, size_t n)
     if (d2h_bounced(IM(be), dst, src, n, &st))
         return st;
     GX__CHECK(cuda_d2h_async(be, dst, src, n));
-    return wait_copy(IM(be), "device-to-host", n);   /* the host reads dst next */
+    return wait_copy(IM(be), "device-to-host", n); /* the host reads dst next */
 }
 
 static gx_status cuda_d2d(gx__backend *be, void *dst, const void *src, size_t n)
@@ -543,8 +535,7 @@ static gx_status cuda_d2d(gx__backend *be, void *dst, const void *src, size_t n)
     if (n == 0)
         return GX_OK;
     GX__CHECK(enter(im));
-    CUresult r = cuda_drv.MemcpyDtoDAsync((CUdeviceptr)(uintptr_t)dst,
-                                          (CUdeviceptr)(uintptr_t)src, n, im->cur);
+    CUresult r = cuda_drv.MemcpyDtoDAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, n, im->cur);
     if (r != CUDA_SUCCESS)
         return fail(im, r, "cuMemcpyDtoDAsync(%zu bytes)", n);
     return GX_OK;
@@ -575,19 +566,16 @@ static gx_status cuda_info(gx__backend *be, gx_device_info *out)
 
 /* ------------------------------------------------------------ code */
 
-static gx_status cuda_build(gx__backend *be, const char *source, const char *label, void **blob,
-                            size_t *len)
+static gx_status cuda_build(gx__backend *be, const char *source, const char *label, void **blob, size_t *len)
 {
     cuda_impl *im = IM(be);
     if (!cuda_nvrtc_load())
-        return gx__err(GX_ERR_UNSUPPORTED, "cannot compile %s for the GPU: %s",
-                       label ? label : "kernel", cuda_nvrtc_problem());
+        return gx__err(GX_ERR_UNSUPPORTED, "cannot compile %s for the GPU: %s", label ? label : "kernel",
+                       cuda_nvrtc_problem());
     /* No device call: compiling needs only NVRTC, for this device's exact arch. */
     if (strncmp(source, GX__USER_KERNEL_MAGIC "\n", strlen(GX__USER_KERNEL_MAGIC) + 1) == 0)
-        return cuda_nvrtc_compile_user(source, label, im->info.cc_major, im->info.cc_minor, 0,
-                                       blob, len, NULL);
-    return cuda_nvrtc_compile(source, label, im->info.cc_major, im->info.cc_minor, 0, blob, len,
-                              NULL);
+        return cuda_nvrtc_compile_user(source, label, im->info.cc_major, im->info.cc_minor, 0, blob, len, NULL);
+    return cuda_nvrtc_compile(source, label, im->info.cc_major, im->info.cc_minor, 0, blob, len, NULL);
 }
 
 static gx_status cuda_load(gx__backend *be, const void *blob, size_t len, gx__module **out)
@@ -601,12 +589,13 @@ static gx_status cuda_load(gx__backend *be, const void *blob, size_t len, gx__mo
     if (r != CUDA_SUCCESS) {
         int ma = 0, mi = 0, dv = cuda_driver_version();
         cuda_nvrtc_version(&ma, &mi);
-        gx_status s = fail(im, r, "cuModuleLoadData(%zu-byte %s)", len,
-                           ((const char *)blob)[0] == '/' ? "PTX" : "cubin");
+        gx_status s =
+            fail(im, r, "cuModuleLoadData(%zu-byte %s)", len, ((const char *)blob)[0] == '/' ? "PTX" : "cubin");
         if (s == GX_ERR_COMPILE && ma * 1000 + mi * 10 > dv)
-            return gx__err_prefix(s, "the code was compiled by NVRTC %d.%d, newer than the "
-                                     "driver (%d.%d): update the NVIDIA driver", ma, mi,
-                                  dv / 1000, dv % 1000 / 10);
+            return gx__err_prefix(s,
+                                  "the code was compiled by NVRTC %d.%d, newer than the "
+                                  "driver (%d.%d): update the NVIDIA driver",
+                                  ma, mi, dv / 1000, dv % 1000 / 10);
         return s;
     }
     /* A CUmodule is a pointer: it serves as the module handle directly. */
@@ -625,8 +614,7 @@ static gx_status cuda_get_func(gx__backend *be, gx__module *m, const char *entry
     if (r != CUDA_SUCCESS) {
         gx_status s = fail(im, r, "cuModuleGetFunction(\"%s\")", entry);
         /* A missing entry is gx's code generator disagreeing with itself. */
-        return r == CUDA_ERROR_NOT_FOUND ? gx__err_prefix(GX_ERR_INTERNAL, "kernel entry missing")
-                                         : s;
+        return r == CUDA_ERROR_NOT_FOUND ? gx__err_prefix(GX_ERR_INTERNAL, "kernel entry missing") : s;
     }
     *out = (gx__func)f;
     return GX_OK;
@@ -636,23 +624,20 @@ static void cuda_module_free(gx__backend *be, gx__module *m)
 {
     cuda_impl *im = IM(be);
     if (!m || !quiet_enter(im))
-        return;   /* a poisoned context's modules go away with its reset */
+        return; /* a poisoned context's modules go away with its reset */
     (void)cuda_drv.ModuleUnload((CUmodule)m);
 }
 
 /* Checks a configuration against the device's limits (each message names the
  * limit that was broken) and opts the kernel in to large dynamic shared memory. */
-static gx_status launch_prepare(cuda_impl *im, CUfunction fn, const gx__launch *l,
-                                unsigned long long *threads_out)
+static gx_status launch_prepare(cuda_impl *im, CUfunction fn, const gx__launch *l, unsigned long long *threads_out)
 {
     static const char axis[3] = {'x', 'y', 'z'};
     unsigned long long threads = 1;
     for (int i = 0; i < 3; i++) {
         if (l->grid[i] == 0 || l->block[i] == 0)
-            return gx__err(GX_ERR_LAUNCH,
-                           "launch of grid %ux%ux%u, block %ux%ux%u has a zero dimension",
-                           l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1],
-                           l->block[2]);
+            return gx__err(GX_ERR_LAUNCH, "launch of grid %ux%ux%u, block %ux%ux%u has a zero dimension", l->grid[0],
+                           l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2]);
         threads *= l->block[i];
     }
     *threads_out = threads;
@@ -660,32 +645,36 @@ static gx_status launch_prepare(cuda_impl *im, CUfunction fn, const gx__launch *
     if (threads > (unsigned long long)im->info.max_threads_per_block)
         return gx__err(GX_ERR_LAUNCH,
                        "block of %llu threads exceeds the device limit of %d threads per block; "
-                       "use smaller blocks", threads, im->info.max_threads_per_block);
+                       "use smaller blocks",
+                       threads, im->info.max_threads_per_block);
     for (int i = 0; i < 3; i++) {
         if (l->block[i] > (unsigned)im->max_block[i])
             return gx__err(GX_ERR_LAUNCH,
                            "block dimension %c = %u exceeds the device limit of %d (max block "
-                           "dims %dx%dx%d)", axis[i], l->block[i], im->max_block[i],
-                           im->max_block[0], im->max_block[1], im->max_block[2]);
+                           "dims %dx%dx%d)",
+                           axis[i], l->block[i], im->max_block[i], im->max_block[0], im->max_block[1],
+                           im->max_block[2]);
         if (l->grid[i] > (unsigned)im->max_grid[i])
             return gx__err(GX_ERR_LAUNCH,
                            "grid dimension %c = %u exceeds the device limit of %d blocks (max grid "
-                           "dims %dx%dx%d)", axis[i], l->grid[i], im->max_grid[i],
-                           im->max_grid[0], im->max_grid[1], im->max_grid[2]);
+                           "dims %dx%dx%d)",
+                           axis[i], l->grid[i], im->max_grid[i], im->max_grid[0], im->max_grid[1], im->max_grid[2]);
     }
     if (l->shmem > im->info.shared_per_block_optin)
         return gx__err(GX_ERR_LAUNCH,
                        "%u bytes of dynamic shared memory exceed the device limit of %zu bytes "
-                       "per block (opt-in maximum)", l->shmem, im->info.shared_per_block_optin);
+                       "per block (opt-in maximum)",
+                       l->shmem, im->info.shared_per_block_optin);
     GX__CHECK(enter(im));
     int stat = 0;
     if (cuda_drv.FuncGetAttribute &&
-        cuda_drv.FuncGetAttribute(&stat, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn) == CUDA_SUCCESS &&
-        stat > 0 && (size_t)stat + l->shmem > im->info.shared_per_block_optin)
+        cuda_drv.FuncGetAttribute(&stat, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn) == CUDA_SUCCESS && stat > 0 &&
+        (size_t)stat + l->shmem > im->info.shared_per_block_optin)
         return gx__err(GX_ERR_LAUNCH,
                        "%u bytes of dynamic shared memory plus the kernel's %d bytes of static "
                        "shared memory exceed the device limit of %zu bytes per block (opt-in "
-                       "maximum)", l->shmem, stat, im->info.shared_per_block_optin);
+                       "maximum)",
+                       l->shmem, stat, im->info.shared_per_block_optin);
     if (l->shmem > im->info.shared_per_block) {
         /* Above the default 48 KB a kernel must opt in, per function. */
         if (!cuda_drv.FuncSetAttribute)
@@ -693,11 +682,9 @@ static gx_status launch_prepare(cuda_impl *im, CUfunction fn, const gx__launch *
                            "%u bytes of dynamic shared memory need cuFuncSetAttribute, which "
                            "this driver lacks (limit without it: %zu bytes)",
                            l->shmem, im->info.shared_per_block);
-        CUresult r = cuda_drv.FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                               (int)l->shmem);
+        CUresult r = cuda_drv.FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)l->shmem);
         if (r != CUDA_SUCCESS) {
-            gx_status s = fail(im, r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = %u)",
-                               l->shmem);
+            gx_status s = fail(im, r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = %u)", l->shmem);
             return s == GX_ERR_BACKEND ? gx__err_prefix(GX_ERR_LAUNCH, "shared memory opt-in") : s;
         }
     }
@@ -708,19 +695,18 @@ static gx_status launch_prepare(cuda_impl *im, CUfunction fn, const gx__launch *
 static gx_status launch_failed(cuda_impl *im, CUresult r, CUfunction fn, const gx__launch *l,
                                unsigned long long threads, const char *call)
 {
-    gx_status s = fail(im, r, "%s(grid %ux%ux%u, block %ux%ux%u, %u B shared, %zu B args)", call,
-                       l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2],
-                       l->shmem, l->args_size);
+    gx_status s = fail(im, r, "%s(grid %ux%ux%u, block %ux%ux%u, %u B shared, %zu B args)", call, l->grid[0],
+                       l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2], l->shmem, l->args_size);
     if (r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) {
         /* Heavy kernels can allow fewer threads than the device maximum (registers). */
         int fmax = 0;
         if (cuda_drv.FuncGetAttribute &&
-            cuda_drv.FuncGetAttribute(&fmax, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn) ==
-                CUDA_SUCCESS &&
-            fmax > 0 && threads > (unsigned long long)fmax)
+            cuda_drv.FuncGetAttribute(&fmax, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn) == CUDA_SUCCESS && fmax > 0 &&
+            threads > (unsigned long long)fmax)
             return gx__err_prefix(GX_ERR_LAUNCH,
                                   "block of %llu threads exceeds this kernel's limit of %d "
-                                  "threads per block (set by its register use)", threads, fmax);
+                                  "threads per block (set by its register use)",
+                                  threads, fmax);
         return gx__err_prefix(GX_ERR_LAUNCH, "launch configuration rejected");
     }
     return s;
@@ -735,19 +721,18 @@ static gx_status cuda_launch(gx__backend *be, gx__func f, const gx__launch *l)
     GX__CHECK(launch_prepare(im, fn, l, &threads));
     /* The kernel takes one struct by value; its bytes are l->args. */
     void *params[1] = {(void *)l->args};
-    CUresult r = cuda_drv.LaunchKernel(fn, l->grid[0], l->grid[1], l->grid[2], l->block[0],
-                                       l->block[1], l->block[2], l->shmem, im->cur,
-                                       l->args ? params : NULL, NULL);
+    CUresult r = cuda_drv.LaunchKernel(fn, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2],
+                                       l->shmem, im->cur, l->args ? params : NULL, NULL);
     if (r == CUDA_SUCCESS)
-        return GX_OK;   /* no sync: faults surface at the next sync / d2h */
+        return GX_OK; /* no sync: faults surface at the next sync / d2h */
     return launch_failed(im, r, fn, l, threads, "cuLaunchKernel");
 }
 
 /* A user kernel: one pointer per parameter; optionally cooperative (the whole grid
  * co-resident, checked against the occupancy API first so the message names the
  * maximum). */
-static gx_status cuda_launch_user(gx__backend *be, gx__func f, const gx__launch *l, void **params,
-                                  void *st, int cooperative)
+static gx_status cuda_launch_user(gx__backend *be, gx__func f, const gx__launch *l, void **params, void *st,
+                                  int cooperative)
 {
     cuda_impl *im = IM(be);
     GX__ARG(f && l, "CUDA launch: NULL function or launch description");
@@ -757,42 +742,36 @@ static gx_status cuda_launch_user(gx__backend *be, gx__func f, const gx__launch 
     GX__CHECK(launch_prepare(im, fn, l, &threads));
     CUresult r;
     if (!cooperative) {
-        r = cuda_drv.LaunchKernel(fn, l->grid[0], l->grid[1], l->grid[2], l->block[0],
-                                  l->block[1], l->block[2], l->shmem, stream, params, NULL);
+        r = cuda_drv.LaunchKernel(fn, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2],
+                                  l->shmem, stream, params, NULL);
         return r == CUDA_SUCCESS ? GX_OK : launch_failed(im, r, fn, l, threads, "cuLaunchKernel");
     }
-    if (!cuda_drv.LaunchCooperativeKernel ||
-        !attr(im->dev, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, 0))
-        return gx__err(GX_ERR_UNSUPPORTED,
-                       "cooperative launch is not supported by this device or driver");
+    if (!cuda_drv.LaunchCooperativeKernel || !attr(im->dev, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, 0))
+        return gx__err(GX_ERR_UNSUPPORTED, "cooperative launch is not supported by this device or driver");
     int per_sm = 0;
     unsigned long long blocks = (unsigned long long)l->grid[0] * l->grid[1] * l->grid[2];
     if (cuda_drv.OccupancyMaxActiveBlocksPerMultiprocessor &&
-        cuda_drv.OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, (int)threads,
-                                                           (size_t)l->shmem) == CUDA_SUCCESS &&
+        cuda_drv.OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, (int)threads, (size_t)l->shmem) ==
+            CUDA_SUCCESS &&
         blocks > (unsigned long long)per_sm * (unsigned long long)im->info.multiprocessors)
         return gx__err(GX_ERR_LAUNCH,
                        "cooperative grid of %llu blocks exceeds the %d blocks that can be "
                        "resident at once (%d per multiprocessor x %d multiprocessors for "
                        "%llu threads and %u B dynamic shared memory per block)",
-                       blocks, per_sm * im->info.multiprocessors, per_sm,
-                       im->info.multiprocessors, threads, l->shmem);
-    r = cuda_drv.LaunchCooperativeKernel(fn, l->grid[0], l->grid[1], l->grid[2], l->block[0],
-                                         l->block[1], l->block[2], l->shmem, stream, params);
-    return r == CUDA_SUCCESS ? GX_OK
-                             : launch_failed(im, r, fn, l, threads, "cuLaunchCooperativeKernel");
+                       blocks, per_sm * im->info.multiprocessors, per_sm, im->info.multiprocessors, threads, l->shmem);
+    r = cuda_drv.LaunchCooperativeKernel(fn, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2],
+                                         l->shmem, stream, params);
+    return r == CUDA_SUCCESS ? GX_OK : launch_failed(im, r, fn, l, threads, "cuLaunchCooperativeKernel");
 }
 
-static gx_status cuda_occupancy_block(gx__backend *be, gx__func f, unsigned shmem, int *min_grid,
-                                      int *block)
+static gx_status cuda_occupancy_block(gx__backend *be, gx__func f, unsigned shmem, int *min_grid, int *block)
 {
     cuda_impl *im = IM(be);
     if (!cuda_drv.OccupancyMaxPotentialBlockSize)
         return gx__err(GX_ERR_UNSUPPORTED, "this driver lacks cuOccupancyMaxPotentialBlockSize");
     GX__CHECK(enter(im));
     int mg = 0, b = 0;
-    CUresult r = cuda_drv.OccupancyMaxPotentialBlockSize(&mg, &b, (CUfunction)f, NULL,
-                                                         (size_t)shmem, 0);
+    CUresult r = cuda_drv.OccupancyMaxPotentialBlockSize(&mg, &b, (CUfunction)f, NULL, (size_t)shmem, 0);
     if (r != CUDA_SUCCESS)
         return fail(im, r, "cuOccupancyMaxPotentialBlockSize(%u B shared)", shmem);
     if (min_grid)
@@ -863,7 +842,7 @@ static void cuda_stream_destroy(gx__backend *be, void *st)
 {
     cuda_impl *im = IM(be);
     if (!st || !quiet_enter(im))
-        return;   /* a poisoned context's streams go away with its reset */
+        return; /* a poisoned context's streams go away with its reset */
     if (im->cur == (CUstream)st)
         im->cur = im->stream;
     (void)cuda_drv.StreamSynchronize((CUstream)st);
@@ -955,7 +934,7 @@ static void cuda_host_free(gx__backend *be, void *ptr)
     cuda_impl *im = IM(be);
     if (!ptr || !quiet_enter(im))
         return;
-    (void)sync_both(im);   /* queued async copies may still read or write it */
+    (void)sync_both(im); /* queued async copies may still read or write it */
     (void)cuda_drv.MemFreeHost(ptr);
 }
 
@@ -977,8 +956,7 @@ static bool host_byte_pinned(const void *p)
 
 static bool cuda_host_pinned(gx__backend *be, const void *ptr, size_t bytes)
 {
-    if (!ptr || bytes == 0 || !(cuda_drv.PointerGetAttributes || cuda_drv.PointerGetAttribute) ||
-        !quiet_enter(IM(be)))
+    if (!ptr || bytes == 0 || !(cuda_drv.PointerGetAttributes || cuda_drv.PointerGetAttribute) || !quiet_enter(IM(be)))
         return false;
     return host_byte_pinned(ptr) && host_byte_pinned((const char *)ptr + bytes - 1);
 }
@@ -1017,7 +995,10 @@ static gx_status cuda_func_attrs(gx__backend *be, gx__func f, gx_kernel_attrs *o
     if (!cuda_drv.FuncGetAttribute)
         return gx__err(GX_ERR_UNSUPPORTED, "this driver lacks cuFuncGetAttribute");
     GX__CHECK(enter(im));
-    static const struct { CUfunction_attribute a; const char *name; } want[] = {
+    static const struct {
+        CUfunction_attribute a;
+        const char *name;
+    } want[] = {
         {CU_FUNC_ATTRIBUTE_NUM_REGS, "NUM_REGS"},
         {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "SHARED_SIZE_BYTES"},
         {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "LOCAL_SIZE_BYTES"},
@@ -1041,91 +1022,85 @@ static gx_status cuda_func_attrs(gx__backend *be, gx__func f, gx_kernel_attrs *o
     out->max_dynamic_shared = v[5];
     out->ptx_version = v[6];
     out->binary_version = v[7];
-    if (im->have_target)   /* what build() compiles for: sm_XY, or PTX of an older arch */
+    if (im->have_target) /* what build() compiles for: sm_XY, or PTX of an older arch */
         snprintf(out->arch, sizeof out->arch, "%s_%d", im->target_ptx ? "compute" : "sm", im->target_arch);
     return GX_OK;
 }
 
-static gx_status cuda_occupancy_active(gx__backend *be, gx__func f, int block, size_t shmem,
-                                       int *blocks)
+static gx_status cuda_occupancy_active(gx__backend *be, gx__func f, int block, size_t shmem, int *blocks)
 {
     cuda_impl *im = IM(be);
     if (!cuda_drv.OccupancyMaxActiveBlocksPerMultiprocessor)
-        return gx__err(GX_ERR_UNSUPPORTED,
-                       "this driver lacks cuOccupancyMaxActiveBlocksPerMultiprocessor");
+        return gx__err(GX_ERR_UNSUPPORTED, "this driver lacks cuOccupancyMaxActiveBlocksPerMultiprocessor");
     GX__CHECK(enter(im));
-    CUresult r = cuda_drv.OccupancyMaxActiveBlocksPerMultiprocessor(blocks, (CUfunction)f, block,
-                                                                    shmem);
+    CUresult r = cuda_drv.OccupancyMaxActiveBlocksPerMultiprocessor(blocks, (CUfunction)f, block, shmem);
     if (r != CUDA_SUCCESS)
-        return fail(im, r, "cuOccupancyMaxActiveBlocksPerMultiprocessor(block %d, %zu B shared)",
-                    block, shmem);
+        return fail(im, r, "cuOccupancyMaxActiveBlocksPerMultiprocessor(block %d, %zu B shared)", block, shmem);
     return GX_OK;
 }
 
-static const char *cuda_compiler_id(gx__backend *be)
-{
-    return IM(be)->compiler_id;
-}
+static const char *cuda_compiler_id(gx__backend *be) { return IM(be)->compiler_id; }
 
 /* Multiprocessors: the units a grid spreads over (CPU kernels' worker count has no
  * CUDA counterpart; nothing on the CUDA paths asks for it today). */
-static int cuda_workers(gx__backend *be)
-{
-    return IM(be)->info.multiprocessors;
-}
+static int cuda_workers(gx__backend *be) { return IM(be)->info.multiprocessors; }
 
 const gx__backend_iface gx__cuda_iface = {
     .kind = GX_BACKEND_CUDA,
     .name = "cuda",
     .target = GX__TARGET_CUDA,
-    .caps = GX__CAP_EVENTS | GX__CAP_STREAMS | GX__CAP_ASYNC_COPY | GX__CAP_PINNED_HOST |
-            GX__CAP_MAPPED_HOST | GX__CAP_OCCUPANCY | GX__CAP_USER_KERNELS | GX__CAP_MATMUL | GX__CAP_FFT,
+    .caps = GX__CAP_EVENTS | GX__CAP_STREAMS | GX__CAP_ASYNC_COPY | GX__CAP_PINNED_HOST | GX__CAP_MAPPED_HOST |
+            GX__CAP_OCCUPANCY | GX__CAP_USER_KERNELS | GX__CAP_MATMUL | GX__CAP_FFT,
     .open = cuda_open,
     .close = cuda_close,
     .info = cuda_info,
-    .mem = {
-        .alloc = cuda_alloc,
-        .free = cuda_free,
-        .trim = cuda_trim,
-        .reserved = cuda_reserved,
-        .h2d = cuda_h2d,
-        .d2h = cuda_d2h,
-        .d2d = cuda_d2d,
-        .h2d_async = cuda_h2d_async,
-        .d2h_async = cuda_d2h_async,
-        .host_alloc = cuda_host_alloc,
-        .host_free = cuda_host_free,
-        .host_pinned = cuda_host_pinned,
-        .host_devptr = cuda_host_devptr,
-    },
-    .stream = {
-        .sync = cuda_sync,
-        .create = cuda_stream_create,
-        .destroy = cuda_stream_destroy,
-        .sync_stream = cuda_stream_sync,
-        .set_current = cuda_set_stream,
-        .wait_event = cuda_stream_wait_event,
-        .event_create = cuda_event_create,
-        .event_record = cuda_event_record,
-        .event_record_on = cuda_event_record_on,
-        .event_elapsed = cuda_event_elapsed,
-        .event_sync = cuda_event_sync,
-        .event_destroy = cuda_event_destroy,
-    },
-    .code = {
-        .build = cuda_build,
-        .load = cuda_load,
-        .get_func = cuda_get_func,
-        .module_free = cuda_module_free,
-        .compiler_id = cuda_compiler_id,
-    },
-    .launch = {
-        .run = cuda_launch,
-        .workers = cuda_workers,
-        .user = cuda_launch_user,
-        .func_attrs = cuda_func_attrs,
-        .occupancy_block = cuda_occupancy_block,
-        .occupancy_active = cuda_occupancy_active,
-    },
+    .mem =
+        {
+            .alloc = cuda_alloc,
+            .free = cuda_free,
+            .trim = cuda_trim,
+            .reserved = cuda_reserved,
+            .h2d = cuda_h2d,
+            .d2h = cuda_d2h,
+            .d2d = cuda_d2d,
+            .h2d_async = cuda_h2d_async,
+            .d2h_async = cuda_d2h_async,
+            .host_alloc = cuda_host_alloc,
+            .host_free = cuda_host_free,
+            .host_pinned = cuda_host_pinned,
+            .host_devptr = cuda_host_devptr,
+        },
+    .stream =
+        {
+            .sync = cuda_sync,
+            .create = cuda_stream_create,
+            .destroy = cuda_stream_destroy,
+            .sync_stream = cuda_stream_sync,
+            .set_current = cuda_set_stream,
+            .wait_event = cuda_stream_wait_event,
+            .event_create = cuda_event_create,
+            .event_record = cuda_event_record,
+            .event_record_on = cuda_event_record_on,
+            .event_elapsed = cuda_event_elapsed,
+            .event_sync = cuda_event_sync,
+            .event_destroy = cuda_event_destroy,
+        },
+    .code =
+        {
+            .build = cuda_build,
+            .load = cuda_load,
+            .get_func = cuda_get_func,
+            .module_free = cuda_module_free,
+            .compiler_id = cuda_compiler_id,
+        },
+    .launch =
+        {
+            .run = cuda_launch,
+            .workers = cuda_workers,
+            .user = cuda_launch_user,
+            .func_attrs = cuda_func_attrs,
+            .occupancy_block = cuda_occupancy_block,
+            .occupancy_active = cuda_occupancy_active,
+        },
     .lib = {.gemm = cuda_gemm, .fft = cuda_fft},
 };

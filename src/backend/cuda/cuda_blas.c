@@ -9,16 +9,18 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CUBLAS_FUNCS(X)                                       \
-    X(Create, cublasCreate, 1)                                \
-    X(Destroy, cublasDestroy, 1)                              \
-    X(SetStream, cublasSetStream, 1)                          \
-    X(GemmEx, cublasGemmEx, 1)                                \
-    X(GemmStridedBatchedEx, cublasGemmStridedBatchedEx, 1)    \
+#define CUBLAS_FUNCS(X)                                    \
+    X(Create, cublasCreate, 1)                             \
+    X(Destroy, cublasDestroy, 1)                           \
+    X(SetStream, cublasSetStream, 1)                       \
+    X(GemmEx, cublasGemmEx, 1)                             \
+    X(GemmStridedBatchedEx, cublasGemmStridedBatchedEx, 1) \
     X(GetStatusString, cublasGetStatusString, 0)
 
 #define BLAS_FIELD(f, sym, req) __typeof__(&sym) f;
-static struct { CUBLAS_FUNCS(BLAS_FIELD) } cublas;
+static struct {
+    CUBLAS_FUNCS(BLAS_FIELD)
+} cublas;
 #undef BLAS_FIELD
 
 #define BLAS_SYM(f, sym, req) {CUDA_STR(sym), &cublas.f, req},
@@ -41,7 +43,7 @@ static void blas_load(void) { cuda_dl_open(&blas_lib); }
 static gx_status blas_err(cublasStatus_t st, const char *what)
 {
     const char *s = cublas.GetStatusString ? cublas.GetStatusString(st) : "";
-    gx_status g = st == CUBLAS_STATUS_ALLOC_FAILED ? GX_ERR_OUT_OF_MEMORY
+    gx_status g = st == CUBLAS_STATUS_ALLOC_FAILED                                         ? GX_ERR_OUT_OF_MEMORY
                   : st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_ARCH_MISMATCH ? GX_ERR_UNSUPPORTED
                                                                                            : GX_ERR_BACKEND;
     return gx__err(g, "gx_matmul: %s failed: cuBLAS status %d %s", what, (int)st, s);
@@ -86,7 +88,10 @@ static gx_status blas_handle(gx__backend *be, cublasHandle_t *out)
     return GX_OK;
 }
 
-static cublasOperation_t blas_op(gx_op op) { return op == GX_OP_N ? CUBLAS_OP_N : op == GX_OP_T ? CUBLAS_OP_T : CUBLAS_OP_C; }
+static cublasOperation_t blas_op(gx_op op)
+{
+    return op == GX_OP_N ? CUBLAS_OP_N : op == GX_OP_T ? CUBLAS_OP_T : CUBLAS_OP_C;
+}
 
 static cudaDataType blas_dtype(gx_dtype t)
 {

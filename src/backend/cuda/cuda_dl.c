@@ -32,8 +32,7 @@ static int dl_dirs(bool toolkit, char dirs[DL_MAX_DIRS][400])
 
 /* Every name in the first folder, then every name in the next: a library the
  * dynamic loader finds wins over a toolkit copy.  path gets what opened. */
-static void *dl_search(const char *const *names, bool toolkit, int flags, char *path, size_t pn,
-                       char *why, size_t wn)
+static void *dl_search(const char *const *names, bool toolkit, int flags, char *path, size_t pn, char *why, size_t wn)
 {
     char dirs[DL_MAX_DIRS][400];
     int nd = dl_dirs(toolkit, dirs);
@@ -41,7 +40,7 @@ static void *dl_search(const char *const *names, bool toolkit, int flags, char *
         for (int i = 0; names[i]; i++) {
             int len = snprintf(path, pn, "%s%s", dirs[d], names[i]);
             if (len < 0 || (size_t)len >= pn)
-                continue;   /* a $CUDA_HOME too long for a path gx would keep */
+                continue; /* a $CUDA_HOME too long for a path gx would keep */
             void *h = dlopen(path, flags);
             if (h)
                 return h;
@@ -76,8 +75,8 @@ static int dl_resolve(cuda_dl_lib *lib)
          * that conversion free of aliasing questions. */
         memcpy(s->slot, &f, sizeof f);
         if (!f && s->required) {
-            snprintf(lib->problem, sizeof lib->problem, "%s (%s) lacks %s: %s", lib->what, lib->path,
-                     s->name, lib->fix_old);
+            snprintf(lib->problem, sizeof lib->problem, "%s (%s) lacks %s: %s", lib->what, lib->path, s->name,
+                     lib->fix_old);
             return 0;
         }
     }
@@ -88,13 +87,13 @@ int cuda_dl_open(cuda_dl_lib *lib)
 {
     char why[256] = "";
     lib->ok = 0;
-    lib->handle = dl_search(lib->names, lib->toolkit_dirs, RTLD_NOW | RTLD_LOCAL, lib->path,
-                            sizeof lib->path, why, sizeof why);
+    lib->handle =
+        dl_search(lib->names, lib->toolkit_dirs, RTLD_NOW | RTLD_LOCAL, lib->path, sizeof lib->path, why, sizeof why);
     if (!lib->handle) {
         char tried[640];
         dl_tried(lib, tried, sizeof tried);
-        snprintf(lib->problem, sizeof lib->problem, "%s could not be loaded: tried %s (%s); %s",
-                 lib->what, tried, why[0] ? why : "not found", lib->fix_absent);
+        snprintf(lib->problem, sizeof lib->problem, "%s could not be loaded: tried %s (%s); %s", lib->what, tried,
+                 why[0] ? why : "not found", lib->fix_absent);
         return 0;
     }
     /* A library missing an entry point stays loaded: unloading a driver library is

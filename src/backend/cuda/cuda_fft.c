@@ -8,20 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CUFFT_FUNCS(X)                          \
-    X(Create, cufftCreate)                      \
-    X(Destroy, cufftDestroy)                    \
-    X(MakePlanMany64, cufftMakePlanMany64)      \
-    X(SetStream, cufftSetStream)                \
-    X(ExecC2C, cufftExecC2C)                    \
-    X(ExecZ2Z, cufftExecZ2Z)                    \
-    X(ExecR2C, cufftExecR2C)                    \
-    X(ExecD2Z, cufftExecD2Z)                    \
-    X(ExecC2R, cufftExecC2R)                    \
+#define CUFFT_FUNCS(X)                     \
+    X(Create, cufftCreate)                 \
+    X(Destroy, cufftDestroy)               \
+    X(MakePlanMany64, cufftMakePlanMany64) \
+    X(SetStream, cufftSetStream)           \
+    X(ExecC2C, cufftExecC2C)               \
+    X(ExecZ2Z, cufftExecZ2Z)               \
+    X(ExecR2C, cufftExecR2C)               \
+    X(ExecD2Z, cufftExecD2Z)               \
+    X(ExecC2R, cufftExecC2R)               \
     X(ExecZ2D, cufftExecZ2D)
 
 #define FFT_FIELD(f, sym) __typeof__(&sym) f;
-static struct { CUFFT_FUNCS(FFT_FIELD) } cufft;
+static struct {
+    CUFFT_FUNCS(FFT_FIELD)
+} cufft;
 #undef FFT_FIELD
 
 #define FFT_SYM(f, sym) {CUDA_STR(sym), &cufft.f, 1},
@@ -69,7 +71,7 @@ static const gx__ctx_ext fft_ext = {"cufft", fft_release};
 
 static gx_status fft_err(cufftResult r, const char *what)
 {
-    gx_status g = r == CUFFT_ALLOC_FAILED ? GX_ERR_OUT_OF_MEMORY
+    gx_status g = r == CUFFT_ALLOC_FAILED                               ? GX_ERR_OUT_OF_MEMORY
                   : r == CUFFT_INVALID_SIZE || r == CUFFT_NOT_SUPPORTED ? GX_ERR_UNSUPPORTED
                                                                         : GX_ERR_BACKEND;
     return gx__err(g, "gx_fft: %s failed: cufftResult %d", what, (int)r);

@@ -52,8 +52,7 @@ static bool cuda_find_tool(const char *name, char *out, size_t n)
     const char *path = getenv("PATH");
     const char *home = getenv("CUDA_HOME");
     char dirs[8192];
-    snprintf(dirs, sizeof dirs, "%s:%s%s:/usr/local/cuda/bin", path ? path : "", home ? home : "",
-             home ? "/bin" : "");
+    snprintf(dirs, sizeof dirs, "%s:%s%s:/usr/local/cuda/bin", path ? path : "", home ? home : "", home ? "/bin" : "");
     for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
         if (!*d)
             continue;
@@ -147,9 +146,8 @@ static gx_status cuda_user_sass(const char *wrapped, const char *label, int ma, 
 {
     int arch = 0, ptx = 0;
     if (cuda_nvrtc_target(ma, mi, &arch, &ptx) != GX_OK || ptx)
-        return gx__err(GX_ERR_UNSUPPORTED,
-                       "SASS for sm_%d%d: this NVRTC cannot emit a cubin for that arch (%s)", ma, mi,
-                       cuda_nvrtc_load() ? "the device is newer than the toolkit" : cuda_nvrtc_problem());
+        return gx__err(GX_ERR_UNSUPPORTED, "SASS for sm_%d%d: this NVRTC cannot emit a cubin for that arch (%s)", ma,
+                       mi, cuda_nvrtc_load() ? "the device is newer than the toolkit" : cuda_nvrtc_problem());
     void *blob = NULL;
     size_t len = 0;
     GX__CHECK(cuda_nvrtc_compile_user(wrapped, label, ma, mi, 0, &blob, &len, NULL));
@@ -158,8 +156,8 @@ static gx_status cuda_user_sass(const char *wrapped, const char *label, int ma, 
     return s;
 }
 
-gx_status gx__nvrtc_ptx(const char *what, const char *wrapped, const char *label, const char *entry,
-                        int cc_major, int cc_minor, char **text)
+gx_status gx__nvrtc_ptx(const char *what, const char *wrapped, const char *label, const char *entry, int cc_major,
+                        int cc_minor, char **text)
 {
     GX__CHECK(cuda_user_ptx(wrapped, label, cc_major, cc_minor, text));
     if (entry && !cuda_ptx_has_entry(*text, entry)) {
@@ -167,14 +165,15 @@ gx_status gx__nvrtc_ptx(const char *what, const char *wrapped, const char *label
         *text = NULL;
         return gx__err(GX_ERR_INVALID_ARGUMENT,
                        "%s: the source compiled but defines no kernel \"%s\"; "
-                       "declare it extern \"C\" __global__ (C++ names are mangled)", what, entry);
+                       "declare it extern \"C\" __global__ (C++ names are mangled)",
+                       what, entry);
     }
     return GX_OK;
 }
 
-gx_status gx__nvrtc_sass(const char *what, const char *wrapped, const char *label, int cc_major,
-                         int cc_minor, char **text)
+gx_status gx__nvrtc_sass(const char *what, const char *wrapped, const char *label, int cc_major, int cc_minor,
+                         char **text)
 {
-    (void)what;   /* the messages below name the tool or the arch instead */
+    (void)what; /* the messages below name the tool or the arch instead */
     return cuda_user_sass(wrapped, label, cc_major, cc_minor, text);
 }

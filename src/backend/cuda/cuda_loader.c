@@ -78,9 +78,8 @@ static void drv_load_once(void)
     int n = 0;
     r = cuda_drv.DeviceGetCount(&n);
     if (r != CUDA_SUCCESS) {
-        snprintf(drv_problem, sizeof drv_problem,
-                 "cuDeviceGetCount failed: %s (%s); use GX_BACKEND=cpu", cuda_result_name(r),
-                 cuda_result_string(r));
+        snprintf(drv_problem, sizeof drv_problem, "cuDeviceGetCount failed: %s (%s); use GX_BACKEND=cpu",
+                 cuda_result_name(r), cuda_result_string(r));
         return;
     }
     if (n <= 0) {
@@ -159,10 +158,8 @@ int cuda_result_is_fault(CUresult r)
     case CUDA_ERROR_INVALID_PC:
     case CUDA_ERROR_LAUNCH_FAILED:
     case CUDA_ERROR_ECC_UNCORRECTABLE:
-    case 721: /* CUDA_ERROR_TENSOR_MEMORY_LEAK (12.8+); by value so older headers build */
-        return 1;
-    default:
-        return 0;
+    case 721: /* CUDA_ERROR_TENSOR_MEMORY_LEAK (12.8+); by value so older headers build */ return 1;
+    default: return 0;
     }
 }
 
@@ -173,27 +170,21 @@ gx_status cuda_result_status(CUresult r)
     if (cuda_result_is_fault(r))
         return GX_ERR_KERNEL_FAULT;
     switch ((int)r) {
-    case CUDA_ERROR_OUT_OF_MEMORY:
-        return GX_ERR_OUT_OF_MEMORY;
+    case CUDA_ERROR_OUT_OF_MEMORY: return GX_ERR_OUT_OF_MEMORY;
     case CUDA_ERROR_NO_DEVICE:
     case CUDA_ERROR_INVALID_DEVICE:
     case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
     case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
-    case CUDA_ERROR_DEVICE_UNAVAILABLE:
-        return GX_ERR_NO_DEVICE;
-    case CUDA_ERROR_NOT_SUPPORTED:
-        return GX_ERR_UNSUPPORTED;
+    case CUDA_ERROR_DEVICE_UNAVAILABLE: return GX_ERR_NO_DEVICE;
+    case CUDA_ERROR_NOT_SUPPORTED: return GX_ERR_UNSUPPORTED;
     case CUDA_ERROR_NO_BINARY_FOR_GPU:
     case CUDA_ERROR_INVALID_PTX:
     case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
     case CUDA_ERROR_INVALID_IMAGE:
-    case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
-        return GX_ERR_COMPILE;
+    case CUDA_ERROR_JIT_COMPILER_NOT_FOUND: return GX_ERR_COMPILE;
     case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
-    case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE:
-        return GX_ERR_LAUNCH;
-    default:
-        return GX_ERR_BACKEND;
+    case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: return GX_ERR_LAUNCH;
+    default: return GX_ERR_BACKEND;
     }
 }
 
@@ -219,8 +210,7 @@ static void nv_load_once(void)
     int n = 0;
     if (cuda_nvrtc.GetNumSupportedArchs && cuda_nvrtc.GetSupportedArchs &&
         cuda_nvrtc.GetNumSupportedArchs(&n) == NVRTC_SUCCESS && n > 0 &&
-        n <= (int)(sizeof nv_archs / sizeof nv_archs[0]) &&
-        cuda_nvrtc.GetSupportedArchs(nv_archs) == NVRTC_SUCCESS)
+        n <= (int)(sizeof nv_archs / sizeof nv_archs[0]) && cuda_nvrtc.GetSupportedArchs(nv_archs) == NVRTC_SUCCESS)
         nv_narchs = n;
     nv_ok = 1;
 }
@@ -276,26 +266,24 @@ gx_status cuda_nvrtc_target(int cc_major, int cc_minor, int *arch, int *ptx)
 /* Keeps compile errors readable (and inside gx's 8 KB message buffer). */
 #define CUDA_LOG_KEEP 4096
 
-gx_status cuda_nvrtc_compile(const char *source, const char *label, int cc_major, int cc_minor,
-                             int want_ptx, void **out, size_t *len, char **log)
+gx_status cuda_nvrtc_compile(const char *source, const char *label, int cc_major, int cc_minor, int want_ptx,
+                             void **out, size_t *len, char **log)
 {
-    return cuda_nvrtc_compile_ex(source, label, cc_major, cc_minor, want_ptx, 0, NULL, 0, NULL,
-                                 NULL, out, len, log);
+    return cuda_nvrtc_compile_ex(source, label, cc_major, cc_minor, want_ptx, 0, NULL, 0, NULL, NULL, out, len, log);
 }
 
 /* At most this many user options (more is a usage error, reported by the caller). */
 #define CUDA_MAX_USER_OPTS 60
 
-gx_status cuda_nvrtc_compile_ex(const char *source, const char *label, int cc_major, int cc_minor,
-                                int want_ptx, int nopts, const char *const *uopts, int nheaders,
-                                const char *const *htexts, const char *const *hnames, void **out,
-                                size_t *len, char **log)
+gx_status cuda_nvrtc_compile_ex(const char *source, const char *label, int cc_major, int cc_minor, int want_ptx,
+                                int nopts, const char *const *uopts, int nheaders, const char *const *htexts,
+                                const char *const *hnames, void **out, size_t *len, char **log)
 {
     if (log)
         *log = NULL;
     GX__ARG(source && out && len, "cuda_nvrtc_compile: source, out and len must not be NULL");
-    GX__ARG(cc_major > 0 && cc_minor >= 0 && cc_minor < 10,
-            "cuda_nvrtc_compile: bad compute capability %d.%d", cc_major, cc_minor);
+    GX__ARG(cc_major > 0 && cc_minor >= 0 && cc_minor < 10, "cuda_nvrtc_compile: bad compute capability %d.%d",
+            cc_major, cc_minor);
     *out = NULL;
     *len = 0;
     if (!label || !*label)
@@ -307,11 +295,9 @@ gx_status cuda_nvrtc_compile_ex(const char *source, const char *label, int cc_ma
         return gx__err(GX_ERR_UNSUPPORTED,
                        "NVRTC %d.%d (%s) cannot generate code for compute capability %d.%d "
                        "(it supports sm_%d to sm_%d)%s",
-                       nv_major, nv_minor, nv_path, cc_major, cc_minor, nv_archs[0],
-                       nv_archs[nv_narchs - 1],
-                       cc_major * 10 + cc_minor < nv_archs[0]
-                           ? "; this GPU is too old for this CUDA toolkit"
-                           : "; install a newer CUDA toolkit's NVRTC");
+                       nv_major, nv_minor, nv_path, cc_major, cc_minor, nv_archs[0], nv_archs[nv_narchs - 1],
+                       cc_major * 10 + cc_minor < nv_archs[0] ? "; this GPU is too old for this CUDA toolkit"
+                                                              : "; install a newer CUDA toolkit's NVRTC");
     if (want_ptx || !cuda_nvrtc.GetCUBINSize || !cuda_nvrtc.GetCUBIN)
         ptx = 1;
 
@@ -320,8 +306,7 @@ gx_status cuda_nvrtc_compile_ex(const char *source, const char *label, int cc_ma
     /* No --use_fast_math: gx keeps IEEE semantics (exact division/sqrt, denormals)
      * so results match the CPU backend.  -default-device lets generated helpers omit
      * __device__; -lineinfo keeps the user's #line mapping for profilers. */
-    const char *opts[4 + CUDA_MAX_USER_OPTS] = {archopt, "-std=c++17", "-default-device",
-                                                "-lineinfo"};
+    const char *opts[4 + CUDA_MAX_USER_OPTS] = {archopt, "-std=c++17", "-default-device", "-lineinfo"};
     int nall = 4;
     GX__ARG(nopts >= 0 && nopts <= CUDA_MAX_USER_OPTS && (nopts == 0 || uopts),
             "cuda_nvrtc_compile: %d options (at most %d)", nopts, CUDA_MAX_USER_OPTS);
@@ -351,12 +336,13 @@ gx_status cuda_nvrtc_compile_ex(const char *source, const char *label, int cc_ma
     if (cr != NVRTC_SUCCESS) {
         const char *lg = text ? text : "(no log)";
         size_t ln = strlen(lg);
-        st = gx__err(cr == NVRTC_ERROR_COMPILATION ? GX_ERR_COMPILE
-                     : cr == NVRTC_ERROR_OUT_OF_MEMORY ? GX_ERR_OUT_OF_MEMORY : GX_ERR_BACKEND,
-                     "NVRTC %d.%d could not compile %s for %s_%d: %s\n%.*s%s", nv_major,
-                     nv_minor, label, ptx ? "compute" : "sm", arch,
-                     cuda_nvrtc.GetErrorString(cr), (int)(ln > CUDA_LOG_KEEP ? CUDA_LOG_KEEP : ln),
-                     lg, ln > CUDA_LOG_KEEP ? "\n... (log truncated)" : "");
+        st = gx__err(cr == NVRTC_ERROR_COMPILATION     ? GX_ERR_COMPILE
+                     : cr == NVRTC_ERROR_OUT_OF_MEMORY ? GX_ERR_OUT_OF_MEMORY
+                                                       : GX_ERR_BACKEND,
+                     "NVRTC %d.%d could not compile %s for %s_%d: %s\n%.*s%s", nv_major, nv_minor, label,
+                     ptx ? "compute" : "sm", arch, cuda_nvrtc.GetErrorString(cr),
+                     (int)(ln > CUDA_LOG_KEEP ? CUDA_LOG_KEEP : ln), lg,
+                     ln > CUDA_LOG_KEEP ? "\n... (log truncated)" : "");
     } else {
         size_t n = 0;
         r = ptx ? cuda_nvrtc.GetPTXSize(prog, &n) : cuda_nvrtc.GetCUBINSize(prog, &n);
@@ -364,8 +350,8 @@ gx_status cuda_nvrtc_compile_ex(const char *source, const char *label, int cc_ma
         if (r == NVRTC_SUCCESS && n > 0) {
             blob = malloc(n);
             if (!blob)
-                st = gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for a %zu-byte %s of %s",
-                             n, ptx ? "PTX" : "cubin", label);
+                st = gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for a %zu-byte %s of %s", n,
+                             ptx ? "PTX" : "cubin", label);
             else
                 r = ptx ? cuda_nvrtc.GetPTX(prog, blob) : cuda_nvrtc.GetCUBIN(prog, blob);
         }
@@ -415,17 +401,21 @@ void gx__cuda_versions(char *driver, size_t dn, char *nvrtc, size_t nn, char *li
         snprintf(tmp, sizeof tmp, "%d.%d", ma, mi);
         put(nvrtc, nn, tmp);
     }
-    static const struct { const char *what; const char *const *names; } groups[] = {
-        {"cuBLAS", cuda_cublas_names}, {"cuFFT", cuda_cufft_names}, {"cuRAND", cuda_curand_names},
+    static const struct {
+        const char *what;
+        const char *const *names;
+    } groups[] = {
+        {"cuBLAS", cuda_cublas_names},
+        {"cuFFT", cuda_cufft_names},
+        {"cuRAND", cuda_curand_names},
     };
     char out[512] = "";
     size_t off = 0;
     for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
         char found[64];
         int yes = cuda_dl_probe(groups[g].names, found, sizeof found);
-        int k = snprintf(out + off, sizeof out - off, "%s%s %s%s%s%s", g ? ", " : "",
-                         groups[g].what, yes ? "yes" : "no", yes ? " (" : "", yes ? found : "",
-                         yes ? ")" : "");
+        int k = snprintf(out + off, sizeof out - off, "%s%s %s%s%s%s", g ? ", " : "", groups[g].what,
+                         yes ? "yes" : "no", yes ? " (" : "", yes ? found : "", yes ? ")" : "");
         if (k < 0 || (size_t)k >= sizeof out - off)
             break;
         off += (size_t)k;
@@ -439,8 +429,8 @@ void gx__cuda_versions(char *driver, size_t dn, char *nvrtc, size_t nn, char *li
  * GX__USER_KERNEL_MAGIC, then one "//gx:opt <option>" line per NVRTC option, other
  * "//gx:" lines (ignored here; they only feed the cache key), then the user's text.
  * The options thus live in the source, so they are part of every cache key. */
-gx_status cuda_nvrtc_compile_user(const char *source, const char *label, int cc_major,
-                                  int cc_minor, int want_ptx, void **out, size_t *len, char **log)
+gx_status cuda_nvrtc_compile_user(const char *source, const char *label, int cc_major, int cc_minor, int want_ptx,
+                                  void **out, size_t *len, char **log)
 {
     const char *opts[CUDA_MAX_USER_OPTS];
     char *copy = strdup(source);
@@ -463,8 +453,8 @@ gx_status cuda_nvrtc_compile_user(const char *source, const char *label, int cc_
     const char *hname = "gx/device.h";
     /* The whole text goes to NVRTC (the //gx: lines are comments), so line numbers in
      * messages stay those of the #line directive the wrapper put after them. */
-    gx_status s = cuda_nvrtc_compile_ex(source, label, cc_major, cc_minor, want_ptx, n, opts, 1,
-                                        &htext, &hname, out, len, log);
+    gx_status s =
+        cuda_nvrtc_compile_ex(source, label, cc_major, cc_minor, want_ptx, n, opts, 1, &htext, &hname, out, len, log);
     free(copy);
     return s;
 }

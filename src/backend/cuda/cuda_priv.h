@@ -20,77 +20,80 @@
  * cuStreamDestroy to cuStreamDestroy_v2), so the ABI version we call always
  * matches the prototype we compiled against.  Optional entries may be NULL; the
  * code checks them before use. */
-#define CUDA_DRIVER_FUNCS(X)                                                    \
-    X(GetErrorName, cuGetErrorName, 1)                                          \
-    X(GetErrorString, cuGetErrorString, 1)                                      \
-    X(Init, cuInit, 1)                                                          \
-    X(DriverGetVersion, cuDriverGetVersion, 1)                                  \
-    X(DeviceGet, cuDeviceGet, 1)                                                \
-    X(DeviceGetCount, cuDeviceGetCount, 1)                                      \
-    X(DeviceGetName, cuDeviceGetName, 1)                                        \
-    X(DeviceGetAttribute, cuDeviceGetAttribute, 1)                              \
-    X(DeviceTotalMem, cuDeviceTotalMem, 1)                                      \
-    X(DevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 1)                      \
-    X(DevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 1)                    \
-    X(DevicePrimaryCtxReset, cuDevicePrimaryCtxReset, 1)                        \
-    X(CtxGetCurrent, cuCtxGetCurrent, 1)                                        \
-    X(CtxSetCurrent, cuCtxSetCurrent, 1)                                        \
-    X(StreamCreate, cuStreamCreate, 1)                                          \
-    X(StreamDestroy, cuStreamDestroy, 1)                                        \
-    X(StreamSynchronize, cuStreamSynchronize, 1)                                \
-    X(MemGetInfo, cuMemGetInfo, 1)                                              \
-    X(MemAlloc, cuMemAlloc, 1)                                                  \
-    X(MemFree, cuMemFree, 1)                                                    \
-    X(MemcpyHtoDAsync, cuMemcpyHtoDAsync, 1)                                    \
-    X(MemcpyDtoHAsync, cuMemcpyDtoHAsync, 1)                                    \
-    X(MemcpyDtoDAsync, cuMemcpyDtoDAsync, 1)                                    \
-    X(ModuleLoadData, cuModuleLoadData, 1)                                      \
-    X(ModuleUnload, cuModuleUnload, 1)                                          \
-    X(ModuleGetFunction, cuModuleGetFunction, 1)                                \
-    X(LaunchKernel, cuLaunchKernel, 1)                                          \
-    X(FuncSetAttribute, cuFuncSetAttribute, 0)                                  \
-    X(FuncGetAttribute, cuFuncGetAttribute, 0)                                  \
-    X(OccupancyMaxPotentialBlockSize, cuOccupancyMaxPotentialBlockSize, 0)      \
-    X(MemPoolCreate, cuMemPoolCreate, 0)                                        \
-    X(MemPoolDestroy, cuMemPoolDestroy, 0)                                      \
-    X(MemPoolSetAttribute, cuMemPoolSetAttribute, 0)                            \
-    X(MemPoolGetAttribute, cuMemPoolGetAttribute, 0)                            \
-    X(MemPoolTrimTo, cuMemPoolTrimTo, 0)                                        \
-    X(MemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 0)                        \
-    X(MemFreeAsync, cuMemFreeAsync, 0)                                          \
-    X(EventCreate, cuEventCreate, 1)                                            \
-    X(EventDestroy, cuEventDestroy, 1)                                          \
-    X(EventRecord, cuEventRecord, 1)                                            \
-    X(EventSynchronize, cuEventSynchronize, 1)                                  \
-    X(EventElapsedTime, cuEventElapsedTime, 1)                                  \
-    X(StreamWaitEvent, cuStreamWaitEvent, 0)                                    \
-    X(LaunchCooperativeKernel, cuLaunchCooperativeKernel, 0)                    \
-    X(OccupancyMaxActiveBlocksPerMultiprocessor,                                \
-      cuOccupancyMaxActiveBlocksPerMultiprocessor, 0)                           \
-    X(MemHostAlloc, cuMemHostAlloc, 0)                                          \
-    X(MemFreeHost, cuMemFreeHost, 0)                                            \
-    X(MemHostGetDevicePointer, cuMemHostGetDevicePointer, 0)                    \
-    X(PointerGetAttribute, cuPointerGetAttribute, 0)                            \
+#define CUDA_DRIVER_FUNCS(X)                                                                     \
+    X(GetErrorName, cuGetErrorName, 1)                                                           \
+    X(GetErrorString, cuGetErrorString, 1)                                                       \
+    X(Init, cuInit, 1)                                                                           \
+    X(DriverGetVersion, cuDriverGetVersion, 1)                                                   \
+    X(DeviceGet, cuDeviceGet, 1)                                                                 \
+    X(DeviceGetCount, cuDeviceGetCount, 1)                                                       \
+    X(DeviceGetName, cuDeviceGetName, 1)                                                         \
+    X(DeviceGetAttribute, cuDeviceGetAttribute, 1)                                               \
+    X(DeviceTotalMem, cuDeviceTotalMem, 1)                                                       \
+    X(DevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 1)                                       \
+    X(DevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 1)                                     \
+    X(DevicePrimaryCtxReset, cuDevicePrimaryCtxReset, 1)                                         \
+    X(CtxGetCurrent, cuCtxGetCurrent, 1)                                                         \
+    X(CtxSetCurrent, cuCtxSetCurrent, 1)                                                         \
+    X(StreamCreate, cuStreamCreate, 1)                                                           \
+    X(StreamDestroy, cuStreamDestroy, 1)                                                         \
+    X(StreamSynchronize, cuStreamSynchronize, 1)                                                 \
+    X(MemGetInfo, cuMemGetInfo, 1)                                                               \
+    X(MemAlloc, cuMemAlloc, 1)                                                                   \
+    X(MemFree, cuMemFree, 1)                                                                     \
+    X(MemcpyHtoDAsync, cuMemcpyHtoDAsync, 1)                                                     \
+    X(MemcpyDtoHAsync, cuMemcpyDtoHAsync, 1)                                                     \
+    X(MemcpyDtoDAsync, cuMemcpyDtoDAsync, 1)                                                     \
+    X(ModuleLoadData, cuModuleLoadData, 1)                                                       \
+    X(ModuleUnload, cuModuleUnload, 1)                                                           \
+    X(ModuleGetFunction, cuModuleGetFunction, 1)                                                 \
+    X(LaunchKernel, cuLaunchKernel, 1)                                                           \
+    X(FuncSetAttribute, cuFuncSetAttribute, 0)                                                   \
+    X(FuncGetAttribute, cuFuncGetAttribute, 0)                                                   \
+    X(OccupancyMaxPotentialBlockSize, cuOccupancyMaxPotentialBlockSize, 0)                       \
+    X(MemPoolCreate, cuMemPoolCreate, 0)                                                         \
+    X(MemPoolDestroy, cuMemPoolDestroy, 0)                                                       \
+    X(MemPoolSetAttribute, cuMemPoolSetAttribute, 0)                                             \
+    X(MemPoolGetAttribute, cuMemPoolGetAttribute, 0)                                             \
+    X(MemPoolTrimTo, cuMemPoolTrimTo, 0)                                                         \
+    X(MemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 0)                                         \
+    X(MemFreeAsync, cuMemFreeAsync, 0)                                                           \
+    X(EventCreate, cuEventCreate, 1)                                                             \
+    X(EventDestroy, cuEventDestroy, 1)                                                           \
+    X(EventRecord, cuEventRecord, 1)                                                             \
+    X(EventSynchronize, cuEventSynchronize, 1)                                                   \
+    X(EventElapsedTime, cuEventElapsedTime, 1)                                                   \
+    X(StreamWaitEvent, cuStreamWaitEvent, 0)                                                     \
+    X(LaunchCooperativeKernel, cuLaunchCooperativeKernel, 0)                                     \
+    X(OccupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxActiveBlocksPerMultiprocessor, 0) \
+    X(MemHostAlloc, cuMemHostAlloc, 0)                                                           \
+    X(MemFreeHost, cuMemFreeHost, 0)                                                             \
+    X(MemHostGetDevicePointer, cuMemHostGetDevicePointer, 0)                                     \
+    X(PointerGetAttribute, cuPointerGetAttribute, 0)                                             \
     X(PointerGetAttributes, cuPointerGetAttributes, 0)
 
-#define CUDA_NVRTC_FUNCS(X)                                                     \
-    X(Version, nvrtcVersion, 1)                                                 \
-    X(GetErrorString, nvrtcGetErrorString, 1)                                   \
-    X(CreateProgram, nvrtcCreateProgram, 1)                                     \
-    X(DestroyProgram, nvrtcDestroyProgram, 1)                                   \
-    X(CompileProgram, nvrtcCompileProgram, 1)                                   \
-    X(GetProgramLogSize, nvrtcGetProgramLogSize, 1)                             \
-    X(GetProgramLog, nvrtcGetProgramLog, 1)                                     \
-    X(GetPTXSize, nvrtcGetPTXSize, 1)                                           \
-    X(GetPTX, nvrtcGetPTX, 1)                                                   \
-    X(GetCUBINSize, nvrtcGetCUBINSize, 0)                                       \
-    X(GetCUBIN, nvrtcGetCUBIN, 0)                                               \
-    X(GetNumSupportedArchs, nvrtcGetNumSupportedArchs, 0)                       \
+#define CUDA_NVRTC_FUNCS(X)                               \
+    X(Version, nvrtcVersion, 1)                           \
+    X(GetErrorString, nvrtcGetErrorString, 1)             \
+    X(CreateProgram, nvrtcCreateProgram, 1)               \
+    X(DestroyProgram, nvrtcDestroyProgram, 1)             \
+    X(CompileProgram, nvrtcCompileProgram, 1)             \
+    X(GetProgramLogSize, nvrtcGetProgramLogSize, 1)       \
+    X(GetProgramLog, nvrtcGetProgramLog, 1)               \
+    X(GetPTXSize, nvrtcGetPTXSize, 1)                     \
+    X(GetPTX, nvrtcGetPTX, 1)                             \
+    X(GetCUBINSize, nvrtcGetCUBINSize, 0)                 \
+    X(GetCUBIN, nvrtcGetCUBIN, 0)                         \
+    X(GetNumSupportedArchs, nvrtcGetNumSupportedArchs, 0) \
     X(GetSupportedArchs, nvrtcGetSupportedArchs, 0)
 
 #define CUDA__FIELD(field, sym, req) __typeof__(&sym) field;
-typedef struct cuda_driver_api { CUDA_DRIVER_FUNCS(CUDA__FIELD) } cuda_driver_api;
-typedef struct cuda_nvrtc_api { CUDA_NVRTC_FUNCS(CUDA__FIELD) } cuda_nvrtc_api;
+typedef struct cuda_driver_api {
+    CUDA_DRIVER_FUNCS(CUDA__FIELD)
+} cuda_driver_api;
+typedef struct cuda_nvrtc_api {
+    CUDA_NVRTC_FUNCS(CUDA__FIELD)
+} cuda_nvrtc_api;
 #undef CUDA__FIELD
 
 /* Filled once by the loader; read-only afterwards (valid only once
@@ -116,17 +119,17 @@ typedef struct cuda_dl_sym {
 /* A library loaded at run time.  The first fields describe it; cuda_dl_open fills
  * the rest. */
 typedef struct cuda_dl_lib {
-    const char *what;              /* "cuBLAS": names the library in messages */
-    const char *const *names;      /* file names, tried in order; NULL-terminated */
-    bool toolkit_dirs;             /* also under $CUDA_HOME/lib64, /usr/local/cuda/lib64 */
+    const char *what;         /* "cuBLAS": names the library in messages */
+    const char *const *names; /* file names, tried in order; NULL-terminated */
+    bool toolkit_dirs;        /* also under $CUDA_HOME/lib64, /usr/local/cuda/lib64 */
     const cuda_dl_sym *syms;
     size_t nsyms;
-    const char *fix_absent;        /* what to do when no file loads */
-    const char *fix_old;           /* ... when a required entry point is missing */
+    const char *fix_absent; /* what to do when no file loads */
+    const char *fix_old;    /* ... when a required entry point is missing */
     void *handle;
-    int ok;                        /* loaded, every required entry point found */
-    char path[512];                /* the file that loaded */
-    char problem[1024];            /* why not: every file tried, or the entry point */
+    int ok;             /* loaded, every required entry point found */
+    char path[512];     /* the file that loaded */
+    char problem[1024]; /* why not: every file tried, or the entry point */
 } cuda_dl_lib;
 
 /* Opens the first loadable of lib->names and resolves lib->syms; 1 on success, else
@@ -150,8 +153,8 @@ extern const char *const cuda_curand_names[];
  * cuda_driver_problem() says what was found and what to do. */
 int cuda_driver_load(void);
 const char *cuda_driver_problem(void);
-int cuda_driver_version(void);     /* e.g. 13000; 0 without a driver */
-int cuda_device_count(void);       /* 0 without a driver */
+int cuda_driver_version(void); /* e.g. 13000; 0 without a driver */
+int cuda_device_count(void);   /* 0 without a driver */
 
 /* Loads NVRTC once per process (thread-safe, independent of the driver).  1 if
  * usable; otherwise 0 and cuda_nvrtc_problem() names what was tried. */
@@ -170,20 +173,19 @@ int cuda_nvrtc_version(int *major, int *minor);
  * malloc'ed NVRTC log (or NULL when empty), on success and on failure.
  * Errors: GX_ERR_COMPILE with the (trimmed) log and label, GX_ERR_UNSUPPORTED when
  * NVRTC is missing or cannot target the arch, GX_ERR_INVALID_ARGUMENT. */
-gx_status cuda_nvrtc_compile(const char *source, const char *label, int cc_major, int cc_minor,
-                             int want_ptx, void **out, size_t *len, char **log);
+gx_status cuda_nvrtc_compile(const char *source, const char *label, int cc_major, int cc_minor, int want_ptx,
+                             void **out, size_t *len, char **log);
 /* The same with extra NVRTC options (after gx's own) and in-memory headers
  * (hnames[i] is the #include name of htexts[i]). */
-gx_status cuda_nvrtc_compile_ex(const char *source, const char *label, int cc_major, int cc_minor,
-                                int want_ptx, int nopts, const char *const *opts, int nheaders,
-                                const char *const *htexts, const char *const *hnames, void **out,
-                                size_t *len, char **log);
+gx_status cuda_nvrtc_compile_ex(const char *source, const char *label, int cc_major, int cc_minor, int want_ptx,
+                                int nopts, const char *const *opts, int nheaders, const char *const *htexts,
+                                const char *const *hnames, void **out, size_t *len, char **log);
 
 /* User kernels (gx_kernel_compile): the source starts with GX__USER_KERNEL_MAGIC
  * and carries its NVRTC options as "//gx:opt ..." lines; compiled with gx/device.h
  * available as an in-memory header. */
-gx_status cuda_nvrtc_compile_user(const char *source, const char *label, int cc_major,
-                                  int cc_minor, int want_ptx, void **out, size_t *len, char **log);
+gx_status cuda_nvrtc_compile_user(const char *source, const char *label, int cc_major, int cc_minor, int want_ptx,
+                                  void **out, size_t *len, char **log);
 
 /* The target cuda_nvrtc_compile picks for a cc: sets *arch (e.g. 90) and *ptx
  * (1 when only PTX for a lower virtual arch can be produced).  GX_ERR_UNSUPPORTED
