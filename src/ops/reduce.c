@@ -1,6 +1,7 @@
 /* reduce.c -- gx_reduce, gx_mapreduce and the conveniences: checks, operators as C
  * text, element expressions, whole-array reductions (through reduce_gen), results. */
 #include "ops/reduce_priv.h"
+#include "ops/opname.h"
 #include "jit/lambda.h"
 #include "ops/userfns.h"
 
@@ -93,20 +94,17 @@ typedef enum rd_kind {
     RK_UNKNOWN
 } rd_kind;
 
+/* The names come from the one table of operator names (opname.c). */
 static rd_kind rd_kind_of(const char *op)
 {
-    static const struct {
-        const char *name;
-        rd_kind k;
-    } names[] = {
-        {"+", RK_ADD},       {"sum", RK_ADD},   {"*", RK_MUL},       {"prod", RK_MUL}, {"max", RK_MAX},
-        {"maximum", RK_MAX}, {"min", RK_MIN},   {"minimum", RK_MIN}, {"&", RK_AND},    {"|", RK_OR},
-        {"^", RK_XOR},       {"&&", RK_LAND},   {"all", RK_LAND},    {"||", RK_LOR},   {"any", RK_LOR},
-        {"count", RK_COUNT}, {"mean", RK_MEAN},
+    static const rd_kind of[] = {
+        [OPN_ADD] = RK_ADD, [OPN_MUL] = RK_MUL,     [OPN_MAX] = RK_MAX,   [OPN_MIN] = RK_MIN,
+        [OPN_AND] = RK_AND, [OPN_OR] = RK_OR,       [OPN_XOR] = RK_XOR,   [OPN_LAND] = RK_LAND,
+        [OPN_LOR] = RK_LOR, [OPN_COUNT] = RK_COUNT, [OPN_MEAN] = RK_MEAN,
     };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(op, names[i].name) == 0)
-            return names[i].k;
+    opn_kind k = opn_parse(op);
+    if (k != OPN_NONE)
+        return of[k];
     return strstr(op, "->") ? RK_LAMBDA : RK_UNKNOWN;
 }
 
