@@ -87,7 +87,7 @@ typedef enum gx_status {
     GX_ERR_NO_DEVICE,        /* the requested backend or device is not present */
     GX_ERR_BACKEND,          /* the driver / runtime library reported an error (its name is in the message) */
     GX_ERR_LAUNCH,           /* a launch configuration broke a device limit */
-    GX_ERR_KERNEL_FAULT,     /* a kernel faulted (e.g. illegal address); the context is unusable */
+    GX_ERR_KERNEL_FAULT,     /* a kernel faulted (e.g. illegal address); CUDA is unusable until the process restarts */
     GX_ERR_UNSUPPORTED,      /* valid request this backend or build cannot do */
     GX_ERR_IO,               /* a file could not be read or written */
     GX_ERR_INTERNAL          /* a bug in gx: please report it with the message */
@@ -212,7 +212,8 @@ GX_API gx_status gx_ctx_create(gx_ctx **out, gx_backend_kind kind);
 GX_API gx_status gx_ctx_create_on(gx_ctx **out, gx_backend_kind kind, int device);
 /* Waits for outstanding work, frees every cached kernel and the pool, releases the
  * context.  Arrays still alive become invalid handles (their release then reports
- * GX_ERR_INVALID_HANDLE).  NULL is accepted. */
+ * GX_ERR_INVALID_HANDLE).  NULL is accepted.  A context whose kernel fault was
+ * already reported is released and the call returns GX_OK (see gx/kernel.h). */
 GX_API gx_status gx_ctx_destroy(gx_ctx *ctx);
 /* Which backend the context runs on (never AUTO). */
 GX_API gx_status gx_ctx_backend(const gx_ctx *ctx, gx_backend_kind *out);

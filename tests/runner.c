@@ -254,11 +254,14 @@ void gxt_cross(const char *what, gxt_op op, int nin, const gxt_in *in, double to
 }
 
 int gxt_child_cache_probe(void);
+int gxt_child_fault_probe(int mode);
 
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--child-cache-probe") == 0)
         return gxt_child_cache_probe();
+    if (argc > 2 && strcmp(argv[1], "--child-fault-probe") == 0)
+        return gxt_child_fault_probe(atoi(argv[2]));
     if (argc > 1) {
         for (int i = 0; gxt_list[i].name; i++)
             if (strcmp(gxt_list[i].name, argv[1]) == 0)

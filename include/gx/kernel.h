@@ -127,11 +127,18 @@ typedef struct gx_launch_cfg {
  * A mismatch is GX_ERR_TYPE naming the parameter ("argument 2 (n): the kernel
  * declares int64_t, got f32").  Templates/unreadable lists: only the count of
  * arguments against the entry's ABI is left to the driver.
- * A fault inside the kernel (illegal address...) surfaces at the next synchronising
- * call (gx_sync, gx_array_to_host, gx_event_elapsed_ms...) as GX_ERR_KERNEL_FAULT;
- * from then on every call on the context returns GX_ERR_KERNEL_FAULT: destroy the
- * context (and other gx contexts on that device); a context created afterwards
- * works normally. */
+ * A fault inside the kernel (illegal address, misaligned access, a failed device
+ * assert...) surfaces at the next synchronising call (gx_sync, gx_array_to_host,
+ * gx_event_elapsed_ms...) as GX_ERR_KERNEL_FAULT.  CUDA keeps such a "sticky" error
+ * for the rest of the PROCESS: from then on every call on that context, on other
+ * CUDA contexts of the process, and gx_ctx_create(GX_BACKEND_CUDA) return
+ * GX_ERR_KERNEL_FAULT with a message that says to restart the process (measured with
+ * driver 580 / CUDA 13.0: neither a reset of the device's primary context nor a
+ * context of gx's own recovers).  gx_ctx_destroy of a context whose fault was
+ * reported releases everything and returns GX_OK (if the fault first shows during
+ * destroy's own wait it is returned, after releasing).  CPU-backend contexts are
+ * unaffected.  A program that must survive faulty kernels runs them in a child
+ * process (a new process gets a working device). */
 GX_API gx_status gx_kernel_launch(gx_kernel *k, const gx_launch_cfg *cfg, int nargs, const gx_karg *args);
 
 /* ------------------------------------------------------------------ occupancy & reflection */

@@ -257,6 +257,9 @@ typedef struct gx__backend_mem {
 /* Ordering and timing.  A NULL stream means the backend's default stream. */
 typedef struct gx__backend_stream {
     gx_status (*sync)(gx__backend *be); /* waits for all of the context's work */
+    /* Optional (NULL: never): the context hit a sticky fault that was reported
+     * already (gx_ctx_destroy then releases it quietly). */
+    bool (*faulted)(gx__backend *be);
     /* GX__CAP_STREAMS.  set_current changes the stream every other call uses. */
     gx_status (*create)(gx__backend *be, void **st);
     void (*destroy)(gx__backend *be, void *st);

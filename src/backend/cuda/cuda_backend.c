@@ -116,12 +116,18 @@ static gx_status fail(cuda_impl *im, CUresult r, const char *fmt, ...)
     if (s == GX_ERR_KERNEL_FAULT && im) {
         note_fault(im, r);
         return gx__err(s,
-                       "%s failed: %s (%s); a kernel faulted on CUDA device %d, so this CUDA "
-                       "context is now unusable: destroy this gx context (and any other gx "
-                       "context on device %d); a gx context created after that starts on a "
-                       "reset device",
-                       call, cuda_result_name(r), cuda_result_string(r), im->ordinal, im->ordinal);
+                       "%s failed: %s (%s): a kernel faulted on CUDA device %d.  CUDA keeps such an error "
+                       "for the rest of the process, so no CUDA context (this one or a new one) works "
+                       "again here: destroy your gx contexts (gx_ctx_destroy still succeeds) and restart "
+                       "the process to use the GPU; CPU-backend contexts keep working",
+                       call, cuda_result_name(r), cuda_result_string(r), im->ordinal);
     }
+    if (s == GX_ERR_KERNEL_FAULT)
+        return gx__err(s,
+                       "%s failed: %s (%s): CUDA is unusable in this process after an earlier kernel "
+                       "fault (the driver keeps the error until the process ends); restart the process "
+                       "to use the GPU; CPU-backend contexts keep working",
+                       call, cuda_result_name(r), cuda_result_string(r));
     return gx__err(s, "%s failed: %s (%s)", call, cuda_result_name(r), cuda_result_string(r));
 }
 
@@ -130,8 +136,9 @@ static gx_status enter(cuda_impl *im)
 {
     if (im->faulted)
         return gx__err(GX_ERR_KERNEL_FAULT,
-                       "CUDA device %d's context is unusable after an earlier kernel fault "
-                       "(%s); destroy this gx context and create a new one",
+                       "CUDA device %d's context is unusable after an earlier kernel fault (%s); "
+                       "destroy this gx context and restart the process to use the GPU again (CUDA "
+                       "keeps the error until the process ends)",
                        im->ordinal, im->fault);
     /* Always set, never "skip if already current": after a primary-context reset
      * the same handle may still be bound on this thread, and the call is cheap
@@ -222,7 +229,10 @@ static void dev_release(cuda_impl *im)
     (void)cuda_drv.DevicePrimaryCtxRelease(im->dev);
     if (ds && ds->refs == 0 && ds->poisoned) {
         /* Release alone resets the context only if nobody else (e.g. the CUDA
-         * runtime) retains it; a poisoned context is useless to all of them. */
+         * runtime) retains it; a poisoned context is useless to all of them.  With
+         * driver 580 (CUDA 13.0) a sticky fault outlives the reset -- every later
+         * retain or cuCtxCreate in the process fails (bench/fault_probe.c) -- but the
+         * reset costs nothing and frees the device memory the context held. */
         (void)cuda_drv.DevicePrimaryCtxReset(im->dev);
         ds->poisoned = false;
     }
@@ -292,9 +302,10 @@ static gx_status cuda_open(gx__backend *be, int device)
         pthread_mutex_unlock(&dev_mu);
         free(im);
         return gx__err(GX_ERR_KERNEL_FAULT,
-                       "CUDA device %d's context is unusable after a kernel fault in another gx "
-                       "context; destroy every gx context on device %d, then create a new one",
-                       device, device);
+                       "CUDA device %d is unusable in this process after a kernel fault in another gx "
+                       "context (CUDA keeps the error until the process ends); restart the process to "
+                       "use the GPU; CPU-backend contexts keep working",
+                       device);
     }
     r = cuda_drv.DevicePrimaryCtxRetain(&im->ctx, im->dev);
     if (r != CUDA_SUCCESS) {
@@ -364,15 +375,14 @@ fail_ctx:
         /* Someone poisoned the primary context before us: have it reset as soon
          * as no gx context holds it. */
         mark_poisoned(device);
-        st = gx__err_prefix(st,
-                            "CUDA device %d's context is unusable after an earlier kernel "
-                            "fault; it is reset once no gx context uses the device",
-                            device);
+        st = gx__err_prefix(st, "opening CUDA device %d", device);
     }
     dev_release(im);
     free(im);
     return st;
 }
+
+static bool cuda_faulted(gx__backend *be) { return IM(be) && IM(be)->faulted; }
 
 static void cuda_close(gx__backend *be)
 {
@@ -1072,6 +1082,7 @@ const gx__backend_iface gx__cuda_iface = {
         },
     .stream =
         {
+            .faulted = cuda_faulted,
             .sync = cuda_sync,
             .create = cuda_stream_create,
             .destroy = cuda_stream_destroy,
