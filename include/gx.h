@@ -151,7 +151,8 @@ typedef enum gx_dtype {
 
 /* Size of one element in bytes; 0 for an invalid dtype. (Pure query, no status.) */
 GX_API size_t gx_dtype_size(gx_dtype t);
-/* Short name ("f32"); "?" for an invalid dtype. */
+/* Short name ("f32"); "default" for GX_DTYPE_DEFAULT (which messages about options
+ * name), "?" for an invalid dtype. */
 GX_API const char *gx_dtype_name(gx_dtype t);
 /* Parses a short name ("f32", "i64", "bool"...).  GX_ERR_DTYPE if unknown. */
 GX_API gx_status gx_dtype_parse(const char *name, gx_dtype *out);
@@ -208,7 +209,8 @@ typedef struct gx_ctx gx_ctx;
 /* Creates a context on `kind` (device 0 for CUDA).  Asking for CUDA where there is no
  * usable device is GX_ERR_NO_DEVICE, never a silent fallback to CPU. */
 GX_API gx_status gx_ctx_create(gx_ctx **out, gx_backend_kind kind);
-/* Same on a given device index (CUDA) -- index 0 for the CPU. */
+/* Same on a given device index (CUDA: 0 .. gx_cuda_device_count() - 1; the CPU has
+ * index 0 only).  Any other index is GX_ERR_NO_DEVICE. */
 GX_API gx_status gx_ctx_create_on(gx_ctx **out, gx_backend_kind kind, int device);
 /* Waits for outstanding work, frees every cached kernel and the pool, releases the
  * context.  Arrays still alive become invalid handles (their release then reports
@@ -229,7 +231,8 @@ typedef struct gx_device_info {
     char name[128];
     int cc_major, cc_minor;        /* compute capability (0.0 on CPU) */
     int multiprocessors;           /* SMs on CUDA, cores on CPU */
-    size_t mem_total, mem_free;    /* bytes */
+    size_t mem_total, mem_free;    /* bytes; CPU: what this process can use, physical memory
+                                    * or the cgroup's cap when smaller */
     size_t l2_bytes;               /* L2 cache (last-level cache on CPU, 0 if unknown) */
     int max_threads_per_block;     /* 1 on CPU */
     size_t shared_per_block;       /* default shared memory per block (bytes) */
@@ -255,7 +258,12 @@ typedef struct gx_memory_stats {
     size_t in_use;    /* bytes held by live arrays (0 once every array is released) */
     size_t peak;      /* highest in_use since the context was made (or stats reset) */
     size_t reserved;  /* bytes the pool holds from the device, in use or cached */
-    size_t limit;     /* GX_MEMORY_LIMIT in bytes, 0 = none; covers in_use + scratch */
+    size_t limit;     /* bytes, 0 = none; covers in_use + scratch.  Default: none on a GPU
+                       * (its driver refuses what it lacks); on the CPU backend the memory
+                       * the process can use (physical memory, or less under a cgroup),
+                       * because the host overcommits and would kill the process when the
+                       * pages are touched.  GX_MEMORY_LIMIT, then gx_memory_set_limit,
+                       * override it. */
     uint64_t allocs;  /* allocations served */
     uint64_t retries; /* allocations that needed a trim-and-retry */
     size_t scratch;   /* bytes held by gx's own scratch buffers (reduction partials and
@@ -265,7 +273,10 @@ typedef struct gx_memory_stats {
 GX_API gx_status gx_memory_stats_get(gx_ctx *ctx, gx_memory_stats *out);
 /* Returns cached, unused pool memory to the device (waits for the stream first). */
 GX_API gx_status gx_memory_trim(gx_ctx *ctx);
-/* Sets the limit (bytes, 0 = none); overrides GX_MEMORY_LIMIT ("8GiB", "512MB", "50%"). */
+/* Sets the limit (bytes, 0 = none, even on the CPU backend); overrides the default and
+ * GX_MEMORY_LIMIT ("8GiB", "512MB", "50%" of mem_total, "0"/"none").  An allocation that
+ * would take in_use + scratch past the limit is GX_ERR_OUT_OF_MEMORY, at once, with the
+ * pool state and the limit in the message. */
 GX_API gx_status gx_memory_set_limit(gx_ctx *ctx, size_t bytes);
 
 /* ------------------------------------------------------------------ arrays */

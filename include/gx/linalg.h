@@ -87,8 +87,9 @@ GX_API gx_status gx_rand_into(gx_rng rng, gx_array *out);
 /* A new array / your array (f32 or f64) of standard normal numbers. */
 GX_API gx_status gx_randn(gx_ctx *ctx, gx_rng rng, gx_dtype dtype, int ndim, const int64_t *shape, gx_array **out);
 GX_API gx_status gx_randn_into(gx_rng rng, gx_array *out);
-/* A new array / your array (an integer dtype) of integers in [lo, hi); lo < hi and both
- * must fit the dtype. */
+/* A new array / your array (an integer dtype) of integers in [lo, hi): lo < hi and
+ * every value of the range must fit the dtype (so hi may be its largest value + 1:
+ * [0, 256) for u8), else GX_ERR_INVALID_ARGUMENT. */
 GX_API gx_status gx_rand_int(gx_ctx *ctx, gx_rng rng, int64_t lo, int64_t hi, gx_dtype dtype, int ndim,
                              const int64_t *shape, gx_array **out);
 GX_API gx_status gx_rand_int_into(gx_rng rng, int64_t lo, int64_t hi, gx_array *out);

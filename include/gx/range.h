@@ -48,12 +48,15 @@ typedef struct gx_filter_opts {
     uint64_t reserved[6]; /* zero (see the conventions in gx.h) */
 } gx_filter_opts;
 
-/* For each of the nin arrays (one shape, flattened in row-major order), a new 1-d array
- * of the elements where pred(x0[i], x1[i], ...) holds, in order: out[k] for input k
- * (out has nin entries; caller releases).  opts may be NULL. */
+/* For each of the nin arrays (1 <= nin <= 8; one shape, any views, flattened in
+ * row-major order), a new 1-d array of the elements where pred(x0[i], x1[i], ...)
+ * holds, in order: out[k] for input k (out has nin entries, all NULL on failure;
+ * caller releases).  Inputs of different shapes are GX_ERR_SHAPE, even with one
+ * element count.  opts may be NULL. */
 GX_API gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in, const gx_filter_opts *opts,
                            gx_array **out);
-/* A new 1-d i64 array of the flat indices where pred holds, ascending. */
+/* A new 1-d i64 array of the flat (row-major) indices where pred holds, ascending.
+ * Inputs as for gx_filter (one shape, else GX_ERR_SHAPE). */
 GX_API gx_status gx_findall(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in, const gx_filter_opts *opts,
                             gx_array **out);
 
@@ -70,7 +73,10 @@ GX_API gx_status gx_findall(gx_ctx *ctx, const char *pred, int nin, gx_array *co
  * reach a lambda as m parameters. */
 typedef struct gx_pipe gx_pipe;
 
-/* The n arrays (all one size, each contiguous or 1-d strided) zipped: tuples (a0[i], a1[i], ...). */
+/* The n arrays (1 <= n <= 8) zipped: tuples (a0[i], a1[i], ...), i the row-major
+ * position.  They need one element count, not one shape (a (3, 4) zips with a (12,)),
+ * and each must be contiguous or a 1-d view with any stride; else GX_ERR_SHAPE
+ * (gx_array_clone makes a dense copy of an N-d view; gx_filter takes any views). */
 GX_API gx_status gx_pipe_from_arrays(gx_ctx *ctx, int n, gx_array *const *arrays, gx_pipe **out);
 /* count values start, start+step, ... computed in dtype's arithmetic (integers wrap). */
 GX_API gx_status gx_pipe_iota(gx_ctx *ctx, gx_dtype dtype, int64_t count, double start, double step, gx_pipe **out);

@@ -19,6 +19,12 @@
  * "&&" "||" "any" "all": bool (x != 0); "count": i64 (number of x != 0); "mean": f32
  * for f32, else f64; a lambda: opts->dtype, else the init's dtype.
  *
+ * Complex arrays (c64, c128) reduce with "+" / "sum" only (gx_reduce, _to, _into,
+ * gx_sum), to the input's dtype and without opts->init (GX_ERR_INVALID_ARGUMENT).
+ * Any other operator, a lambda, "mean", "count", any/all and the find/arg calls are
+ * GX_ERR_DTYPE: reduce a real value instead, gx_mapreduce with "z -> abs(z)" or
+ * "z -> re(z)" (a map may take complex inputs; its result must be real).
+ *
  * NaN: "max"/"min" and findmax/findmin/argmax/argmin ignore NaN (like fmax/fmin):
  * the result is NaN (and the index that of the first NaN) only when every value is
  * NaN.  Ties give the FIRST index.  Indices along axes count row-major within the

@@ -47,8 +47,10 @@ static void info_memory(gx__sbuf *b, gx_ctx *ctx)
      * once they are released even though gx keeps its reduction buffers. */
     gx__sb_printf(b, "memory pool:\n  %-22s %zu B\n  %-22s %zu B\n  %-22s %zu B\n  %-22s %zu B\n", "in use (arrays)",
                   m.in_use, "scratch (gx internal)", m.scratch, "peak (arrays)", m.peak, "reserved", m.reserved);
-    if (m.limit)
+    if (m.limit && gx__env("GX_MEMORY_LIMIT"))
         gx__sb_printf(b, "  %-22s %zu B (GX_MEMORY_LIMIT)\n", "limit", m.limit);
+    else if (m.limit) /* the CPU backend's default: the host's memory is overcommitted */
+        gx__sb_printf(b, "  %-22s %zu B (what this process can use; GX_MEMORY_LIMIT sets another)\n", "limit", m.limit);
     else
         gx__sb_printf(b, "  %-22s none (set GX_MEMORY_LIMIT, e.g. 8GiB or 50%%)\n", "limit");
 }

@@ -275,6 +275,27 @@ bool gx__array_same_layout(const gx_array *a, const gx_array *b)
     return true;
 }
 
+bool gx__same_shape(const gx_array *a, const gx_array *b)
+{
+    if (a->ndim != b->ndim)
+        return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d])
+            return false;
+    return true;
+}
+
+void gx__shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
+{
+    if (n == 0)
+        return;
+    size_t k = (size_t)gx__fmt(buf, n, "(");
+    for (int d = 0; d < ndim && k < n; d++)
+        k += (size_t)gx__fmt(buf + k, n - k, d ? ", %lld" : "%lld", (long long)shape[d]);
+    if (k < n)
+        gx__fmt(buf + k, n - k, ndim == 1 ? ",)" : ")");
+}
+
 /* True when dst and src share bytes but not element for element. */
 bool gx__arrays_overlap(const gx_array *dst, const gx_array *src)
 {

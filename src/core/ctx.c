@@ -40,16 +40,33 @@ gx_status gx__ctx_check(const gx_ctx *ctx)
 void gx__lock(gx_ctx *ctx) { pthread_mutex_lock(&ctx->lock); }
 void gx__unlock(gx_ctx *ctx) { pthread_mutex_unlock(&ctx->lock); }
 
+/* The default limit.  A backend whose memory is the host's (GX__CAP_HOST) gets what
+ * it says it can back, mem_total (physical memory, or less under a cgroup): Linux
+ * overcommits, so without a limit a request beyond that succeeds and the process is
+ * killed later, when the pages are touched, instead of getting GX_ERR_OUT_OF_MEMORY
+ * at the call.  A GPU driver refuses what the device lacks by itself: no limit. */
+static size_t ctx_default_limit(const gx_ctx *ctx)
+{
+    return gx__ctx_supports(ctx, GX__CAP_HOST) ? ctx->dinfo.mem_total : 0;
+}
+
 static void ctx_limit_from_env(gx_ctx *ctx)
 {
+    size_t dflt = ctx_default_limit(ctx);
+    ctx->mem_limit = dflt;
     const char *s = gx__env("GX_MEMORY_LIMIT");
-    /* "0" means no limit, as gx_memory_set_limit(ctx, 0) does. */
-    if (!s || strcmp(s, "0") == 0 || strcasecmp(s, "none") == 0)
+    if (!s)
         return;
-    ctx->mem_limit = gx__env_size("GX_MEMORY_LIMIT", 0, ctx->dinfo.mem_total,
-                                  "a size such as 8GiB, 512MB or 1000000, a percentage of the device's memory "
-                                  "such as 50%, or 0/none for no limit",
-                                  "running with no limit");
+    /* "0" means no limit, as gx_memory_set_limit(ctx, 0) does: the user's choice. */
+    if (strcmp(s, "0") == 0 || strcasecmp(s, "none") == 0) {
+        ctx->mem_limit = 0;
+        return;
+    }
+    ctx->mem_limit =
+        gx__env_size("GX_MEMORY_LIMIT", dflt, ctx->dinfo.mem_total,
+                     "a size such as 8GiB, 512MB or 1000000, a percentage of the device's memory "
+                     "such as 50%, or 0/none for no limit",
+                     dflt ? "using the default limit, the memory this process can use" : "running with no limit");
 }
 
 static void ctx_dump_warn(const char *dir, const char *why)

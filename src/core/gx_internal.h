@@ -391,6 +391,11 @@ gx_status gx__array_new(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *sh
 void gx__array_free(gx_array *a);
 /* Same offset, shape and strides (strides of length-1 axes aside). */
 bool gx__array_same_layout(const gx_array *a, const gx_array *b);
+/* A shape as messages write it, NumPy style: "(3, 4)", "(5,)", "()" for 0-d.  One
+ * spelling for every op, so users see one form whichever call refused them. */
+void gx__shape_str(char *buf, size_t n, int ndim, const int64_t *shape);
+/* True when a and b have the same ndim and extents (strides aside). */
+bool gx__same_shape(const gx_array *a, const gx_array *b);
 
 /* ------------------------------------------------------------ memory pool */
 

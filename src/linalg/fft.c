@@ -374,8 +374,8 @@ static gx_status fft_out(gx_ctx *ctx, gx_dtype dt, int nd, const int64_t *shape,
         ok = (*out)->shape[d] == shape[d];
     if (!ok) {
         char a[96], b[96];
-        linalg_shape_str(a, sizeof a, (*out)->ndim, (*out)->shape);
-        linalg_shape_str(b, sizeof b, nd, shape);
+        gx__shape_str(a, sizeof a, (*out)->ndim, (*out)->shape);
+        gx__shape_str(b, sizeof b, nd, shape);
         return gx__err(GX_ERR_SHAPE, "%s: out is %s %s but the result is %s %s (same context)", what,
                        gx_dtype_name((*out)->dtype), a, gx_dtype_name(dt), b);
     }

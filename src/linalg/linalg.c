@@ -1,8 +1,6 @@
 /* linalg.c -- the copy counter and the helpers that matmul.c, rand.c and fft.c share. */
 #include "linalg/linalg_priv.h"
 
-#include <stdio.h>
-
 static atomic_uint_fast64_t linalg_copies;
 
 void linalg_count_copy(void) { atomic_fetch_add(&linalg_copies, 1); }
@@ -19,12 +17,3 @@ gx_status linalg_dense(const gx_array *a, gx_array **tmp)
 
 bool linalg_is_complex(gx_dtype t) { return t == GX_C64 || t == GX_C128; }
 gx_dtype linalg_real_of(gx_dtype t) { return t == GX_C64 ? GX_F32 : t == GX_C128 ? GX_F64 : t; }
-
-void linalg_shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
-{
-    size_t k = (size_t)snprintf(buf, n, "(");
-    for (int d = 0; d < ndim && k < n; d++)
-        k += (size_t)snprintf(buf + k, n - k, d ? ", %lld" : "%lld", (long long)shape[d]);
-    if (k < n)
-        snprintf(buf + k, n - k, ndim == 1 ? ",)" : ")");
-}

@@ -15,9 +15,6 @@ gx_status linalg_dense(const gx_array *a, gx_array **tmp);
 bool linalg_is_complex(gx_dtype t);
 /* The real dtype of a complex one (c64 -> f32), or t itself. */
 gx_dtype linalg_real_of(gx_dtype t);
-/* "(2, 3, 4)" for messages. */
-void linalg_shape_str(char *buf, size_t n, int ndim, const int64_t *shape);
-
 /* The random-number kernel's source for one target (kind 0 uniform, 1 normal,
  * 2 integers with this range), so tests can compile the CUDA text without a GPU. */
 gx_status linalg_rand_source(bool cuda, int kind, gx_dtype t, uint64_t range, gx__sbuf *out);

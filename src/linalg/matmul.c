@@ -107,9 +107,9 @@ static gx_status mm_check(const gx_array *c, const gx_array *a, const gx_array *
 static gx_status mm_shapes(const gx_array *c, const gx_array *a, const gx_array *b, const mm_opts *o, mm_call *mc)
 {
     char sa[96], sb[96], sc[96];
-    linalg_shape_str(sa, sizeof sa, a->ndim, a->shape);
-    linalg_shape_str(sb, sizeof sb, b->ndim, b->shape);
-    linalg_shape_str(sc, sizeof sc, c->ndim, c->shape);
+    gx__shape_str(sa, sizeof sa, a->ndim, a->shape);
+    gx__shape_str(sb, sizeof sb, b->ndim, b->shape);
+    gx__shape_str(sc, sizeof sc, c->ndim, c->shape);
     if (a->ndim < 2 || a->ndim > 3 || b->ndim < 2 || b->ndim > 3 || c->ndim != (a->ndim == 3 || b->ndim == 3 ? 3 : 2))
         return gx__err(GX_ERR_SHAPE,
                        "gx_matmul: a %s, b %s, c %s: matrices are 2-D, batches 3-D (c is 3-D when a or b is)", sa, sb,

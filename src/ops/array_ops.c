@@ -425,19 +425,12 @@ static gx_status copy_locked(gx_array *dst, const gx_array *src)
 
 static gx_status same_shape(const gx_array *a, const gx_array *b, const char *what)
 {
-    bool ok = a->ndim == b->ndim;
-    for (int d = 0; ok && d < a->ndim; d++)
-        ok = a->shape[d] == b->shape[d];
-    if (ok)
+    if (gx__same_shape(a, b))
         return GX_OK;
     char s1[160], s2[160];
-    size_t k1 = 0, k2 = 0;
-    s1[0] = s2[0] = 0;
-    for (int d = 0; d < a->ndim; d++)
-        k1 += (size_t)snprintf(s1 + k1, sizeof s1 - k1, d ? ", %lld" : "%lld", (long long)a->shape[d]);
-    for (int d = 0; d < b->ndim; d++)
-        k2 += (size_t)snprintf(s2 + k2, sizeof s2 - k2, d ? ", %lld" : "%lld", (long long)b->shape[d]);
-    return gx__err(GX_ERR_SHAPE, "%s: shapes differ: destination (%s) vs source (%s)", what, s1, s2);
+    gx__shape_str(s1, sizeof s1, a->ndim, a->shape);
+    gx__shape_str(s2, sizeof s2, b->ndim, b->shape);
+    return gx__err(GX_ERR_SHAPE, "%s: shapes differ: destination %s vs source %s", what, s1, s2);
 }
 
 gx_status gx_array_copy_into(const gx_array *src, gx_array *dst)

@@ -18,15 +18,6 @@ void ew_cval_of(const gx_scalar *c, ew_cval *v)
 
 /* ------------------------------------------------------------ broadcasting */
 
-static void shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
-{
-    size_t k = (size_t)gx__fmt(buf, n, "(");
-    for (int d = 0; d < ndim && k < n; d++)
-        k += (size_t)gx__fmt(buf + k, n - k, d ? ", %lld" : "%lld", (long long)shape[d]);
-    if (k < n)
-        gx__fmt(buf + k, n - k, ndim == 1 ? ",)" : ")");
-}
-
 gx_status ew_broadcast_shape(int nin, gx_array *const *in, int *ndim, int64_t *shape)
 {
     int nd = 0;
@@ -45,8 +36,8 @@ gx_status ew_broadcast_shape(int nin, gx_array *const *in, int *ndim, int64_t *s
                 continue;
             }
             char a[160], b[160];
-            shape_str(a, sizeof a, in[i]->ndim, in[i]->shape);
-            shape_str(b, sizeof b, nd, shape);
+            gx__shape_str(a, sizeof a, in[i]->ndim, in[i]->shape);
+            gx__shape_str(b, sizeof b, nd, shape);
             return gx__err(GX_ERR_SHAPE,
                            "shapes do not broadcast: input %d has shape %s, which does not match %s at axis %d "
                            "(sizes must be equal or 1; reshape one input so the axes line up)",
@@ -148,8 +139,8 @@ gx_status ew_plan_make(ew_plan *pl, gx_array *out, int nin, gx_array *const *in)
             int64_t s = in[i]->shape[d], t = out->shape[nd - in[i]->ndim + d];
             if (s != t && s != 1) {
                 char a[160], b[160];
-                shape_str(a, sizeof a, in[i]->ndim, in[i]->shape);
-                shape_str(b, sizeof b, nd, out->shape);
+                gx__shape_str(a, sizeof a, in[i]->ndim, in[i]->shape);
+                gx__shape_str(b, sizeof b, nd, out->shape);
                 return gx__err(GX_ERR_SHAPE, "input %d of shape %s does not broadcast to the output shape %s", i + 1, a,
                                b);
             }

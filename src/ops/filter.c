@@ -6,7 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Flat, contiguous-or-1-d inputs: N-d views are cloned to dense copies first. */
+static void flat_release(int nin, gx_array **flat, const bool *owned)
+{
+    for (int i = 0; i < nin; i++)
+        if (owned[i])
+            gx_array_release(flat[i]);
+}
+
+/* Flat, contiguous-or-1-d inputs: N-d views are cloned to dense copies first (on
+ * failure nothing is left to release).  The inputs must have one shape, as gx/range.h
+ * says: pairing a (3, 4) with a (4, 3) by flat position would silently mix elements
+ * that do not belong together, so an equal element count is not enough.  (Pipelines
+ * zip by size alone; that is their documented contract, not this one's.) */
 static gx_status flat_inputs(gx_ctx *ctx, const char *what, int nin, gx_array *const *in, gx_array **flat, bool *owned)
 {
     GX__ARG(in, "%s: in is NULL", what);
@@ -18,25 +29,31 @@ static gx_status flat_inputs(gx_ctx *ctx, const char *what, int nin, gx_array *c
     }
     for (int i = 0; i < nin; i++) {
         char w[64];
-        gx__fmt(w, sizeof w, "%s (input %d)", what, i);
+        gx__fmt(w, sizeof w, "%s (input %d)", what, i + 1);
         GX__CHECK(gx__array_check(in[i], w));
         if (in[i]->ctx != ctx)
-            return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: input %d belongs to another context", what, i);
+            return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: input %d belongs to another context", what, i + 1);
+        if (!gx__same_shape(in[i], in[0])) {
+            char a[160], b[160];
+            gx__shape_str(a, sizeof a, in[i]->ndim, in[i]->shape);
+            gx__shape_str(b, sizeof b, in[0]->ndim, in[0]->shape);
+            return gx__err(GX_ERR_SHAPE, "%s: input %d has shape %s but input 1 has %s; all inputs need one shape",
+                           what, i + 1, a, b);
+        }
+    }
+    for (int i = 0; i < nin; i++) {
         if (gx__array_contiguous(in[i]) || in[i]->ndim <= 1) {
             flat[i] = in[i];
             continue;
         }
-        GX__CHECK(gx_array_clone(in[i], GX_DTYPE_DEFAULT, &flat[i]));
+        gx_status s = gx_array_clone(in[i], GX_DTYPE_DEFAULT, &flat[i]);
+        if (s != GX_OK) {
+            flat_release(i, flat, owned);
+            return s;
+        }
         owned[i] = true;
     }
     return GX_OK;
-}
-
-static void flat_release(int nin, gx_array **flat, const bool *owned)
-{
-    for (int i = 0; i < nin; i++)
-        if (owned[i])
-            gx_array_release(flat[i]);
 }
 
 /* The filter options as the pipeline stage's. */
@@ -54,15 +71,19 @@ gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in,
                     gx_array **out)
 {
     GX__ARG(out, "gx_filter: out is NULL (pass room for one array per input)");
+    /* The convention: a failed call leaves its results NULL (out has nin entries). */
+    for (int i = 0; i < nin && i < RP_MAXC; i++)
+        out[i] = NULL;
     GX__CHECK(gx__ctx_check(ctx));
     GX__OPTS_CHECK(opts, "gx_filter");
     gx_pipe_opts po = pipe_opts_of(opts);
     gx_array *flat[RP_MAXC];
     bool owned[RP_MAXC];
     gx_status s = flat_inputs(ctx, "gx_filter", nin, in, flat, owned);
+    if (s != GX_OK) /* it released what it made; its messages name gx_filter already */
+        return s;
     gx_pipe *p = NULL;
-    if (s == GX_OK)
-        s = gx_pipe_from_arrays(ctx, nin, flat, &p);
+    s = gx_pipe_from_arrays(ctx, nin, flat, &p);
     if (s == GX_OK)
         s = gx_pipe_filter(p, pred, &po);
     if (s == GX_OK)
@@ -109,10 +130,11 @@ gx_status gx_findall(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in
     gx_array *flat[RP_MAXC];
     bool owned[RP_MAXC];
     gx_status s = flat_inputs(ctx, "gx_findall", nin, in, flat, owned);
+    if (s != GX_OK) /* it released what it made; its messages name gx_findall already */
+        return s;
     gx_pipe *p = NULL;
     char *wrapped = NULL;
-    if (s == GX_OK)
-        s = gx_pipe_from_arrays(ctx, nin, flat, &p);
+    s = gx_pipe_from_arrays(ctx, nin, flat, &p);
     /* Checked as written first, so messages point into the user's text. */
     if (s == GX_OK)
         s = gx_pipe_filter(p, pred, &po);

@@ -11,6 +11,7 @@
 #endif
 #include "backend/backend.h"
 #include "backend/cpu/cpu_cc.h"
+#include "backend/cpu/cpu_mem.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -286,9 +287,9 @@ static gx_status cpu_info(gx__backend *be, gx_device_info *o)
     memset(o, 0, sizeof *o);
     cpu_model(o->name, sizeof o->name);
     o->multiprocessors = gx__cpu_count();
-    long pages = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    o->mem_total = pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz : 0;
-    o->mem_free = avail > 0 && psz > 0 ? (size_t)avail * (size_t)psz : 0;
+    /* What this process can really use (cgroup caps included), not what malloc would
+     * promise: the core's default memory limit is this figure. */
+    o->mem_total = cpu_mem_total(&o->mem_free);
     o->l2_bytes = cpu_l2();
     o->max_threads_per_block = 1;
     o->warp_size = 1;
