@@ -199,6 +199,33 @@ GXT_TEST(contract_scalar_to_f64)
     GXT_CHECK(gx_scalar_to_f64(GX_SCALAR_I32(-7)) == -7.0);
     GXT_CHECK(gx_scalar_to_f64(GX_SCALAR_BOOL(5)) == 1.0);
     GXT_CHECK(gx_scalar_to_f64(GX_SCALAR_F32(0.25)) == 0.25);
+    GXT_CHECK(gx_scalar_to_f64(GX_SCALAR_C128(-1.5, 9)) == -1.5); /* complex: the real part */
+    GXT_CHECK(gx_scalar_to_f64(GX_SCALAR_C64(2.25, -3)) == 2.25);
+}
+
+/* A complex sum with opts->dtype: c64/c128 choose the precision; a real dtype is refused. */
+GXT_TEST(contract_complex_sum_dtype_option)
+{
+    gx_ctx *ctx = gxt_ctx();
+    double z[8] = {1, 2, 3, 4, 5, 6, 7, 8}; /* 1+2j, 3+4j, 5+6j, 7+8j */
+    int64_t n = 4;
+    gx_array *a = NULL, *r = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_C128, 1, &n, z, &a));
+    gx_scalar s;
+    gx_reduce_opts c64 = {.dtype = GX_C64}, f64 = {.dtype = GX_F64};
+    GXT_OK(gx_reduce(ctx, "+", a, &c64, &s));
+    GXT_CHECK(s.dtype == GX_C64 && s.v.c[0] == 16 && s.v.c[1] == 20);
+    GXT_STATUS(gx_reduce(ctx, "+", a, &f64, &s), GX_ERR_DTYPE);
+    GXT_MSG_HAS("c64 or c128");
+    GXT_OK(gx_reduce_to(ctx, "sum", a, &c64, &r));
+    gx_array_desc d;
+    GXT_OK(gx_array_describe(r, &d));
+    float h[2];
+    GXT_OK(gx_array_to_host(r, h, sizeof h));
+    GXT_CHECK(d.dtype == GX_C64 && h[0] == 16 && h[1] == 20);
+    GXT_STATUS(gx_reduce_into(ctx, "+", a, &f64, r), GX_ERR_DTYPE);
+    gx_array_release(r);
+    gx_array_release(a);
 }
 
 /* ------------------------------------------------------------ gx.h: contexts and info */

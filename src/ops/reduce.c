@@ -69,6 +69,8 @@ double gx_scalar_to_f64(gx_scalar s)
 {
     if (gx__dtype_is_float(s.dtype))
         return s.v.f;
+    if (gx__dtype_is_complex(s.dtype))
+        return s.v.c[0];
     if (s.dtype == GX_U64)
         return (double)s.v.u;
     return (double)s.v.i;
@@ -661,15 +663,37 @@ static bool rd_complex_sum(const gx_array *x, const char *op)
            (strcmp(op, "+") == 0 || strcmp(op, "sum") == 0);
 }
 
+/* A complex sum's result dtype (x's, or opts->dtype: c64 or c128) and the options
+ * of the two real sums it is made of (their dtype: the matching real one). */
+static gx_status rd_complex_opts(const char *fn, const gx_array *x, const gx_reduce_opts *opts, gx_dtype *want,
+                                 gx_reduce_opts *parts)
+{
+    *want = opts && opts->dtype != GX_DTYPE_DEFAULT ? opts->dtype : x->dtype;
+    if (!gx__dtype_is_complex(*want))
+        return gx__err(GX_ERR_DTYPE,
+                       "%s: a complex sum gives c64 or c128, not %s (opts->dtype); take re(z) or abs(z) "
+                       "with gx_mapreduce for a real result",
+                       fn, gx_dtype_name(*want));
+    memset(parts, 0, sizeof *parts);
+    if (opts)
+        *parts = *opts;
+    parts->dtype = *want == GX_C64 ? GX_F32 : GX_F64;
+    parts->exact_dtype = 0;
+    return GX_OK;
+}
+
 static gx_status rd_complex_scalar(gx_ctx *ctx, gx_array *x, const gx_reduce_opts *opts, gx_scalar *out)
 {
     GX__ARG(out, "gx_reduce: out is NULL");
     if (opts && opts->init)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_reduce: a complex sum takes no init (its neutral element is 0)");
+    gx_dtype want;
+    gx_reduce_opts po;
+    GX__CHECK(rd_complex_opts("gx_reduce", x, opts, &want, &po));
     gx_scalar re, im;
-    GX__CHECK(rd_scalar(ctx, "gx_reduce", "z -> re(z)", "+", 0, 1, &x, opts, &re, NULL));
-    GX__CHECK(rd_scalar(ctx, "gx_reduce", "z -> im(z)", "+", 0, 1, &x, opts, &im, NULL));
-    out->dtype = x->dtype;
+    GX__CHECK(rd_scalar(ctx, "gx_reduce", "z -> re(z)", "+", 0, 1, &x, &po, &re, NULL));
+    GX__CHECK(rd_scalar(ctx, "gx_reduce", "z -> im(z)", "+", 0, 1, &x, &po, &im, NULL));
+    out->dtype = want;
     out->v.c[0] = re.v.f;
     out->v.c[1] = im.v.f;
     return GX_OK;
@@ -681,11 +705,14 @@ static gx_status rd_complex_into(gx_ctx *ctx, const char *fn, gx_array *x, const
 {
     if (opts && opts->init)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: a complex sum takes no init (its neutral element is 0)", fn);
+    gx_dtype want;
+    gx_reduce_opts po;
+    GX__CHECK(rd_complex_opts(fn, x, opts, &want, &po));
     gx_array *parts[2] = {NULL, NULL};
-    gx_status s = rd_into(ctx, fn, "z -> re(z)", "+", 0, 1, &x, opts, &parts[0], NULL);
+    gx_status s = rd_into(ctx, fn, "z -> re(z)", "+", 0, 1, &x, &po, &parts[0], NULL);
     if (s == GX_OK)
-        s = rd_into(ctx, fn, "z -> im(z)", "+", 0, 1, &x, opts, &parts[1], NULL);
-    gx_map_opts mo = {.dtype = x->dtype, .exact_dtype = opts ? opts->exact_dtype : 0};
+        s = rd_into(ctx, fn, "z -> im(z)", "+", 0, 1, &x, &po, &parts[1], NULL);
+    gx_map_opts mo = {.dtype = want, .exact_dtype = opts ? opts->exact_dtype : 0};
     if (s == GX_OK && into)
         s = gx_map_into(ctx, "a, b -> complex(a, b)", 2, parts, &mo, into);
     else if (s == GX_OK)
