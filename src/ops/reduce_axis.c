@@ -235,6 +235,31 @@ static void ra_gen_store(gx__sbuf *b, const char *j, const char *acc, const char
 
 /* ------------------------------------------------------------ CPU */
 
+/* The column kernel walks its chunk of outputs down the rows: each row is a few
+ * cache lines one row stride from the last, which the hardware prefetchers do not
+ * follow, so only the misses the out-of-order window holds are in flight.  f64
+ * accumulation of f32 (two converts and twice the accumulator stores per element)
+ * halved them: a 4096 x 4096 f32 sum over axis 0 on one thread (Xeon @ 2.8 GHz)
+ * went from 1.1 to 0.8 G elements/s.  Prefetching the chunk RA_PREFETCH rows ahead
+ * keeps the misses in flight whatever the arithmetic costs: 1.6-2.0 (f32
+ * accumulators: 2.1-2.3). */
+#define RA_PREFETCH 16
+static void ra_gen_cpu_prefetch(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
+{
+    size_t maxsz = 1;
+    for (int k = 0; k < job->nin; k++)
+        maxsz = gx_dtype_size(job->in[k]->dtype) > maxsz ? gx_dtype_size(job->in[k]->dtype) : maxsz;
+    gx__sb_printf(
+        b, "#if defined(__GNUC__)\n      if (R + %d < u->nred)\n        for (int64_t t = 0; t < cn; t += %d) {\n",
+        RA_PREFETCH, (int)(64 / maxsz));
+    for (int k = 0; k < job->nin; k++)
+        gx__sb_printf(b,
+                      "          __builtin_prefetch(&((const %s *)(rg_uptr)u->p[%d])[b%d + t * u->kst[%d][%d] + ro%d + "
+                      "%d * u->rst[%d][0]]);\n",
+                      gx__dtype_ctype(job->in[k]->dtype), k, k, k, pl->nk - 1, k, RA_PREFETCH, k);
+    gx__sb_puts(b, "        }\n#endif\n");
+}
+
 static void ra_gen_cpu_col(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
 {
     gx__sb_printf(b,
@@ -249,6 +274,8 @@ static void ra_gen_cpu_col(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
                   "    for (int64_t R = 0; R < u->nred; R++) {\n",
                   RA_COLCHUNK, RA_COLCHUNK);
     ra_gen_ro(b, job, pl, "R", "", "      ");
+    if (pl->nr == 1)
+        ra_gen_cpu_prefetch(b, job, pl);
     gx__sb_puts(b, "      for (int64_t t = 0; t < cn; t++) {\n");
     char ld[RD_MAXIN][128];
     const char *load[RD_MAXIN];
