@@ -1168,20 +1168,22 @@ GXT_TEST(reduce_f32_sum_accuracy)
     }
 }
 
-/* The same promise along axes: long rows (the row kernel) and long columns (the
- * column kernel), each output against its exact sum and its pairwise sum. */
+/* The same promise along axes: long rows (the row kernel; 16-byte aligned rows take
+ * its vector path) and long columns (the column kernel), each output against its
+ * exact sum and its pairwise sum. */
 GXT_TEST(reduce_f32_sum_accuracy_axes)
 {
     gx_ctx *ctx = gxt_ctx();
-    const int64_t L = (1 << 20) + 3, W = 4;
+    const int64_t W = 4;
     const double e32 = FLT_EPSILON, e64 = DBL_EPSILON;
-    float *h = malloc((size_t)(L * W) * 4), *col = malloc((size_t)L * 4);
+    float *h = malloc((size_t)(((1 << 20) + 4) * W) * 4), *col = malloc((size_t)((1 << 20) + 4) * 4);
     GXT_CHECK(h && col);
     if (!h || !col)
         return;
-    for (int64_t i = 0; i < L * W; i++)
-        h[i] = (float)gxt_rand01();
     for (int ax = 0; ax < 2; ax++) {
+        const int64_t L = (1 << 20) + (ax ? 4 : 3);
+        for (int64_t i = 0; i < L * W; i++)
+            h[i] = (float)gxt_rand01();
         /* ax 1: (W, L) summed along its rows; ax 0: (L, W) summed down its columns. */
         int64_t shape[2] = {ax ? W : L, ax ? L : W};
         gx_array *x = NULL, *y = NULL;
