@@ -24,10 +24,10 @@
  *     |sum error|  <= eps_f32 * |S| + n * eps_f64 * sum|x|
  *     |mean error| <= eps_f32 * |S| / n + eps_f64 * sum|x|
  * (eps_f32 = 2^-23, eps_f64 = 2^-52): in practice the f32 nearest to S (the tests
- * check that it is never further off than NumPy's pairwise f32 sum).  An explicit opts->dtype of GX_F32 asks for f32
- * accumulation and gets it (per thread, like CUB: the error then grows like
- * n * eps_f32 * max|x| in the worst case); GX_F64 returns the f64 sum.  "*" and
- * lambda operators fold in their own dtype.
+ * check that it is never further off than NumPy's pairwise f32 sum).  An explicit
+ * opts->dtype of GX_F32 asks for f32 accumulation and gets it (per thread, like CUB:
+ * the error then grows like n * eps_f32 * max|x| in the worst case); GX_F64 returns
+ * the f64 result.  "*" and lambda operators fold in their own dtype.
  *
  * NaN: "max"/"min" and findmax/findmin/argmax/argmin ignore NaN (like fmax/fmin):
  * the result is NaN (and the index that of the first NaN) only when every value is

@@ -122,7 +122,7 @@ static gx_dtype rd_sum_dtype(gx_dtype et)
  * accumulators lose about n * eps_f32 * mean|x| when the values share a sign (2^20
  * uniform values in [0, 1): 0.45 off, where NumPy's pairwise sum is 0.05 off).  The
  * f64 adds cost nothing at memory speed, and the result stays f32.  An explicit
- * opts->dtype of f32 asks for f32 accumulation and keeps it (as CUB sums). */
+ * opts->dtype of f32 asks for f32 accumulation and keeps it (as CUB's sums do). */
 static void rd_widen_f32_sum(rd_op *o, gx_dtype et, const gx_reduce_opts *opts)
 {
     if (et == GX_F32 && !rd_dtype_set(opts))
