@@ -13,11 +13,21 @@
  * start of every partial, and the result of an empty reduction).
  *
  * Result dtypes (unless opts->dtype says otherwise): "+" "*" "sum" "prod": i64 for
- * bool and signed ints, u64 for unsigned ints, the input dtype for floats (f32 sums
- * accumulate in f32 per thread, like CUB: error grows like n * eps * max|x| in the
- * worst case); "max" "min" "&" "|" "^": the input dtype ("&" "|" "^" reject floats);
- * "&&" "||" "any" "all": bool (x != 0); "count": i64 (number of x != 0); "mean": f32
- * for f32, else f64; a lambda: opts->dtype, else the init's dtype.
+ * bool and signed ints, u64 for unsigned ints, the input dtype for floats; "max" "min"
+ * "&" "|" "^": the input dtype ("&" "|" "^" reject floats); "&&" "||" "any" "all":
+ * bool (x != 0); "count": i64 (number of x != 0); "mean": f32 for f32, else f64; a
+ * lambda: opts->dtype, else the init's dtype.
+ *
+ * Accuracy of f32 sums: "+" "sum" and "mean" of f32 elements (an array, or a map
+ * that gives f32) accumulate in f64 on every backend and round to f32 once, at the
+ * end, so for n elements of exact sum S:
+ *     |sum error|  <= eps_f32 * |S| + n * eps_f64 * sum|x|
+ *     |mean error| <= eps_f32 * |S| / n + eps_f64 * sum|x|
+ * (eps_f32 = 2^-23, eps_f64 = 2^-52): in practice the f32 nearest to S (the tests
+ * check that it is never further off than NumPy's pairwise f32 sum).  An explicit
+ * opts->dtype of GX_F32 asks for f32 accumulation and gets it (per thread, like CUB:
+ * the error then grows like n * eps_f32 * max|x| in the worst case); GX_F64 returns
+ * the f64 result.  "*" and lambda operators fold in their own dtype.
  *
  * Complex arrays (c64, c128) reduce with "+" / "sum" only (gx_reduce, _to, _into,
  * gx_sum), to the input's dtype and without opts->init (GX_ERR_INVALID_ARGUMENT).

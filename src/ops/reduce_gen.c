@@ -38,6 +38,8 @@
  * (L2::256B prefetch was 6% slower; L1::no_allocate, evict-first and .cs equal), and
  * a warp's loads of one iteration in one contiguous run (equal at unroll 4, 10%
  * slower at 8). */
+/* f32 sums, which accumulate in f64 since issue 25, widen too and so run at unroll 4;
+ * that choice is not measured yet (GX_RG_UNROLL=8 gives the f32 sums' old unroll). */
 static bool rg_widens(const rg_spec *sp)
 {
     for (int k = 0; k < sp->nstreams; k++)
@@ -54,7 +56,8 @@ static int rg_unroll(const rg_spec *sp)
  * at 241.9 (CUB: 241.8); 8 made the sum's kernel 2 us slower. */
 static int rg_fin(void) { return gx__knob_int("GX_RG_FIN", 4, 1, 16); }
 static int rg_grid_waves(const rg_spec *sp) { return gx__knob_int("GX_RG_GRID", sp->with_index ? 1 : 2, 1, 16); }
-#define RG_CPU_ACC 8 /* independent accumulators per CPU thread */
+#define RG_CPU_ACC 8    /* independent accumulators per CPU thread */
+#define RG_CPU_LANES 16 /* f64 accumulators of narrower streams: lanes of one array */
 
 /* ------------------------------------------------------------ scratch */
 
@@ -370,28 +373,45 @@ static void rg_gen_streams(gx__sbuf *b, const rg_spec *sp, const char *acc, cons
 
 /* ------------------------------------------------------------ CPU */
 
-static void rg_gen_cpu(gx__sbuf *b, const rg_spec *sp)
+/* f32 sums accumulate in f64 (reduce.c).  GCC leaves eight named f64 accumulators
+ * fed by f32 conversions scalar (one cvtss2sd and addsd per element); an array of
+ * RG_CPU_LANES written by a loop over the lane it turns into vector converts and
+ * adds.  In L2 (2^18 f32 per thread, Xeon @ 2.8 GHz, AVX-512): 8 named f64
+ * accumulators 3.3 G elements/s, f32 ones (the old sum) 3.6-4.5, 16 lanes of f64
+ * 6.2-8.5; the l2 distance map 1.7, 2.0-2.4 and 3.1-4.0.  Only these widening float
+ * sums take this form: the others keep the eight accumulators they were tuned with. */
+static bool rg_cpu_lanes(const rg_spec *sp)
 {
-    /* GCC 12 -O3 -march=native -fwrapv miscompiles the vectorised form of this loop
-     * when the combine wraps through uint64_t, as the lambda prelude's integer
-     * helpers (gx_add_i64...) do; gx's own integer operators use plain C there. */
-    if (!gx__dtype_is_float(sp->acc) && sp->combine && strstr(sp->combine, "gx_"))
-        gx__sb_puts(b, "#if defined(__GNUC__) && !defined(__clang__)\n"
-                       "__attribute__((optimize(\"no-tree-loop-vectorize\")))\n#endif\n");
-    gx__sb_puts(b, "void gx_rg(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
-                   "  const gx_args *a = (const gx_args *)ap;\n  const rg_user_t *u = &a->u;\n  (void)u;\n");
-    rg_gen_streams(b, sp, "a->", "restrict");
-    char r[RG_CPU_ACC][16], q[RG_CPU_ACC][16], idx[RG_CPU_ACC][24], ld[RG_MAXSTREAMS][32];
-    const char *load[RG_MAXSTREAMS];
+    return sp->acc == GX_F64 && rg_widens(sp) && !sp->with_index && !sp->filtered;
+}
+
+/* The thread's share folded into RG_CPU_LANES lanes of one accumulator array (see
+ * rg_cpu_lanes), stored to its partial. */
+static void rg_gen_cpu_lanes(gx__sbuf *b, const rg_spec *sp, const char *const *load)
+{
+    gx__sb_printf(b, "  rg_acc r[%d];\n  for (int k = 0; k < %d; k++) r[k] = rg_identity(u);\n", RG_CPU_LANES,
+                  RG_CPU_LANES);
+    gx__sb_printf(b, "  int64_t i0 = begin;\n  for (; i0 + %d <= end; i0 += %d) {\n    for (int k = 0; k < %d; k++)\n",
+                  RG_CPU_LANES, RG_CPU_LANES, RG_CPU_LANES);
+    rg_gen_elem(b, sp, "i0 + k", load, "r[k]", "", "    ");
+    gx__sb_puts(b, "  }\n  for (; i0 < end; i0++)\n");
+    rg_gen_elem(b, sp, "i0", load, "r[0]", "", "    ");
+    gx__sb_printf(b,
+                  "  for (int st = 1; st < %d; st *= 2)\n"
+                  "    for (int k = 0; k + st < %d; k += 2 * st) r[k] = rg_comb(r[k], r[k + st]);\n"
+                  "  ((rg_acc *)(rg_uptr)a->part)[thread] = r[0];\n",
+                  RG_CPU_LANES, RG_CPU_LANES);
+}
+
+/* The thread's share folded into eight named accumulators, stored to its partial. */
+static void rg_gen_cpu_named(gx__sbuf *b, const rg_spec *sp, const char *const *load)
+{
+    char r[RG_CPU_ACC][16], q[RG_CPU_ACC][16], idx[RG_CPU_ACC][24];
     for (int k = 0; k < RG_CPU_ACC; k++) {
         gx__fmt(r[k], sizeof r[k], "r%d", k);
         gx__fmt(q[k], sizeof q[k], "q%d", k);
         gx__fmt(idx[k], sizeof idx[k], "i0 + %d", k);
         gx__sb_printf(b, "  rg_acc r%d = rg_identity(u);\n  int64_t q%d = RG_IMAX;\n  (void)q%d;\n", k, k, k);
-    }
-    for (int s = 0; s < sp->nstreams; s++) {
-        gx__fmt(ld[s], sizeof ld[s], "s%d[i]", s);
-        load[s] = ld[s];
     }
     /* Independent accumulators let the compiler keep one vector lane per accumulator. */
     gx__sb_printf(b, "  int64_t i0 = begin;\n  for (; i0 + %d <= end; i0 += %d) {\n", RG_CPU_ACC, RG_CPU_ACC);
@@ -410,6 +430,29 @@ static void rg_gen_cpu(gx__sbuf *b, const rg_spec *sp)
     gx__sb_puts(b, "  ((rg_acc *)(rg_uptr)a->part)[thread] = r0;\n");
     if (sp->with_index)
         gx__sb_puts(b, "  ((int64_t *)(rg_uptr)a->part_idx)[thread] = q0;\n");
+}
+
+static void rg_gen_cpu(gx__sbuf *b, const rg_spec *sp)
+{
+    /* GCC 12 -O3 -march=native -fwrapv miscompiles the vectorised form of this loop
+     * when the combine wraps through uint64_t, as the lambda prelude's integer
+     * helpers (gx_add_i64...) do; gx's own integer operators use plain C there. */
+    if (!gx__dtype_is_float(sp->acc) && sp->combine && strstr(sp->combine, "gx_"))
+        gx__sb_puts(b, "#if defined(__GNUC__) && !defined(__clang__)\n"
+                       "__attribute__((optimize(\"no-tree-loop-vectorize\")))\n#endif\n");
+    gx__sb_puts(b, "void gx_rg(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
+                   "  const gx_args *a = (const gx_args *)ap;\n  const rg_user_t *u = &a->u;\n  (void)u;\n");
+    rg_gen_streams(b, sp, "a->", "restrict");
+    char ld[RG_MAXSTREAMS][32];
+    const char *load[RG_MAXSTREAMS];
+    for (int s = 0; s < sp->nstreams; s++) {
+        gx__fmt(ld[s], sizeof ld[s], "s%d[i]", s);
+        load[s] = ld[s];
+    }
+    if (rg_cpu_lanes(sp))
+        rg_gen_cpu_lanes(b, sp, load);
+    else
+        rg_gen_cpu_named(b, sp, load);
     gx__sb_puts(b, "  ((int64_t *)(rg_uptr)a->seen)[thread] = 1;\n}\n");
 
     /* The second call: a->n is the number of worker slots; combined in thread order. */

@@ -58,8 +58,9 @@
  * by the work; per-thread register folding, warp shuffles, shared memory, and the
  * last block to finish -- threadfence + atomic counter -- combines the per-block
  * partials and resets the counter).  The CPU runs every worker over a contiguous
- * share with eight independent accumulators, then a tiny second call combines the
- * per-thread partials in thread order.  Both are deterministic: the same n, data and
+ * share with eight independent accumulators (sixteen lanes of an array for an f64
+ * accumulator of f32 streams: see rg_cpu_lanes), then a tiny second call combines
+ * the per-thread partials in thread order.  Both are deterministic: the same n, data and
  * device give bitwise-identical results on every run.
  */
 #ifndef GX_REDUCE_GEN_H
