@@ -38,8 +38,11 @@
  * (L2::256B prefetch was 6% slower; L1::no_allocate, evict-first and .cs equal), and
  * a warp's loads of one iteration in one contiguous run (equal at unroll 4, 10%
  * slower at 8). */
-/* f32 sums, which accumulate in f64 since issue 25, widen too and so run at unroll 4;
- * that choice is not measured yet (GX_RG_UNROLL=8 gives the f32 sums' old unroll). */
+/* f32 sums accumulate in f64 since issue 25: they widen, but keep unroll 8 with one
+ * f64 accumulator per vector lane (rg_gen_cuda_main_loop).  H100, same run against
+ * the f32-accumulating build (us, 3 rounds): f32 sum 2^24 28.4 / 28.4 at unroll 8
+ * with lanes, 29.3 at unroll 4 with lanes, 29.8 at 4 with one accumulator; 2^28
+ * 351.3 / 350.1, 350.9 and 351.7. */
 static bool rg_widens(const rg_spec *sp)
 {
     for (int k = 0; k < sp->nstreams; k++)
@@ -47,9 +50,11 @@ static bool rg_widens(const rg_spec *sp)
             return false;
     return sp->nstreams > 0;
 }
+static bool rg_wide_lanes(const rg_spec *sp);
 static int rg_unroll(const rg_spec *sp)
 {
-    return gx__knob_int("GX_RG_UNROLL", sp->with_index || rg_widens(sp) ? 4 : 8, 1, 16);
+    bool narrow_unroll = sp->with_index || (rg_widens(sp) && !rg_wide_lanes(sp));
+    return gx__knob_int("GX_RG_UNROLL", narrow_unroll ? 4 : 8, 1, 16);
 }
 /* Partials each thread of the last block loads at once (GX_RG_FIN): at 2^28 f32, 4
  * took argmin from 246.3 us (one at a time) to 244.7 (CUB: 246.4) and left the sum
@@ -379,14 +384,15 @@ static void rg_gen_streams(gx__sbuf *b, const rg_spec *sp, const char *acc, cons
  * adds.  In L2 (2^18 f32 per thread, Xeon @ 2.8 GHz, AVX-512): 8 named f64
  * accumulators 3.3 G elements/s, f32 ones (the old sum) 3.6-4.5, 16 lanes of f64
  * 6.2-8.5; the l2 distance map 1.7, 2.0-2.4 and 3.1-4.0.  Only these widening float
- * sums take this form: the others keep the eight accumulators they were tuned with. */
-static bool rg_cpu_lanes(const rg_spec *sp)
+ * sums take this form: the others keep the eight accumulators they were tuned with.
+ * The CUDA kernel gives the same sums one accumulator per vector lane (rg_unroll). */
+static bool rg_wide_lanes(const rg_spec *sp)
 {
     return sp->acc == GX_F64 && rg_widens(sp) && !sp->with_index && !sp->filtered;
 }
 
 /* The thread's share folded into RG_CPU_LANES lanes of one accumulator array (see
- * rg_cpu_lanes), stored to its partial. */
+ * rg_wide_lanes), stored to its partial. */
 static void rg_gen_cpu_lanes(gx__sbuf *b, const rg_spec *sp, const char *const *load)
 {
     gx__sb_printf(b, "  rg_acc r[%d];\n  for (int k = 0; k < %d; k++) r[k] = rg_identity(u);\n", RG_CPU_LANES,
@@ -449,7 +455,7 @@ static void rg_gen_cpu(gx__sbuf *b, const rg_spec *sp)
         gx__fmt(ld[s], sizeof ld[s], "s%d[i]", s);
         load[s] = ld[s];
     }
-    if (rg_cpu_lanes(sp))
+    if (rg_wide_lanes(sp))
         rg_gen_cpu_lanes(b, sp, load);
     else
         rg_gen_cpu_named(b, sp, load);
@@ -536,6 +542,13 @@ static void rg_gen_cuda_main_loop(gx__sbuf *b, const rg_spec *sp, int vec)
             load[k] = ld[k];
         }
         gx__sb_printf(b, "  const int64_t nv = n / %d;\n", vec);
+        /* Widening f64 sums: one accumulator per vector lane, so the adds of a
+         * thread's loads do not wait on each other (one chain of dependent f64 adds
+         * was 5.7% slower at 2^24 f32 on an H100, see rg_unroll); folded in lane
+         * order after the loop, so the result stays deterministic. */
+        bool lanes = rg_wide_lanes(sp);
+        if (lanes)
+            gx__sb_printf(b, "  rg_acc rl[%d];\n#pragma unroll\n  for (int k = 0; k < %d; k++) rl[k] = r;\n", vec, vec);
         gx__sb_printf(b, "  for (int64_t v0 = tid; v0 < nv; v0 += nth * %d) {\n", RG_UNROLL);
         for (int k = 0; k < sp->nstreams; k++)
             gx__sb_printf(b, "    rgv%d xv%d[%d];\n", k, k, RG_UNROLL);
@@ -556,8 +569,12 @@ static void rg_gen_cuda_main_loop(gx__sbuf *b, const rg_spec *sp, int vec)
                       RG_UNROLL, vec);
         char idx[32];
         gx__fmt(idx, sizeof idx, "vv * %d + k", vec);
-        rg_gen_elem(b, sp, idx, load, "r", "q", "        ");
+        rg_gen_elem(b, sp, idx, load, lanes ? "rl[k]" : "r", "q", "        ");
         gx__sb_puts(b, "      }\n    }\n  }\n");
+        if (lanes)
+            gx__sb_printf(
+                b, "#pragma unroll\n  for (int k = 1; k < %d; k++) rl[0] = rg_comb(rl[0], rl[k]);\n  r = rl[0];\n",
+                vec);
         gx__sb_printf(b, "  for (int64_t ii = nv * %d + tid; ii < n; ii += nth)\n", vec);
     } else {
         gx__sb_puts(b, "  for (int64_t ii = tid; ii < n; ii += nth)\n");
