@@ -130,6 +130,7 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.dirname(os.path.dirname(here))
     ap.add_argument("--gx", default=os.path.join(root, "build", "gx_accuracy"))
+    ap.add_argument("--cub", default="", help="cub_accuracy binary (bench/peers/cub_accuracy.cu); empty: no CUB column")
     ap.add_argument("--backends", default="cpu,cuda", help="gx backends")
     ap.add_argument("--gx-name", default="gx", help="gx's column label (to compare builds)")
     ap.add_argument("--libs", default="numpy,torch,cupy,gx")
@@ -198,6 +199,9 @@ def main():
                     add("cupy (cuda)", cupy_results(cp, x, y), ref, bucket, n, kind)
                 except Exception as e:
                     note(f"cupy failed at n={n}: {e}")
+            if args.cub and os.access(args.cub, os.X_OK):
+                for be, res in gx_results(args.cub, "cuda", xpath, ypath).items():
+                    add(f"cub ({be})", res, ref, bucket, n, kind)
             if "gx" in libs:
                 for be, res in gx_results(args.gx, args.backends, xpath, ypath).items():
                     add(f"{args.gx_name} ({be})", res, ref, bucket, n, kind)
