@@ -1,13 +1,12 @@
 // cub_accuracy.cu -- CUB's value for the accuracy table (bench/peers/accuracy.py):
 // cub::DeviceReduce::Sum of float32 x (accumulating in float, CUB's default for
 // float input), the mean as that sum / n, and the l2 distance as sqrt of the Sum
-// of (x - y)^2 through a transform iterator.  Prints the JSON lines that
+// of the float squares (x - y)^2.  Prints the JSON lines that
 // accuracy.py reads from gx_accuracy: {"backend": "cuda", "op": ..., "value": ...}.
 //
 //   nvcc -O3 -o cub_accuracy bench/peers/cub_accuracy.cu
 //   cub_accuracy [--backends cuda] x.npy y.npy   (1-d little-endian float32 .npy files, numpy.save)
 #include <cub/cub.cuh>
-#include <cuda/std/functional>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -46,10 +45,13 @@ static std::vector<float> read_npy(const char* path) {
   return v;
 }
 
-struct SqDiff {
-  const float *x, *y;
-  __host__ __device__ float operator()(long long i) const { float d = x[i] - y[i]; return d * d; }
-};
+// (x - y)^2 in float, as a transform iterator would give it to the reduction.
+__global__ void sq_diff(const float* x, const float* y, float* o, long long n) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    float d = x[i] - y[i];
+    o[i] = d * d;
+  }
+}
 
 template <class It>
 static float cub_sum(It in, long long n, float* d_out) {
@@ -77,9 +79,12 @@ int main(int argc, char** argv) {
   CK(cudaMemcpy(x, hx.data(), n * 4, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(y, hy.data(), n * 4, cudaMemcpyHostToDevice));
   float s = cub_sum(x, n, out);
-  cub::CountingInputIterator<long long> idx(0);
-  cub::TransformInputIterator<float, SqDiff, cub::CountingInputIterator<long long>> sq(idx, SqDiff{x, y});
+  float* sq;
+  CK(cudaMalloc(&sq, n * 4));
+  sq_diff<<<1024, 256>>>(x, y, sq, n);
+  CK(cudaGetLastError());
   float l2 = sqrtf(cub_sum(sq, n, out));
+  CK(cudaFree(sq));
   printf("{\"backend\": \"cuda\", \"op\": \"sum\", \"value\": %.17g}\n", (double)s);
   printf("{\"backend\": \"cuda\", \"op\": \"mean\", \"value\": %.17g}\n", (double)(s / (float)n));
   printf("{\"backend\": \"cuda\", \"op\": \"l2\", \"value\": %.17g}\n", (double)l2);

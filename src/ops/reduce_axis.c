@@ -427,12 +427,6 @@ static void ra_gen_cuda_head(gx__sbuf *b, const rd_job *job)
                   RA_BLOCK);
 }
 
-/* f32 sums accumulate in f64 (reduce.c): with one accumulator, each thread's adds
- * wait on each other (f64 adds have a longer latency than the f32 ones these kernels
- * were tuned with), so they get independent partial accumulators, combined in a
- * fixed order (deterministic).  Other operators keep the one accumulator. */
-static bool ra_wide_sum(const rd_job *job) { return !job->op.find && job->op.acc == GX_F64 && job->et != GX_F64; }
-
 static void ra_gen_cuda_col(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
 {
     ra_gen_cuda_head(b, job);
@@ -444,18 +438,12 @@ static void ra_gen_cuda_col(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
     ra_gen_base(b, job, pl, "j", "      ");
     /* Eight rows per step: their loads are independent, so they are in flight together
      * (8 x 4 bytes per thread keeps enough bytes moving per SM). */
-    bool split = ra_wide_sum(job);
-    if (split)
-        gx__sb_puts(b, "      rg_acc acc2 = rg_identity(u);\n");
     gx__sb_puts(b, "      int64_t R = r0;\n      for (; R + 8 <= r1; R += 8) {\n");
     const char *tags[8] = {"a", "b", "c", "d", "e", "f", "g", "h"};
     const char *Rs[8] = {"R", "R + 1", "R + 2", "R + 3", "R + 4", "R + 5", "R + 6", "R + 7"};
     for (int t = 0; t < 8; t++)
-        ra_gen_strided_elem(b, job, pl, Rs[t], tags[t], split && t % 2 ? "acc2" : "acc", "q", "", "        ");
-    gx__sb_puts(b, "      }\n");
-    if (split)
-        gx__sb_puts(b, "      acc = rg_comb(acc, acc2);\n");
-    gx__sb_puts(b, "      for (; R < r1; R++) {\n");
+        ra_gen_strided_elem(b, job, pl, Rs[t], tags[t], "acc", "q", "", "        ");
+    gx__sb_puts(b, "      }\n      for (; R < r1; R++) {\n");
     ra_gen_strided_elem(b, job, pl, "R", "a", "acc", "q", "", "        ");
     gx__sb_puts(b, "      }\n    }\n");
     ra_gen_cuda_split(b, "valid");
@@ -484,10 +472,6 @@ static void ra_gen_cuda_row_body(gx__sbuf *b, const rd_job *job, const ra_plan *
             }
             load[k] = ld[k];
         }
-        bool lanes = ra_wide_sum(job);
-        if (lanes)
-            gx__sb_printf(b, "      rg_acc al[%d];\n#pragma unroll\n      for (int e = 0; e < %d; e++) al[e] = acc;\n",
-                          K, K);
         gx__sb_printf(b,
                       "      const int64_t nv = (r1 - r0) / %d;\n"
                       "      for (int64_t v0 = lane; v0 < nv; v0 += %d) {\n",
@@ -505,14 +489,10 @@ static void ra_gen_cuda_row_body(gx__sbuf *b, const rd_job *job, const ra_plan *
                       "          if (v0 + uu * %d < nv) {\n#pragma unroll\n            for (int e = 0; e < %d; e++) {\n"
                       "              const int64_t R = r0 + (v0 + uu * %d) * %d + e;\n",
                       U, G, K, G, K);
-        ra_gen_elem(b, job, load, lanes ? "al[e]" : "acc", "q", "R", "              ");
-        gx__sb_puts(b, "            }\n          }\n      }\n");
-        if (lanes)
-            gx__sb_printf(b,
-                          "#pragma unroll\n      for (int e = 1; e < %d; e++) al[0] = rg_comb(al[0], al[e]);\n      "
-                          "acc = al[0];\n",
-                          K);
-        gx__sb_printf(b, "      for (int64_t R = r0 + nv * %d + lane; R < r1; R += %d) {\n", K, G);
+        ra_gen_elem(b, job, load, "acc", "q", "R", "              ");
+        gx__sb_printf(
+            b, "            }\n          }\n      }\n      for (int64_t R = r0 + nv * %d + lane; R < r1; R += %d) {\n",
+            K, G);
         ra_gen_strided_elem(b, job, pl, "R", "a", "acc", "q", "", "        ");
         gx__sb_puts(b, "      }\n");
         return;
