@@ -136,10 +136,9 @@ gx_status gx_array_from_host_into(const void *host, size_t host_bytes, gx_array 
  * need the copy kernel: that is why they live here, not in the core. */
 
 /* Async is possible: a dense array, page-locked memory, a backend that can. */
-static bool async_ok(const gx_array *a, const void *host, size_t n, bool h2d)
+static bool async_ok(const gx_array *a, const void *host, size_t n)
 {
     gx_ctx *ctx = a->ctx;
-    (void)h2d;
     if (!gx__ctx_supports(ctx, GX__CAP_ASYNC_COPY))
         return false;
     return gx__array_contiguous(a) && n > 0 && gx__host_pinned(ctx, host, n);
@@ -153,7 +152,7 @@ gx_status gx_array_from_host_into_async(const void *host, size_t host_bytes, gx_
     GX__ARG(host_bytes >= n, "gx_array_from_host_into_async: host_bytes = %zu but the array needs %zu", host_bytes, n);
     gx_ctx *ctx = a->ctx;
     gx__lock(ctx);
-    bool ok = async_ok(a, host, n, true);
+    bool ok = async_ok(a, host, n);
     gx_status s = GX_OK;
     if (ok)
         s = ctx->be.iface->mem.h2d_async(&ctx->be, gx__array_ptr(a), host, n);
@@ -169,7 +168,7 @@ gx_status gx_array_to_host_async(const gx_array *a, void *host, size_t host_byte
     GX__ARG(host_bytes >= n, "gx_array_to_host_async: host_bytes = %zu but the array needs %zu", host_bytes, n);
     gx_ctx *ctx = a->ctx;
     gx__lock(ctx);
-    bool ok = async_ok(a, host, n, false);
+    bool ok = async_ok(a, host, n);
     gx_status s = GX_OK;
     if (ok)
         s = ctx->be.iface->mem.d2h_async(&ctx->be, host, gx__array_ptr(a), n);

@@ -112,14 +112,6 @@ static rd_kind rd_kind_of(const char *op)
 
 static bool rd_dtype_set(const gx_reduce_opts *o) { return o && o->dtype != GX_DTYPE_DEFAULT; }
 
-/* The default accumulator of "+" and "*": 64-bit integers, floats as they are. */
-static gx_dtype rd_sum_dtype(gx_dtype et)
-{
-    if (gx__dtype_is_float(et))
-        return et;
-    return gx__dtype_is_signed(et) || et == GX_BOOL ? GX_I64 : GX_U64;
-}
-
 /* f32 sums and means accumulate in f64 and round once, at the end: per-thread f32
  * accumulators lose about n * eps_f32 * mean|x| when the values share a sign (2^20
  * uniform values in [0, 1): 0.45 off, where NumPy's pairwise sum is 0.05 off).  The
@@ -270,7 +262,7 @@ static gx_status rd_op_make(rd_op *o, gx_ctx *ctx, const char *op, gx_dtype et, 
         GX__CHECK(rd_arith(o, RK_ADD, fn));
         break;
     default:
-        o->acc = o->out = rd_dtype_set(opts) ? opts->dtype : (k == RK_ADD || k == RK_MUL) ? rd_sum_dtype(et) : et;
+        o->acc = o->out = rd_dtype_set(opts) ? opts->dtype : (k == RK_ADD || k == RK_MUL) ? opn_acc(OPN_ADD, et) : et;
         if (k == RK_ADD)
             rd_widen_f32_sum(o, et, opts);
         GX__CHECK(rd_arith(o, k, fn));
