@@ -811,8 +811,8 @@ static void expect_prelude_digest(gx__target t, const char *want)
 
 GXT_TEST(lambda_prelude_bytes_pinned)
 {
-    expect_prelude_digest(GX__TARGET_C, "c4ab0730ff66214e922b38b647c53e897ce616dd29ba24bb6dc2591caa289ca1");
-    expect_prelude_digest(GX__TARGET_CUDA, "ec6abe9af364715f1f6cd790ea1328bdf08c829e33d3c9587422c3fd01e365f1");
+    expect_prelude_digest(GX__TARGET_C, "2260578f79306caa519240235e5b2feb363fe2512a5d7e8a10296f463100bf9e");
+    expect_prelude_digest(GX__TARGET_CUDA, "3a410440ce5e93dc91c6e47106657cb1b45d2b00ee8f58bc8b6c4e5e94505d59");
 }
 
 /* ------------------------------------------------------------ NVRTC */

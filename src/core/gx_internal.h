@@ -173,6 +173,7 @@ typedef struct gx__launch {
     int64_t n;         /* CPU: the range to split */
     int64_t cpu_align; /* CPU: range boundaries are multiples of this (>= 1) */
     int cpu_threads;   /* CPU: 0 = all workers, else at most this many */
+    int64_t cpu_grain; /* CPU: fewest items worth a worker of their own (0: the backend's default) */
     const void *args;  /* the kernel's argument struct, passed by value */
     size_t args_size;
 } gx__launch;

@@ -355,6 +355,75 @@ static void cpu_fold_entry(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, co
     gx__sb_puts(b, "  part[thread].v = acc;\n  part[thread].has = has;\n}\n");
 }
 
+/* The CPU scan runs each worker's share as RP_CPU_CHAINS interleaved chains (the
+ * share cut in that many pieces, the last taking the remainder), so the adds of one
+ * chain overlap the others' instead of waiting on the one before: a single f32
+ * chain is bound by the add's latency (4 cycles an element), and the two passes over
+ * 2^24 f32 took 23 ms on the 2-core VM where memory allows about 10.  Every chain's
+ * fold is a part of its own: part[thread * RP_CPU_CHAINS + c] (RP_CPU_CHAINS is in
+ * range_priv.h: range_run.c sizes the parts). */
+
+/* Opens the loop over one position k of every chain, then each chain's element in
+ * its own block with acc/has bound to the chain's; `step` is the chain's work. */
+static void cpu_chains(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, bool scan)
+{
+    gx__sb_printf(b, "  const int64_t gx_sub = (end - begin) / %d;\n  for (int64_t k = 0; k <= gx_sub; k++) {\n",
+                  RP_CPU_CHAINS);
+    for (int c = 0; c < RP_CPU_CHAINS; c++) {
+        char idx[64];
+        /* k == gx_sub: the last chain's remainder, one element at a time. */
+        if (c < RP_CPU_CHAINS - 1)
+            gx__sb_printf(b, "    if (k < gx_sub) {\n");
+        else
+            gx__sb_printf(b,
+                          "    const int64_t gx_b = begin + %d * gx_sub + k, gx_e = k < gx_sub ? gx_b + 1 : end;\n"
+                          "    for (int64_t i = gx_b; i < gx_e; i++) {\n",
+                          c);
+        gx__fmt(idx, sizeof idx, c < RP_CPU_CHAINS - 1 ? "begin + %d * gx_sub + k" : "i", c);
+        gx__sb_printf(b, "      gx_acc acc = acc%d;\n      uint32_t has = has%d;\n      (void)has;\n", c, c);
+        emit_elem(b, sg, idx, NULL, "a->", "      ");
+        if (!scan) {
+            emit_accum(b, ks, "      ");
+        } else {
+            emit_lift(b, ks, "      ");
+            if (ks->exclusive)
+                gx__sb_puts(b, "      out[gx_i] = acc.v0;\n      acc = gx_rp_op(acc, r);\n");
+            else
+                gx__sb_puts(b, "      acc = has ? gx_rp_op(acc, r) : r;\n      has = 1;\n      out[gx_i] = acc.v0;\n");
+        }
+        gx__sb_printf(b, "      acc%d = acc;\n      has%d = has;\n    }\n", c, c);
+    }
+    gx__sb_puts(b, "  }\n");
+}
+
+static void gen_cpu_scan(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
+{
+    /* Pass a: each chain's fold into its part. */
+    cpu_head(b, "gx_rp_scan_a", sg);
+    emit_acc_init(b, ks, true);
+    for (int c = 0; c < RP_CPU_CHAINS; c++)
+        gx__sb_printf(b, "  gx_acc acc%d = acc;\n  uint32_t has%d = has;\n", c, c);
+    cpu_chains(b, sg, ks, false);
+    for (int c = 0; c < RP_CPU_CHAINS; c++)
+        gx__sb_printf(b, "  part[(int64_t)thread * %d + %d].v = acc%d;\n  part[(int64_t)thread * %d + %d].has = has%d;\n",
+                      RP_CPU_CHAINS, c, c, RP_CPU_CHAINS, c, c);
+    gx__sb_puts(b, "}\n");
+    /* Pass b: every chain starts from the parts before it. */
+    cpu_head(b, "gx_rp_scan_b", sg);
+    char upto[48];
+    gx__fmt(upto, sizeof upto, "(int64_t)thread * %d", RP_CPU_CHAINS);
+    cpu_prefix(b, ks, upto);
+    for (int c = 0; c < RP_CPU_CHAINS; c++)
+        gx__sb_printf(b,
+                      "  gx_acc acc%d = acc;\n  uint32_t has%d = has;\n"
+                      "  { const gx_slot *p = &part[(int64_t)thread * %d + %d];\n"
+                      "    if (p->has) { acc = has ? gx_rp_op(acc, p->v) : p->v; has = 1; } }\n",
+                      c, c, RP_CPU_CHAINS, c);
+    gx__sb_printf(b, "  %s *restrict out = (%s *)(gx_uptr)a->out[0];\n", ct(ks->acc[0]), ct(ks->acc[0]));
+    cpu_chains(b, sg, ks, true);
+    gx__sb_puts(b, "}\n");
+}
+
 static void gen_cpu(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
 {
     if (ks->term == RP_T_REDUCE) {
@@ -390,18 +459,7 @@ static void gen_cpu(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
         gx__sb_puts(b, "    o += q;\n  }\n}\n");
         return;
     }
-    /* scan: fold each chunk, then each worker starts from the parts before it. */
-    cpu_fold_entry(b, sg, ks, "gx_rp_scan_a");
-    cpu_head(b, "gx_rp_scan_b", sg);
-    cpu_prefix(b, ks, "thread");
-    gx__sb_printf(b, "  %s *restrict out = (%s *)(gx_uptr)a->out[0];\n", ct(ks->acc[0]), ct(ks->acc[0]));
-    gx__sb_puts(b, "  for (int64_t i = begin; i < end; i++) {\n");
-    emit_elem(b, sg, "i", NULL, "a->", "    ");
-    emit_lift(b, ks, "    ");
-    if (ks->exclusive)
-        gx__sb_puts(b, "    out[i] = acc.v0;\n    acc = gx_rp_op(acc, r);\n  }\n}\n");
-    else
-        gx__sb_puts(b, "    acc = has ? gx_rp_op(acc, r) : r;\n    has = 1;\n    out[i] = acc.v0;\n  }\n}\n");
+    gen_cpu_scan(b, sg, ks);
 }
 
 /* ------------------------------------------------------------ CUDA helpers */

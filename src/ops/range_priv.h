@@ -139,6 +139,9 @@ typedef struct rp_tshape {
     int minb;    /* __launch_bounds__ minimum blocks per SM (0: NVCC's choice) */
 } rp_tshape;
 rp_tshape rp_tile_shape(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks);
+/* Interleaved chains per worker of a CPU scan (range_gen.c, gen_cpu_scan). */
+#define RP_CPU_CHAINS 4
+
 #ifndef RP_BLOCK /* threads per block of range kernels (a build option for experiments) */
 #define RP_BLOCK 256
 #endif

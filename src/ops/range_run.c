@@ -229,7 +229,7 @@ gx_status rp_run_scan(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx_arra
     rp_tshape sh = rp_tile_shape(ctx, sg, ks);
     int64_t tile = (int64_t)sh.block * sh.items;
     a.ntiles = (sg->n + tile - 1) / tile;
-    a.nparts = cuda ? a.ntiles : cpu_parts(ctx);
+    a.nparts = cuda ? a.ntiles : cpu_parts(ctx) * RP_CPU_CHAINS;
     size_t bytes = 64 + (size_t)(a.nparts + 1) * slot_bytes(ks);
     if (cuda)
         return lookback_launch(ctx, &k2, &a, sg->n, bytes, sh.block);

@@ -63,6 +63,7 @@ static int rg_fin(void) { return gx__knob_int("GX_RG_FIN", 4, 1, 16); }
 static int rg_grid_waves(const rg_spec *sp) { return gx__knob_int("GX_RG_GRID", sp->with_index ? 1 : 2, 1, 16); }
 #define RG_CPU_ACC 8    /* independent accumulators per CPU thread */
 #define RG_CPU_LANES 16 /* f64 accumulators of narrower streams: lanes of one array */
+#define RG_CPU_FIND 256 /* elements per batch of the CPU argmin/argmax (rg_gen_cpu_find) */
 
 /* ------------------------------------------------------------ scratch */
 
@@ -391,6 +392,11 @@ static bool rg_wide_lanes(const rg_spec *sp)
     return sp->acc == GX_F64 && rg_widens(sp) && !sp->with_index && !sp->filtered;
 }
 
+static bool rg_cpu_lanes(const rg_spec *sp)
+{
+    return !sp->with_index && !sp->filtered;
+}
+
 /* The thread's share folded into RG_CPU_LANES lanes of one accumulator array (see
  * rg_wide_lanes), stored to its partial. */
 static void rg_gen_cpu_lanes(gx__sbuf *b, const rg_spec *sp, const char *const *load)
@@ -438,6 +444,33 @@ static void rg_gen_cpu_named(gx__sbuf *b, const rg_spec *sp, const char *const *
         gx__sb_puts(b, "  ((int64_t *)(rg_uptr)a->part_idx)[thread] = q0;\n");
 }
 
+/* argmin/argmax: per batch of RG_CPU_FIND elements, the batch's best value alone in
+ * RG_CPU_LANES lanes (rg_sel: a compare and a blend, which vectorise), then its first
+ * index only when it beats the thread's best -- on most batches it does not, and the
+ * batch is still in L1 when it does.  The eight named (value, index) accumulators
+ * this replaced branch per element and stay scalar: argmin of 2^20 f32 on the
+ * 2-core VM took 1323 us against 363 us for the sum of the same data. */
+static void rg_gen_cpu_find(gx__sbuf *b, const rg_spec *sp, const char *const *load)
+{
+    gx__sb_puts(b, "  rg_acc r = rg_identity(u);\n  int64_t q = RG_IMAX;\n  int64_t i0 = begin;\n");
+    gx__sb_printf(b, "  for (; i0 + %d <= end; i0 += %d) {\n    rg_acc bm[%d];\n    for (int k = 0; k < %d; k++)\n",
+                  RG_CPU_FIND, RG_CPU_FIND, RG_CPU_LANES, RG_CPU_LANES);
+    rg_gen_value(b, sp, "i0 + k", load, "    ");
+    gx__sb_printf(b, "      bm[k] = v;\n    }\n    for (int jb = %d; jb < %d; jb += %d)\n      for (int k = 0; k < %d; k++)\n",
+                  RG_CPU_LANES, RG_CPU_FIND, RG_CPU_LANES, RG_CPU_LANES);
+    rg_gen_value(b, sp, "i0 + jb + k", load, "      ");
+    gx__sb_printf(b,
+                  "        bm[k] = rg_sel(bm[k], v);\n      }\n"
+                  "    for (int st = %d; st > 0; st /= 2)\n      for (int k = 0; k < st; k++) bm[k] = rg_sel(bm[k], bm[k + st]);\n"
+                  "    if (q != RG_IMAX && !rg_better(bm[0], r))\n      continue;\n"
+                  "    for (int j = 0; j < %d; j++)\n",
+                  RG_CPU_LANES / 2, RG_CPU_FIND);
+    rg_gen_value(b, sp, "i0 + j", load, "    ");
+    gx__sb_puts(b, "      if (!rg_better(bm[0], v)) { r = v; q = i; break; }\n    }\n  }\n  for (; i0 < end; i0++)\n");
+    rg_gen_elem(b, sp, "i0", load, "r", "q", "    ");
+    gx__sb_puts(b, "  ((rg_acc *)(rg_uptr)a->part)[thread] = r;\n  ((int64_t *)(rg_uptr)a->part_idx)[thread] = q;\n");
+}
+
 static void rg_gen_cpu(gx__sbuf *b, const rg_spec *sp)
 {
     /* GCC 12 -O3 -march=native -fwrapv miscompiles the vectorised form of this loop
@@ -455,8 +488,10 @@ static void rg_gen_cpu(gx__sbuf *b, const rg_spec *sp)
         gx__fmt(ld[s], sizeof ld[s], "s%d[i]", s);
         load[s] = ld[s];
     }
-    if (rg_wide_lanes(sp))
+    if (rg_cpu_lanes(sp))
         rg_gen_cpu_lanes(b, sp, load);
+    else if (sp->with_index && !sp->filtered)
+        rg_gen_cpu_find(b, sp, load);
     else
         rg_gen_cpu_named(b, sp, load);
     gx__sb_puts(b, "  ((int64_t *)(rg_uptr)a->seen)[thread] = 1;\n}\n");

@@ -1,0 +1,89 @@
+/* cpu_cache.c -- the CPU backend's memory pool: see cpu_cache.h. */
+#include "backend/cpu/cpu_cache.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The class of `bytes` and the size its blocks have (*size), or -1: not kept. */
+static int cache_class(size_t bytes, size_t *size)
+{
+    *size = (bytes + 63) & ~(size_t)63;
+    if (bytes <= CPU_CACHE_MIN || bytes > ((size_t)1 << CPU_CACHE_MAXLOG))
+        return -1;
+    int e = 63 - __builtin_clzll((unsigned long long)(bytes - 1)); /* 2^e < bytes <= 2^(e+1) */
+    size_t step = ((size_t)1 << (e + 1)) / 16;
+    size_t q = (bytes + step - 1) / step; /* 9..16 */
+    *size = q * step;
+    return (e - 16) * 8 + (int)(q - 9);
+}
+
+void cpu_cache_init(cpu_cache *c, size_t cap)
+{
+    memset(c, 0, sizeof *c);
+    pthread_mutex_init(&c->mu, NULL);
+    c->cap = cap;
+}
+
+void cpu_cache_trim(cpu_cache *c)
+{
+    pthread_mutex_lock(&c->mu);
+    for (int k = 0; k < CPU_CACHE_CLASSES; k++) {
+        while (c->free[k]) {
+            void *p = c->free[k];
+            memcpy(&c->free[k], p, sizeof p);
+            free(p);
+        }
+    }
+    c->held -= c->cached;
+    c->cached = 0;
+    pthread_mutex_unlock(&c->mu);
+}
+
+void cpu_cache_destroy(cpu_cache *c)
+{
+    cpu_cache_trim(c);
+    pthread_mutex_destroy(&c->mu);
+}
+
+void *cpu_cache_alloc(cpu_cache *c, size_t bytes)
+{
+    size_t size;
+    int k = cache_class(bytes, &size);
+    pthread_mutex_lock(&c->mu);
+    void *p = k >= 0 ? c->free[k] : NULL;
+    if (p) {
+        memcpy(&c->free[k], p, sizeof p);
+        c->cached -= size;
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (p)
+        return p;
+    p = aligned_alloc(64, size);
+    if (p) {
+        pthread_mutex_lock(&c->mu);
+        c->held += size;
+        pthread_mutex_unlock(&c->mu);
+    }
+    return p;
+}
+
+void cpu_cache_free(cpu_cache *c, void *p, size_t bytes)
+{
+    if (!p)
+        return;
+    size_t size;
+    int k = cache_class(bytes, &size);
+    pthread_mutex_lock(&c->mu);
+    bool keep = k >= 0 && c->cached + size <= c->cap;
+    if (keep) {
+        memcpy(p, &c->free[k], sizeof p);
+        c->free[k] = p;
+        c->cached += size;
+    } else {
+        c->held -= size;
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (!keep)
+        free(p);
+}

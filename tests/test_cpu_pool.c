@@ -1,0 +1,254 @@
+/* test_cpu_pool.c -- the CPU backend's thread pool, its memory pool, and the kernels
+ * whose CPU form splits work by thread (sums, argmin/argmax batches, scan chains):
+ * right at every thread count from 1 to twice the cores, and the same bits on a
+ * second run at one count, as gx/gx.h promises.  These tests make their own CPU
+ * contexts, so they run the same in the cuda.* registration. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "gx_test.h"
+
+#include <stdlib.h>
+
+/* A CPU context with `threads` threads (GX_CPU_THREADS is read at creation). */
+static gx_ctx *ctx_threads(int threads)
+{
+    char v[16];
+    snprintf(v, sizeof v, "%d", threads);
+    setenv("GX_CPU_THREADS", v, 1);
+    gx_ctx *ctx = NULL;
+    gx_status s = gx_ctx_create(&ctx, GX_BACKEND_CPU);
+    unsetenv("GX_CPU_THREADS");
+    return s == GX_OK ? ctx : NULL;
+}
+
+static int cpu_cores(void)
+{
+    gx_ctx *c = NULL;
+    gx_device_info d;
+    int n = 1;
+    if (gx_ctx_create(&c, GX_BACKEND_CPU) == GX_OK && gx_device_info_get(c, &d) == GX_OK && d.multiprocessors > 0)
+        n = d.multiprocessors;
+    gx_ctx_destroy(c);
+    return n;
+}
+
+/* Sizes that cross the pool's split points, the find batches (256) and scan chains. */
+static const int64_t k_sizes[] = {1, 2, 31, 33, 255, 257, 4097, 65536 * 3 + 5, (1 << 20) + 7};
+#define NSIZES ((int)(sizeof k_sizes / sizeof k_sizes[0]))
+
+typedef struct ref_data {
+    int64_t n;
+    float *f;   /* values with many ties (multiples of 1/8 in [-4, 4)) */
+    int32_t *i; /* integers in [-50, 50] */
+} ref_data;
+
+static void ref_make(ref_data *r, int64_t n)
+{
+    r->n = n;
+    r->f = malloc((size_t)n * sizeof *r->f);
+    r->i = malloc((size_t)n * sizeof *r->i);
+    for (int64_t k = 0; k < n; k++) {
+        r->f[k] = (float)((int)(gxt_rand01() * 64) - 32) / 8.0f;
+        r->i[k] = (int32_t)(gxt_rand01() * 101) - 50;
+    }
+}
+
+static void ref_free(ref_data *r)
+{
+    free(r->f);
+    free(r->i);
+}
+
+static int64_t first_best(const float *x, int64_t n, int sign)
+{
+    int64_t q = 0;
+    for (int64_t k = 1; k < n; k++)
+        if (sign * x[k] < sign * x[q])
+            q = k;
+    return q;
+}
+
+/* Every checked result of one context on one size; `bits` gets the f32 sum's bits. */
+static void check_ops(gx_ctx *ctx, const ref_data *r, uint32_t *bits)
+{
+    int64_t n = r->n;
+    gx_array *xf = NULL, *xi = NULL, *sc = NULL, *kept = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, r->f, &xf));
+    GXT_OK(gx_array_from_host(ctx, GX_I32, 1, &n, r->i, &xi));
+    double sf = 0;
+    int64_t si = 0;
+    for (int64_t k = 0; k < n; k++)
+        sf += r->f[k], si += r->i[k];
+    gx_scalar v;
+    GXT_OK(gx_sum(xf, &v));
+    GXT_EQ_I64(v.dtype, GX_F32);
+    GXT_NEAR(v.v.f, sf, 1e-6 * (1 + fabs(sf)));
+    float f = (float)v.v.f;
+    memcpy(bits, &f, 4);
+    GXT_OK(gx_sum(xi, &v));
+    GXT_EQ_I64((int64_t)gx_scalar_to_f64(v), si);
+    int64_t q = -1;
+    GXT_OK(gx_argmin(xf, &q));
+    GXT_EQ_I64(q, first_best(r->f, n, 1));
+    GXT_OK(gx_argmax(xf, &q));
+    GXT_EQ_I64(q, first_best(r->f, n, -1));
+    /* Inclusive integer scan: exact against the running sum. */
+    GXT_OK(gx_scan(ctx, "+", xi, NULL, &sc));
+    gx_array *sc64 = NULL;
+    GXT_OK(gx_array_clone(sc, GX_I64, &sc64));
+    int64_t *back = malloc((size_t)n * sizeof *back);
+    GXT_OK(gx_array_to_host(sc64, back, (size_t)n * sizeof *back));
+    gx_array_release(sc64);
+    int64_t run = 0, bad = -1;
+    for (int64_t k = 0; k < n && bad < 0; k++) {
+        run += r->i[k];
+        if (back[k] != run)
+            bad = k;
+    }
+    GXT_EQ_I64(bad, -1);
+    free(back);
+    /* Compaction keeps the order. */
+    gx_array *in[1] = {xf};
+    int64_t len = -1;
+    GXT_OK(gx_filter(ctx, "x -> x > 0.5f", 1, in, NULL, &kept));
+    GXT_OK(gx_array_size(kept, &len));
+    int64_t want = 0;
+    for (int64_t k = 0; k < n; k++)
+        want += r->f[k] > 0.5f;
+    GXT_EQ_I64(len, want);
+    gx_array_release(kept);
+    gx_array_release(sc);
+    gx_array_release(xf);
+    gx_array_release(xi);
+}
+
+GXT_TEST(cpu_every_thread_count_right_and_reproducible)
+{
+    int cores = cpu_cores(), top = 2 * cores < 32 ? 2 * cores : 32;
+    ref_data r[NSIZES];
+    for (int s = 0; s < NSIZES; s++)
+        ref_make(&r[s], k_sizes[s]);
+    for (int t = 1; t <= top; t++) {
+        gx_ctx *ctx = ctx_threads(t);
+        GXT_CHECK(ctx != NULL);
+        if (!ctx)
+            break;
+        for (int s = 0; s < NSIZES; s++) {
+            uint32_t b1 = 0, b2 = 1;
+            check_ops(ctx, &r[s], &b1);
+            check_ops(ctx, &r[s], &b2);
+            if (b1 != b2)
+                fprintf(stderr, "threads %d, n %lld: f32 sum bits differ between runs\n", t, (long long)r[s].n);
+            GXT_EQ_I64(b1, b2);
+        }
+        gx_ctx_destroy(ctx);
+    }
+    for (int s = 0; s < NSIZES; s++)
+        ref_free(&r[s]);
+}
+
+/* argmin/argmax in batches: a best value met again in a later batch keeps the first
+ * index; NaN loses to everything and is the answer only when all values are NaN. */
+GXT_TEST(cpu_find_batches_ties_and_nan)
+{
+    gx_ctx *ctx = ctx_threads(2);
+    GXT_CHECK(ctx != NULL);
+    const int64_t ns[] = {1, 255, 256, 257, 1000, 70001};
+    for (size_t c = 0; c < sizeof ns / sizeof ns[0]; c++) {
+        int64_t n = ns[c];
+        double *h = malloc((size_t)n * sizeof *h);
+        for (int64_t k = 0; k < n; k++)
+            h[k] = (k % 7 == 3) ? NAN : (double)(k % 97);
+        h[n - 1] = -5; /* the minimum last ... */
+        if (n > 300)
+            h[n / 3] = -5; /* ... and earlier in another batch: the first wins */
+        h[n / 2] = n > 2 ? 500 : h[n / 2];
+        gx_array *x = NULL;
+        GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, h, &x));
+        int64_t q = -1;
+        GXT_OK(gx_argmin(x, &q));
+        GXT_EQ_I64(q, n > 300 ? n / 3 : n - 1);
+        GXT_OK(gx_argmax(x, &q));
+        GXT_EQ_I64(q, n > 2 ? n / 2 : (n == 1 ? 0 : 0));
+        gx_array_release(x);
+        for (int64_t k = 0; k < n; k++)
+            h[k] = NAN;
+        GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, h, &x));
+        GXT_OK(gx_argmin(x, &q));
+        GXT_EQ_I64(q, 0);
+        if (n > 3) {
+            h[n - 2] = 1;
+            gx_array_release(x);
+            GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, h, &x));
+            GXT_OK(gx_argmax(x, &q));
+            GXT_EQ_I64(q, n - 2);
+        }
+        gx_array_release(x);
+        free(h);
+    }
+    gx_ctx_destroy(ctx);
+}
+
+/* Every integer and float dtype through the batched argmin/argmax, against a host
+ * first-index search over the same values. */
+GXT_TEST(cpu_find_every_dtype)
+{
+    gx_ctx *ctx = ctx_threads(3);
+    GXT_CHECK(ctx != NULL);
+    const gx_dtype dts[] = {GX_I8, GX_U8, GX_I16, GX_U16, GX_I32, GX_U32, GX_I64, GX_U64, GX_F32, GX_F64};
+    int64_t n = 5000 + 77;
+    double *vals = malloc((size_t)n * sizeof *vals);
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+        for (int64_t k = 0; k < n; k++)
+            vals[k] = (double)(int)(gxt_rand01() * 100); /* 0..99: ties everywhere */
+        gx_array *xd = NULL, *x = NULL;
+        GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, vals, &xd));
+        GXT_OK(gx_array_clone(xd, dts[d], &x));
+        int64_t lo = 0, hi = 0, q = -1;
+        for (int64_t k = 1; k < n; k++) {
+            lo = vals[k] < vals[lo] ? k : lo;
+            hi = vals[k] > vals[hi] ? k : hi;
+        }
+        GXT_OK(gx_argmin(x, &q));
+        GXT_EQ_I64(q, lo);
+        GXT_OK(gx_argmax(x, &q));
+        GXT_EQ_I64(q, hi);
+        gx_array_release(x);
+        gx_array_release(xd);
+    }
+    free(vals);
+    gx_ctx_destroy(ctx);
+}
+
+/* The memory pool hands a released block to the next array of its size class: the
+ * new array has its own contents, the pool's bytes show in `reserved`, and a trim
+ * gives them back. */
+GXT_TEST(cpu_memory_pool_reuses_and_trims)
+{
+    gx_ctx *ctx = ctx_threads(2);
+    GXT_CHECK(ctx != NULL);
+    int64_t n = 1 << 20;
+    gx_array *a = NULL, *b = NULL;
+    GXT_OK(gx_array_empty(ctx, GX_F32, 1, &n, &a));
+    GXT_OK(gx_array_fill_f64(a, 7));
+    gx_array_release(a);
+    gx_memory_stats m;
+    GXT_OK(gx_memory_stats_get(ctx, &m));
+    GXT_EQ_I64(m.in_use, 0);
+    GXT_CHECK(m.reserved >= (size_t)n * 4); /* kept for the next array */
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &b));
+    float *h = malloc((size_t)n * sizeof *h);
+    GXT_OK(gx_array_to_host(b, h, (size_t)n * sizeof *h));
+    int64_t nonzero = 0;
+    for (int64_t k = 0; k < n; k++)
+        nonzero += h[k] != 0;
+    GXT_EQ_I64(nonzero, 0);
+    gx_array_release(b);
+    GXT_OK(gx_memory_trim(ctx));
+    GXT_OK(gx_memory_stats_get(ctx, &m));
+    GXT_EQ_I64(m.in_use, 0);
+    GXT_CHECK(m.reserved < (size_t)n * 4);
+    free(h);
+    gx_ctx_destroy(ctx);
+}
