@@ -382,12 +382,20 @@ static void cpu_chains(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, bool s
         gx__fmt(idx, sizeof idx, c < RP_CPU_CHAINS - 1 ? "begin + %d * gx_sub + k" : "i", c);
         gx__sb_printf(b, "      gx_acc acc = acc%d;\n      uint32_t has = has%d;\n      (void)has;\n", c, c);
         emit_elem(b, sg, idx, NULL, "a->", "      ");
-        if (!scan) {
+        /* With an identity every chain starts from a value: no flag to test (the
+         * compiler kept a branch per element for it). */
+        bool plain = ks->has_identity && !sg->filtered;
+        if (!scan && !plain) {
             emit_accum(b, ks, "      ");
+        } else if (!scan) {
+            emit_lift(b, ks, "      ");
+            gx__sb_puts(b, "      acc = gx_rp_op(acc, r);\n");
         } else {
             emit_lift(b, ks, "      ");
             if (ks->exclusive)
                 gx__sb_puts(b, "      out[gx_i] = acc.v0;\n      acc = gx_rp_op(acc, r);\n");
+            else if (plain)
+                gx__sb_puts(b, "      acc = gx_rp_op(acc, r);\n      out[gx_i] = acc.v0;\n");
             else
                 gx__sb_puts(b, "      acc = has ? gx_rp_op(acc, r) : r;\n      has = 1;\n      out[gx_i] = acc.v0;\n");
         }

@@ -568,16 +568,19 @@ typedef struct ra_argbuf {
 static gx_status ra_launch_cpu(rd_job *job, const gx__kernel *k, ra_argbuf *ab)
 {
     gx_ctx *ctx = job->ctx;
-    /* Few outputs would leave most workers idle (the pool wants 4096 items per
-     * worker): each output counts as wmul items. */
-    int64_t workers = gx__ctx_workers(ctx), want = 4096 * workers;
+    /* Few outputs would leave most workers idle: each output counts as wmul items, so
+     * the pool can split them; a part is worth a thread from about 8192 elements of
+     * work (cpu_backend.c, CPU_GRAIN), which is the grain in items here. */
+    int64_t workers = gx__ctx_workers(ctx), want = 8192 * workers;
     ab->u.wmul = job->nout >= want ? 1 : (want + job->nout - 1) / job->nout;
+    int64_t per_item = job->nred / ab->u.wmul; /* elements of work per item, rounded down */
     gx__launch l;
     memset(&l, 0, sizeof l);
     l.args = ab;
     l.args_size = sizeof *ab;
     l.n = job->nout * ab->u.wmul;
     l.cpu_align = ab->u.wmul;
+    l.cpu_grain = per_item > 0 ? (8192 + per_item - 1) / per_item : 8192;
     return ctx->be.iface->launch.run(&ctx->be, k->fn, &l);
 }
 

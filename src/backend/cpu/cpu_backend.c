@@ -30,21 +30,37 @@ typedef struct cpu_job {
     const void *args;
     int64_t n, align;
     int nparts;
+    uint64_t id; /* the job's number: its tag in cpu_pool.claim */
 } cpu_job;
 
-/* The caller hands each part of a job to one worker through that worker's own slot
- * (the job, then a bumped generation) and collects the parts through an atomic count
- * of parts still running.  Workers spin on their slot for a while before they sleep
- * on a condition variable, and the caller spins on the count: a mutex +
- * condition-variable handoff took 40-80 us per call on the 2-core VM (perf: 60% of a
- * 2^16 f32 sum's time in futex wake-ups; the sum itself takes 3 us), a spinning
- * handoff about 1 us.  The spin is bounded (CPU_SPIN_NS), so an idle pool sleeps and
- * a busy machine gets its cores back.  A worker only ever reads a job handed to it,
- * and the caller writes the next one only after every part is done. */
+/* How a job runs.  The caller cuts [0, n) into parts with fixed bounds (cpu_range)
+ * and claims them one at a time from an atomic counter, as does every worker it
+ * handed the job to; whoever runs part p calls fn(..., p), so a kernel's per-part
+ * results (reduction partials, scan carries) do not depend on which thread ran what,
+ * and results stay the same bits for a given thread count.
+ *
+ * Why claiming: on a loaded machine a worker may not run for milliseconds; the caller
+ * then runs that worker's part itself instead of waiting for it (with another process
+ * busy on one of the VM's 2 cores, a 32 x 32 row sum took 215 us a call when each
+ * part belonged to one thread).  The caller waits only for parts already started.
+ *
+ * Why spinning: a mutex + condition-variable handoff took 40-80 us per call on the
+ * 2-core VM (perf: 60% of a 2^16 f32 sum's time in futex wake-ups; the sum itself
+ * takes 3 us), a spinning one about 1 us.  Workers spin on their slot for a while
+ * (CPU_SPIN_NS) before they sleep on a condition variable, so an idle pool sleeps.
+ *
+ * The job goes to a worker through its own slot, and only to a worker that is done
+ * with the job before (slot.done == slot.gen): a late worker still reading its old
+ * job is simply left out of the next one.  The counter `claim` holds the job's id
+ * beside the next part, so a late worker cannot claim a part of a job it was not
+ * given. */
 typedef struct cpu_slot {
     _Alignas(64) _Atomic uint64_t gen; /* bumped once per job handed to this worker */
+    _Atomic uint64_t done;              /* the last gen this worker is finished with */
     cpu_job job;
 } cpu_slot;
+
+#define CPU_PART_BITS 20 /* claim: job id above, next part below (parts < 2^20) */
 
 typedef struct cpu_pool {
     pthread_mutex_t mu;
@@ -52,8 +68,10 @@ typedef struct cpu_pool {
     pthread_t *threads;
     cpu_slot *slots; /* slots[i] feeds worker i + 1 */
     int nthreads;    /* workers besides the calling thread */
-    _Atomic int pending;  /* parts of the current job still running */
-    _Atomic int sleepers; /* workers blocked (or about to block) on `go` */
+    uint64_t jobs;   /* jobs run so far (the caller's; under the context lock) */
+    _Alignas(64) _Atomic uint64_t claim; /* (job id << CPU_PART_BITS) | next unclaimed part */
+    _Alignas(64) _Atomic int finished;   /* parts of the current job done */
+    _Atomic int sleepers;                /* workers blocked (or about to block) on `go` */
     _Atomic bool quit;
 } cpu_pool;
 
@@ -62,8 +80,11 @@ typedef struct cpu_pool {
  * a process that calls gx now and then. */
 #define CPU_SPIN_NS 200000
 
-/* Fewest items a part of a job gets when the launch names no grain of its own. */
-#define CPU_GRAIN 4096
+/* Fewest items a part of a job gets when the launch names no grain of its own: where
+ * a second thread starts to pay for its handoff.  Measured on the 2-core VM (f32 in
+ * cache, best of 900 calls, one part / two): sum 2^13 2.6 / 2.7 us, 2^14 3.8 / 3.3;
+ * 2x+y 2^13 2.5 / 2.4, 2^14 3.6 / 3.0. */
+#define CPU_GRAIN 8192
 
 typedef struct cpu_state {
     cpu_pool pool;
@@ -120,7 +141,11 @@ static uint64_t cpu_wait_job(cpu_pool *pool, cpu_slot *slot, uint64_t seen)
         if (g != seen || atomic_load_explicit(&pool->quit, memory_order_relaxed))
             return g;
         cpu_relax();
-        if ((i & 255) == 255) {
+        if ((i & 63) == 63) {
+            /* A spinning worker must not keep the caller (or anyone) off a core it
+             * needs: with another process busy on one of 2 cores, a pure spin made
+             * the median 2^16 scan 613 us (best 83). */
+            sched_yield();
             uint64_t now = cpu_now_ns();
             if (!t0)
                 t0 = now;
@@ -137,23 +162,39 @@ static uint64_t cpu_wait_job(cpu_pool *pool, cpu_slot *slot, uint64_t seen)
     return g;
 }
 
+/* Runs parts of `job` until none is left unclaimed. */
+static void cpu_claim_parts(cpu_pool *pool, const cpu_job *job)
+{
+    uint64_t tag = job->id << CPU_PART_BITS;
+    uint64_t c = atomic_load_explicit(&pool->claim, memory_order_acquire);
+    while ((c & ~(((uint64_t)1 << CPU_PART_BITS) - 1)) == tag) {
+        int part = (int)(c - tag);
+        if (part >= job->nparts)
+            return;
+        if (!atomic_compare_exchange_weak(&pool->claim, &c, c + 1))
+            continue; /* c holds the counter's new value */
+        int64_t b, e;
+        cpu_range(job, part, &b, &e);
+        if (b < e)
+            job->fn(job->args, b, e, part);
+        atomic_fetch_add_explicit(&pool->finished, 1, memory_order_release);
+        c = atomic_load_explicit(&pool->claim, memory_order_acquire);
+    }
+}
+
 static void *cpu_worker(void *p)
 {
     cpu_worker_arg *wa = p;
     cpu_pool *pool = wa->pool;
-    int index = wa->index;
-    cpu_slot *slot = &pool->slots[index - 1];
+    cpu_slot *slot = &pool->slots[wa->index - 1];
     free(wa);
     uint64_t seen = 0;
     for (;;) {
         seen = cpu_wait_job(pool, slot, seen);
         if (atomic_load(&pool->quit))
             break;
-        int64_t b, e;
-        cpu_range(&slot->job, index, &b, &e);
-        if (b < e)
-            slot->job.fn(slot->job.args, b, e, index);
-        atomic_fetch_sub_explicit(&pool->pending, 1, memory_order_release);
+        cpu_claim_parts(pool, &slot->job);
+        atomic_store_explicit(&slot->done, seen, memory_order_release);
     }
     return NULL;
 }
@@ -226,35 +267,38 @@ static int cpu_parts(const cpu_pool *pool, int64_t n, int64_t grain, int maxpart
     return parts;
 }
 
-/* Runs fn over [0, n) on `parts` workers (the caller is part 0); returns when every
- * share is done.  The context lock is held by the caller, so one job runs at a time
- * per context. */
+/* Runs fn over [0, n) in `parts` parts, on the caller and the idle workers; returns
+ * when every part is done.  The context lock is held by the caller, so one job runs
+ * at a time per context. */
 static void cpu_pool_run(cpu_pool *pool, cpu_entry fn, const void *args, int64_t n, int64_t align, int64_t grain,
                          int maxparts)
 {
     int parts = cpu_parts(pool, n, grain, maxparts);
-    cpu_job job = {fn, args, n, align < 1 ? 1 : align, parts};
+    cpu_job job = {fn, args, n, align < 1 ? 1 : align, parts, ++pool->jobs};
     if (parts == 1) {
         fn(args, 0, n, 0);
         return;
     }
-    atomic_store_explicit(&pool->pending, parts - 1, memory_order_relaxed);
-    for (int i = 1; i < parts; i++) {
-        pool->slots[i - 1].job = job;
-        atomic_fetch_add(&pool->slots[i - 1].gen, 1); /* seq_cst: pairs with cpu_wait_job */
+    atomic_store_explicit(&pool->finished, 0, memory_order_relaxed);
+    atomic_store_explicit(&pool->claim, job.id << CPU_PART_BITS, memory_order_release);
+    int handed = 0;
+    for (int i = 0; i < pool->nthreads && handed < parts - 1; i++) {
+        cpu_slot *sl = &pool->slots[i];
+        if (atomic_load_explicit(&sl->done, memory_order_acquire) != atomic_load_explicit(&sl->gen, memory_order_relaxed))
+            continue; /* still on an earlier job */
+        sl->job = job;
+        atomic_fetch_add(&sl->gen, 1); /* seq_cst: pairs with cpu_wait_job */
+        handed++;
     }
-    if (atomic_load(&pool->sleepers) > 0) {
+    if (handed && atomic_load(&pool->sleepers) > 0) {
         pthread_mutex_lock(&pool->mu);
         pthread_cond_broadcast(&pool->go);
         pthread_mutex_unlock(&pool->mu);
     }
-    int64_t b, e;
-    cpu_range(&job, 0, &b, &e);
-    if (b < e)
-        fn(args, b, e, 0);
-    /* The other parts started when this one did: spin, yielding the core now and
-     * then in case a worker is waiting for it (more threads than cores). */
-    for (unsigned i = 1; atomic_load_explicit(&pool->pending, memory_order_acquire) > 0; i++) {
+    cpu_claim_parts(pool, &job);
+    /* Every part is claimed: wait for those still running elsewhere, yielding the
+     * core now and then in case their thread needs it (more threads than cores). */
+    for (unsigned i = 1; atomic_load_explicit(&pool->finished, memory_order_acquire) < parts; i++) {
         cpu_relax();
         if ((i & 1023) == 0)
             sched_yield();
@@ -334,11 +378,36 @@ static size_t cpu_reserved(gx__backend *be)
     return r;
 }
 
+typedef struct cpu_copy_args {
+    char *dst;
+    const char *src;
+} cpu_copy_args;
+
+static void cpu_copy_part(const void *p, int64_t begin, int64_t end, int part)
+{
+    (void)part;
+    const cpu_copy_args *c = p;
+    memcpy(c->dst + begin, c->src + begin, (size_t)(end - begin));
+}
+
+/* Bytes a part of a copy gets at least: one thread's memcpy cannot fill the memory
+ * bus of a many-core machine (16-core host: one thread's copy ran at about a quarter
+ * of all cores'), and a part this size takes long beside its handoff (about 1 us). */
+#define CPU_COPY_GRAIN ((int64_t)1 << 18)
+
+/* Host to host: in parts over the pool when the copy is large and the ranges do not
+ * overlap (the pool's parts run in any order); memmove otherwise. */
 static gx_status cpu_copy(gx__backend *be, void *dst, const void *src, size_t n)
 {
-    (void)be;
-    if (n)
+    cpu_state *st = be->impl;
+    const char *d = dst, *s = src;
+    bool apart = d + n <= s || s + n <= d;
+    if (n >= 2 * (size_t)CPU_COPY_GRAIN && apart && st && st->pool.nthreads > 0) {
+        cpu_copy_args c = {dst, src};
+        cpu_pool_run(&st->pool, cpu_copy_part, &c, (int64_t)n, 4096, CPU_COPY_GRAIN, 0);
+    } else if (n) {
         memmove(dst, src, n);
+    }
     return GX_OK;
 }
 
