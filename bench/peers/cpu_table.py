@@ -2,11 +2,11 @@
 """The table of scripts/bench-cpu: gx on its CPU backend beside NumPy and OpenMP.
 
 Usage:
-    python3 bench/peers/cpu_table.py gx.jsonl numpy.jsonl omp.jsonl [machine.jsonl]
+    python3 bench/peers/cpu_table.py [machine.jsonl] gx.jsonl numpy.jsonl omp.jsonl
         [--scale IMPL:THREADS:FILE ...] [--scale-ops sum,map_saxpy,...]
 
-Reads the JSON lines of `gx bench --json`, bench/peers/cpu_numpy.py and
-bench/peers/cpu_omp.py (scripts/bench_merge.py's reader) and prints, per (op, dtype,
+Reads the JSON lines of `gx bench --json`, bench/peers/cpu_numpy.py and the
+program of bench/peers/cpu_omp.c (with scripts/bench_merge.py's reader) and prints, per (op, dtype,
 n) that a peer measured: the three medians, gx's speed against each peer (peer µs /
 gx µs: > 1 means gx is faster), gx's GB/s as a share of the machine's copy bandwidth
 (the "memcpy" row of cpu_omp: every thread copying its share), and whether the
