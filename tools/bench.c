@@ -352,7 +352,7 @@ static bool filter_item_matches(const char *item, size_t len, const char *name)
  * names several cases, each exactly, in one run). */
 static bool case_selected(const bench_opts *o, const char *name)
 {
-    if (!o->filter)
+    if (!o->filter || !*o->filter)
         return true;
     for (const char *p = o->filter;; p++) {
         size_t len = strcspn(p, ",");

@@ -569,7 +569,7 @@ typedef struct opts {
  * other item every name that contains it. */
 static bool selected(const char *filter, const char *name)
 {
-    if (!filter)
+    if (!filter || !*filter)
         return true;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", filter);
