@@ -15,7 +15,8 @@ Input: JSON objects, one a line (other lines are ignored):
     {"impl":"meta",...}                                                  # ignored
 Rows are merged by (op, dtype, n).  "speedup" is best_peer_us / gx_us (>1: gx
 faster).  "% copy" is the row's GB/s over the copy bandwidth: the "copy" op at
-the largest n measured, from impl "cuda", else "gx".
+the largest n measured, from impl "cuda", else "memcpy" (bench/peers/cpu_omp.c, on
+the CPU), else "gx".
 Writes DIR/BENCH.md and DIR/bench.png (DIR: --out, else $OUT, else "."), and
 prints the table to stdout last.
 """
@@ -28,14 +29,17 @@ import math
 import os
 import sys
 
-OP_ORDER = ["copy", "sum", "max", "argmin", "map_sin2cos2", "map_saxpy", "l2dist",
-            "scan_sum", "select_gt05", "sum_rows", "sum_cols", "rand_f32",
-            "iota_sum_i64", "pipeline_count", "sort_u32", "sort_f32"]
+OP_ORDER = ["copy", "h2d", "d2h", "sum", "max", "argmin", "argmax", "mean", "map_sin2cos2",
+            "map_saxpy", "map_saxpy_new", "l2dist", "scan_sum", "scan_sum_new", "select_gt05",
+            "sum_rows", "sum_cols", "rand_f32", "iota_sum_i64", "pipeline_count", "sort_u32",
+            "sort_f32"]
 LAST_OPS = ["sgemm"]
-IMPL_ORDER = ["gx", "cuda", "cub", "cublas", "torch", "cupy", "cupy_kernel", "cuda-hand", "cuda-hand-sr"]
+IMPL_ORDER = ["gx", "cuda", "cub", "cublas", "torch", "cupy", "cupy_kernel", "cuda-hand", "cuda-hand-sr",
+              "numpy", "omp", "memcpy", "c_loop"]
 IMPL_COLOR = {"gx": "#d62728", "cuda": "#7f7f7f", "cub": "#1f77b4", "cublas": "#17becf",
               "torch": "#ff7f0e", "cupy": "#2ca02c", "cupy_kernel": "#98df8a",
-              "cuda-hand": "#9467bd", "cuda-hand-sr": "#c5b0d5"}
+              "cuda-hand": "#9467bd", "cuda-hand-sr": "#c5b0d5",
+              "numpy": "#8c564b", "omp": "#e377c2", "memcpy": "#7f7f7f", "c_loop": "#bcbd22"}
 META_IMPLS = {"device", "meta", "note", "versions"}
 
 
@@ -161,7 +165,7 @@ def copy_bandwidth(groups):
     for (op, _dt, n), impls in groups.items():
         if op != "copy":
             continue
-        for impl in ("cuda", "gx"):
+        for impl in ("cuda", "memcpy", "gx"):
             r = impls.get(impl)
             if r is None:
                 continue

@@ -11,7 +11,8 @@
  * backend, the same cases also time the machine's memcpy and a plain single-threaded
  * C loop, so CPU figures are ratios too.  A mark after %copy flags rows whose working
  * set fits in the cache (or that beat the copy), and a legend under the table says why.
- * --json prints one JSON object per line (the format scripts/bench_merge.py reads);
+ * --json prints one JSON object per line (the format scripts/bench_merge.py reads),
+ * each with a "check" (the result, or its f64 sum) that the CPU peers compare;
  * progress goes to stderr (bench_progress.c), so stdout holds the table alone.
  * --quick is the short run a first contact wants: two sizes, fewer repetitions. */
 #include "tools.h"
@@ -131,8 +132,11 @@ static const char *row_mark(bench_run *b, const bench_result *r, double gbs)
 static void print_json(const bench_run *b, const bench_result *r)
 {
     printf("{\"impl\":\"%s\",\"op\":\"%s\",\"dtype\":\"%s\",\"n\":%lld,\"median_us\":%.3f,\"bytes\":%.0f,\"flops\":%."
-           "0f,\"elems\":%.0f,\"device\":\"%s\"}\n",
+           "0f,\"elems\":%.0f,\"device\":\"%s\"",
            r->impl, r->op, r->dtype, (long long)r->n, r->median_us, r->bytes, r->flops, r->elems, b->d.name);
+    if (r->has_check)
+        printf(",\"check\":%.17g", r->check);
+    printf("}\n");
 }
 
 /* One row; flops first, as scripts/bench_merge.py rates them (a GEMM's byte count
@@ -310,10 +314,13 @@ static int bench_usage(void)
            "time left) to stderr.\n"
            "options:\n"
            "  --quick            a short run: sizes 2^20 and 2^24, %d runs each\n"
-           "  --filter S         only cases whose name contains S (=NAME: that case alone)\n"
+           "  --filter S         only cases whose name contains S (=NAME: that case alone;\n"
+           "                     S,T,...: any of them)\n"
            "  --sizes 20,24,28   element counts, as exponents of 2 (up to 8; default 20,24,28)\n"
            "  --reps N           timed runs per measurement (default 30)\n"
-           "  --json             one JSON object per line (what scripts/bench_merge.py reads)\n"
+           "  --json             one JSON object per line (what scripts/bench_merge.py reads),\n"
+           "                     with \"check\": the result's value or f64 sum, as the CPU\n"
+           "                     peers in bench/peers compute it (scripts/bench-cpu)\n"
            "  --map LAMBDA       time your own lambda over random f32 inputs instead\n"
            "  --define FILE      C functions the --map lambda may call\n"
            "  --no-progress      no progress lines on stderr\n"
@@ -322,18 +329,39 @@ static int bench_usage(void)
     print_case_names();
     printf("examples: gx bench --quick\n"
            "          gx bench --filter sum --sizes 24,28 --json > gx.jsonl\n"
+           "          gx bench --filter =sum,=scan_sum --sizes 20\n"
            "          gx bench --map 'x, y -> x*y + 1' --sizes 24\n");
     return 0;
 }
 
 /* ------------------------------------------------------------ the run */
 
-/* --filter S: names containing S; =NAME: that name only ("sum" is in several names). */
+/* One item of --filter: names containing it; =NAME: that name only ("sum" is in
+ * several names).  item is len characters, not terminated. */
+static bool filter_item_matches(const char *item, size_t len, const char *name)
+{
+    char buf[128];
+    if (len >= sizeof buf)
+        len = sizeof buf - 1;
+    memcpy(buf, item, len);
+    buf[len] = 0;
+    return buf[0] == '=' ? strcmp(name, buf + 1) == 0 : strstr(name, buf) != NULL;
+}
+
+/* --filter A,B,...: a case that any comma-separated item selects (scripts/bench-cpu
+ * names several cases, each exactly, in one run). */
 static bool case_selected(const bench_opts *o, const char *name)
 {
-    if (!o->filter)
+    if (!o->filter || !*o->filter)
         return true;
-    return o->filter[0] == '=' ? strcmp(name, o->filter + 1) == 0 : strstr(name, o->filter) != NULL;
+    for (const char *p = o->filter;; p++) {
+        size_t len = strcspn(p, ",");
+        if (len > 0 && filter_item_matches(p, len, name))
+            return true;
+        p += len;
+        if (*p == 0)
+            return false;
+    }
 }
 
 static int max_exponent(const bench_opts *o)

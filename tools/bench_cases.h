@@ -13,6 +13,12 @@ typedef struct bench_result {
      * (bench_rot_count); 0 = just `bytes`.  Against the cache size, it says whether
      * the rate is the cache's or memory's (the * mark in the table). */
     double footprint;
+    /* A value computed from the result after the timed runs (the result itself for a
+     * scalar, else the f64 sum of its elements), for --json's "check": the CPU peers
+     * (bench/peers/cpu_*) compute the same from the same inputs, so a wrong result
+     * shows up beside its time.  has_check 0: none (the plain-C references). */
+    double check;
+    int has_check;
 } bench_result;
 
 typedef gx_status (*bench_case_fn)(void *state);
@@ -38,12 +44,15 @@ extern const bench_case bench_cases[];
 gx_status bench_case_sum(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_max(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_argmin(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_argmax(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_mean(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_l2dist(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_max_lambda(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_sum_rows(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_sum_cols(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 /* bench_range.c: scans, compaction, fused pipelines */
 gx_status bench_case_scan_sum(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_scan_sum_new(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_select_gt05(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_iota_sum_i64(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_pipeline_count(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
@@ -84,7 +93,22 @@ void bench_progress_clear(bench_progress *p);
 /* Ends the last step; prints the count, the total time and the failures. */
 void bench_progress_finish(bench_progress *p);
 
-/* Fresh random f32 in [0,1) on the device. */
+/* Bits of element i of the inputs of `seed`: splitmix64's output function over a
+ * counter, not a sequence, so the NumPy and OpenMP peers (bench/peers/cpu_*) make
+ * the very same inputs (f32: the top 24 bits / 2^24, uniform in [0,1); i32: the top
+ * 10 bits) and their checks can be compared with gx's. */
+static inline uint64_t bench_bits(uint64_t seed, uint64_t i)
+{
+    uint64_t z = (seed << 40) + i + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+/* Host f32 inputs of `seed` (bench_bits); NULL when out of memory.  Free with free(). */
+float *bench_host_f32(int64_t n, uint64_t seed);
+/* The same inputs on the device. */
 gx_status bench_random_f32(gx_ctx *ctx, int64_t n, uint64_t seed, gx_array **out);
+/* Sets r's check to the f64 sum of a's elements (see bench_result). */
+gx_status bench_check(gx_ctx *ctx, gx_array *a, bench_result *r);
 
 #endif

@@ -69,7 +69,7 @@ gx_status bench_case_sgemm(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, 
     if (s == GX_OK)
         s = bench_time(ctx, run_gemm, &g, reps, &us);
     if (s == GX_OK)
-        rows[(*nrows)++] = (bench_result){"gx", "sgemm", "f32", m, us, bytes, flops, 0, 0};
+        rows[(*nrows)++] = (bench_result){"gx", "sgemm", "f32", m, us, bytes, flops, 0, 0, 0, 0};
 #ifdef GX_HAVE_CBLAS
     if (s == GX_OK && k == GX_BACKEND_CPU) {
         g.ha = malloc((size_t)mm * 4), g.hb = malloc((size_t)mm * 4), g.hc = calloc((size_t)mm, 4);
@@ -79,7 +79,7 @@ gx_status bench_case_sgemm(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, 
         if (s == GX_OK)
             s = bench_time(ctx, run_openblas, &g, reps, &us);
         if (s == GX_OK)
-            rows[(*nrows)++] = (bench_result){"openblas", "sgemm", "f32", m, us, bytes, flops, 0, 0};
+            rows[(*nrows)++] = (bench_result){"openblas", "sgemm", "f32", m, us, bytes, flops, 0, 0, 0, 0};
         free(g.ha), free(g.hb), free(g.hc);
     }
 #endif
@@ -109,7 +109,7 @@ gx_status bench_case_rand_f32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int rep
     if (s == GX_OK)
         s = bench_time(ctx, run_rand, &r, reps, &us);
     if (s == GX_OK)
-        rows[(*nrows)++] = (bench_result){"gx", "rand_f32", "f32", n, us, (double)n * 4, 0, 0, 0};
+        rows[(*nrows)++] = (bench_result){"gx", "rand_f32", "f32", n, us, (double)n * 4, 0, 0, 0, 0, 0};
     gx_array_release(r.out);
     return s;
 }

@@ -56,7 +56,7 @@ gx_status bench_case_pool(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, b
         gx_status s = pool_pair_us(ctx, sizes[i], reps * 10, &us);
         if (s != GX_OK)
             return s;
-        rows[(*nrows)++] = (bench_result){"gx", "pool_alloc_free", "u8", sizes[i], us, 0, 0, 0, 0};
+        rows[(*nrows)++] = (bench_result){"gx", "pool_alloc_free", "u8", sizes[i], us, 0, 0, 0, 0, 0, 0};
     }
     return GX_OK;
 }
@@ -85,7 +85,7 @@ gx_status bench_case_fill(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, b
     if (s == GX_OK)
         s = bench_time(ctx, run_fill, &f, reps, &us);
     if (s == GX_OK)
-        rows[(*nrows)++] = (bench_result){"gx", "fill_f32", "f32", n, us, (double)n * 4, 0, 0, 0};
+        rows[(*nrows)++] = (bench_result){"gx", "fill_f32", "f32", n, us, (double)n * 4, 0, 0, 0, 0, 0};
     gx_array_release(f.a);
     return s;
 }
@@ -133,9 +133,9 @@ gx_status bench_case_jit(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, be
     gx_ctx_destroy(c2);
     if (s != GX_OK)
         return s;
-    rows[(*nrows)++] = (bench_result){"gx", "jit_miss", "f32", 1024, miss, 0, 0, 0, 0};
+    rows[(*nrows)++] = (bench_result){"gx", "jit_miss", "f32", 1024, miss, 0, 0, 0, 0, 0, 0};
     rows[(*nrows)++] =
-        (bench_result){"gx", cs.compiles == 0 ? "jit_disk_hit" : "jit_disk_hit?", "f32", 1024, disk, 0, 0, 0, 0};
-    rows[(*nrows)++] = (bench_result){"gx", "jit_memory_hit", "f32", 1024, mem, 0, 0, 0, 0};
+        (bench_result){"gx", cs.compiles == 0 ? "jit_disk_hit" : "jit_disk_hit?", "f32", 1024, disk, 0, 0, 0, 0, 0, 0};
+    rows[(*nrows)++] = (bench_result){"gx", "jit_memory_hit", "f32", 1024, mem, 0, 0, 0, 0, 0, 0};
     return GX_OK;
 }

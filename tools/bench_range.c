@@ -32,31 +32,55 @@ static void rot_free(rot_set *r)
     }
 }
 
+/* fresh: gx_scan into a new array each call (the previous call's result released,
+ * the last one kept for the check), else gx_scan_into the rotated outputs. */
 typedef struct scan_state {
     gx_ctx *ctx;
     rot_set r;
+    bool fresh;
+    gx_array *last;
 } scan_state;
 
 static gx_status run_scan(void *p)
 {
     scan_state *s = p;
     int i = s->r.next++ % s->r.n;
-    return gx_scan_into(s->ctx, "a, b -> a + b", s->r.in[i], NULL, s->r.out[i]);
+    if (!s->fresh)
+        return gx_scan_into(s->ctx, "a, b -> a + b", s->r.in[i], NULL, s->r.out[i]);
+    gx_array_release(s->last);
+    s->last = NULL;
+    return gx_scan(s->ctx, "a, b -> a + b", s->r.in[i], NULL, &s->last);
+}
+
+static gx_status scan_case(gx_ctx *ctx, int64_t n, int reps, bool fresh, bench_result *rows, int *nrows)
+{
+    scan_state s = {.ctx = ctx, .fresh = fresh};
+    gx_status st = rot_make(ctx, n, 21, !fresh, &s.r);
+    double us = 0;
+    if (st == GX_OK)
+        st = bench_time(ctx, run_scan, &s, reps, &us);
+    double bytes = 2.0 * (double)n * 4, set = (fresh ? 0.5 : 1.0) * bytes;
+    bench_result *row = &rows[*nrows];
+    *row = (bench_result){"gx", fresh ? "scan_sum_new" : "scan_sum", "f32", n, us, bytes, 0, 0, s.r.n * set, 0, 0};
+    if (st == GX_OK)
+        st = bench_check(ctx, fresh ? s.last : s.r.out[(s.r.next - 1) % s.r.n], row);
+    if (st == GX_OK)
+        (*nrows)++;
+    gx_array_release(s.last);
+    rot_free(&s.r);
+    return st;
 }
 
 gx_status bench_case_scan_sum(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
 {
     (void)k;
-    scan_state s = {.ctx = ctx};
-    gx_status st = rot_make(ctx, n, 21, true, &s.r);
-    double us = 0;
-    if (st == GX_OK)
-        st = bench_time(ctx, run_scan, &s, reps, &us);
-    if (st == GX_OK)
-        rows[(*nrows)++] =
-            (bench_result){"gx", "scan_sum", "f32", n, us, 2.0 * (double)n * 4, 0, 0, s.r.n * 2.0 * (double)n * 4};
-    rot_free(&s.r);
-    return st;
+    return scan_case(ctx, n, reps, false, rows, nrows);
+}
+
+gx_status bench_case_scan_sum_new(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)k;
+    return scan_case(ctx, n, reps, true, rows, nrows);
 }
 
 typedef struct select_state {
@@ -65,15 +89,22 @@ typedef struct select_state {
     int64_t kept;
 } select_state;
 
+/* One gx_filter of input i; *o receives the kept elements. */
+static gx_status select_one(select_state *s, int i, gx_array **o)
+{
+    gx_const t = GX_CONST("t", GX_SCALAR_F32(0.5));
+    gx_filter_opts fo = {.consts = &t, .nconsts = 1};
+    gx_status st = gx_filter(s->ctx, "x -> x > t", 1, &s->r.in[i], &fo, o);
+    if (st == GX_OK)
+        st = gx_array_size(*o, &s->kept);
+    return st;
+}
+
 static gx_status run_select(void *p)
 {
     select_state *s = p;
     gx_array *o = NULL;
-    gx_const t = GX_CONST("t", GX_SCALAR_F32(0.5));
-    gx_filter_opts fo = {.consts = &t, .nconsts = 1};
-    gx_status st = gx_filter(s->ctx, "x -> x > t", 1, &s->r.in[s->r.next++ % s->r.n], &fo, &o);
-    if (st == GX_OK)
-        st = gx_array_size(o, &s->kept);
+    gx_status st = select_one(s, s->r.next++ % s->r.n, &o);
     gx_array_release(o);
     return st;
 }
@@ -86,9 +117,17 @@ gx_status bench_case_select_gt05(gx_ctx *ctx, gx_backend_kind k, int64_t n, int 
     double us = 0;
     if (st == GX_OK)
         st = bench_time(ctx, run_select, &s, reps, &us);
+    bench_result *row = &rows[*nrows];
+    double bytes = (double)n * 4 + (double)s.kept * 4; /* read once, the kept written once */
+    *row = (bench_result){"gx", "select_gt05", "f32", n, us, bytes, 0, 0, s.r.n * (double)n * 4, 0, 0};
+    gx_array *o = NULL; /* one more, untimed, for the check */
     if (st == GX_OK)
-        rows[(*nrows)++] = (bench_result){
-            "gx", "select_gt05", "f32", n, us, (double)n * 4 + (double)s.kept * 4, 0, 0, s.r.n * (double)n * 4};
+        st = select_one(&s, 0, &o);
+    if (st == GX_OK)
+        st = bench_check(ctx, o, row);
+    if (st == GX_OK)
+        (*nrows)++;
+    gx_array_release(o);
     rot_free(&s.r);
     return st;
 }
@@ -116,7 +155,8 @@ static gx_status time_pipe(gx_ctx *ctx, gx_pipe *p, int term, const char *op, co
     double us = 0;
     gx_status st = bench_time(ctx, run_pipe, &s, reps, &us);
     if (st == GX_OK)
-        rows[(*nrows)++] = (bench_result){"gx", op, dt, n, us, bytes, 0, elems, 0};
+        rows[(*nrows)++] = (bench_result){
+            "gx", op, dt, n, us, bytes, 0, elems, 0, term == 0 ? gx_scalar_to_f64(s.sum) : (double)s.count, 1};
     return st;
 }
 

@@ -26,7 +26,7 @@ typedef struct red_state {
     int nrot, next;
 } red_state;
 
-enum { RB_SUM, RB_MAX, RB_ARGMIN, RB_L2, RB_MAXLAM, RB_AXIS };
+enum { RB_SUM, RB_MAX, RB_ARGMIN, RB_ARGMAX, RB_MEAN, RB_L2, RB_MAXLAM, RB_AXIS };
 
 static gx_status run_red(void *p)
 {
@@ -50,6 +50,12 @@ static gx_status run_red(void *p)
     case RB_ARGMIN:
         return r->idx ? gx_find_into(r->ctx, "min", r->x, NULL, NULL, r->idx)
                       : gx_find_to(r->ctx, "min", r->x, NULL, NULL, &r->idx);
+    case RB_ARGMAX:
+        return r->idx ? gx_find_into(r->ctx, "max", r->x, NULL, NULL, r->idx)
+                      : gx_find_to(r->ctx, "max", r->x, NULL, NULL, &r->idx);
+    case RB_MEAN:
+        return r->out ? gx_reduce_into(r->ctx, "mean", r->x, NULL, r->out)
+                      : gx_reduce_to(r->ctx, "mean", r->x, NULL, &r->out);
     case RB_L2:
         return r->out ? gx_mapreduce_into(r->ctx, "x, y -> (x-y)*(x-y)", "+", 2, in, NULL, r->out)
                       : gx_mapreduce_to(r->ctx, "x, y -> (x-y)*(x-y)", "+", 2, in, NULL, &r->out);
@@ -69,11 +75,8 @@ static gx_status random_i32(gx_ctx *ctx, int64_t n, gx_array **out)
     int32_t *h = malloc((size_t)n * sizeof *h);
     if (!h)
         return GX_ERR_OUT_OF_MEMORY;
-    uint64_t s = 0x2545F4914F6CDD1Dull;
-    for (int64_t i = 0; i < n; i++) {
-        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-        h[i] = (int32_t)(s >> 54);
-    }
+    for (int64_t i = 0; i < n; i++)
+        h[i] = (int32_t)(bench_bits(20, (uint64_t)i) >> 54); /* 0..1023: the peers' i32 inputs */
     gx_status st = gx_array_from_host(ctx, GX_I32, 1, &n, h, out);
     free(h);
     return st;
@@ -119,7 +122,9 @@ static gx_status red_row(gx_ctx *ctx, int which, bool i32, const char *op, int64
         s = run_red(&r); /* allocates the result once; later runs write into it */
     if (s == GX_OK)
         s = bench_time(ctx, run_red, &r, reps, &us);
-    *row = (bench_result){"gx", op, i32 ? "i32" : "f32", n, us, bytes, 0, 0, r.nrot * bytes};
+    *row = (bench_result){"gx", op, i32 ? "i32" : "f32", n, us, bytes, 0, 0, r.nrot * bytes, 0, 0};
+    if (s == GX_OK)
+        s = bench_check(ctx, r.idx ? r.idx : r.out, row); /* the scalar result itself */
     red_free(&r);
     return s;
 }
@@ -145,6 +150,21 @@ gx_status bench_case_argmin(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps,
 {
     (void)k;
     RB_ROW(red_row(ctx, RB_ARGMIN, false, "argmin", n, reps, (double)n * 4, &rows[*nrows]), nrows);
+    return GX_OK;
+}
+
+gx_status bench_case_argmax(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)k;
+    RB_ROW(red_row(ctx, RB_ARGMAX, false, "argmax", n, reps, (double)n * 4, &rows[*nrows]), nrows);
+    return GX_OK;
+}
+
+/* The f32 mean (accumulated in f64, as the sum) into an existing f32 array. */
+gx_status bench_case_mean(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)k;
+    RB_ROW(red_row(ctx, RB_MEAN, false, "mean", n, reps, (double)n * 4, &rows[*nrows]), nrows);
     return GX_OK;
 }
 
@@ -184,7 +204,9 @@ static gx_status axis_case(gx_ctx *ctx, int64_t n, int reps, int axis, const cha
     if (s == GX_OK)
         s = bench_time(ctx, run_red, &r, reps, &us);
     double bytes = (double)(shape[0] * shape[1]) * 4;
-    *row = (bench_result){"gx", op, "f32", shape[0] * shape[1], us, bytes, 0, 0, r.nrot * bytes};
+    *row = (bench_result){"gx", op, "f32", shape[0] * shape[1], us, bytes, 0, 0, r.nrot * bytes, 0, 0};
+    if (s == GX_OK)
+        s = bench_check(ctx, r.out, row);
     red_free(&r);
     return s;
 }
