@@ -48,7 +48,7 @@ static void capture_end(capture *c, char *buf, size_t cap)
 static gx_status create_with(const char *var, const char *value, gx_backend_kind kind, gx_ctx **ctx, char *err,
                              size_t cap)
 {
-    capture c;
+    capture c = {-1, -1};
     if (!capture_begin(&c))
         return GX_ERR_INTERNAL;
     if (value)
@@ -188,7 +188,7 @@ GXT_TEST(env_profile_values)
         GXT_OK(gx_ctx_destroy(ctx));
     }
     /* An unknown value warns and profiles as 1: the report comes at destroy. */
-    capture c;
+    capture c = {-1, -1};
     GXT_CHECK(capture_begin(&c));
     setenv("GX_PROFILE", "bogus", 1);
     gx_status s = gx_ctx_create(&ctx, GX_BACKEND_AUTO);
@@ -270,7 +270,7 @@ GXT_TEST(env_dump_folder_is_checked)
 GXT_TEST(env_knob_bad_value_warns)
 {
     char err[4096];
-    capture c;
+    capture c = {-1, -1};
     GXT_CHECK(capture_begin(&c));
     setenv("GX_TEST_KNOB", "lots", 1);
     int bad = gx__knob_int("GX_TEST_KNOB", 5, 1, 16);

@@ -387,7 +387,8 @@ static void cpu_copy_part(const void *p, int64_t begin, int64_t end, int part)
 {
     (void)part;
     const cpu_copy_args *c = p;
-    memcpy(c->dst + begin, c->src + begin, (size_t)(end - begin));
+    if (end > begin)
+        memcpy(c->dst + begin, c->src + begin, (size_t)(end - begin));
 }
 
 /* Bytes a part of a copy gets at least: one thread's memcpy cannot fill the memory
