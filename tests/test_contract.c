@@ -314,7 +314,8 @@ GXT_TEST(contract_cap_needed_convention)
     int64_t n = 8;
     GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &a));
     /* Stopped first: a live session's report spans the time until the report ("1
-     * operations over 12.32 us"), so two reports may differ in length. */
+     * operations over 12.32 us"), so two reports of it may differ in length; a
+     * stopped one ends at gx_profile_stop. */
     GXT_OK(gx_profile_stop(ctx));
     GXT_OK(gx_profile_report_text(ctx, NULL, 0, &need));
     char *rep = malloc(need);

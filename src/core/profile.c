@@ -38,7 +38,7 @@ struct gx__prof {
     const gx__backend_iface *real;
     gx__backend_iface wrap;
     bool on, trace, from_env, reported;
-    double t_start;
+    double t_start, t_stop; /* t_stop: when recording stopped (0 while it runs) */
     prof_rec *recs; /* unresolved records (+ resolved ones kept for the trace) */
     size_t nrecs, caprecs, first_open;
     void **pool; /* idle backend events */
@@ -309,6 +309,7 @@ gx_status gx__prof_start(gx_ctx *ctx, int trace, bool from_env)
         ctx->be.iface = &p->wrap;
     }
     kx->prof->on = true;
+    kx->prof->t_stop = 0;
     kx->prof->trace = kx->prof->trace || trace;
     kx->prof->from_env = kx->prof->from_env || from_env;
     kx->prof->reported = false;
@@ -355,8 +356,10 @@ gx_status gx_profile_stop(gx_ctx *ctx)
     gx__prof *p;
     GX__CHECK(prof_ctx(ctx, &p));
     gx__lock(ctx);
-    if (ctx->kx && ctx->kx->prof)
+    if (ctx->kx && ctx->kx->prof && ctx->kx->prof->on) {
         ctx->kx->prof->on = false;
+        ctx->kx->prof->t_stop = gx__now_ms(); /* the report's span ends here, not at the report */
+    }
     gx__unlock(ctx);
     return GX_OK;
 }
@@ -373,6 +376,7 @@ gx_status gx_profile_reset(gx_ctx *ctx)
         p->dropped = 0;
         memset(p->stats, 0, (size_t)p->capstats * sizeof *p->stats);
         p->t_start = gx__now_ms();
+        p->t_stop = p->on ? 0 : p->t_start;
     }
     gx__unlock(ctx);
     return GX_OK;
@@ -491,7 +495,7 @@ static gx_status report_build(gx_ctx *ctx, gx__sbuf *b)
         ops += p->stats[i].calls;
     }
     char wall[24], busy[24];
-    fmt_time(wall, sizeof wall, gx__now_ms() - p->t_start);
+    fmt_time(wall, sizeof wall, (p->t_stop > 0 ? p->t_stop : gx__now_ms()) - p->t_start);
     fmt_time(busy, sizeof busy, all);
     gx__sb_printf(b, "gx profile (%s backend, %s timing): %llu operations over %s, %s of kernels and copies\n",
                   p->real->name, gx__iface_supports(p->real, GX__CAP_EVENTS) ? "device event" : "host clock",
