@@ -320,7 +320,8 @@ gx_status gx_memory_stats_get(gx_ctx *ctx, gx_memory_stats *out)
     gx__lock(ctx);
     *out = ctx->mem;
     size_t r = ctx->be.iface->mem.reserved(&ctx->be);
-    /* The CPU backend has no pool: what it holds is what is in use, arrays and scratch. */
+    /* A backend that reports nothing held (none keeps a pool of its own then) holds
+     * what is in use, arrays and scratch. */
     out->reserved = r ? r : ctx->mem.in_use + ctx->mem.scratch;
     out->limit = ctx->mem_limit;
     gx__unlock(ctx);
