@@ -173,7 +173,8 @@ typedef struct gx__launch {
     int64_t n;         /* CPU: the range to split */
     int64_t cpu_align; /* CPU: range boundaries are multiples of this (>= 1) */
     int cpu_threads;   /* CPU: 0 = all workers, else at most this many */
-    int64_t cpu_grain; /* CPU: fewest items worth a worker of their own (0: the backend's default) */
+    int64_t cpu_work;  /* CPU: elements of work one item stands for (0: 1), so the backend
+                        * can tell when a part is worth a thread of its own */
     const void *args;  /* the kernel's argument struct, passed by value */
     size_t args_size;
 } gx__launch;

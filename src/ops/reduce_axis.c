@@ -44,14 +44,14 @@ typedef struct ra_user {
     int64_t kst[RD_MAXIN][GX_MAX_DIMS], rst[RD_MAXIN][GX_MAX_DIMS];
     ew_cval c[EW_MAXCONST];
     double cnt;
-    int64_t nout, nred, chunk, wmul;
+    int64_t nout, nred, chunk;
 } ra_user;
 
 static void ra_user_fields(char *buf, size_t n)
 {
     gx__fmt(buf, n,
             "uint64_t p[%d]; int64_t ks[%d], rs[%d]; int64_t kst[%d][%d], rst[%d][%d]; "
-            "union { double f; int64_t i; uint64_t u; } c[%d]; double cnt; int64_t nout, nred, chunk, wmul;",
+            "union { double f; int64_t i; uint64_t u; } c[%d]; double cnt; int64_t nout, nred, chunk;",
             RD_MAXIN, GX_MAX_DIMS, GX_MAX_DIMS, RD_MAXIN, GX_MAX_DIMS, RD_MAXIN, GX_MAX_DIMS, EW_MAXCONST);
 }
 
@@ -368,10 +368,10 @@ static void ra_gen_cpu_row_lanes(gx__sbuf *b, const rd_job *job, const ra_plan *
 
 static void ra_gen_cpu(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
 {
-    /* The pool splits [0, nout * wmul) on multiples of wmul: output j is item j*wmul. */
+    /* The pool splits [0, nout): output j is item j. */
     gx__sb_puts(b, "void gx_ra(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
                    "  const gx_args *a = (const gx_args *)ap;\n  const rg_user_t *u = &a->u;\n  (void)thread;\n"
-                   "  const int64_t jb = begin / u->wmul, je = end / u->wmul;\n");
+                   "  const int64_t jb = begin, je = end;\n");
     if (pl->col)
         ra_gen_cpu_col(b, job, pl);
     else if (ra_cpu_row_lanes(job, pl))
@@ -568,19 +568,15 @@ typedef struct ra_argbuf {
 static gx_status ra_launch_cpu(rd_job *job, const gx__kernel *k, ra_argbuf *ab)
 {
     gx_ctx *ctx = job->ctx;
-    /* Few outputs would leave most workers idle: each output counts as wmul items, so
-     * the pool can split them; a part is worth a thread from about 8192 elements of
-     * work (cpu_backend.c, CPU_GRAIN), which is the grain in items here. */
-    int64_t workers = gx__ctx_workers(ctx), want = 8192 * workers;
-    ab->u.wmul = job->nout >= want ? 1 : (want + job->nout - 1) / job->nout;
-    int64_t per_item = job->nred / ab->u.wmul; /* elements of work per item, rounded down */
+    /* One item per output, each worth nred elements of work: the pool gives a part
+     * to a thread only when its outputs' work outlasts the handoff. */
     gx__launch l;
     memset(&l, 0, sizeof l);
     l.args = ab;
     l.args_size = sizeof *ab;
-    l.n = job->nout * ab->u.wmul;
-    l.cpu_align = ab->u.wmul;
-    l.cpu_grain = per_item > 0 ? (8192 + per_item - 1) / per_item : 8192;
+    l.n = job->nout;
+    l.cpu_align = 1;
+    l.cpu_work = job->nred;
     return ctx->be.iface->launch.run(&ctx->be, k->fn, &l);
 }
 
@@ -647,7 +643,6 @@ static void ra_fill_args(const rd_job *job, const ra_plan *pl, ra_argbuf *ab, ui
     u->nout = job->nout;
     u->nred = job->nred;
     u->chunk = job->nred;
-    u->wmul = 1;
 }
 
 /* Everything ra_source depends on, short of the prelude (the memo key; see rg_key). */

@@ -80,11 +80,17 @@ typedef struct cpu_pool {
  * a process that calls gx now and then. */
 #define CPU_SPIN_NS 200000
 
-/* Fewest items a part of a job gets when the launch names no grain of its own: where
- * a second thread starts to pay for its handoff.  Measured on the 2-core VM (f32 in
+/* Fewest elements of work a part of a job gets: where a second thread starts to pay
+ * for its handoff.  Measured on the 2-core VM (f32 in
  * cache, best of 900 calls, one part / two): sum 2^13 2.6 / 2.7 us, 2^14 3.8 / 3.3;
  * 2x+y 2^13 2.5 / 2.4, 2^14 3.6 / 3.0. */
 #define CPU_GRAIN 8192
+
+/* Items per part for items of `work` elements each (0: one). */
+static int64_t cpu_grain_of(int64_t work)
+{
+    return work > 1 ? (CPU_GRAIN + work - 1) / work : CPU_GRAIN;
+}
 
 typedef struct cpu_state {
     cpu_pool pool;
@@ -347,7 +353,6 @@ static gx_status cpu_alloc(gx__backend *be, size_t bytes, void **ptr)
         *ptr = NULL;
         return GX_OK;
     }
-    /* 64-byte alignment: whole cache lines and the widest vector loads. */
     void *p = cpu_cache_alloc(&st->cache, bytes);
     if (!p)
         return gx__err(GX_ERR_OUT_OF_MEMORY, "host allocation of %zu bytes failed", bytes);
@@ -372,10 +377,7 @@ static gx_status cpu_trim(gx__backend *be)
 static size_t cpu_reserved(gx__backend *be)
 {
     cpu_state *st = be->impl;
-    pthread_mutex_lock(&st->cache.mu);
-    size_t r = st->cache.held;
-    pthread_mutex_unlock(&st->cache.mu);
-    return r;
+    return cpu_cache_held(&st->cache);
 }
 
 typedef struct cpu_copy_args {
@@ -514,7 +516,7 @@ static gx_status cpu_launch(gx__backend *be, gx__func f, const gx__launch *l)
     /* dlsym hands back an object pointer; POSIX guarantees it converts to a function. */
     memcpy(&fn, &f, sizeof fn);
     if (l->n > 0)
-        cpu_pool_run(&st->pool, fn, l->args, l->n, l->cpu_align, l->cpu_grain > 0 ? l->cpu_grain : CPU_GRAIN, l->cpu_threads);
+        cpu_pool_run(&st->pool, fn, l->args, l->n, l->cpu_align, cpu_grain_of(l->cpu_work), l->cpu_threads);
     return GX_OK;
 }
 

@@ -87,3 +87,11 @@ void cpu_cache_free(cpu_cache *c, void *p, size_t bytes)
     if (!keep)
         free(p);
 }
+
+size_t cpu_cache_held(cpu_cache *c)
+{
+    pthread_mutex_lock(&c->mu);
+    size_t r = c->held;
+    pthread_mutex_unlock(&c->mu);
+    return r;
+}

@@ -33,7 +33,9 @@ void cpu_cache_init(cpu_cache *c, size_t cap);
 void cpu_cache_trim(cpu_cache *c);
 /* trim, then the mutex. */
 void cpu_cache_destroy(cpu_cache *c);
-/* A 64-byte aligned block of at least `bytes` (> 0): a cached one of its class, or a
+/* Bytes taken from the system and not given back: live blocks and cached ones. */
+size_t cpu_cache_held(cpu_cache *c);
+/* A 64-byte aligned block (whole cache lines, the widest vector loads) of at least `bytes` (> 0): a cached one of its class, or a
  * new one; NULL when the system has none. */
 void *cpu_cache_alloc(cpu_cache *c, size_t bytes);
 /* Gives back a block of cpu_cache_alloc(c, bytes): kept for reuse, or freed when it
