@@ -34,10 +34,13 @@ OP_ORDER = ["copy", "h2d", "d2h", "sum", "max", "argmin", "argmax", "mean", "map
             "sum_rows", "sum_cols", "rand_f32", "iota_sum_i64", "pipeline_count", "sort_u32",
             "sort_f32"]
 LAST_OPS = ["sgemm"]
-IMPL_ORDER = ["gx", "cuda", "cub", "cublas", "torch", "cupy", "cupy_kernel", "cuda-hand", "cuda-hand-sr",
-              "numpy", "omp", "memcpy", "c_loop"]
+IMPL_ORDER = ["gx", "cuda", "cub", "cublas", "torch", "torch_out", "torch_norm", "torch_compile", "cupy",
+              "cupy_out", "cupy_kernel", "cupy_fuse", "cuda-hand", "cuda-hand-sr", "numpy", "omp", "memcpy",
+              "c_loop"]
 IMPL_COLOR = {"gx": "#d62728", "cuda": "#7f7f7f", "cub": "#1f77b4", "cublas": "#17becf",
-              "torch": "#ff7f0e", "cupy": "#2ca02c", "cupy_kernel": "#98df8a",
+              "torch": "#ff7f0e", "torch_out": "#ffbb78", "torch_norm": "#ffbb78",
+              "torch_compile": "#e6550d", "cupy": "#2ca02c", "cupy_out": "#98df8a", "cupy_kernel": "#98df8a",
+              "cupy_fuse": "#31a354",
               "cuda-hand": "#9467bd", "cuda-hand-sr": "#c5b0d5",
               "numpy": "#8c564b", "omp": "#e377c2", "memcpy": "#7f7f7f", "c_loop": "#bcbd22"}
 META_IMPLS = {"device", "meta", "note", "versions"}
@@ -153,6 +156,16 @@ def fmt_rate(v, unit):
 
 
 # ------------------------------------------------------------------ merge --
+def check_state(r):
+    """A record's check: True (right), False (wrong), None (no check is possible for
+    it, said so by an explicit "ok": null) or "unchecked" (no "ok" at all: a result
+    nobody looked at is not counted as right)."""
+    if "ok" not in r:
+        return "unchecked"
+    return r["ok"] if r["ok"] in (True, False, None) else "unchecked"
+
+
+
 def merge(recs):
     groups = {}
     for r in recs:  # a later line for the same (op, dtype, n, impl) replaces an earlier one
@@ -183,13 +196,14 @@ def table_rows(groups, copy_bw):
         gx = impls.get("gx")
         # Hand-written reference kernels ("ref": true) are listed, not compared against.
         peers = [r for i, r in impls.items() if i != "gx" and not r.get("ref")]
-        good = [r for r in peers if r.get("ok", True) is not False] or peers
+        # The best peer is the fastest whose result was checked and right.
+        good = [r for r in peers if r.get("ok") is True] or [r for r in peers if r.get("ok") is not False] or peers
         best = min(good, key=lambda r: r["median_us"]) if good else None
         row = {"op": op, "dtype": dtype, "n": n, "size": fmt_n(op, n),
                "gx_us": gx["median_us"] if gx else None,
-               "gx_rate": None, "unit": "", "gx_ok": gx.get("ok", True) if gx else True,
+               "gx_rate": None, "unit": "", "gx_ok": check_state(gx) if gx else True,
                "peer": best["impl"] if best else "", "peer_us": best["median_us"] if best else None,
-               "peer_rate": None, "peer_unit": "", "peer_ok": best.get("ok", True) if best else True,
+               "peer_rate": None, "peer_unit": "", "peer_ok": check_state(best) if best else True,
                "speedup": None, "gx_pct_copy": None, "peer_pct_copy": None,
                "all": sorted(impls.values(), key=lambda r: impl_rank(r["impl"]))}
         if gx:
@@ -214,7 +228,7 @@ COLUMNS = ["operation", "dtype", "size", "gx µs", "gx rate", "best peer", "peer
 
 def row_cells(r):
     pct = lambda v: "-" if v is None else f"{v:.0f}%"  # noqa: E731
-    flag = lambda ok: "" if ok is not False else " (WRONG)"  # noqa: E731
+    flag = lambda ok: {False: " (WRONG)", "unchecked": " (unchecked)"}.get(ok, "")  # noqa: E731
     return [r["op"], r["dtype"] or "-", r["size"],
             fmt_us(r["gx_us"]) + (flag(r["gx_ok"]) if r["gx_us"] is not None else ""),
             fmt_rate(r["gx_rate"], r["unit"]) if r["gx_us"] is not None else "-",
@@ -458,6 +472,14 @@ def main():
         print("(no gx measurements: peers only)")
     print("speedup = best peer time / gx time (>1: gx faster); %copy = GB/s / copy bandwidth")
     print(text_table(rows) if rows else "(no measurements)")
+    wrong = [f"{r['op']} {r['dtype']} {r['size']}" for r in rows if r["gx_us"] is not None and r["gx_ok"] is False]
+    unchecked = [f"{r['op']} {r['dtype']} {r['size']}" for r in rows
+                 if r["gx_us"] is not None and r["gx_ok"] == "unchecked"]
+    if unchecked:
+        print(f"bench_merge: gx rows with no check: {', '.join(unchecked)}", file=sys.stderr)
+    if wrong:
+        print(f"bench_merge: WRONG gx results: {', '.join(wrong)}", file=sys.stderr)
+        return 3
     return 0
 
 
