@@ -262,8 +262,11 @@ typedef struct gx_memory_stats {
                        * (its driver refuses what it lacks); on the CPU backend the memory
                        * the process can use (physical memory, or less under a cgroup),
                        * because the host overcommits and would kill the process when the
-                       * pages are touched.  GX_MEMORY_LIMIT, then gx_memory_set_limit,
-                       * override it. */
+                       * pages are touched.  That default is the process's: every CPU
+                       * context that keeps it counts against it what all of them hold,
+                       * so two contexts together cannot take more than one could.
+                       * GX_MEMORY_LIMIT, then gx_memory_set_limit, override it with a
+                       * limit for that context alone. */
     uint64_t allocs;  /* allocations served */
     uint64_t retries; /* allocations that needed a trim-and-retry */
     size_t scratch;   /* bytes held by gx's own scratch buffers (reduction partials and

@@ -447,6 +447,71 @@ GXT_TEST(contract_memory_limit_env_then_set)
     GXT_STATUS(gx_memory_set_limit(NULL, 0), GX_ERR_INVALID_ARGUMENT);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define GXT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GXT_ASAN 1
+#endif
+#endif
+
+/* The CPU backend's default limit is the process's memory, so the contexts that keep
+ * it share it: two together cannot take more than one could.  A context with a limit
+ * of its own (gx_memory_set_limit, GX_MEMORY_LIMIT) answers to that alone.  The
+ * arrays are never touched, so no page of them is backed. */
+GXT_TEST(contract_cpu_default_limit_shared_by_contexts)
+{
+    unsetenv("GX_MEMORY_LIMIT");
+    if (!on_cpu()) {
+        gxt_skip("the default limit is the CPU backend's (a GPU's driver refuses by itself)");
+        return;
+    }
+#ifdef GXT_ASAN
+    gxt_skip("ASan's allocator is not asked for 60% of the machine's memory");
+    return;
+#endif
+    gx_ctx *a = gxt_ctx(), *b = NULL;
+    GXT_OK(gx_ctx_create(&b, GX_BACKEND_CPU));
+    gx_memory_stats m;
+    GXT_OK(gx_memory_stats_get(a, &m));
+    int64_t n = (int64_t)(m.limit / 5 * 3);
+    gx_array *x = NULL, *y = NULL;
+    gx_status s = gx_array_empty(a, GX_U8, 1, &n, &x);
+    if (s == GX_ERR_OUT_OF_MEMORY && strstr(gx_last_error(), "has no more")) {
+        gx_ctx_destroy(b);
+        gxt_skip("this system does not reserve 60% of its memory at once (strict overcommit)");
+        return;
+    }
+    GXT_OK(s);
+    /* b holds nothing, yet a's array leaves it too little of the share */
+    GXT_STATUS(gx_array_empty(b, GX_U8, 1, &n, &y), GX_ERR_OUT_OF_MEMORY);
+    GXT_CHECK(y == NULL);
+    GXT_MSG_HAS("over the memory limit this process's CPU contexts share");
+    GXT_MSG_HAS("held by the others");
+    gx_memory_stats mb;
+    GXT_OK(gx_memory_stats_get(b, &mb));
+    GXT_EQ_I64(mb.in_use, 0);
+    GXT_EQ_I64(mb.retries, 0); /* refused before asking the system */
+    /* released, the share is b's to take */
+    GXT_OK(gx_array_release(x));
+    x = NULL;
+    GXT_OK(gx_array_empty(b, GX_U8, 1, &n, &y));
+    /* a limit of a's own: the share no longer bounds a (the system still may) */
+    GXT_OK(gx_memory_set_limit(a, 0));
+    s = gx_array_empty(a, GX_U8, 1, &n, &x);
+    GXT_CHECK(s == GX_OK || (s == GX_ERR_OUT_OF_MEMORY && !strstr(gx_last_error(), "share")));
+    gx_array_release(x);
+    gx_array_release(y);
+    GXT_OK(gx_ctx_destroy(b));
+    /* everything given back: one context may take 60% again */
+    GXT_OK(gx_memory_set_limit(a, m.limit));
+    gx_ctx *c = NULL;
+    GXT_OK(gx_ctx_create(&c, GX_BACKEND_CPU));
+    GXT_OK(gx_array_empty(c, GX_U8, 1, &n, &y));
+    gx_array_release(y);
+    GXT_OK(gx_ctx_destroy(c));
+}
+
 static void write_file(const char *dir, const char *rel, const char *text)
 {
     char path[512];

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -50,16 +51,21 @@ static size_t ctx_default_limit(const gx_ctx *ctx)
     return gx__ctx_supports(ctx, GX__CAP_HOST) ? ctx->dinfo.mem_total : 0;
 }
 
+static void host_unreserve(gx_ctx *ctx, size_t bytes);
+
 static void ctx_limit_from_env(gx_ctx *ctx)
 {
     size_t dflt = ctx_default_limit(ctx);
     ctx->mem_limit = dflt;
+    ctx->mem_host = gx__ctx_supports(ctx, GX__CAP_HOST);
+    ctx->mem_shared = dflt != 0;
     const char *s = gx__env("GX_MEMORY_LIMIT");
     if (!s)
         return;
     /* "0" means no limit, as gx_memory_set_limit(ctx, 0) does: the user's choice. */
     if (strcmp(s, "0") == 0 || strcasecmp(s, "none") == 0) {
         ctx->mem_limit = 0;
+        ctx->mem_shared = false;
         return;
     }
     ctx->mem_limit =
@@ -67,6 +73,9 @@ static void ctx_limit_from_env(gx_ctx *ctx)
                      "a size such as 8GiB, 512MB or 1000000, a percentage of the device's memory "
                      "such as 50%, or 0/none for no limit",
                      dflt ? "using the default limit, the memory this process can use" : "running with no limit");
+    /* The user's own limit holds for this context alone; a bad value falls back to the
+     * default, shared one. */
+    ctx->mem_shared = dflt != 0 && ctx->mem_limit == dflt;
 }
 
 static void ctx_dump_warn(const char *dir, const char *why)
@@ -189,6 +198,7 @@ gx_status gx_ctx_destroy(gx_ctx *ctx)
     ctx_release_exts(
         ctx); /* the higher layers' state: kernel table, user functions and kernels, scratch, library handles */
     gx__memo_free(ctx);
+    host_unreserve(ctx, ctx->mem.in_use + ctx->mem.scratch); /* whatever was not given back one by one */
     ctx->be.iface->close(&ctx->be);
     free(ctx->dump_dir);
     ctx->magic = 0;
@@ -262,6 +272,35 @@ static bool mem_over_limit(const gx_ctx *ctx, size_t bytes)
     return ctx->mem_limit && (bytes > ctx->mem_limit || held > ctx->mem_limit - bytes);
 }
 
+/* Host memory taken by every context of the process whose memory is the host's
+ * (arrays and scratch).  The default limit is the memory the process can use, a
+ * budget of the machine's, not of one context: several CPU contexts together would
+ * otherwise overcommit as one alone cannot.  So a context on the default limit
+ * reserves its bytes here first and fails when the whole would pass the limit. */
+static _Atomic size_t host_taken;
+
+static gx_status host_reserve(gx_ctx *ctx, size_t bytes)
+{
+    if (!ctx->mem_host)
+        return GX_OK;
+    size_t before = atomic_fetch_add(&host_taken, bytes);
+    if (!ctx->mem_shared || before + bytes <= ctx->mem_limit)
+        return GX_OK;
+    atomic_fetch_sub(&host_taken, bytes);
+    char why[128], other[32];
+    size_t own = ctx->mem.in_use + ctx->mem.scratch;
+    fmt_bytes(other, sizeof other, before > own ? before - own : 0);
+    snprintf(why, sizeof why, "over the memory limit this process's CPU contexts share; %s held by the others",
+             other);
+    return mem_oom(ctx, bytes, why);
+}
+
+static void host_unreserve(gx_ctx *ctx, size_t bytes)
+{
+    if (ctx->mem_host)
+        atomic_fetch_sub(&host_taken, bytes);
+}
+
 /* One allocation from the backend, counted in *counter (in_use or scratch). */
 static gx_status mem_take(gx_ctx *ctx, size_t bytes, void **ptr, size_t *counter)
 {
@@ -270,6 +309,7 @@ static gx_status mem_take(gx_ctx *ctx, size_t bytes, void **ptr, size_t *counter
         return GX_OK;
     if (mem_over_limit(ctx, bytes))
         return mem_oom(ctx, bytes, "over the memory limit");
+    GX__CHECK(host_reserve(ctx, bytes));
     gx_status s = ctx->be.iface->mem.alloc(&ctx->be, bytes, ptr);
     if (s == GX_ERR_OUT_OF_MEMORY) {
         /* Cached pool blocks may be what is missing: give them back and try once more. */
@@ -277,11 +317,15 @@ static gx_status mem_take(gx_ctx *ctx, size_t bytes, void **ptr, size_t *counter
         ctx->be.iface->stream.sync(&ctx->be);
         ctx->be.iface->mem.trim(&ctx->be);
         s = ctx->be.iface->mem.alloc(&ctx->be, bytes, ptr);
-        if (s == GX_ERR_OUT_OF_MEMORY)
+        if (s == GX_ERR_OUT_OF_MEMORY) {
+            host_unreserve(ctx, bytes);
             return mem_oom(ctx, bytes, "the device has no more");
+        }
     }
-    if (s != GX_OK)
+    if (s != GX_OK) {
+        host_unreserve(ctx, bytes);
         return s;
+    }
     *counter += bytes;
     ctx->mem.allocs++;
     return GX_OK;
@@ -302,6 +346,7 @@ static void mem_give(gx_ctx *ctx, void *ptr, size_t bytes, size_t *counter)
         return;
     ctx->be.iface->mem.free(&ctx->be, ptr, bytes);
     *counter -= bytes;
+    host_unreserve(ctx, bytes);
 }
 
 void gx__mem_free(gx_ctx *ctx, void *ptr, size_t bytes) { mem_give(ctx, ptr, bytes, &ctx->mem.in_use); }
@@ -344,6 +389,7 @@ gx_status gx_memory_set_limit(gx_ctx *ctx, size_t bytes)
     GX__CHECK(gx__ctx_check(ctx));
     gx__lock(ctx);
     ctx->mem_limit = bytes;
+    ctx->mem_shared = false; /* the user's own limit, for this context alone */
     gx__unlock(ctx);
     return GX_OK;
 }

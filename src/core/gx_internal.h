@@ -452,6 +452,9 @@ struct gx_ctx {
     pthread_mutex_t lock; /* serialises backend calls and the caches */
     gx_memory_stats mem;
     size_t mem_limit;
+    /* mem_host: the memory is the host's, counted in the process-wide total (ctx.c);
+     * mem_shared: the limit is the default one, which bounds that total too. */
+    bool mem_host, mem_shared;
     gx_cache_stats cstats; /* counted by src/jit/kernel.c and the op caches */
     char *dump_dir;
     gx_device_info dinfo; /* filled at creation */
