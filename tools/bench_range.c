@@ -244,7 +244,8 @@ static gx_status time_pipe(gx_ctx *ctx, pipe_state *s, const char *op, const cha
  * thread's run of indices, so the time is the work of n elements.  The CUB peer
  * (bench/peers/cub_peers.cu, HashMap) and the CPU peers compute the same. */
 #define IOTA_HASH "i -> (i ^ (i >> 7)) * 2654435761 % 1000"
-static int64_t iota_hash(int64_t i) { return (i ^ (i >> 7)) * 2654435761LL % 1000; }
+/* The product wraps, as gx's i64 does (it cannot below i = 2^31, 2n for --sizes 30). */
+static int64_t iota_hash(int64_t i) { return (int64_t)((uint64_t)(i ^ (i >> 7)) * 2654435761u) % 1000; }
 
 /* iota(0, n) | map(IOTA_HASH) | reduce(+) at 2n elements, the iota pipelines' size;
  * checked against the host's sum of the same map, exactly. */
