@@ -5,19 +5,32 @@
  * events on a GPU), as the peers in bench/peers time theirs.  GB/s counts the
  * fewest bytes the work must move (inputs read once, outputs written once) and is
  * also shown as a share of the device-to-device copy bandwidth measured first in
- * the same run.  Inputs are fresh random data, never zeros; the reduction, scan and
- * select cases rotate through copies of their inputs where one set would fit in the
- * L2 cache (bench_rot_count), so small sizes are read from memory.  On the CPU
- * backend, the same cases also time the machine's memcpy and a plain single-threaded
- * C loop, so CPU figures are ratios too.  A mark after %copy flags rows whose working
- * set fits in the cache (or that beat the copy), and a legend under the table says why.
- * --json prints one JSON object per line (the format scripts/bench_merge.py reads),
- * each with a "check" (the result, or its f64 sum) that the CPU peers compare;
- * progress goes to stderr (bench_progress.c), so stdout holds the table alone.
- * --quick is the short run a first contact wants: two sizes, fewer repetitions. */
+ * the same run.  Inputs are fresh random data, never zeros.  Every case rotates
+ * through copies of its inputs AND outputs where one set would fit in the L2 cache
+ * (bench_rot_count: ceil(4 L2 / set) copies, at most 64, the peers' rule), so small
+ * sizes are read from memory, as the peers' are; footprint is the rotated bytes.
+ * Every side times the same work (l2dist includes its sqrt, as the peers' do), and
+ * every case does work a compiler cannot fold away (iota_hash_sum_i64 hashes each
+ * index; the folded iota | reduce(+) is launch_latency_iota_sum, a time with no
+ * rate).  Every row is checked against a host reference computed from the same
+ * inputs in the same run (bench_check.c: exact, or within a bound derived from the
+ * operation's accuracy, at sampled positions where the reference is dear): the
+ * check column says ok, WRONG or - (nothing a reference could check: pool, JIT
+ * timings); a WRONG row keeps the run going, and gx bench exits 1 at the end naming
+ * it.  On the CPU backend, the map and sum cases also time a copy of the same bytes
+ * over every thread gx uses ("memcpy", the ceiling) and a plain single-threaded C
+ * loop ("c_loop_1t"), so CPU figures are ratios too.  A mark after %copy flags rows
+ * whose working set fits in the cache (or that beat the copy), and a legend under
+ * the table says why.  --json prints one JSON object per line (the format
+ * scripts/bench_merge.py reads), each with "ok" (true, false, or null for no check),
+ * "why" (what was wrong, or why there is no check) and a "check" (the result, or
+ * its f64 sum) that the CPU peers compare; progress goes to stderr
+ * (bench_progress.c), so stdout holds the table alone.  --quick is the short run a
+ * first contact wants: two sizes, fewer repetitions. */
 #include "tools.h"
 #include "bench_cases.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,9 +49,14 @@ typedef struct bench_opts {
  * run (2^20 and 2^24) took 10-13 s on two CPU cores with the CPU backend. */
 #define BENCH_QUICK_REPS 10
 
-/* What one run shares: options, device, the copy reference, the marks printed. */
+/* Rows whose check failed (or that forgot one) named again at the end, at most. */
+#define BENCH_MAXBAD 32
+
+/* What one run shares: options, device, the copy reference, the marks printed, the
+ * verdicts. */
 typedef struct bench_run {
     bench_opts o;
+    char *define_src; /* --define's file */
     gx_ctx *ctx;
     gx_backend_kind k;
     gx_device_info d;
@@ -46,6 +64,9 @@ typedef struct bench_run {
     int copy_e;
     bool marked[2]; /* a '*' or '+' row was printed: the legend explains it */
     bench_progress prog;
+    int nbad, nok, nnocheck;
+    bool host_refs; /* a memcpy / c_loop_1t row was printed */
+    char bad[BENCH_MAXBAD][320];
 } bench_run;
 
 static int cmp_float(const void *a, const void *b)
@@ -92,15 +113,16 @@ gx_status bench_time(gx_ctx *ctx, bench_case_fn fn, void *state, int reps, doubl
     return s;
 }
 
-/* Copies of an input so that a run never finds its data in the cache: 4x the L2
- * (the last-level cache on a CPU) of distinct data between reuses, as the peers do. */
+/* Copies of a working set (inputs and outputs) so that a run never finds its data in
+ * the cache: 4x the L2 (the last-level cache on a CPU) of distinct data between
+ * reuses, ceil(4 L2 / set) capped at 64 -- the peers' rule (bench/peers). */
 int bench_rot_count(gx_ctx *ctx, double set_bytes)
 {
     gx_device_info d;
     if (gx_device_info_get(ctx, &d) != GX_OK || d.l2_bytes == 0 || set_bytes <= 0)
         return 1;
-    double k = 4.0 * (double)d.l2_bytes / set_bytes;
-    return k <= 1 ? 1 : k >= BENCH_MAXROT ? BENCH_MAXROT : (int)k + 1;
+    double k = ceil(4.0 * (double)d.l2_bytes / set_bytes);
+    return k <= 1 ? 1 : k >= BENCH_MAXROT ? BENCH_MAXROT : (int)k;
 }
 
 gx_status bench_clones(gx_array *a, int k, gx_array **copies, int *n)
@@ -129,14 +151,56 @@ static const char *row_mark(bench_run *b, const bench_result *r, double gbs)
     return "";
 }
 
+/* Writes s as a JSON string's contents (quotes and backslashes escaped, control
+ * characters dropped). */
+static void json_text(const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            putchar('\\');
+        if ((unsigned char)*s >= 32)
+            putchar(*s);
+    }
+}
+
 static void print_json(const bench_run *b, const bench_result *r)
 {
-    printf("{\"impl\":\"%s\",\"op\":\"%s\",\"dtype\":\"%s\",\"n\":%lld,\"median_us\":%.3f,\"bytes\":%.0f,\"flops\":%."
-           "0f,\"elems\":%.0f,\"device\":\"%s\"",
-           r->impl, r->op, r->dtype, (long long)r->n, r->median_us, r->bytes, r->flops, r->elems, b->d.name);
+    printf("{\"impl\":\"%s\",\"op\":\"", r->impl);
+    json_text(r->op);
+    printf("\",\"dtype\":\"%s\",\"n\":%lld,\"median_us\":%.3f,\"bytes\":%.0f,\"flops\":%.0f,\"elems\":%.0f,"
+           "\"footprint\":%.0f,\"device\":\"",
+           r->dtype, (long long)r->n, r->median_us, r->bytes, r->flops, r->elems,
+           r->footprint > 0 ? r->footprint : r->bytes);
+    json_text(b->d.name);
+    printf("\"");
+    if (r->threads > 0)
+        printf(",\"threads\":%d", r->threads);
     if (r->has_check)
         printf(",\"check\":%.17g", r->check);
+    printf(",\"ok\":%s", r->verdict == BENCH_OK ? "true" : r->verdict == BENCH_NOCHECK ? "null" : "false");
+    if (r->verdict != BENCH_OK) {
+        printf(",\"why\":\"");
+        json_text(r->verdict == BENCH_UNCHECKED ? "no check was made (a bug in the case)" : r->why);
+        printf("\"");
+    }
     printf("}\n");
+}
+
+/* Counts the row's verdict; a WRONG or unchecked row is kept for the summary. */
+static void tally(bench_run *b, const bench_result *r)
+{
+    if (r->verdict == BENCH_OK) {
+        b->nok++;
+        return;
+    }
+    if (r->verdict == BENCH_NOCHECK) {
+        b->nnocheck++;
+        return;
+    }
+    if (b->nbad < BENCH_MAXBAD)
+        snprintf(b->bad[b->nbad], sizeof b->bad[0], "%s %s %s n=%lld: %s", r->impl, r->op, r->dtype, (long long)r->n,
+                 r->verdict == BENCH_UNCHECKED ? "no check was made (a bug in the case)" : r->why);
+    b->nbad++;
 }
 
 /* One row; flops first, as scripts/bench_merge.py rates them (a GEMM's byte count
@@ -144,21 +208,26 @@ static void print_json(const bench_run *b, const bench_result *r)
 static void print_row(bench_run *b, const bench_result *r)
 {
     bench_progress_clear(&b->prog);
+    tally(b, r);
+    b->host_refs |= r->threads > 0;
     if (b->o.json) {
         print_json(b, r);
         fflush(stdout);
         return;
     }
-    printf("%-8s %-16s %-5s %11lld %12.1f", r->impl, r->op, r->dtype, (long long)r->n, r->median_us);
+    char rate[32] = "", pct[16] = "";
     if (r->flops > 0) {
-        printf(" %9.2f TFLOP/s", r->flops / (r->median_us * 1e6));
+        snprintf(rate, sizeof rate, "%9.2f TFLOP/s", r->flops / (r->median_us * 1e6));
     } else if (r->bytes > 0) {
         double gbs = r->bytes / (r->median_us * 1e3);
-        printf(" %9.1f GB/s %6.1f%%%s", gbs, b->copy_gbs > 0 ? 100 * gbs / b->copy_gbs : 0, row_mark(b, r, gbs));
+        snprintf(rate, sizeof rate, "%9.1f GB/s", gbs);
+        snprintf(pct, sizeof pct, "%6.1f%%%s", b->copy_gbs > 0 ? 100 * gbs / b->copy_gbs : 0, row_mark(b, r, gbs));
     } else if (r->elems > 0) {
-        printf(" %9.3f Telem/s", r->elems / (r->median_us * 1e6));
+        snprintf(rate, sizeof rate, "%9.3f Telem/s", r->elems / (r->median_us * 1e6));
     }
-    printf("\n");
+    const char *check = r->verdict == BENCH_OK ? "ok" : r->verdict == BENCH_NOCHECK ? "-" : "WRONG";
+    printf("%-9s %-23s %-5s %11lld %12.1f %16s %-9s %s\n", r->impl, r->op, r->dtype, (long long)r->n, r->median_us,
+           rate, pct, check);
     fflush(stdout);
 }
 
@@ -166,23 +235,49 @@ static void print_header(const bench_run *b)
 {
     if (b->o.json)
         return;
-    printf("gx %s bench on %s (%s), median of %d runs after 3 warm-ups%s\n%-8s %-16s %-5s %11s %12s %14s %7s\n",
+    printf("gx %s bench on %s (%s), median of %d runs after 3 warm-ups%s\n%-9s %-23s %-5s %11s %12s %16s %-9s %s\n",
            gx_version(), b->d.name, gx_backend_name(b->k), b->o.reps, b->o.quick ? " (--quick)" : "", "impl", "op",
-           "dtype", "n", "median us", "throughput", "%copy");
+           "dtype", "n", "median us", "throughput", " %copy", "check");
 }
 
-/* Under the table: what %copy is measured against, and the marks that appeared. */
+/* Under the table: what %copy is measured against, the marks that appeared, the
+ * reference rows and the check column. */
 static void print_legend(const bench_run *b)
 {
-    if (b->o.json || b->copy_gbs <= 0)
+    if (b->o.json)
         return;
-    printf("%%copy: GB/s as a share of the copy row's %.1f GB/s (gx copy at 2^%d, this run)", b->copy_gbs, b->copy_e);
-    if (b->marked[0])
-        printf("; * working set fits in the %.0f MiB %s: cache speed, not memory's", (double)b->d.l2_bytes / (1 << 20),
-               b->k == GX_BACKEND_CPU ? "last-level cache" : "L2");
-    if (b->marked[1])
-        printf("; + faster than the copy though not in cache: more reads than writes, or noise");
-    printf("\n");
+    if (b->copy_gbs > 0) {
+        printf("%%copy: GB/s as a share of the copy row's %.1f GB/s (gx copy at 2^%d, this run)", b->copy_gbs,
+               b->copy_e);
+        if (b->marked[0])
+            printf("; * working set fits in the %.0f MiB %s: cache speed, not memory's",
+                   (double)b->d.l2_bytes / (1 << 20), b->k == GX_BACKEND_CPU ? "last-level cache" : "L2");
+        if (b->marked[1])
+            printf("; + faster than the copy though not in cache: more reads than writes, or noise");
+        printf("\n");
+    }
+    if (b->host_refs)
+        printf(
+            "memcpy: the same bytes copied by %d threads (GX_CPU_THREADS, else every core), the ceiling; c_loop_1t: a "
+            "plain C loop on one thread\n",
+            bench_host_threads(b->ctx));
+    printf("check: each result against a host reference from the same inputs (ok), WRONG if it differs, - where "
+           "nothing can be checked (allocation, JIT timings)\n");
+}
+
+/* After the table: the rows whose check failed, and the exit status. */
+static int print_verdicts(bench_run *b)
+{
+    bench_progress_clear(&b->prog);
+    if (b->nbad == 0)
+        return 0;
+    fprintf(stderr, "gx bench: %d row%s WRONG (result differs from the host reference, or not checked):\n", b->nbad,
+            b->nbad == 1 ? "" : "s");
+    for (int i = 0; i < b->nbad && i < BENCH_MAXBAD; i++)
+        fprintf(stderr, "  %s\n", b->bad[i]);
+    if (b->nbad > BENCH_MAXBAD)
+        fprintf(stderr, "  ... and %d more\n", b->nbad - BENCH_MAXBAD);
+    return 1;
 }
 
 /* ------------------------------------------------------------ options */
@@ -309,7 +404,10 @@ static int bench_usage(void)
            "gx's benchmark suite on the current backend: one row per measurement, the median\n"
            "of N timed runs after 3 warm-ups, its rate, and %%copy: the rate as a share of\n"
            "the copy bandwidth measured first in the same run (a legend under the table\n"
-           "explains it and its marks).  On the CPU backend, memcpy and a plain C loop are\n"
+           "explains it and its marks).  Every result is checked against a host reference\n"
+           "computed from the same inputs: the check column says ok, WRONG or - (nothing to\n"
+           "check), and the exit status is 1 if any row is WRONG.  On the CPU backend, a copy\n"
+           "over every thread (memcpy) and a plain single-threaded C loop (c_loop_1t) are\n"
            "timed beside gx.  The table goes to stdout; progress ([k/N] case, time so far,\n"
            "time left) to stderr.\n"
            "options:\n"
@@ -319,8 +417,9 @@ static int bench_usage(void)
            "  --sizes 20,24,28   element counts, as exponents of 2 (up to 8; default 20,24,28)\n"
            "  --reps N           timed runs per measurement (default 30)\n"
            "  --json             one JSON object per line (what scripts/bench_merge.py reads),\n"
-           "                     with \"check\": the result's value or f64 sum, as the CPU\n"
-           "                     peers in bench/peers compute it (scripts/bench-cpu)\n"
+           "                     with \"ok\" (true, false, null: no check) and \"why\", and\n"
+           "                     \"check\": the result's value or f64 sum, as the CPU peers in\n"
+           "                     bench/peers compute it (scripts/bench-cpu)\n"
            "  --map LAMBDA       time your own lambda over random f32 inputs instead\n"
            "  --define FILE      C functions the --map lambda may call\n"
            "  --no-progress      no progress lines on stderr\n"
@@ -439,7 +538,7 @@ static void run_copy_reference(bench_run *b)
 static void run_case(bench_run *b, const bench_case *c, int e)
 {
     int64_t n = (int64_t)1 << e;
-    bench_result rows[4];
+    bench_result rows[BENCH_MAXROWS];
     int nrows = 0;
     bench_progress_step(&b->prog, c->name, c->once ? -1 : e);
     gx_status s = c->run(b->ctx, b->k, n, b->o.reps, rows, &nrows);
@@ -457,10 +556,11 @@ static void run_custom_map(bench_run *b)
 {
     for (int i = 0; i < b->o.nsizes; i++) {
         int64_t n = (int64_t)1 << b->o.sizes[i];
-        bench_result rows[4];
+        bench_result rows[BENCH_MAXROWS];
         int nrows = 0;
         bench_progress_step(&b->prog, "map", b->o.sizes[i]);
-        gx_status s = bench_custom_map(b->ctx, n, b->o.reps, b->o.map_lambda, rows, &nrows);
+        gx_status s =
+            bench_custom_map(b->ctx, n, b->o.reps, b->o.map_lambda, b->o.define_file, b->define_src, rows, &nrows);
         if (s != GX_OK) {
             report_failure(b, "--map", n, s);
             return;
@@ -470,7 +570,8 @@ static void run_custom_map(bench_run *b)
     }
 }
 
-static int define_from_file(gx_ctx *ctx, const char *path)
+/* --define: the file's C functions, kept for the --map check's CPU context too. */
+static int define_from_file(bench_run *b, const char *path)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -481,8 +582,8 @@ static int define_from_file(gx_ctx *ctx, const char *path)
     size_t n = src ? fread(src, 1, (1 << 20) - 1, f) : 0;
     fclose(f);
     (void)n;
-    gx_status s = src ? gx_define(ctx, path, src) : GX_ERR_OUT_OF_MEMORY;
-    free(src);
+    gx_status s = src ? gx_define(b->ctx, path, src) : GX_ERR_OUT_OF_MEMORY;
+    b->define_src = src;
     return gx_tool_fail("gx bench --define", s);
 }
 
@@ -501,8 +602,10 @@ static int bench_all(bench_run *b)
             run_case(b, &bench_cases[c], b->o.sizes[i]);
     }
     print_legend(b);
+    bench_inputs_free();
     bench_progress_finish(&b->prog);
-    return b->prog.failed ? 1 : 0;
+    int wrong = print_verdicts(b);
+    return b->prog.failed || wrong ? 1 : 0;
 }
 
 int gx_tool_bench(int argc, char **argv)
@@ -522,9 +625,10 @@ int gx_tool_bench(int argc, char **argv)
     gx_status s = gx_ctx_create(&b.ctx, GX_BACKEND_AUTO);
     if (s != GX_OK)
         return gx_tool_fail("gx bench: creating a context", s);
-    int rc = b.o.define_file ? define_from_file(b.ctx, b.o.define_file) : 0;
+    int rc = b.o.define_file ? define_from_file(&b, b.o.define_file) : 0;
     if (rc == 0)
         rc = bench_all(&b);
     gx_ctx_destroy(b.ctx);
+    free(b.define_src);
     return rc;
 }

@@ -9,22 +9,12 @@
 
 /* ------------------------------------------------------------ data */
 
-float *bench_host_f32(int64_t n, uint64_t seed)
-{
-    float *h = malloc((size_t)(n > 0 ? n : 1) * sizeof *h);
-    for (int64_t i = 0; h && i < n; i++)
-        h[i] = (float)(bench_bits(seed, (uint64_t)i) >> 40) * (1.0f / 16777216.0f);
-    return h;
-}
-
 gx_status bench_random_f32(gx_ctx *ctx, int64_t n, uint64_t seed, gx_array **out)
 {
-    float *h = bench_host_f32(n, seed);
+    const float *h = bench_inputs_f32(n, seed);
     if (!h)
         return GX_ERR_OUT_OF_MEMORY;
-    gx_status s = gx_array_from_host(ctx, GX_F32, 1, &n, h, out);
-    free(h);
-    return s;
+    return gx_array_from_host(ctx, GX_F32, 1, &n, h, out);
 }
 
 /* An f64 sum, whatever a's dtype: a check that is exact for indices and counts and
@@ -39,85 +29,148 @@ gx_status bench_check(gx_ctx *ctx, gx_array *a, bench_result *r)
     return s;
 }
 
+/* Whether host[0..n) equals the inputs of `seed`; names the first difference. */
+static void check_equal_inputs(bench_result *r, const float *host, int64_t n, uint64_t seed, const char *what)
+{
+    const float *want = bench_inputs_f32(n, seed);
+    if (!want) {
+        bench_verdict(r, false, "no memory for the host reference");
+        return;
+    }
+    int64_t i = 0;
+    if (memcmp(host, want, (size_t)n * sizeof(float)) != 0)
+        while (i < n && memcmp(&host[i], &want[i], sizeof(float)) == 0)
+            i++;
+    else
+        i = n;
+    bench_verdict(r, i == n, "%s[%lld] = %.9g, the input was %.9g", what, (long long)i, i < n ? host[i] : 0.0,
+                  i < n ? want[i] : 0.0);
+}
+
+/* Fetches a (f32) and checks it equals the inputs of `seed`, every element. */
+static gx_status check_copy_of(gx_array *a, int64_t n, uint64_t seed, bench_result *r)
+{
+    float *h = NULL;
+    gx_status s = bench_fetch(a, (void **)&h);
+    if (s == GX_OK)
+        check_equal_inputs(r, h, n, seed, "the copy");
+    free(h);
+    return s;
+}
+
 /* ------------------------------------------------------------ copy */
 
+/* Sources and destinations rotated through (bench_rot_count), like every case. */
 typedef struct copy_state {
-    gx_array *dst, *src;
+    gx_array *dst[BENCH_MAXROT], *src[BENCH_MAXROT];
+    int k, next;
 } copy_state;
 static gx_status run_copy(void *p)
 {
     copy_state *c = p;
-    return gx_array_copy_into(c->src, c->dst);
+    int i = c->next++ % c->k;
+    return gx_array_copy_into(c->src[i], c->dst[i]);
 }
 
 gx_status bench_copy_bandwidth(gx_ctx *ctx, int64_t n, int reps, bench_result *r)
 {
     copy_state c = {0};
-    gx_status s = bench_random_f32(ctx, n, 1, &c.src);
+    double bytes = 2.0 * (double)n * 4;
+    gx_array *x = NULL;
+    gx_status s = bench_random_f32(ctx, n, 1, &x);
     if (s == GX_OK)
-        s = gx_array_similar(c.src, &c.dst);
+        s = bench_clones(x, bench_rot_count(ctx, bytes), c.src, &c.k);
+    for (int i = 0; s == GX_OK && i < c.k; i++)
+        s = bench_output_f32(ctx, n, &c.dst[i]);
     double us = 0;
     if (s == GX_OK)
         s = bench_time(ctx, run_copy, &c, reps, &us);
-    *r = (bench_result){"gx", "copy", "f32", n, us, 2.0 * (double)n * 4, 0, 0, 0, 0, 0};
+    *r = bench_row("gx", "copy", "f32", n, us, bytes, 0, 0, c.k * bytes);
     if (s == GX_OK)
-        s = bench_check(ctx, c.dst, r);
-    gx_array_release(c.src);
-    gx_array_release(c.dst);
+        s = bench_check(ctx, c.dst[(c.next - 1) % c.k], r);
+    if (s == GX_OK)
+        s = check_copy_of(c.dst[(c.next - 1) % c.k], n, 1, r);
+    if (c.k == 0)
+        gx_array_release(x);
+    for (int i = 0; i < c.k; i++) {
+        gx_array_release(c.src[i]);
+        gx_array_release(c.dst[i]);
+    }
     return s;
 }
 
 /* ------------------------------------------------------------ host transfers */
 
-/* Between a host malloc buffer and an existing array: on the CPU backend a copy
- * between two host buffers, on a GPU a pageable copy over the bus.  Bytes as for
- * the copy: read once, written once. */
+/* Between host malloc buffers and existing arrays, both rotated: on the CPU backend
+ * a copy between two host buffers, on a GPU a pageable copy over the bus.  Bytes as
+ * for the copy: read once, written once. */
 typedef struct xfer_state {
-    gx_array *dev;
-    float *host;
+    gx_array *dev[BENCH_MAXROT];
+    float *host[BENCH_MAXROT];
     size_t bytes;
+    int k, next;
+    bool to_host;
 } xfer_state;
 
-static gx_status run_h2d(void *p)
+static gx_status run_xfer(void *p)
 {
     xfer_state *x = p;
-    return gx_array_from_host_into(x->host, x->bytes, x->dev);
+    int i = x->next++ % x->k;
+    if (x->to_host)
+        return gx_array_to_host(x->dev[i], x->host[i], x->bytes);
+    return gx_array_from_host_into(x->host[i], x->bytes, x->dev[i]);
 }
 
-static gx_status run_d2h(void *p)
-{
-    xfer_state *x = p;
-    return gx_array_to_host(x->dev, x->host, x->bytes);
-}
-
-static double host_sum(const float *h, int64_t n)
-{
-    double s = 0;
-    for (int64_t i = 0; i < n; i++)
-        s += h[i];
-    return s;
-}
-
-/* to_host: d2h (the array holds the inputs, the host buffer receives), else h2d. */
+/* to_host: d2h (the arrays hold the inputs of seed 32, the host buffers receive),
+ * else h2d (the host buffers hold the inputs of seed 31). */
 static gx_status xfer_case(gx_ctx *ctx, int64_t n, int reps, bool to_host, bench_result *rows, int *nrows)
 {
-    xfer_state x = {NULL, to_host ? malloc((size_t)n * 4) : bench_host_f32(n, 31), (size_t)n * 4};
-    gx_status s = x.host ? GX_OK : GX_ERR_OUT_OF_MEMORY;
-    if (s == GX_OK)
-        s = to_host ? bench_random_f32(ctx, n, 32, &x.dev) : gx_array_empty(ctx, GX_F32, 1, &n, &x.dev);
+    xfer_state x = {.bytes = (size_t)n * 4, .to_host = to_host};
+    double bytes = 2.0 * (double)n * 4;
+    int k = bench_rot_count(ctx, bytes);
+    const float *in = bench_inputs_f32(n, to_host ? 32 : 31);
+    gx_array *a = NULL;
+    gx_status s = in ? GX_OK : GX_ERR_OUT_OF_MEMORY;
+    if (s == GX_OK && to_host)
+        s = bench_random_f32(ctx, n, 32, &a);
+    if (s == GX_OK && to_host)
+        s = bench_clones(a, k, x.dev, &x.k);
+    for (int i = 0; s == GX_OK && !to_host && i < k; i++, x.k++)
+        s = bench_output_f32(ctx, n, &x.dev[i]);
+    for (int i = 0; s == GX_OK && i < x.k; i++) {
+        x.host[i] = malloc(x.bytes ? x.bytes : 1);
+        if (!x.host[i])
+            s = GX_ERR_OUT_OF_MEMORY;
+        else if (to_host)
+            memset(x.host[i], 0, x.bytes); /* touched, as the arrays are */
+        else
+            memcpy(x.host[i], in, x.bytes);
+    }
     double us = 0;
     if (s == GX_OK)
-        s = bench_time(ctx, to_host ? run_d2h : run_h2d, &x, reps, &us);
+        s = bench_time(ctx, run_xfer, &x, reps, &us);
     bench_result *r = &rows[*nrows];
-    *r = (bench_result){"gx", to_host ? "d2h" : "h2d", "f32", n, us, 2.0 * (double)n * 4, 0, 0, 0, 0, 0};
-    if (s == GX_OK && to_host)
-        r->check = host_sum(x.host, n), r->has_check = 1;
-    else if (s == GX_OK)
-        s = bench_check(ctx, x.dev, r);
+    *r = bench_row("gx", to_host ? "d2h" : "h2d", "f32", n, us, bytes, 0, 0, x.k * bytes);
+    int last = x.k ? (x.next - 1) % x.k : 0;
+    if (s == GX_OK && to_host) {
+        long double sum = 0;
+        for (int64_t i = 0; i < n; i++)
+            sum += x.host[last][i];
+        r->check = (double)sum, r->has_check = 1;
+        check_equal_inputs(r, x.host[last], n, 32, "the host copy");
+    } else if (s == GX_OK) {
+        s = bench_check(ctx, x.dev[last], r);
+        if (s == GX_OK)
+            s = check_copy_of(x.dev[last], n, 31, r);
+    }
     if (s == GX_OK)
         (*nrows)++;
-    gx_array_release(x.dev);
-    free(x.host);
+    if (x.k == 0)
+        gx_array_release(a);
+    for (int i = 0; i < x.k; i++) {
+        gx_array_release(x.dev[i]);
+        free(x.host[i]);
+    }
     return s;
 }
 
@@ -133,124 +186,319 @@ static gx_status case_d2h(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, b
     return xfer_case(ctx, n, reps, true, rows, nrows);
 }
 
+/* ------------------------------------------------------------ map references */
+
+/* sin(x)^2 + cos(x)^2 for x in [0, 1): sin and cos within 4 ulp (docs/LAMBDAS.md; 2
+ * on CUDA), each square then within 8.5 2^-24 and the sum within 18 2^-24 of the
+ * exact value (1, to within 1e-16): the tolerance is 32 2^-24 (1.9e-6). */
+#define SIN2COS2_TOL (32 * 0x1p-24)
+
+static double sin2cos2_ref(float x)
+{
+    double s = sin((double)x), c = cos((double)x);
+    return s * s + c * c;
+}
+
+/* out of x -> sin(x)^2 + cos(x)^2 over the inputs of seed 11, at the sampled positions. */
+static void check_sin2cos2(bench_result *r, const float *out, int64_t n)
+{
+    static int64_t idx[BENCH_SAMPLES + 2];
+    int m = bench_sample_idx(n, idx);
+    for (int j = 0; j < m; j++) {
+        float x = bench_f32_at(11, idx[j]);
+        double want = sin2cos2_ref(x), err = fabs((double)out[idx[j]] - want);
+        if (!(err <= SIN2COS2_TOL)) {
+            bench_verdict(r, false, "[%lld] = %.9g, host %.9g for x = %.9g (tolerance %.2g)", (long long)idx[j],
+                          out[idx[j]], want, x, SIN2COS2_TOL);
+            return;
+        }
+    }
+    bench_pass(r);
+}
+
+/* out of 2*x + y over the inputs of seeds 11 and 12, every element: exact (2x is
+ * exact, the sum rounds once, in f32 or in f64 then to f32 alike). */
+static void check_saxpy(bench_result *r, const float *out, int64_t n)
+{
+    const float *x = bench_inputs_f32(n, 11), *y = bench_inputs_f32(n, 12);
+    if (!x || !y) {
+        bench_verdict(r, false, "no memory for the host reference");
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        float want = 2.0f * x[i] + y[i];
+        if (out[i] != want) {
+            bench_verdict(r, false, "[%lld] = %.9g, host 2*%.9g + %.9g = %.9g", (long long)i, out[i], x[i], y[i], want);
+            return;
+        }
+    }
+    bench_pass(r);
+}
+
 /* ------------------------------------------------------------ plain-C references (CPU) */
 
+/* The inputs and outputs rotated through, as gx's rows rotate theirs; k the copies
+ * the running row uses (each row counts its own working set). */
 typedef struct host_state {
-    float *x, *y, *o;
+    float *x[BENCH_MAXROT], *y[BENCH_MAXROT], *o[BENCH_MAXROT];
     int64_t n;
-    int which;
+    int which, k, kmax, next, threads;
+    float sum; /* which 3: the last call's */
 } host_state;
 
 static gx_status run_host(void *p)
 {
     host_state *h = p;
+    int r = h->next++ % h->k;
+    const float *x = h->x[r], *y = h->y[r];
+    float *o = h->o[r];
     switch (h->which) {
-    case 0: memcpy(h->o, h->x, (size_t)h->n * sizeof(float)); break;
+    case 0: bench_par_copy(o, x, h->n, h->threads); break;
     case 1:
         for (int64_t i = 0; i < h->n; i++)
-            h->o[i] = sinf(h->x[i]) * sinf(h->x[i]) + cosf(h->x[i]) * cosf(h->x[i]);
+            o[i] = sinf(x[i]) * sinf(x[i]) + cosf(x[i]) * cosf(x[i]);
         break;
     case 2:
         for (int64_t i = 0; i < h->n; i++)
-            h->o[i] = 2 * h->x[i] + h->y[i];
+            o[i] = 2 * x[i] + y[i];
         break;
     case 3: {
         float acc[8] = {0}; /* independent sums, so the compiler can vectorise */
         int64_t i = 0;
         for (; i + 8 <= h->n; i += 8)
             for (int l = 0; l < 8; l++)
-                acc[l] += h->x[i + l];
+                acc[l] += x[i + l];
         for (; i < h->n; i++)
-            acc[0] += h->x[i];
-        h->o[0] = acc[0] + acc[1] + acc[2] + acc[3] + acc[4] + acc[5] + acc[6] + acc[7];
+            acc[0] += x[i];
+        h->sum = acc[0] + acc[1] + acc[2] + acc[3] + acc[4] + acc[5] + acc[6] + acc[7];
         break;
     }
     }
     return GX_OK;
 }
 
-/* On the CPU backend: memcpy of the same bytes and a single-threaded C loop. */
+/* The C loop's result against the same references as gx's rows (its sum in f32
+ * lanes: within the order-free bound (n/8 + 7) eps_f32 S of its own accumulation). */
+static void check_host_loop(host_state *h, bench_result *r)
+{
+    int last = (h->next - 1) % h->k;
+    if (h->which == 1)
+        check_sin2cos2(r, h->o[last], h->n);
+    else if (h->which == 2)
+        check_saxpy(r, h->o[last], h->n);
+    else {
+        const float *x = bench_inputs_f32(h->n, 21);
+        long double want = 0;
+        for (int64_t i = 0; x && i < h->n; i++)
+            want += x[i];
+        double tol = ((double)h->n / 8 + 7) * 0x1p-24 * (double)want, err = fabs((double)(h->sum - want));
+        bench_verdict(r, x && err <= tol, "sum %.9g, host %.9Lg: off by %.3g > %.3g", (double)h->sum, want, err, tol);
+        r->check = h->sum, r->has_check = 1;
+    }
+}
+
+static void host_free(host_state *h)
+{
+    for (int i = 0; i < h->kmax; i++) {
+        free(h->x[i]);
+        free(h->y[i]);
+        free(h->o[i]);
+    }
+}
+
+/* On the CPU backend: the copy over all threads and a single-threaded C loop, on the
+ * inputs of gx's rows (seeds 11 and 12 for the maps, 21 for the sum). */
 gx_status bench_host_refs(gx_ctx *ctx, int which, const char *op, int64_t n, int reps, double bytes, bench_result *rows,
                           int *nrows)
 {
-    host_state h = {malloc((size_t)n * 4), malloc((size_t)n * 4), malloc((size_t)n * 4), n, 0};
-    gx_status s = h.x && h.y && h.o ? GX_OK : GX_ERR_OUT_OF_MEMORY;
-    for (int64_t i = 0; s == GX_OK && i < n; i++)
-        h.x[i] = (float)(i % 977) * 0.001f, h.y[i] = (float)(i % 991) * 0.002f, h.o[i] = 0;
+    host_state h = {.n = n, .threads = bench_host_threads(ctx)};
+    double copy_bytes = 2.0 * (double)n * 4;
+    int kcopy = bench_rot_count(ctx, copy_bytes), kloop = bench_rot_count(ctx, bytes);
+    h.kmax = kcopy > kloop ? kcopy : kloop;
+    const float *x = bench_inputs_f32(n, which == 3 ? 21 : 11), *y = bench_inputs_f32(n, 12);
+    gx_status s = x && y ? GX_OK : GX_ERR_OUT_OF_MEMORY;
+    for (int i = 0; s == GX_OK && i < h.kmax; i++) {
+        h.x[i] = malloc((size_t)n * 4), h.y[i] = malloc((size_t)n * 4), h.o[i] = malloc((size_t)n * 4);
+        if (!h.x[i] || !h.y[i] || !h.o[i])
+            s = GX_ERR_OUT_OF_MEMORY;
+        else /* every page written before the timed runs, the outputs too */
+            memcpy(h.x[i], x, (size_t)n * 4), memcpy(h.y[i], y, (size_t)n * 4), memset(h.o[i], 0xFF, (size_t)n * 4);
+    }
     double us = 0;
+    h.k = kcopy;
     if (s == GX_OK)
         s = bench_time(ctx, run_host, &h, reps, &us);
-    /* memcpy moves one array's worth each way: its own bytes, so its GB/s is the
+    bench_par_copy(NULL, NULL, 0, 0); /* its helper threads end */
+    /* The copy moves one array's worth each way over every thread gx uses: the
      * machine's copy bandwidth, the ceiling for the rows beside it. */
-    if (s == GX_OK)
-        rows[(*nrows)++] = (bench_result){"memcpy", op, "f32", n, us, 2.0 * (double)n * 4, 0, 0, 0, 0, 0};
-    h.which = which;
+    if (s == GX_OK) {
+        bench_result *r = &rows[(*nrows)++];
+        *r = bench_row("memcpy", op, "f32", n, us, copy_bytes, 0, 0, kcopy * copy_bytes);
+        r->threads = h.threads;
+        check_equal_inputs(r, h.o[(h.next - 1) % h.k], n, which == 3 ? 21 : 11, "the copy");
+    }
+    h.which = which, h.k = kloop, h.next = 0;
     if (s == GX_OK)
         s = bench_time(ctx, run_host, &h, reps < 5 ? reps : 5, &us);
-    if (s == GX_OK)
-        rows[(*nrows)++] = (bench_result){"c_loop", op, "f32", n, us, bytes, 0, 0, 0, 0, 0};
-    free(h.x);
-    free(h.y);
-    free(h.o);
+    if (s == GX_OK) {
+        bench_result *r = &rows[(*nrows)++];
+        *r = bench_row("c_loop_1t", op, "f32", n, us, bytes, 0, 0, kloop * bytes);
+        r->threads = 1;
+        check_host_loop(&h, r);
+    }
+    host_free(&h);
     return s;
 }
 
 /* ------------------------------------------------------------ map */
 
+enum { MAP_SIN2COS2, MAP_SAXPY, MAP_USER };
+
 /* What a map case times: host_which names the plain-C reference (0: none); fresh
  * times a new result each call (gx_map, the previous call's result released) rather
- * than gx_map_into an existing one. */
+ * than gx_map_into an existing one; check says which host reference. */
 typedef struct map_spec {
     const char *op, *lambda;
     int nin, host_which;
     bool fresh;
+    int check;
+    const char *define_name, *define_src; /* MAP_USER: --define's file */
 } map_spec;
 
+/* Inputs (seeds 11, 12) and outputs rotated through k copies. */
 typedef struct map_state {
     gx_ctx *ctx;
     const map_spec *spec;
-    gx_array *in[2];
-    gx_array *out;
+    gx_array *in[2][BENCH_MAXROT];
+    gx_array *out[BENCH_MAXROT];
+    gx_array *last; /* fresh: the last call's result */
+    int k, next;
 } map_state;
 
 static gx_status run_map(void *p)
 {
     map_state *m = p;
+    int i = m->next++ % m->k;
+    gx_array *in[2] = {m->in[0][i], m->in[1][i]};
     if (!m->spec->fresh)
-        return gx_map_into(m->ctx, m->spec->lambda, m->spec->nin, m->in, NULL, m->out);
+        return gx_map_into(m->ctx, m->spec->lambda, m->spec->nin, in, NULL, m->out[i]);
     /* The release and the allocation are both part of a call that makes a new array;
      * keeping the last result lets the check read it. */
-    gx_array_release(m->out);
-    m->out = NULL;
-    return gx_map(m->ctx, m->spec->lambda, m->spec->nin, m->in, NULL, &m->out);
+    gx_array_release(m->last);
+    m->last = NULL;
+    return gx_map(m->ctx, m->spec->lambda, m->spec->nin, in, NULL, &m->last);
+}
+
+/* A user's lambda: on a GPU, the CPU backend runs it over the sampled inputs and the
+ * two must agree within 1e-5 relative + 1e-6 (their sin, exp... differ by a few ulp);
+ * on the CPU backend there is no independent reference. */
+static void check_user_map(gx_ctx *ctx, const map_spec *spec, const float *out, int64_t n, bench_result *r)
+{
+    gx_backend_kind kind = GX_BACKEND_CPU;
+    gx_ctx_backend(ctx, &kind);
+    if (kind == GX_BACKEND_CPU) {
+        bench_nocheck(r, "a user lambda: no reference independent of the CPU backend that ran it");
+        return;
+    }
+    static int64_t idx[BENCH_SAMPLES + 2];
+    static float xs[2][BENCH_SAMPLES + 2], want[BENCH_SAMPLES + 2];
+    int64_t m = bench_sample_idx(n, idx);
+    for (int i = 0; i < spec->nin; i++)
+        for (int64_t j = 0; j < m; j++)
+            xs[i][j] = bench_f32_at(11 + (uint64_t)i, idx[j]);
+    gx_ctx *cpu = NULL;
+    gx_array *a[2] = {NULL, NULL}, *o = NULL;
+    gx_status s = gx_ctx_create(&cpu, GX_BACKEND_CPU);
+    if (s == GX_OK && spec->define_src)
+        s = gx_define(cpu, spec->define_name, spec->define_src);
+    for (int i = 0; s == GX_OK && i < spec->nin; i++)
+        s = gx_array_from_host(cpu, GX_F32, 1, &m, xs[i], &a[i]);
+    if (s == GX_OK)
+        s = gx_array_empty(cpu, GX_F32, 1, &m, &o);
+    if (s == GX_OK)
+        s = gx_map_into(cpu, spec->lambda, spec->nin, a, NULL, o);
+    if (s == GX_OK)
+        s = gx_array_to_host(o, want, (size_t)m * sizeof(float));
+    for (int64_t j = 0; s == GX_OK && j < m; j++) {
+        float g = out[idx[j]], w = want[j];
+        bool same = g == w || (isnan(g) && isnan(w)) ||
+                    fabs((double)g - (double)w) <= 1e-5 * fmax(fabs((double)g), fabs((double)w)) + 1e-6;
+        if (!same) {
+            bench_verdict(r, false, "[%lld] = %.9g, the CPU backend %.9g", (long long)idx[j], g, w);
+            break;
+        }
+    }
+    if (s == GX_OK)
+        bench_pass(r);
+    else
+        bench_nocheck(r, "the CPU backend could not run the lambda for a reference");
+    gx_array_release(a[0]);
+    gx_array_release(a[1]);
+    gx_array_release(o);
+    gx_ctx_destroy(cpu);
+}
+
+static gx_status check_map(map_state *m, int64_t n, bench_result *r)
+{
+    gx_array *res = m->spec->fresh ? m->last : m->out[(m->next - 1) % m->k];
+    gx_status s = bench_check(m->ctx, res, r);
+    float *h = NULL;
+    if (s == GX_OK)
+        s = bench_fetch(res, (void **)&h);
+    if (s == GX_OK && m->spec->check == MAP_SIN2COS2)
+        check_sin2cos2(r, h, n);
+    else if (s == GX_OK && m->spec->check == MAP_SAXPY)
+        check_saxpy(r, h, n);
+    else if (s == GX_OK)
+        check_user_map(m->ctx, m->spec, h, n, r);
+    free(h);
+    return s;
 }
 
 static gx_status map_case(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, const map_spec *spec, bench_result *rows,
                           int *nrows)
 {
-    map_state m = {ctx, spec, {NULL, NULL}, NULL};
+    map_state m = {ctx, spec, {{NULL}}, {NULL}, NULL, 0, 0};
+    double bytes = (double)(spec->nin + 1) * (double)n * 4;
+    /* The working set: inputs and outputs; a fresh result is the pool's block just
+     * freed, so it does not rotate (nor does the peers' new tensor). */
+    double set = spec->fresh ? (double)spec->nin * (double)n * 4 : bytes;
+    int want = bench_rot_count(ctx, set), got = 0;
     gx_status s = GX_OK;
-    for (int i = 0; s == GX_OK && i < spec->nin; i++)
-        s = bench_random_f32(ctx, n, 11 + (uint64_t)i, &m.in[i]);
-    if (s == GX_OK)
-        s = gx_array_similar(m.in[0], &m.out);
-    double us = 0, bytes = (double)(spec->nin + 1) * (double)n * 4;
+    for (int i = 0; s == GX_OK && i < spec->nin; i++) {
+        gx_array *x = NULL;
+        s = bench_random_f32(ctx, n, 11 + (uint64_t)i, &x);
+        if (s == GX_OK)
+            s = bench_clones(x, want, m.in[i], &got);
+        else
+            gx_array_release(x);
+        m.k = i == 0 || got < m.k ? got : m.k;
+    }
+    if (spec->nin == 0)
+        m.k = 1;
+    for (int i = 0; s == GX_OK && !spec->fresh && i < m.k; i++)
+        s = bench_output_f32(ctx, n, &m.out[i]);
+    double us = 0;
     if (s == GX_OK)
         s = bench_time(ctx, run_map, &m, reps, &us);
-    rows[*nrows] = (bench_result){"gx", spec->op, "f32", n, us, bytes, 0, 0, 0, 0, 0};
+    rows[*nrows] = bench_row("gx", spec->op, "f32", n, us, bytes, 0, 0, m.k * set);
     if (s == GX_OK)
-        s = bench_check(ctx, m.out, &rows[*nrows]);
+        s = check_map(&m, n, &rows[*nrows]);
     if (s == GX_OK)
         (*nrows)++;
-    for (int i = 0; i < spec->nin; i++)
-        gx_array_release(m.in[i]);
-    gx_array_release(m.out);
+    for (int j = 0; j < BENCH_MAXROT; j++) {
+        gx_array_release(m.in[0][j]);
+        gx_array_release(m.in[1][j]);
+        gx_array_release(m.out[j]);
+    }
+    gx_array_release(m.last);
     if (s == GX_OK && k == GX_BACKEND_CPU && spec->host_which > 0)
         s = bench_host_refs(ctx, spec->host_which, spec->op, n, reps, bytes, rows, nrows);
     return s;
 }
 
-gx_status bench_custom_map(gx_ctx *ctx, int64_t n, int reps, const char *lambda, bench_result *rows, int *nrows)
+gx_status bench_custom_map(gx_ctx *ctx, int64_t n, int reps, const char *lambda, const char *define_name,
+                           const char *define_src, bench_result *rows, int *nrows)
 {
     int nin = 0;
     const char *arrow = strstr(lambda, "->");
@@ -260,26 +508,27 @@ gx_status bench_custom_map(gx_ctx *ctx, int64_t n, int reps, const char *lambda,
             nin++;
     if (nin > 2)
         nin = 2;
-    map_spec spec = {lambda, lambda, nin, 0, false};
+    map_spec spec = {lambda, lambda, nin, 0, false, MAP_USER, define_name, define_src};
     return map_case(ctx, GX_BACKEND_CUDA, n, reps, &spec, rows, nrows);
 }
 
 static gx_status case_sin2cos2(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
 {
-    static const map_spec spec = {"map_sin2cos2", "x -> sin(x)*sin(x) + cos(x)*cos(x)", 1, 1, false};
+    static const map_spec spec = {
+        "map_sin2cos2", "x -> sin(x)*sin(x) + cos(x)*cos(x)", 1, 1, false, MAP_SIN2COS2, NULL, NULL};
     return map_case(ctx, k, n, reps, &spec, rows, nrows);
 }
 
 static gx_status case_saxpy(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
 {
-    static const map_spec spec = {"map_saxpy", "x, y -> 2*x + y", 2, 2, false};
+    static const map_spec spec = {"map_saxpy", "x, y -> 2*x + y", 2, 2, false, MAP_SAXPY, NULL, NULL};
     return map_case(ctx, k, n, reps, &spec, rows, nrows);
 }
 
 /* map_saxpy into a new array each call: what the pool saves over a fresh allocation. */
 static gx_status case_saxpy_new(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
 {
-    static const map_spec spec = {"map_saxpy_new", "x, y -> 2*x + y", 2, 0, true};
+    static const map_spec spec = {"map_saxpy_new", "x, y -> 2*x + y", 2, 0, true, MAP_SAXPY, NULL, NULL};
     return map_case(ctx, k, n, reps, &spec, rows, nrows);
 }
 
@@ -310,7 +559,8 @@ const bench_case bench_cases[] = {
     {"scan_sum", bench_case_scan_sum, 0},
     {"scan_sum_new", bench_case_scan_sum_new, 0},
     {"select_gt05", bench_case_select_gt05, 0},
-    {"iota_sum_i64", bench_case_iota_sum_i64, 0},
+    {"iota_hash_sum_i64", bench_case_iota_hash_sum, 0},
+    {"launch_latency_iota_sum", bench_case_launch_latency, 0},
     {"pipeline_count", bench_case_pipeline_count, 0},
     {"pipeline_l2count", bench_case_pipeline_l2count, 0},
     {NULL, NULL, 0},

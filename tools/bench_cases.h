@@ -5,20 +5,30 @@
 #include "gx.h"
 #include <stdbool.h>
 
+/* A row's verdict: its result against a host reference computed from the same inputs
+ * in the same run (bench_check.c).  UNCHECKED is a case that forgot its check: the
+ * driver counts it as a failure, never as a pass. */
+enum { BENCH_UNCHECKED = 0, BENCH_OK, BENCH_WRONG, BENCH_NOCHECK };
+
 typedef struct bench_result {
     const char *impl, *op, *dtype;
     int64_t n;
     double median_us, bytes, flops, elems;
-    /* Distinct bytes the timed runs cycle through, when inputs rotate through copies
-     * (bench_rot_count); 0 = just `bytes`.  Against the cache size, it says whether
-     * the rate is the cache's or memory's (the * mark in the table). */
+    /* Distinct bytes the timed runs cycle through (inputs and outputs rotated through
+     * bench_rot_count copies); 0 = just `bytes`.  Against the cache size, it says
+     * whether the rate is the cache's or memory's (the * mark in the table). */
     double footprint;
     /* A value computed from the result after the timed runs (the result itself for a
      * scalar, else the f64 sum of its elements), for --json's "check": the CPU peers
      * (bench/peers/cpu_*) compute the same from the same inputs, so a wrong result
-     * shows up beside its time.  has_check 0: none (the plain-C references). */
+     * shows up beside its time.  has_check 0: none. */
     double check;
     int has_check;
+    /* BENCH_OK / BENCH_WRONG / BENCH_NOCHECK, and what went wrong (WRONG) or why no
+     * check is possible (NOCHECK): --json's "ok" (true / false / null) and "why". */
+    int verdict;
+    char why[200];
+    int threads; /* the host references: threads they ran on (0: not one of them) */
 } bench_result;
 
 typedef gx_status (*bench_case_fn)(void *state);
@@ -30,7 +40,8 @@ int bench_rot_count(gx_ctx *ctx, double set_bytes);
  * exist (a included), also after a failure, so the caller can release them. */
 gx_status bench_clones(gx_array *a, int k, gx_array **copies, int *n);
 
-/* Runs one case at size n; writes up to 4 rows (gx, and on CPU the plain-C references). */
+/* Runs one case at size n; writes up to BENCH_MAXROWS rows (gx, and on CPU the plain-C references). */
+#define BENCH_MAXROWS 8
 typedef gx_status (*bench_run_fn)(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 /* once: the case measures something independent of n (the pool, the JIT), so it runs
  * at the first size only. */
@@ -54,19 +65,25 @@ gx_status bench_case_sum_cols(gx_ctx *ctx, gx_backend_kind k, int64_t n, int rep
 gx_status bench_case_scan_sum(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_scan_sum_new(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_select_gt05(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
-gx_status bench_case_iota_sum_i64(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_iota_hash_sum(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_launch_latency(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                    int *nrows);
 gx_status bench_case_pipeline_count(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
                                     int *nrows);
 gx_status bench_case_pipeline_l2count(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
                                       int *nrows);
 
-/* Times gx_map of a user lambda over random f32 inputs (one per parameter). */
-gx_status bench_custom_map(gx_ctx *ctx, int64_t n, int reps, const char *lambda, bench_result *rows, int *nrows);
+/* Times gx_map of a user lambda over random f32 inputs (one per parameter).  The check
+ * (on a GPU) runs the lambda on the CPU backend over the sampled inputs; define_name
+ * and define_src (may be NULL) are --define's file, given to that context too. */
+gx_status bench_custom_map(gx_ctx *ctx, int64_t n, int reps, const char *lambda, const char *define_name,
+                           const char *define_src, bench_result *rows, int *nrows);
 gx_status bench_case_fill(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_jit(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_pool(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
-/* CPU references for a case: memcpy of the same bytes and a single-threaded C loop
- * (which: 1 sin^2+cos^2, 2 saxpy, 3 sum); appends two rows. */
+/* CPU references for a case, on the inputs gx's rows use: "memcpy", a copy of the same
+ * bytes split over every thread gx uses (bench_host_threads), and "c_loop_1t", a plain
+ * C loop on one thread (which: 1 sin^2+cos^2, 2 saxpy, 3 sum); appends two rows. */
 gx_status bench_host_refs(gx_ctx *ctx, int which, const char *op, int64_t n, int reps, double bytes, bench_result *rows,
                           int *nrows);
 gx_status bench_copy_bandwidth(gx_ctx *ctx, int64_t n, int reps, bench_result *r);
@@ -104,11 +121,58 @@ static inline uint64_t bench_bits(uint64_t seed, uint64_t i)
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
+/* Element i of the f32 inputs of `seed` (the top 24 bits / 2^24, in [0, 1)) and of
+ * the i32 inputs (the top 10 bits, 0..1023): a sampled check recreates any element
+ * without the whole array. */
+static inline float bench_f32_at(uint64_t seed, int64_t i)
+{
+    return (float)(bench_bits(seed, (uint64_t)i) >> 40) * (1.0f / 16777216.0f);
+}
+static inline int32_t bench_i32_at(uint64_t seed, int64_t i) { return (int32_t)(bench_bits(seed, (uint64_t)i) >> 54); }
 /* Host f32 inputs of `seed` (bench_bits); NULL when out of memory.  Free with free(). */
 float *bench_host_f32(int64_t n, uint64_t seed);
-/* The same inputs on the device. */
+/* The same, kept for the checks that read every input (a few of the latest sets, so
+ * that the large sizes are made once per case, not once per row): do not free.  NULL
+ * when out of memory.  bench_inputs_free releases them all. */
+const float *bench_inputs_f32(int64_t n, uint64_t seed);
+void bench_inputs_free(void);
+/* The inputs of `seed` on the device. */
 gx_status bench_random_f32(gx_ctx *ctx, int64_t n, uint64_t seed, gx_array **out);
+/* A new f32 output array of n elements, every byte written (NaN), as the peers' outputs
+ * are: a timed run never pays for a first touch of fresh host pages. */
+gx_status bench_output_f32(gx_ctx *ctx, int64_t n, gx_array **out);
 /* Sets r's check to the f64 sum of a's elements (see bench_result). */
 gx_status bench_check(gx_ctx *ctx, gx_array *a, bench_result *r);
+
+/* ------------------------------------------------------------ checks (bench_check.c) */
+
+/* A row with no check made yet (the fields after footprint zero). */
+bench_result bench_row(const char *impl, const char *op, const char *dtype, int64_t n, double median_us, double bytes,
+                       double flops, double elems, double footprint);
+/* r passed its check (unless an earlier part of it failed). */
+void bench_pass(bench_result *r);
+/* r's verdict: BENCH_OK when ok, else BENCH_WRONG with the message (printf-like). */
+void bench_verdict(bench_result *r, bool ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* r has no result a reference could check, and why. */
+void bench_nocheck(bench_result *r, const char *why);
+/* A sampled check reads BENCH_SAMPLES positions spread over the array (one at a
+ * random offset in each of as many equal strides), plus the first and the last; every
+ * position when n is not larger.  Returns the count; idx holds BENCH_SAMPLES + 2. */
+#define BENCH_SAMPLES 4096
+int bench_sample_idx(int64_t n, int64_t *idx);
+/* The whole array (any dtype, dense row-major) in a new host buffer; free() it. */
+gx_status bench_fetch(const gx_array *a, void **host);
+/* Element 0 of a (a reduction's result) as a double / as an int64 (any dtype). */
+gx_status bench_read_f64(const gx_array *a, double *v);
+gx_status bench_read_i64(const gx_array *a, int64_t *v);
+/* Checks a f32 sum of n non-negative terms (gx/reduce.h: accumulated in f64, rounded
+ * once) against the exact sum `want` (a long double host sum): |got - want| <=
+ * eps_f32 |want| + n eps_f64 sum|x|, sum|x| = want here. */
+void bench_check_f32_sum(bench_result *r, double got, long double want, int64_t n, const char *what);
+/* The threads the host references use: GX_CPU_THREADS when set (as gx's CPU backend
+ * reads it), else every core gx counts. */
+int bench_host_threads(gx_ctx *ctx);
+/* dst[i] = src[i] for n floats, the copy split over `threads` threads (pthreads). */
+void bench_par_copy(float *dst, const float *src, int64_t n, int threads);
 
 #endif

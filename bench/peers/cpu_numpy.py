@@ -7,10 +7,12 @@ Usage: python3 bench/peers/cpu_numpy.py [--sizes 10,16,20,24] [--reps 30]
 Like gx bench: the same inputs (bench_bits in tools/bench_cases.h: splitmix64's
 output function over a counter; f32 = top 24 bits / 2^24, uniform in [0, 1)), case
 names, byte counts (the fewest bytes the work must move) and "check" (the result, or
-the f64 sum of the result array), and the same timing: the median wall time of one
-call (time.perf_counter_ns around it, its result ready on return) over --reps runs
-after 3 warm-ups, the inputs rotated through copies where gx bench rotates them (4x
-the last-level cache of distinct data between reuses, at most 64 copies).
+the f64 sum of the result array), the same work (l2dist includes its sqrt; the iota
+case hashes each index, as gx's iota_hash_sum_i64), and the same timing: the median
+wall time of one call (time.perf_counter_ns around it, its result ready on return)
+over --reps runs after 3 warm-ups, the inputs and the outputs written with out=
+rotated through copies as gx bench rotates them (ceil(4 x the last-level cache / the
+working set) copies, at most 64).
 
 Each case is the fastest correct NumPy form into an existing array (out=), and the
 *_new cases the plain expression that makes a new array.  l2dist is np.dot of the
@@ -21,6 +23,7 @@ One JSON line per row, impl "numpy", after a {"impl":"meta"} line.
 import argparse
 import functools
 import json
+import math
 import subprocess
 import sys
 import time
@@ -74,17 +77,22 @@ def llc_bytes():
 
 
 def rot_count(set_bytes):
-    """gx bench's bench_rot_count: copies so that runs do not find their data in the cache."""
+    """gx bench's bench_rot_count: ceil(4 llc / set) copies, at most 64, so that runs do
+    not find their data in the cache."""
     llc = llc_bytes()
     if llc <= 0 or set_bytes <= 0:
         return 1
-    k = 4.0 * llc / set_bytes
-    return 1 if k <= 1 else MAXROT if k >= MAXROT else int(k) + 1
+    return max(1, min(MAXROT, math.ceil(4.0 * llc / set_bytes)))
 
 
-def rotated(x, set_bytes):
-    """x and copies of it: rot_count(set_bytes) arrays in all."""
-    return [x] + [x.copy() for _ in range(rot_count(set_bytes) - 1)]
+def rotated(x, set_bytes, k=None):
+    """x and copies of it: rot_count(set_bytes) arrays in all (or k)."""
+    return [x] + [x.copy() for _ in range((k or rot_count(set_bytes)) - 1)]
+
+
+def outputs(n, k, dtype=np.float32):
+    """k output arrays of n elements, every page written (as gx's are)."""
+    return [np.full(n, np.nan, dtype) for _ in range(k)]
 
 
 def matrix_shape(n):
@@ -109,37 +117,51 @@ class Case:
 
 
 def case_copy(n, seed):
-    x, o = data(n, seed), np.zeros(n, np.float32)
-    return Case(lambda k: np.copyto(o, x), 1, lambda: 8.0 * n, lambda: f64sum(o))
+    xs = rotated(data(n, seed), 8.0 * n)
+    os_, last = outputs(n, len(xs)), {}
+
+    def call(k):
+        np.copyto(os_[k], xs[k])
+        last["o"] = os_[k]
+    return Case(call, len(xs), lambda: 8.0 * n, lambda: f64sum(last["o"]))
 
 
 def case_sin2cos2(n):
-    x, o, t = data(n, 11), np.zeros(n, np.float32), np.zeros(n, np.float32)
+    xs = rotated(data(n, 11), 8.0 * n)
+    os_, t, last = outputs(n, len(xs)), np.zeros(n, np.float32), {}
 
     def call(k):
+        x, o = xs[k], os_[k]
         np.sin(x, out=o)
         np.square(o, out=o)
         np.cos(x, out=t)
         np.square(t, out=t)
         np.add(o, t, out=o)
-    return Case(call, 1, lambda: 8.0 * n, lambda: f64sum(o))
+        last["o"] = o
+    return Case(call, len(xs), lambda: 8.0 * n, lambda: f64sum(last["o"]))
 
 
 def case_saxpy(n):
-    x, y, o, two = data(n, 11), data(n, 12), np.zeros(n, np.float32), np.float32(2)
+    xs = rotated(data(n, 11), 12.0 * n)
+    ys = rotated(data(n, 12), 12.0 * n, len(xs))
+    os_, two, last = outputs(n, len(xs)), np.float32(2), {}
 
     def call(k):
-        np.multiply(x, two, out=o)
-        np.add(o, y, out=o)
-    return Case(call, 1, lambda: 12.0 * n, lambda: f64sum(o))
+        o = os_[k]
+        np.multiply(xs[k], two, out=o)
+        np.add(o, ys[k], out=o)
+        last["o"] = o
+    return Case(call, len(xs), lambda: 12.0 * n, lambda: f64sum(last["o"]))
 
 
 def case_saxpy_new(n):
-    x, y, last = data(n, 11), data(n, 12), {}
+    """A new result each call: the inputs rotate, the result is the block just freed."""
+    xs = rotated(data(n, 11), 8.0 * n)
+    ys, last = rotated(data(n, 12), 8.0 * n, len(xs)), {}
 
     def call(k):
-        last["o"] = 2 * x + y
-    return Case(call, 1, lambda: 12.0 * n, lambda: f64sum(last["o"]))
+        last["o"] = 2 * xs[k] + ys[k]
+    return Case(call, len(xs), lambda: 12.0 * n, lambda: f64sum(last["o"]))
 
 
 def case_reduce(n, method, dtype="f32"):
@@ -152,14 +174,14 @@ def case_reduce(n, method, dtype="f32"):
 
 
 def case_l2dist(n):
-    """The squared distance (gx bench times the mapreduce; the sqrt of one value is
-    not timed): np.dot of the difference."""
+    """sqrt(sum((x - y)^2)), the sqrt included as gx bench times it: np.dot of the
+    difference."""
     xs, ys = rotated(data(n, 21), 8.0 * n), rotated(data(n, 22), 8.0 * n)
     t, last = np.zeros(n, np.float32), {}
 
     def call(k):
         np.subtract(xs[k], ys[k], out=t)
-        last["v"] = np.dot(t, t)
+        last["v"] = np.sqrt(np.dot(t, t))
     return Case(call, len(xs), lambda: 8.0 * n, lambda: float(last["v"]))
 
 
@@ -167,8 +189,11 @@ def case_axis(n, axis):
     rows, cols = matrix_shape(n)
     xs = rotated(data(rows * cols, 23), 4.0 * n)
     xs = [x.reshape(rows, cols) for x in xs]
-    o = np.zeros(rows if axis == 1 else cols, np.float32)
-    return Case(lambda k: np.sum(xs[k], axis=axis, out=o), len(xs), lambda: 4.0 * n, lambda: f64sum(o))
+    os_, last = outputs(rows if axis == 1 else cols, len(xs)), {}
+
+    def call(k):
+        last["o"] = np.sum(xs[k], axis=axis, out=os_[k])
+    return Case(call, len(xs), lambda: 4.0 * n, lambda: f64sum(last["o"]))
 
 
 def case_scan(n):
@@ -199,11 +224,24 @@ def case_select(n):
 
 
 def case_iota(n):
-    """n is already gx bench's 2n: its iota pipelines run at twice the size."""
+    """gx bench's iota_hash_sum_i64: the sum of i -> (i ^ (i >> 7)) * 2654435761 % 1000
+    in i64 (the product wraps, as gx's integers do), in blocks of CHUNK indices so the
+    temporaries stay in the cache.  n is already gx bench's 2n: its iota pipelines run
+    at twice the size."""
     last = {}
+    mul, mod = np.int64(2654435761), np.int64(1000)
 
     def call(k):
-        last["v"] = np.arange(n, dtype=np.int64).sum()
+        s = 0
+        with np.errstate(over="ignore"):
+            for lo in range(0, n, CHUNK):
+                i = np.arange(lo, min(n, lo + CHUNK), dtype=np.int64)
+                h = i >> 7
+                h ^= i
+                h *= mul
+                np.fmod(h, mod, out=h)  # C's %, truncating: the product may wrap negative
+                s += int(h.sum())
+        last["v"] = s
     return Case(call, 1, lambda: 0.0, lambda: float(last["v"]), elems=float(n))
 
 
@@ -227,7 +265,7 @@ CASES = [
     ("scan_sum", "f32", 1, case_scan),
     ("scan_sum_new", "f32", 1, case_scan_new),
     ("select_gt05", "f32", 1, case_select),
-    ("iota_sum_i64", "i64", 2, case_iota),
+    ("iota_hash_sum_i64", "i64", 2, case_iota),
 ]
 
 

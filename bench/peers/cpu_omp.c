@@ -7,13 +7,14 @@
  *
  * Like gx bench: the same inputs (bench_bits in tools/bench_cases.h, rewritten here),
  * case names, byte counts (the fewest bytes the work must move) and "check" (the
- * result, or the f64 sum of the result array), and the same timing: the median wall
- * time of one call (clock_gettime) over --reps runs after 3 warm-ups, the inputs
- * rotated through copies where gx bench rotates them (4x the last-level cache of
- * distinct data between reuses, at most 64 copies).  One JSON line per row, impl
- * "omp", and a "memcpy" row: op copy, every thread memcpy-ing its share of a buffer
- * of at least 2^26 bytes, the machine's copy bandwidth.  OMP_NUM_THREADS sets the
- * thread count (default: every core). */
+ * result, or the f64 sum of the result array), the same work (l2dist includes its
+ * sqrt; the iota case hashes each index, as gx's iota_hash_sum_i64), and the same
+ * timing: the median wall time of one call (clock_gettime) over --reps runs after 3
+ * warm-ups, the inputs and outputs rotated through copies as gx bench rotates them
+ * (ceil(4 x the last-level cache / the working set) copies, at most 64).  One JSON
+ * line per row, impl "omp", and a "memcpy" row: op copy, every thread memcpy-ing its
+ * share of a buffer of at least 2^26 bytes, the machine's copy bandwidth.
+ * OMP_NUM_THREADS sets the thread count (default: every core). */
 #define _GNU_SOURCE
 #include <math.h>
 #include <omp.h>
@@ -214,7 +215,7 @@ static inline void run_arg(bench *b, const int neg)
 static void run_argmin(bench *b) { run_arg(b, 0); }
 static void run_argmax(bench *b) { run_arg(b, 1); }
 
-/* The squared distance; its sqrt, one value, is not timed (as in gx bench). */
+/* sqrt(sum((x - y)^2)), the sqrt of the one value included (as in gx bench). */
 static void run_l2(bench *b)
 {
     const float *x = b->x, *y = b->y;
@@ -222,7 +223,7 @@ static void run_l2(bench *b)
 #pragma omp parallel for simd reduction(+ : s) schedule(static)
     for (int64_t i = 0; i < b->n; i++)
         s += (x[i] - y[i]) * (x[i] - y[i]);
-    b->check = s;
+    b->check = sqrtf(s);
 }
 
 static void run_sin2cos2(bench *b)
@@ -355,12 +356,15 @@ static void run_sum_cols(bench *b)
     }
 }
 
+/* gx bench's iota_hash_sum_i64: the sum of i -> (i ^ (i >> 7)) * 2654435761 % 1000 in
+ * i64 (the product wrapping, as gx's integers do), which no compiler sums in closed
+ * form. */
 static void run_iota_sum(bench *b)
 {
     int64_t s = 0;
 #pragma omp parallel for simd reduction(+ : s) schedule(static)
     for (int64_t i = 0; i < b->n; i++)
-        s += i;
+        s += (int64_t)((uint64_t)(i ^ (i >> 7)) * 2654435761u) % 1000;
     b->check = (double)s;
 }
 
@@ -369,8 +373,10 @@ static void run_iota_sum(bench *b)
 enum { OUT_NONE, OUT_N, OUT_ROWS, OUT_COLS, OUT_FRESH };
 
 /* One row of output.  rot: the inputs rotate as gx bench's do (set: the bytes one
- * call's rotated buffers hold, in units of 4n; rot_out: the outputs rotate too);
- * bytes in units of 4n (select adds its kept elements). */
+ * call's rotated buffers hold, in units of 4n; rot_out: the outputs rotate too, as
+ * gx's do wherever it writes into an existing array); bytes in units of 4n (select
+ * adds its kept elements).  A result made anew each call (the *_new cases, select)
+ * does not rotate: the allocator hands back the block just freed, as gx's pool does. */
 typedef struct omp_case {
     const char *name, *dtype;
     run_fn run;
@@ -382,12 +388,12 @@ typedef struct omp_case {
 } omp_case;
 
 static const omp_case cases[] = {
-    {"copy", "f32", run_copy, 1, {1, 0}, OUT_N, false, false, 0, 2},
-    {"h2d", "f32", run_copy, 1, {31, 0}, OUT_N, false, false, 0, 2},
-    {"d2h", "f32", run_copy, 1, {32, 0}, OUT_N, false, false, 0, 2},
-    {"map_sin2cos2", "f32", run_sin2cos2, 1, {11, 0}, OUT_N, false, false, 0, 2},
-    {"map_saxpy", "f32", run_saxpy, 2, {11, 12}, OUT_N, false, false, 0, 3},
-    {"map_saxpy_new", "f32", run_saxpy_new, 2, {11, 12}, OUT_FRESH, false, false, 0, 3},
+    {"copy", "f32", run_copy, 1, {1, 0}, OUT_N, true, true, 2, 2},
+    {"h2d", "f32", run_copy, 1, {31, 0}, OUT_N, true, true, 2, 2},
+    {"d2h", "f32", run_copy, 1, {32, 0}, OUT_N, true, true, 2, 2},
+    {"map_sin2cos2", "f32", run_sin2cos2, 1, {11, 0}, OUT_N, true, true, 2, 2},
+    {"map_saxpy", "f32", run_saxpy, 2, {11, 12}, OUT_N, true, true, 3, 3},
+    {"map_saxpy_new", "f32", run_saxpy_new, 2, {11, 12}, OUT_FRESH, true, false, 2, 3},
     {"sum", "f32", run_sum, 1, {21, 0}, OUT_NONE, true, false, 1, 1},
     {"sum", "i32", run_sum_i32, 1, {20, 0}, OUT_NONE, true, false, 1, 1},
     {"max", "f32", run_max, 1, {21, 0}, OUT_NONE, true, false, 1, 1},
@@ -395,12 +401,12 @@ static const omp_case cases[] = {
     {"argmax", "f32", run_argmax, 1, {21, 0}, OUT_NONE, true, false, 1, 1},
     {"mean", "f32", run_mean, 1, {21, 0}, OUT_NONE, true, false, 1, 1},
     {"l2dist", "f32", run_l2, 2, {21, 22}, OUT_NONE, true, false, 2, 2},
-    {"sum_rows", "f32", run_sum_rows, 1, {23, 0}, OUT_ROWS, true, false, 1, 1},
-    {"sum_cols", "f32", run_sum_cols, 1, {23, 0}, OUT_COLS, true, false, 1, 1},
+    {"sum_rows", "f32", run_sum_rows, 1, {23, 0}, OUT_ROWS, true, true, 1, 1},
+    {"sum_cols", "f32", run_sum_cols, 1, {23, 0}, OUT_COLS, true, true, 1, 1},
     {"scan_sum", "f32", run_scan, 1, {21, 0}, OUT_N, true, true, 2, 2},
     {"scan_sum_new", "f32", run_scan_new, 1, {21, 0}, OUT_FRESH, true, false, 1, 2},
     {"select_gt05", "f32", run_select, 1, {22, 0}, OUT_N, true, false, 1, 1},
-    {"iota_sum_i64", "i64", run_iota_sum, 0, {0, 0}, OUT_NONE, false, false, 0, 0},
+    {"iota_hash_sum_i64", "i64", run_iota_sum, 0, {0, 0}, OUT_NONE, false, false, 0, 0},
 };
 
 /* ------------------------------------------------------------ timing */
@@ -462,14 +468,14 @@ static size_t llc_bytes(void)
     return l > 0 ? (size_t)l : 0;
 }
 
-/* gx bench's bench_rot_count. */
+/* gx bench's bench_rot_count: ceil(4 llc / set), at most 64. */
 static int rot_count(double set_bytes)
 {
     double llc = (double)llc_bytes();
     if (llc <= 0 || set_bytes <= 0)
         return 1;
-    double k = 4.0 * llc / set_bytes;
-    return k <= 1 ? 1 : k >= MAXROT ? MAXROT : (int)k + 1;
+    double k = ceil(4.0 * llc / set_bytes);
+    return k <= 1 ? 1 : k >= MAXROT ? MAXROT : (int)k;
 }
 
 /* gx bench's matrix of n elements: rows a power of two, as square as it goes. */
@@ -553,7 +559,7 @@ static void run_memcpy_row(int64_t n, int reps, double max_s)
     setup(&b, &cases[0], n);
     int done = 0;
     double us = time_calls(&b, run_copy, reps, max_s, &done);
-    print_row("memcpy", "copy", "f32", n, us, 8.0 * (double)n, 0, done, 1, sum_f64(b.out[0], n));
+    print_row("memcpy", "copy", "f32", n, us, 8.0 * (double)n, 0, done, b.nrot, sum_f64(b.o, n));
     teardown(&b);
 }
 

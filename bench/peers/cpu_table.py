@@ -9,8 +9,9 @@ Reads the JSON lines of `gx bench --json`, bench/peers/cpu_numpy.py and the
 program of bench/peers/cpu_omp.c (with scripts/bench_merge.py's reader) and prints, per (op, dtype,
 n) that a peer measured: the three medians, gx's speed against each peer (peer µs /
 gx µs: > 1 means gx is faster), gx's GB/s as a share of the machine's copy bandwidth
-(the "memcpy" row of cpu_omp: every thread copying its share), and whether the
-peers' "check" values agree with gx's.  --scale adds a table of the same ops at
+(the "memcpy" row of cpu_omp: every thread copying its share), whether gx's own check
+against its host reference passed (gx bench's "ok"), and whether the peers' "check"
+values agree with gx's.  --scale adds a table of the same ops at
 several thread counts (files of gx and omp runs at THREADS each), as speedups over
 the fewest threads.
 """
@@ -31,7 +32,7 @@ PEERS = ["numpy", "omp"]
 # elements.  f32 reductions and scans differ by their accumulation: gx adds f32 in
 # f64, NumPy and the OpenMP loop in f32, whose error grows with n (a squared distance
 # most: its many tiny terms round away), so their bound grows like sqrt(n).
-EXACT = {"argmin", "argmax", "iota_sum_i64"}
+EXACT = {"argmin", "argmax", "iota_hash_sum_i64"}
 TOLERANCE = {"copy": 1e-9, "h2d": 1e-9, "d2h": 1e-9, "map_saxpy": 1e-9, "map_saxpy_new": 1e-9,
              "select_gt05": 1e-9, "map_sin2cos2": 1e-6}
 
@@ -78,9 +79,12 @@ def speed(peer, gx):
 
 
 def check_cell(op, dtype, n, impls):
-    """ok, -, or the peers whose check is off gx's: their relative difference, or for
-    exact results both values."""
+    """ok, -, WRONG when gx's own check against its host reference failed (gx bench's
+    "ok": false), or the peers whose check is off gx's: their relative difference, or
+    for exact results both values."""
     gx = impls.get("gx")
+    if gx is not None and gx.get("ok", True) is False:
+        return "WRONG: gx " + str(gx.get("why", "differs from its host reference"))
     if gx is None or gx.get("check") is None:
         return "-"
     tol, bad = tolerance(op, dtype, n), []
@@ -186,11 +190,20 @@ def main():
     rows = main_rows(recs, copy_ref[0] if copy_ref else None)
     print(text_table(header, rows) if rows else "(no peer measurements)")
     print("gx/NumPy, gx/OMP: the peer's time over gx's (> 1: gx faster); gx %copy: gx's GB/s over the copy "
-          "bandwidth above;\ncheck: the peers' results against gx's (the value, or the f64 sum of the result "
-          "array; f32 sums within 8 sqrt(n) 2^-24)")
+          "bandwidth above;\ncheck: WRONG where gx's result differs from its own host reference (gx bench's "
+          "check), else the peers' results against gx's (the value, or the f64 sum of the result array; f32 "
+          "sums within 8 sqrt(n) 2^-24)")
+    wrong = sum(1 for r in rows if r[-1].startswith("WRONG"))
+    # gx rows no peer measured are not in the table; their failed checks still count
+    shown = {(r["op"], r["dtype"], r["n"]) for r in recs if r["impl"] in PEERS}
+    wrong += sum(1 for r in recs if r["impl"] == "gx" and r.get("ok", True) is False
+                 and (r["op"], r["dtype"], r["n"]) not in shown)
+    if wrong:
+        print(f"WARNING: {wrong} gx row(s) WRONG: the result differs from gx bench's host reference")
     bad = sum(1 for r in rows if r[-1].startswith("DIFFERS"))
     if bad:
         print(f"WARNING: {bad} row(s) where a peer's result differs from gx's beyond the tolerance")
+    bad += wrong
 
     if a.scale:
         specs = []
