@@ -432,7 +432,10 @@ def run_form(L, op, n, form, pool, k, args):
     if ok is False:
         note(f"WARNING {form.impl}: {op} n={n}: wrong result")
     med, mn, reps, warm = time_calls(L, lambda i: form.fn(pool[i % k], outs[i % k], n), args)
-    rec = {"impl": form.impl, "op": op, "dtype": "f32", "n": n,
+    # A form that makes a new array each call is the peer of gx's allocating case
+    # where gx has one (map_saxpy_new, scan_sum_new); out= forms of the plain case.
+    name = op + "_new" if op in ("map_saxpy", "scan_sum") and not form.outs else op
+    rec = {"impl": form.impl, "op": name, "dtype": "f32", "n": n,
            "median_us": round(med, 3), "bytes": op_bytes(op, n, extra),
            "flops": 0, "min_us": round(mn, 3), "reps": reps,
            "warmup": warm, "rot": k, "ok": ok}
@@ -447,7 +450,7 @@ def run_lib(L, ops, sizes, gemms, args):
             if op == "sgemm" or op not in wanted or op not in ops:
                 continue
             arity = ARITY[op]
-            set_bytes = (arity + WRITES.get(op, 0)) * n * 4
+            set_bytes = (arity + WRITES.get(op, 0)) * n * 4  # the outputs of out= forms rotate too
             k = rot_count(L.l2, set_bytes)
             try:
                 pool = [[L.rand(n).reshape(in_shape(op, n)) for _ in range(arity)] for _ in range(k)]
