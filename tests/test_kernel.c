@@ -494,9 +494,8 @@ static void fault_scenario(int mode)
         execl("/proc/self/exe", "gx_tests", "--child-fault-probe", mode == 2 ? "2" : "1", (char *)NULL);
         _exit(3);
     }
-    int st = 0;
-    waitpid(pid, &st, 0);
-    GXT_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    int st = 0; /* a failed fork or wait must not read as a child that exited 0 */
+    GXT_CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
     /* This process never faulted: the device works here, results checked. */
     gx_ctx *ctx = gxt_ctx();
     gx_array *z = NULL, *y = NULL;

@@ -435,9 +435,8 @@ GXT_TEST(map_cache_hit_miss_and_second_process)
         execl("/proc/self/exe", "gx_tests", "--child-cache-probe", (char *)NULL);
         _exit(3);
     }
-    int st = 0;
-    waitpid(pid, &st, 0);
-    GXT_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    int st = 0; /* a failed fork or wait must not read as a child that exited 0 */
+    GXT_CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
     gx_array_release(x);
     gx_array_release(o);
 }

@@ -9,7 +9,7 @@
  * (Higham's gamma_{n-1} bound); max and min are exact.  The references are
  * compensated sums in long double (error about 2^-64 |S|, nothing next to the
  * bound).  Every float sum and mean check also asserts that its tolerance REJECTS the
- * sum with one element left out (drop_rejected): the data keep every |x| >= 0.5 so
+ * sum with one element left out (DROP_REJECTED): the data keep every |x| >= 0.5 so
  * that any dropped element shows, and the sizes stop at 2^22+7, beyond which one
  * element of [0.5, 1) sits within f32's last bit of a same-sign sum. */
 #include "gx_test.h"
