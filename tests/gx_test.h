@@ -82,7 +82,10 @@ gx_ctx *gxt_ctx(void);
 /* Deterministic random bits / doubles in [0,1) for test data (xorshift, seeded per test). */
 uint64_t gxt_rand_u64(void);
 double gxt_rand01(void);
-/* Marks the current test skipped with a reason (printed as a visible SKIP line). */
+/* Marks the current test skipped with a reason (printed as a visible SKIP line): the
+ * runner then exits 77, which ctest reports as "Skipped" -- unless a check failed.
+ * Every test that returns without doing its work must call it (never a bare
+ * return, never a printf of "SKIP"). */
 void gxt_skip(const char *why);
 /* A new empty folder gxt-XXXXXX in $TMPDIR (or /tmp) written into dir (n >= 64
  * bytes; "" if it could not be made), removed with everything in it when the test
@@ -109,7 +112,9 @@ typedef struct gxt_in {
 typedef gx_status (*gxt_op)(gx_ctx *ctx, gx_array *const *in, gx_array **out);
 /* Results must have one dtype and shape and agree within tol, relative to
  * 1 + |CPU value| (0: bit-exact after conversion to double; NaN matches NaN).
- * A GX_ERR_UNSUPPORTED from either side (a library this build lacks) skips the case. */
+ * A GX_ERR_UNSUPPORTED from either side (a library this build lacks) skips the case
+ * and marks the whole test skipped (a ctest skip unless another check fails): a test
+ * that could not do all of its work never counts as passed. */
 void gxt_cross(const char *what, gxt_op op, int nin, const gxt_in *in, double tol, const char *file, int line);
 #define GXT_CROSS(op, nin, in, tol) gxt_cross(#op, (op), (nin), (in), (tol), __FILE__, __LINE__)
 

@@ -21,10 +21,12 @@
  * Accuracy of f32 sums: "+" "sum" and "mean" of f32 elements (an array, or a map
  * that gives f32) accumulate in f64 on every backend and round to f32 once, at the
  * end, so for n elements of exact sum S:
- *     |sum error|  <= eps_f32 * |S| + n * eps_f64 * sum|x|
- *     |mean error| <= eps_f32 * |S| / n + eps_f64 * sum|x|
- * (eps_f32 = 2^-23, eps_f64 = 2^-52): in practice the f32 nearest to S (the tests
- * check that it is never further off than NumPy's pairwise f32 sum).  An explicit
+ *     |sum error|  <= u_f32 * |S| + n * eps_f64 * sum|x|
+ *     |mean error| <= u_f32 * |S| / n + eps_f64 * sum|x|
+ * (u_f32 = 2^-24, half an f32 ulp: the one rounding to nearest; eps_f64 = 2^-52):
+ * in practice the f32 nearest to S (the tests check that it is never further off
+ * than NumPy's pairwise f32 sum, and that the bound would reject the sum with any
+ * one element left out, at n up to 2^22).  An explicit
  * opts->dtype of GX_F32 asks for f32 accumulation and gets it (per thread, like CUB:
  * the error then grows like n * eps_f32 * max|x| in the worst case); GX_F64 returns
  * the f64 result.  "*" and lambda operators fold in their own dtype.
