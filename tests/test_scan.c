@@ -35,6 +35,48 @@ GXT_TEST(scan_cumsum_f32_matches_host)
     }
 }
 
+/* A long f32 scan of values that are not integers: each output within the bound of
+ * gx/range.h, (min(i+1, 4096) + (i+1)/1024 + 64) u sum|x_0..i| with u = 2^-24.  A
+ * single running f32 sum fails it badly: once the sum passed 2^24 (2^25 here) the
+ * values below 1 (2) stopped adding, and 2^26 values in [0, 1) ended 13% short. */
+GXT_TEST(scan_f32_long_running_sum_keeps_small_values)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const int64_t n = ((int64_t)1 << 25) + 3;
+    float *h = malloc((size_t)n * 4), *o = malloc((size_t)n * 4);
+    GXT_CHECK(h && o);
+    if (!h || !o) {
+        free(h);
+        free(o);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        h[i] = 2.0f * (float)gxt_rand01(); /* [0, 2): the sum passes 2^25 halfway */
+    const char *ops[] = {"+", "a, b -> a + b"};
+    for (int k = 0; k < 2; k++) {
+        gx_array *x = NULL, *y = NULL;
+        GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, h, &x));
+        GXT_OK(gx_scan(ctx, ops[k], x, NULL, &y));
+        GXT_OK(gx_array_to_host(y, o, (size_t)n * 4));
+        long double s = 0;
+        int bad = 0;
+        for (int64_t i = 0; i < n && bad < 3; i++) {
+            s += h[i];
+            double steps = (double)(i + 1 < 4096 ? i + 1 : 4096) + (double)(i + 1) / 1024.0 + 64.0;
+            double tol = steps * 0x1p-24 * (double)s;
+            if (fabs((double)(o[i] - s)) > tol) {
+                GXT_FAIL_AT(__FILE__, __LINE__, "%s: out[%lld] = %.9g, exact %.9Lg (tolerance %.3g)", ops[k], (long long)i,
+                            o[i], s, tol);
+                bad++;
+            }
+        }
+        gx_array_release(x);
+        gx_array_release(y);
+    }
+    free(h);
+    free(o);
+}
+
 /* Every dtype: sums accumulate in op(T, T)'s dtype (i8 + i8 -> i32, as in C). */
 GXT_TEST(scan_dtypes_exclusive_init)
 {

@@ -33,7 +33,11 @@ typedef struct gx_scan_opts {
 } gx_scan_opts;
 
 /* A new array (x's shape) of the running `op` along opts->axis of x (opts NULL: axis
- * 0, inclusive, no init).  Single pass on the GPU. */
+ * 0, inclusive, no init).  Single pass on the GPU.  Scans re-associate (tiles of 4096
+ * on the GPU, blocks of 1024 folded into a running carry on the CPU), so a float "+"
+ * scan's output i is within (min(i+1, 4096) + (i+1)/1024 + 64) u sum|x_0..x_i| of
+ * the exact prefix (u: half an ulp of the accumulator, 2^-24 for f32), never a
+ * running sum that stops growing once it dwarfs the values. */
 GX_API gx_status gx_scan(gx_ctx *ctx, const char *op, gx_array *x, const gx_scan_opts *opts, gx_array **out);
 /* The same into `out`, of x's shape (it may be x itself).  The scan accumulates in
  * out's dtype unless opts->dtype names another (then each value is converted), or
