@@ -296,10 +296,12 @@ GXT_TEST(contract_cap_needed_convention)
     size_t need = 0, need2 = 0;
     GXT_OK(gx_info_text(ctx, NULL, 0, &need));
     GXT_CHECK(need > 1);
-    char *full = malloc(need);
-    GXT_OK(gx_info_text(ctx, full, need, &need2));
-    GXT_EQ_I64(need2, need);
-    GXT_EQ_I64(strlen(full) + 1, need);
+    /* The report holds live figures (memory available), so a second call may need a
+     * few bytes more or less: room to spare, then each call's own length. */
+    char *full = malloc(need + 64);
+    GXT_OK(gx_info_text(ctx, full, need + 64, &need2));
+    GXT_EQ_I64(strlen(full) + 1, need2);
+    GXT_CHECK(need2 + 16 > need && need2 < need + 16);
     char small[16];
     memset(small, 'x', sizeof small);
     GXT_OK(gx_info_text(ctx, small, sizeof small, NULL));
