@@ -91,8 +91,13 @@ static gx_status rp_compute(gx_ctx *ctx, FILE *f)
         t = NULL;
     }
     /* a scan, a map, a compaction, a pipeline reduction */
-    RP_TRY(gx_scan(ctx, "+", y, NULL, &t));
-    RP_TRY(rp_array(f, "cumsum_f32", t));
+    /* Float "+" scans are bitwise reproducible on the CPU; on a GPU each tile adds its
+     * predecessors' sums in the order they were published (gx/range.h), so there a
+     * running max, exact in any order, stands in. */
+    gx_backend_kind be = GX_BACKEND_CPU;
+    RP_TRY(gx_ctx_backend(ctx, &be));
+    RP_TRY(gx_scan(ctx, be == GX_BACKEND_CPU ? "+" : "max", y, NULL, &t));
+    RP_TRY(rp_array(f, be == GX_BACKEND_CPU ? "cumsum_f32" : "cummax_f32", t));
     gx_array_release(t);
     t = NULL;
     RP_TRY(gx_map(ctx, "x, y -> sin(x * 40) * y + cos(y)", 2, xy, NULL, &t));

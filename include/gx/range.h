@@ -37,7 +37,12 @@ typedef struct gx_scan_opts {
  * on the GPU, blocks of 1024 folded into a running carry on the CPU), so a float "+"
  * scan's output i is within (min(i+1, 4096) + (i+1)/1024 + 64) u sum|x_0..x_i| of
  * the exact prefix (u: half an ulp of the accumulator, 2^-24 for f32), never a
- * running sum that stops growing once it dwarfs the values. */
+ * running sum that stops growing once it dwarfs the values.  Reproducibility: scans
+ * on the CPU backend are bitwise reproducible (for one thread count), and so are
+ * integer and order-free scans (max, min, &, |) everywhere; a float "+" or lambda scan
+ * on a GPU is not: each tile adds the sums of the tiles before it in the order they
+ * were published (the single-pass look-back), so the last bits may differ run to
+ * run, within the bound above. */
 GX_API gx_status gx_scan(gx_ctx *ctx, const char *op, gx_array *x, const gx_scan_opts *opts, gx_array **out);
 /* The same into `out`, of x's shape (it may be x itself).  The scan accumulates in
  * out's dtype unless opts->dtype names another (then each value is converted), or
