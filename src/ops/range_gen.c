@@ -389,57 +389,132 @@ static void cpu_chain_flush(gx__sbuf *b, const rp_kspec *ks, int c, const char *
                   ks->has_identity ? 1 : 0);
 }
 
-/* Opens the loop over one position k of every chain, then each chain's element in
- * its own block with acc/has bound to the chain's local value; a scan writes carry
- * op local.  Every RP_CPU_BLOCK positions the local values go into the carries. */
+/* How one position of chain c is generated (see cpu_chains). */
+enum {
+    RP_CH_GENERAL, /* every test: acc/has bound to the local value (filtered, remainder) */
+    RP_CH_PEEL,    /* a block's first position, no identity: the local value starts at r */
+    RP_CH_FAST,    /* local value set (identity, or after the peel), carry set (or pass a) */
+    RP_CH_CARRY,   /* local value set, the carry tested (a chain without one yet) */
+};
+
+/* Chain c's element at index expression idx, in its own braces. */
+static void cpu_chain_elem(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, bool scan, int c, const char *idx,
+                           int mode, const char *ind)
+{
+    char in2[32];
+    gx__fmt(in2, sizeof in2, "%s  ", ind);
+    gx__sb_printf(b, "%s{\n", ind);
+    if (mode == RP_CH_GENERAL) {
+        gx__sb_printf(b, "%sgx_acc acc = loc%d;\n%suint32_t has = lhas%d;\n%s(void)has;\n", in2, c, in2, c, in2);
+        emit_elem(b, sg, idx, NULL, "a->", in2);
+        /* With an identity every local value starts from one: no flag to test. */
+        bool plain = ks->has_identity && !sg->filtered;
+        char carried[96];
+        gx__fmt(carried, sizeof carried,
+                ks->has_identity ? "gx_rp_op(acc%d, acc)" : "(has%d ? gx_rp_op(acc%d, acc) : acc)", c, c);
+        if (!scan && !plain) {
+            emit_accum(b, ks, in2);
+        } else if (!scan) {
+            emit_lift(b, ks, in2);
+            gx__sb_printf(b, "%sacc = gx_rp_op(acc, r);\n", in2);
+        } else {
+            emit_lift(b, ks, in2);
+            if (ks->exclusive)
+                gx__sb_printf(b, "%sout[gx_i] = (has ? %s : acc%d).v0;\n%sacc = has ? gx_rp_op(acc, r) : r;\n"
+                                 "%shas = 1;\n",
+                              in2, carried, c, in2, in2);
+            else if (plain)
+                gx__sb_printf(b, "%sacc = gx_rp_op(acc, r);\n%sout[gx_i] = %s.v0;\n", in2, in2, carried);
+            else
+                gx__sb_printf(b, "%sacc = has ? gx_rp_op(acc, r) : r;\n%shas = 1;\n%sout[gx_i] = %s.v0;\n", in2, in2,
+                              in2, carried);
+        }
+        gx__sb_printf(b, "%sloc%d = acc;\n%slhas%d = has;\n%s}\n", in2, c, in2, c, ind);
+        return;
+    }
+    /* Every element counts here (not filtered): keep is true. */
+    emit_elem(b, sg, idx, NULL, "a->", in2);
+    emit_lift(b, ks, in2);
+    char carried[96];
+    gx__fmt(carried, sizeof carried,
+            mode == RP_CH_FAST ? "gx_rp_op(acc%d, loc%d)" : "(has%d ? gx_rp_op(acc%d, loc%d) : loc%d)", c, c, c, c);
+    /* Exclusive: the output before the element (the carry alone before a block's first). */
+    if (scan && ks->exclusive && mode == RP_CH_PEEL)
+        gx__sb_printf(b, "%sout[gx_i] = acc%d.v0;\n", in2, c);
+    else if (scan && ks->exclusive)
+        gx__sb_printf(b, "%sout[gx_i] = %s.v0;\n", in2, carried);
+    if (mode == RP_CH_PEEL)
+        gx__sb_printf(b, "%sloc%d = r;\n%slhas%d = 1;\n", in2, c, in2, c);
+    else
+        gx__sb_printf(b, "%sloc%d = gx_rp_op(loc%d, r);\n", in2, c, c);
+    if (scan && !ks->exclusive)
+        gx__sb_printf(b, "%sout[gx_i] = %s.v0;\n", in2, carried);
+    gx__sb_printf(b, "%s}\n", ind);
+}
+
+/* The chains run block by block: a block is RP_CPU_BLOCK positions k of every chain
+ * (chain c's element begin + c * gx_sub + k), each chain folding its block into its
+ * local value; a scan writes carry op local.  A full block's local values go into
+ * the carries; the last chain's remainder (past RP_CPU_CHAINS * gx_sub) joins the
+ * last block, then every chain flushes.  The inner loops test nothing but k: without
+ * an identity a block's first position is peeled (the local value starts from it),
+ * and pass b runs the block with the carries tested only while a chain has none (the
+ * first block of the first worker). */
 static void cpu_chains(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, bool scan)
 {
     for (int c = 0; c < RP_CPU_CHAINS; c++)
         cpu_chain_loc_init(b, ks, c, true);
-    gx__sb_printf(b, "  const int64_t gx_sub = (end - begin) / %d;\n  for (int64_t k = 0; k <= gx_sub; k++) {\n",
-                  RP_CPU_CHAINS);
-    for (int c = 0; c < RP_CPU_CHAINS; c++) {
-        char idx[64];
-        /* k == gx_sub: the last chain's remainder, one element at a time. */
-        if (c < RP_CPU_CHAINS - 1)
-            gx__sb_printf(b, "    if (k < gx_sub) {\n");
-        else
-            gx__sb_printf(b,
-                          "    const int64_t gx_b = begin + %d * gx_sub + k, gx_e = k < gx_sub ? gx_b + 1 : end;\n"
-                          "    for (int64_t i = gx_b; i < gx_e; i++) {\n",
-                          c);
-        gx__fmt(idx, sizeof idx, c < RP_CPU_CHAINS - 1 ? "begin + %d * gx_sub + k" : "i", c);
-        gx__sb_printf(b, "      gx_acc acc = loc%d;\n      uint32_t has = lhas%d;\n      (void)has;\n", c, c);
-        emit_elem(b, sg, idx, NULL, "a->", "      ");
-        /* With an identity every local value starts from one: no flag to test (the
-         * compiler kept a branch per element for it). */
-        bool plain = ks->has_identity && !sg->filtered;
-        char carried[96];
-        gx__fmt(carried, sizeof carried, ks->has_identity ? "gx_rp_op(acc%d, acc)" : "(has%d ? gx_rp_op(acc%d, acc) : acc)",
-                c, c);
-        if (!scan && !plain) {
-            emit_accum(b, ks, "      ");
-        } else if (!scan) {
-            emit_lift(b, ks, "      ");
-            gx__sb_puts(b, "      acc = gx_rp_op(acc, r);\n");
-        } else {
-            emit_lift(b, ks, "      ");
-            if (ks->exclusive)
-                gx__sb_printf(b, "      out[gx_i] = (has ? %s : acc%d).v0;\n      acc = has ? gx_rp_op(acc, r) : r;\n"
-                                 "      has = 1;\n",
-                              carried, c);
-            else if (plain)
-                gx__sb_printf(b, "      acc = gx_rp_op(acc, r);\n      out[gx_i] = %s.v0;\n", carried);
-            else
-                gx__sb_printf(b, "      acc = has ? gx_rp_op(acc, r) : r;\n      has = 1;\n      out[gx_i] = %s.v0;\n",
-                              carried);
+    gx__sb_printf(b,
+                  "  const int64_t gx_sub = (end - begin) / %d;\n"
+                  "  for (int64_t kb = 0; kb < gx_sub; kb += %d) {\n"
+                  "    const int64_t ke = gx_sub - kb < %d ? gx_sub : kb + %d;\n",
+                  RP_CPU_CHAINS, RP_CPU_BLOCK, RP_CPU_BLOCK, RP_CPU_BLOCK);
+    char idx[RP_CPU_CHAINS][64];
+    for (int c = 0; c < RP_CPU_CHAINS; c++)
+        gx__fmt(idx[c], sizeof idx[c], "begin + %d * gx_sub + k", c);
+    if (sg->filtered) {
+        gx__sb_puts(b, "    for (int64_t k = kb; k < ke; k++) {\n");
+        for (int c = 0; c < RP_CPU_CHAINS; c++)
+            cpu_chain_elem(b, sg, ks, scan, c, idx[c], RP_CH_GENERAL, "      ");
+        gx__sb_puts(b, "    }\n");
+    } else if (ks->has_identity) {
+        gx__sb_puts(b, "    for (int64_t k = kb; k < ke; k++) {\n");
+        for (int c = 0; c < RP_CPU_CHAINS; c++)
+            cpu_chain_elem(b, sg, ks, scan, c, idx[c], RP_CH_FAST, "      ");
+        gx__sb_puts(b, "    }\n");
+    } else {
+        gx__sb_puts(b, "    {\n      const int64_t k = kb;\n");
+        for (int c = 0; c < RP_CPU_CHAINS; c++)
+            cpu_chain_elem(b, sg, ks, scan, c, idx[c], RP_CH_PEEL, "      ");
+        gx__sb_puts(b, "    }\n");
+        for (int v = 0; v < (scan ? 2 : 1); v++) {
+            const char *ind = "    ";
+            if (scan && v == 0) {
+                gx__sb_puts(b, "    if (");
+                for (int c = 0; c < RP_CPU_CHAINS; c++)
+                    gx__sb_printf(b, "%shas%d", c ? " && " : "", c);
+                gx__sb_puts(b, ") {\n");
+                ind = "      ";
+            } else if (scan) {
+                gx__sb_puts(b, "    } else {\n");
+                ind = "      ";
+            }
+            gx__sb_printf(b, "%sfor (int64_t k = kb + 1; k < ke; k++) {\n", ind);
+            char in2[16];
+            gx__fmt(in2, sizeof in2, "%s  ", ind);
+            for (int c = 0; c < RP_CPU_CHAINS; c++)
+                cpu_chain_elem(b, sg, ks, scan, c, idx[c], scan && v == 1 ? RP_CH_CARRY : RP_CH_FAST, in2);
+            gx__sb_printf(b, "%s}\n", ind);
         }
-        gx__sb_printf(b, "      loc%d = acc;\n      lhas%d = has;\n    }\n", c, c);
+        if (scan)
+            gx__sb_puts(b, "    }\n");
     }
-    gx__sb_printf(b, "    if (((k + 1) & %d) == 0) {\n", RP_CPU_BLOCK - 1);
+    gx__sb_printf(b, "    if (ke - kb == %d) {\n", RP_CPU_BLOCK);
     for (int c = 0; c < RP_CPU_CHAINS; c++)
         cpu_chain_flush(b, ks, c, "      ");
     gx__sb_puts(b, "    }\n  }\n");
+    gx__sb_printf(b, "  for (int64_t i = begin + %d * gx_sub; i < end; i++)\n", RP_CPU_CHAINS);
+    cpu_chain_elem(b, sg, ks, scan, RP_CPU_CHAINS - 1, "i", RP_CH_GENERAL, "  ");
     for (int c = 0; c < RP_CPU_CHAINS; c++)
         cpu_chain_flush(b, ks, c, "  ");
 }
