@@ -141,6 +141,8 @@ gx_status bench_random_f32(gx_ctx *ctx, int64_t n, uint64_t seed, gx_array **out
 /* A new f32 output array of n elements, every byte written (NaN), as the peers' outputs
  * are: a timed run never pays for a first touch of fresh host pages. */
 gx_status bench_output_f32(gx_ctx *ctx, int64_t n, gx_array **out);
+/* k of them in out[0..k); *made says how many exist, also after a failure. */
+gx_status bench_outputs_f32(gx_ctx *ctx, int64_t n, int k, gx_array **out, int *made);
 /* Sets r's check to the f64 sum of a's elements (see bench_result). */
 gx_status bench_check(gx_ctx *ctx, gx_array *a, bench_result *r);
 

@@ -204,6 +204,16 @@ gx_status bench_output_f32(gx_ctx *ctx, int64_t n, gx_array **out)
     return s;
 }
 
+gx_status bench_outputs_f32(gx_ctx *ctx, int64_t n, int k, gx_array **out, int *made)
+{
+    gx_status s = GX_OK;
+    for (*made = 0; s == GX_OK && *made < k; (*made)++)
+        s = bench_output_f32(ctx, n, &out[*made]);
+    if (s != GX_OK)
+        (*made)--; /* the failed one made nothing */
+    return s;
+}
+
 void bench_inputs_free(void)
 {
     for (int i = 0; i < KEPT; i++) {

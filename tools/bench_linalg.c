@@ -192,12 +192,7 @@ gx_status bench_case_rand_f32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int rep
     (void)k;
     rand_state r = {.next_seed = 1};
     double bytes = (double)n * 4;
-    int want = bench_rot_count(ctx, bytes);
-    gx_status s = GX_OK;
-    for (; s == GX_OK && r.k < want; r.k++)
-        s = bench_output_f32(ctx, n, &r.out[r.k]);
-    if (s != GX_OK)
-        r.k--;
+    gx_status s = bench_outputs_f32(ctx, n, bench_rot_count(ctx, bytes), r.out, &r.k);
     double us = 0;
     if (s == GX_OK)
         s = bench_time(ctx, run_rand, &r, reps, &us);

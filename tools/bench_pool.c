@@ -89,12 +89,7 @@ gx_status bench_case_fill(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, b
     (void)k;
     fill_state f = {.next_v = 0.5};
     double bytes = (double)n * 4;
-    int want = bench_rot_count(ctx, bytes);
-    gx_status s = GX_OK;
-    for (; s == GX_OK && f.k < want; f.k++)
-        s = bench_output_f32(ctx, n, &f.a[f.k]);
-    if (s != GX_OK)
-        f.k--;
+    gx_status s = bench_outputs_f32(ctx, n, bench_rot_count(ctx, bytes), f.a, &f.k);
     double us = 0;
     if (s == GX_OK)
         s = bench_time(ctx, run_fill, &f, reps, &us);
