@@ -50,7 +50,7 @@ DEFAULT_SIZES = "20,24,28"
 DEFAULT_GEMM = "4096,8192"
 ALL_OPS = ["sum", "max", "mean", "argmin", "argmax", "map_sin2cos2", "map_saxpy", "l2dist",
            "scan_sum", "select_gt05", "sum_rows", "sum_cols", "fill_f32", "rand_f32",
-           "pipeline_l2count", "sort_f32", "sgemm"]
+           "pipeline_l2count", "sort_f32", "concat4", "sgemm"]
 
 
 def note(msg):
@@ -225,6 +225,8 @@ def side_of(n):
 
 
 def in_shape(op, n):
+    if op == "concat4":  # four arrays of n/4 into one of n (2^28: four of 2^26)
+        return (n // 4,)
     return (side_of(n), n // side_of(n)) if op in ("sum_rows", "sum_cols") else (n,)
 
 
@@ -273,6 +275,8 @@ def build_ops_torch(L):
     ops["pipeline_l2count"] = [Form("torch", lambda i, o, n: (((i[0] - i[1]) ** 2) < 0.25).sum()),
                                Form("torch_compile", lambda i, o, n: lc(i[0], i[1]), compiled=True)]
     ops["sort_f32"] = [Form("torch", lambda i, o, n: t.sort(i[0])[0])]
+    ops["concat4"] = [Form("torch", lambda i, o, n: t.cat(i)),
+                      Form("torch_out", lambda i, o, n: t.cat(i, out=o[0]), ["n"])]
     return ops
 
 
@@ -328,16 +332,19 @@ def build_ops_cupy(L):
     ops["pipeline_l2count"] = [Form("cupy", lambda i, o, n: cp.count_nonzero((i[0] - i[1]) ** 2 < 0.25)),
                                Form("cupy_kernel", lambda i, o, n: rk_cnt(i[0], i[1]))]
     ops["sort_f32"] = [Form("cupy", lambda i, o, n: cp.sort(i[0]))]
+    ops["concat4"] = [Form("cupy", lambda i, o, n: cp.concatenate(i)),
+                      Form("cupy_out", lambda i, o, n: cp.concatenate(i, out=o[0]), ["n"])]
     return ops
 
 
 # f32 inputs each op reads (fill and rand read none)
 ARITY = {"sum": 1, "max": 1, "mean": 1, "argmin": 1, "argmax": 1, "map_sin2cos2": 1,
          "map_saxpy": 2, "l2dist": 2, "scan_sum": 1, "select_gt05": 1, "sum_rows": 1,
-         "sum_cols": 1, "fill_f32": 0, "rand_f32": 0, "pipeline_l2count": 2, "sort_f32": 1}
+         "sum_cols": 1, "fill_f32": 0, "rand_f32": 0, "pipeline_l2count": 2, "sort_f32": 1,
+         "concat4": 4}
 # f32 arrays of n each op writes (for the rotation estimate of forms that allocate)
 WRITES = {"map_sin2cos2": 1, "map_saxpy": 1, "scan_sum": 1, "select_gt05": 1,
-          "fill_f32": 1, "rand_f32": 1, "sort_f32": 1}
+          "fill_f32": 1, "rand_f32": 1, "sort_f32": 1, "concat4": 1}
 
 
 def as_float(L, v):
@@ -393,6 +400,12 @@ def verify(L, op, ins, out, n):
     elif op == "pipeline_l2count":
         ref = int(as_float(L, (((xd - f64(L, ins[1])) ** 2) < 0.25).sum()))
         ok = abs(int(as_float(L, out)) - ref) <= max(1, n // 10**6)  # f32 vs f64 at the edge
+    elif op == "concat4":
+        q = n // 4
+        ok = all(as_float(L, out[k * q + j]) == as_float(L, ins[k][j])
+                 for k in range(4) for j in (0, q // 2, q - 1))
+        ok = ok and close(as_float(L, f64(L, out).sum()),
+                          sum(as_float(L, f64(L, a).sum()) for a in ins), 1e-9)
     elif op == "sort_f32":
         ok = bool(as_float(L, (out[1:] >= out[:-1]).all()))
         extra["elems"] = n
@@ -408,7 +421,7 @@ def op_bytes(op, n, extra):
         "map_sin2cos2": 2 * n * f, "map_saxpy": 3 * n * f, "l2dist": 2 * n * f,
         "scan_sum": 2 * n * f, "select_gt05": n * f + extra.get("kept", 0) * f,
         "sum_rows": n * f, "sum_cols": n * f, "fill_f32": n * f, "rand_f32": n * f,
-        "pipeline_l2count": 2 * n * f, "sort_f32": 0,
+        "pipeline_l2count": 2 * n * f, "sort_f32": 0, "concat4": 2 * n * f,
     }[op]
 
 
@@ -450,7 +463,8 @@ def run_lib(L, ops, sizes, gemms, args):
             if op == "sgemm" or op not in wanted or op not in ops:
                 continue
             arity = ARITY[op]
-            set_bytes = (arity + WRITES.get(op, 0)) * n * 4  # the outputs of out= forms rotate too
+            # inputs and the array written (the outputs of out= forms rotate too)
+            set_bytes = (arity * math.prod(in_shape(op, n)) + WRITES.get(op, 0) * n) * 4
             k = rot_count(L.l2, set_bytes)
             try:
                 pool = [[L.rand(n).reshape(in_shape(op, n)) for _ in range(arity)] for _ in range(k)]
