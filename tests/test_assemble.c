@@ -72,9 +72,8 @@ static gx_status make_input(gx_ctx *ctx, gx_dtype t, int nd, const int64_t *shap
             perm[d] = nd - 1 - d;
         s = gx_array_permute(in->base, perm, &in->a);
     } else
-        s = gx_array_view(in->base, (gx_slice[GX_MAX_DIMS]){GX_ALL, GX_ALL, GX_ALL, GX_ALL, GX_ALL, GX_ALL, GX_ALL,
-                                                            GX_ALL},
-                          &in->a);
+        s = gx_array_view(
+            in->base, (gx_slice[GX_MAX_DIMS]){GX_ALL, GX_ALL, GX_ALL, GX_ALL, GX_ALL, GX_ALL, GX_ALL, GX_ALL}, &in->a);
     if (s != GX_OK)
         return s;
     int64_t n = prod(nd, shape);
@@ -113,8 +112,8 @@ static bool check_result(const char *what, gx_array *res, gx_dtype t, int nd, co
     }
     for (int d = 0; d < nd; d++)
         if (dsc.shape[d] != oshape[d]) {
-            GXT_FAIL_AT(__FILE__, __LINE__, "%s: axis %d has extent %lld, want %lld", what, d,
-                        (long long)dsc.shape[d], (long long)oshape[d]);
+            GXT_FAIL_AT(__FILE__, __LINE__, "%s: axis %d has extent %lld, want %lld", what, d, (long long)dsc.shape[d],
+                        (long long)oshape[d]);
             return false;
         }
     size_t esz = gx_dtype_size(t);

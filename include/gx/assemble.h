@@ -61,8 +61,8 @@ typedef enum gx_pad_mode {
  * before[k] + shape[k] + after[k].  `value` (GX_PAD_CONSTANT only) points at one
  * element of a's dtype; NULL means zero.  EDGE and REFLECT need a nonempty axis
  * where they pad (else GX_ERR_SHAPE, as NumPy refuses). */
-GX_API gx_status gx_pad(gx_array *a, const int64_t *before, const int64_t *after, gx_pad_mode mode,
-                        const void *value, gx_array **out);
+GX_API gx_status gx_pad(gx_array *a, const int64_t *before, const int64_t *after, gx_pad_mode mode, const void *value,
+                        gx_array **out);
 
 /* np.flip: a copy of a with the order along `axis` reversed (GX_ALL_AXES: along
  * every axis).  Same shape. */

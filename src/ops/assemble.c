@@ -345,8 +345,10 @@ static gx_status axis_segs(gx_pad_mode mode, int64_t n, int64_t b, int64_t e, se
     if (mode == GX_PAD_REFLECT && n > 1)
         most += (b + e) / (n - 1) + 2;
     if (most > (1 << 20))
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_pad: a reflect pad of %lld + %lld on an axis of %lld needs "
-                       "too many reflections", (long long)b, (long long)e, (long long)n);
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "gx_pad: a reflect pad of %lld + %lld on an axis of %lld needs "
+                       "too many reflections",
+                       (long long)b, (long long)e, (long long)n);
     *sg = malloc(sizeof(seg) * (size_t)most);
     if (!*sg)
         return gx__err(GX_ERR_OUT_OF_MEMORY, "gx_pad: out of host memory");
