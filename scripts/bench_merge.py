@@ -31,7 +31,7 @@ import sys
 
 OP_ORDER = ["copy", "h2d", "d2h", "sum", "max", "argmin", "argmax", "mean", "map_sin2cos2",
             "map_saxpy", "map_saxpy_new", "l2dist", "scan_sum", "scan_sum_new", "select_gt05",
-            "sum_rows", "sum_cols", "rand_f32", "iota_hash_sum_i64", "launch_latency_iota_sum", "pipeline_count", "sort_u32",
+            "sum_rows", "sum_cols", "rand_f32", "iota_hash_sum_i64", "launch_latency_iota_sum", "pipeline_count", "concat4", "sort_u32",
             "sort_f32"]
 LAST_OPS = ["sgemm"]
 IMPL_ORDER = ["gx", "cuda", "cub", "cublas", "torch", "torch_out", "torch_norm", "torch_compile", "cupy",

@@ -536,6 +536,72 @@ static gx_status case_saxpy_new(gx_ctx *ctx, gx_backend_kind k, int64_t n, int r
 gx_status bench_case_sgemm(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_rand_f32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 
+/* ------------------------------------------------------------ assembly */
+
+/* gx_concat of four arrays of n/4 into a new one of n (issue 19's four 2^26 arrays at
+ * 2^28).  The four are quarter views of one random array, so the result must equal
+ * that array's inputs, element for element.  Each call makes its result (the pool
+ * hands back the block just freed), as torch.cat does; sources rotate. */
+typedef struct concat_state {
+    gx_ctx *ctx;
+    gx_array *src[BENCH_MAXROT], *part[BENCH_MAXROT][4], *out;
+    int k, next;
+} concat_state;
+
+static gx_status run_concat(void *p)
+{
+    concat_state *c = p;
+    int i = c->next++ % c->k;
+    gx_array_release(c->out);
+    c->out = NULL;
+    return gx_concat(c->ctx, 4, c->part[i], 0, &c->out);
+}
+
+static gx_status concat_parts(concat_state *c, int64_t n)
+{
+    int64_t q = n / 4;
+    gx_status s = GX_OK;
+    for (int i = 0; s == GX_OK && i < c->k; i++)
+        for (int j = 0; s == GX_OK && j < 4; j++) {
+            gx_slice sl = {j * q, (j + 1) * q, 1};
+            s = gx_array_view(c->src[i], &sl, &c->part[i][j]);
+        }
+    return s;
+}
+
+static gx_status case_concat4(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)k;
+    n -= n % 4;
+    concat_state c = {.ctx = ctx};
+    double bytes = 2.0 * (double)n * 4;
+    gx_array *x = NULL;
+    gx_status s = bench_random_f32(ctx, n, 41, &x);
+    if (s == GX_OK)
+        s = bench_clones(x, bench_rot_count(ctx, bytes), c.src, &c.k);
+    if (s == GX_OK)
+        s = concat_parts(&c, n);
+    double us = 0;
+    if (s == GX_OK)
+        s = bench_time(ctx, run_concat, &c, reps, &us);
+    if (s == GX_OK) {
+        bench_result *r = &rows[(*nrows)++];
+        *r = bench_row("gx", "concat4", "f32", n, us, bytes, 0, 0, c.k * (double)n * 4 + (double)n * 4);
+        s = bench_check(ctx, c.out, r);
+        if (s == GX_OK)
+            s = check_copy_of(c.out, n, 41, r);
+    }
+    if (c.k == 0)
+        gx_array_release(x);
+    for (int i = 0; i < c.k; i++) {
+        for (int j = 0; j < 4; j++)
+            gx_array_release(c.part[i][j]);
+        gx_array_release(c.src[i]);
+    }
+    gx_array_release(c.out);
+    return s;
+}
+
 const bench_case bench_cases[] = {
     {"pool", bench_case_pool, 1},
     {"fill_f32", bench_case_fill, 0},
@@ -563,5 +629,6 @@ const bench_case bench_cases[] = {
     {"launch_latency_iota_sum", bench_case_launch_latency, 0},
     {"pipeline_count", bench_case_pipeline_count, 0},
     {"pipeline_l2count", bench_case_pipeline_l2count, 0},
+    {"concat4", case_concat4, 0},
     {NULL, NULL, 0},
 };
