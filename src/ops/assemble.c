@@ -117,7 +117,7 @@ gx_status gx_concat(gx_ctx *ctx, int n, gx_array *const *arrays, int axis, gx_ar
     const gx_array *a0 = arrays[0];
     if (a0->ndim == 0)
         return gx__err(GX_ERR_SHAPE, "gx_concat: 0-d arrays cannot be concatenated (use gx_stack)");
-    int ax;
+    int ax = 0;
     GX__CHECK(norm_axis("gx_concat", axis, a0->ndim, &ax));
     int64_t shape[GX_MAX_DIMS];
     memcpy(shape, a0->shape, sizeof shape);
@@ -150,7 +150,7 @@ gx_status gx_stack(gx_ctx *ctx, int n, gx_array *const *arrays, int axis, gx_arr
     GX__CHECK(gx__ctx_check(ctx));
     GX__CHECK(check_list("gx_stack", ctx, n, arrays));
     const gx_array *a0 = arrays[0];
-    int nd = a0->ndim, ax;
+    int nd = a0->ndim, ax = 0;
     if (nd + 1 > GX_MAX_DIMS)
         return gx__err(GX_ERR_SHAPE, "gx_stack: the result would have %d axes (at most GX_MAX_DIMS = %d)", nd + 1,
                        GX_MAX_DIMS);
@@ -206,7 +206,7 @@ gx_status gx_repeat(gx_array *a, int64_t repeats, int axis, gx_array **out)
     *out = NULL;
     GX__CHECK(gx__array_check(a, "gx_repeat"));
     GX__ARG(repeats >= 0, "gx_repeat: repeats = %lld is negative", (long long)repeats);
-    int ax, nd = a->ndim;
+    int ax = 0, nd = a->ndim;
     GX__CHECK(norm_axis("gx_repeat", axis, nd, &ax));
     int64_t shape[GX_MAX_DIMS];
     memcpy(shape, a->shape, sizeof shape);
@@ -485,7 +485,7 @@ gx_status gx_roll(gx_array *a, int64_t shift, int axis, gx_array **out)
     GX__CHECK(gx__array_check(a, "gx_roll"));
     gx_array *r = NULL, *src = NULL, *flat = NULL, *rflat = NULL;
     if (axis != GX_ALL_AXES) {
-        int ax;
+        int ax = 0;
         GX__CHECK(norm_axis("gx_roll", axis, a->ndim, &ax));
         GX__CHECK(gx_array_empty(a->ctx, a->dtype, a->ndim, a->shape, &r));
         return finish(roll_into(a, r, shift, ax), r, out);
