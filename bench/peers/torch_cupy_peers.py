@@ -467,7 +467,7 @@ def run_lib(L, ops, sizes, gemms, args):
             set_bytes = (arity * math.prod(in_shape(op, n)) + WRITES.get(op, 0) * n) * 4
             k = rot_count(L.l2, set_bytes)
             try:
-                pool = [[L.rand(n).reshape(in_shape(op, n)) for _ in range(arity)] for _ in range(k)]
+                pool = [[L.rand(math.prod(in_shape(op, n))).reshape(in_shape(op, n)) for _ in range(arity)] for _ in range(k)]
             except Exception as e:  # out of memory and the like
                 note(f"note {L.name}: {op} n={n}: could not allocate inputs: {e}")
                 L.free()
