@@ -373,10 +373,10 @@ static void cpu_fold_entry(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, co
  * the bound of the GPU's tiles. */
 #define RP_CPU_BLOCK 1024
 
-/* The chains' local values start again (empty, or the identity). */
-static void cpu_chain_loc_init(gx__sbuf *b, const rp_kspec *ks, int c, bool decl)
+/* Chain c's local value starts (again): empty, or the identity. */
+static void cpu_chain_loc_init(gx__sbuf *b, const rp_kspec *ks, int c, bool decl, const char *ind)
 {
-    gx__sb_printf(b, "  %sloc%d = %s;\n  %slhas%d = %d;\n", decl ? "gx_acc " : "", c,
+    gx__sb_printf(b, "%s%sloc%d = %s; %slhas%d = %d;\n", ind, decl ? "gx_acc " : "", c,
                   ks->has_identity ? ks->identity : "GX_ZACC", decl ? "uint32_t " : "", c, ks->has_identity ? 1 : 0);
 }
 
@@ -385,8 +385,7 @@ static void cpu_chain_flush(gx__sbuf *b, const rp_kspec *ks, int c, const char *
 {
     gx__sb_printf(b, "%sif (lhas%d) { acc%d = has%d ? gx_rp_op(acc%d, loc%d) : loc%d; has%d = 1; }\n", ind, c, c, c, c,
                   c, c, c);
-    gx__sb_printf(b, "%sloc%d = %s; lhas%d = %d;\n", ind, c, ks->has_identity ? ks->identity : "GX_ZACC", c,
-                  ks->has_identity ? 1 : 0);
+    cpu_chain_loc_init(b, ks, c, false, ind);
 }
 
 /* How one position of chain c is generated (see cpu_chains). */
@@ -463,7 +462,7 @@ static void cpu_chain_elem(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, bo
 static void cpu_chains(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, bool scan)
 {
     for (int c = 0; c < RP_CPU_CHAINS; c++)
-        cpu_chain_loc_init(b, ks, c, true);
+        cpu_chain_loc_init(b, ks, c, true, "  ");
     gx__sb_printf(b,
                   "  const int64_t gx_sub = (end - begin) / %d;\n"
                   "  for (int64_t kb = 0; kb < gx_sub; kb += %d) {\n"

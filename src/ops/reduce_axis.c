@@ -450,14 +450,10 @@ static void ra_gen_cuda_col(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
     gx__sb_puts(b, "  }\n}\n");
 }
 
-/* Vector loads in flight per lane in the row kernel (experiment knob GX_RA_ROWU;
- * part of the source, so of the memo key). */
-static int ra_row_unroll(void) { return gx__knob_int("GX_RA_ROWU", 4, 1, 16); }
-
 /* Row kernel body for one output: lane folds its share of [r0, r1). */
 static void ra_gen_cuda_row_body(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
 {
-    int G = pl->G, K = pl->vec, U = ra_row_unroll();
+    int G = pl->G, K = pl->vec, U = 4;
     if (K > 1) {
         char ld[RD_MAXIN][64];
         const char *load[RD_MAXIN];
@@ -597,7 +593,8 @@ static gx_status ra_launch_cuda(rd_job *job, const ra_plan *pl, const gx__kernel
      * block then folds more rows and writes fewer f64 partials.  Same-run on an H100
      * (scripts/bench-ab, against the f32-accumulating kernels of 93e9f4d), column sums
      * of 2^22/2^24/2^26/2^28 f32 took 1.00/0.79/0.91/0.94x the time; with a full wave,
-     * as before, 1.01/1.02/1.01/1.01x.  Rows gained nothing from fewer or more blocks. */
+     * as before, 1.01/1.02/1.01/1.01x.  Rows gained nothing from fewer or more blocks,
+     * nor from 2 or 8 vectors in flight per lane instead of 4. */
     full = full * gx__knob_int(pl->col ? "GX_RA_COLFULL4" : "GX_RA_FULL4", pl->col ? 1 : 4, 1, 64) / 4;
     full = full < 1 ? 1 : full;
     int64_t minchunk = pl->col ? gx__knob_int("GX_RA_COLCHUNK", 64, 8, 1 << 20) : (int64_t)pl->G * pl->vec * 4;
@@ -660,9 +657,8 @@ static void ra_fill_args(const rd_job *job, const ra_plan *pl, ra_argbuf *ab, ui
 /* Everything ra_source depends on, short of the prelude (the memo key; see rg_key). */
 static void ra_key(const rd_job *job, const ra_plan *pl, const rg_spec *sp, bool cuda, gx__sbuf *b)
 {
-    gx__sb_printf(b, "ra1|%s|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|", cuda ? "cuda" : "c", (int)sp->acc,
-                  (int)sp->out_dtype, sp->with_index, job->op.truth, pl->nk, pl->nr, pl->col, pl->G, pl->vec, job->nin,
-                  ra_row_unroll());
+    gx__sb_printf(b, "ra1|%s|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|", cuda ? "cuda" : "c", (int)sp->acc, (int)sp->out_dtype,
+                  sp->with_index, job->op.truth, pl->nk, pl->nr, pl->col, pl->G, pl->vec, job->nin);
     for (int k = 0; k < job->nin; k++)
         gx__sb_printf(b, "%d%c,", (int)job->in[k]->dtype, pl->vin[k] ? 'v' : 's');
     for (int j = 0; j < job->nconst; j++)
