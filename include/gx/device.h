@@ -13,6 +13,16 @@
  *   gx_block_sum/min/max, gx_block_inclusive_sum, gx_block_exclusive_sum
  *   cf32 / cf64 and c32, cadd, csub, cmul, cconj, cabs2 (..64) -- as in gx lambdas
  *   gx_philox4x32_10, gx_uniform_f32, gx_uniform_f64 -- counter-based random numbers
+ *   gx_at(p, i, n)                                 -- p[i], bounds-checked in checked mode
+ *
+ * Checked mode (gx_kernel_opts.checked or GX_KERNEL_CHECKS=1; gx then defines
+ * GX_KERNEL_CHECKS): gx_at and assert() (<assert.h>, supplied by gx) record the
+ * first failure -- function, file, line, block, thread, message -- in a __device__
+ * record that gx defines in the module, and the failing thread carries on (gx_at
+ * then reads/writes a scratch slot, never memory out of bounds).  gx_sync and the
+ * other synchronising calls report it as GX_ERR_KERNEL_FAULT; the context stays
+ * usable.  Unchecked (the default): gx_at is plain p[i], and a failed assert()
+ * traps like CUDA's (the context is lost, see gx_kernel_launch).
  */
 #ifndef GX_DEVICE_H
 #define GX_DEVICE_H
@@ -215,6 +225,67 @@ template <typename T, int INCL> GX_DEV T gx__block_scan(T v)
 }
 template <typename T> GX_DEV T gx_block_inclusive_sum(T v) { return gx__block_scan<T, 1>(v); }
 template <typename T> GX_DEV T gx_block_exclusive_sum(T v) { return gx__block_scan<T, 0>(v); }
+
+/* ------------------------------------------------------------ checked mode */
+
+/* The failure record: its layout is read by gx on the host (cuda_backend.c). */
+typedef struct gx__check_record {
+    double dummy[4]; /* what a failed gx_at returns a reference to (types up to 32 bytes) */
+    unsigned flag;   /* 0 none, 1 being written, 2 complete */
+    unsigned line;
+    unsigned block[3], thread[3];
+    long long index, bound;
+    int has_index;
+    char func[64], file[96], msg[128];
+} gx__check_record;
+
+#if defined(GX_KERNEL_CHECKS)
+/* Defined by gx in the kernel's (first) source. */
+extern "C" __device__ gx__check_record gx__check_rec;
+
+GX_DEV void gx__check_str(char *d, const char *s, int n)
+{
+    int i = 0;
+    for (; s && i < n - 1 && s[i]; i++)
+        d[i] = s[i];
+    d[i] = 0;
+}
+
+/* The first failing thread of the launch fills the record; the others return. */
+static __device__ __noinline__ void gx__check_fail(const char *msg, const char *file, unsigned line,
+                                                   const char *func, int has_index, long long index,
+                                                   long long bound)
+{
+    if (atomicCAS(&gx__check_rec.flag, 0u, 1u) != 0u)
+        return;
+    gx__check_rec.line = line;
+    gx__check_rec.block[0] = blockIdx.x, gx__check_rec.block[1] = blockIdx.y, gx__check_rec.block[2] = blockIdx.z;
+    gx__check_rec.thread[0] = threadIdx.x, gx__check_rec.thread[1] = threadIdx.y;
+    gx__check_rec.thread[2] = threadIdx.z;
+    gx__check_rec.index = index;
+    gx__check_rec.bound = bound;
+    gx__check_rec.has_index = has_index;
+    gx__check_str(gx__check_rec.func, func, 64);
+    gx__check_str(gx__check_rec.file, file, 96);
+    gx__check_str(gx__check_rec.msg, msg, 128);
+    __threadfence();
+    atomicExch(&gx__check_rec.flag, 2u);
+}
+
+template <typename T>
+GX_DEV T &gx__at(T *p, long long i, long long n, const char *file, unsigned line, const char *func)
+{
+    if (i < 0 || i >= n) {
+        gx__check_fail("index out of bounds", file, line, func, 1, i, n);
+        return *reinterpret_cast<T *>(gx__check_rec.dummy);
+    }
+    return p[i];
+}
+#define gx_at(p, i, n) gx__at((p), (long long)(i), (long long)(n), __FILE__, __LINE__, __func__)
+#else
+/* p[i] for an array of n elements: checked in checked mode, plain indexing otherwise. */
+#define gx_at(p, i, n) ((p)[(i)])
+#endif
 
 #endif /* CUDA */
 #endif /* GX_DEVICE_H */

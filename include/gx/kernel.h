@@ -14,7 +14,12 @@
  *
  * Kernels may `#include <gx/device.h>` (gx supplies it to NVRTC; no include path is
  * needed): indexing helpers, a grid-stride loop, warp/block reductions and scans,
- * cf32/cf64 complex numbers, and the Philox4x32-10 counter-based generator. */
+ * cf32/cf64 complex numbers, and the Philox4x32-10 counter-based generator.
+ * gx also supplies <assert.h> (see checked mode in gx/device.h).  The CUDA
+ * toolkit's device headers -- cooperative_groups.h (and its reduce/scan parts),
+ * mma.h, cuda_fp16.h, cuda_bf16.h, cuda/std/..., cub/... -- are found at run time
+ * (gx_kernel_include_path).  A kernel containing "<<<" (a device-side launch) is
+ * built as relocatable code and linked with the CUDA device runtime (nvJitLink). */
 #ifndef GX_KERNEL_H
 #define GX_KERNEL_H
 #include "../gx.h"
@@ -36,7 +41,26 @@ typedef struct gx_kernel_opts {
     int noptions;
     /* Name shown by the profiler and in messages; NULL = the entry name. */
     const char *label;
-    uint64_t reserved[6]; /* zero (see the conventions in gx.h) */
+    /* Template instantiations to compile (nvrtcAddNameExpression), e.g.
+     * "scale<float>" or "&scale<double>": the entry passed to gx_kernel_compile
+     * may then be one of these texts (gx looks up its mangled name).  They are
+     * looked up in the first source.  At most 64. */
+    const char *const *name_expressions;
+    int nname_expressions;
+    /* 1: checked mode (also for every kernel when GX_KERNEL_CHECKS=1 is in the
+     * environment): gx_at and assert() failures are recorded and reported by the
+     * next synchronising call as GX_ERR_KERNEL_FAULT naming the function, block,
+     * thread and message; the context stays usable.  See gx/device.h. */
+    int checked;
+    /* 1: relocatable device code linked with the CUDA device runtime (libcudadevrt.a,
+     * through nvJitLink): kernels that launch kernels (dynamic parallelism, incl.
+     * cudaStreamTailLaunch and cudaStreamFireAndForget).  Automatic when the
+     * source contains "<<<". */
+    int rdc;
+    /* 1: link-time optimisation (sources compiled to LTO-IR, linked by nvJitLink
+     * with -lto). */
+    int lto;
+    uint64_t reserved[3]; /* zero (see the conventions in gx.h) */
 } gx_kernel_opts;
 
 /* Compiles CUDA C++ `source` and looks up the kernel `entry` (declare it
@@ -50,8 +74,25 @@ typedef struct gx_kernel_opts {
  * is left at gx_ctx_destroy). */
 GX_API gx_status gx_kernel_compile(gx_ctx *ctx, const char *source, const char *entry, const gx_kernel_opts *opts,
                                    gx_kernel **out);
+/* A kernel built from several sources (e.g. device functions in a library text,
+ * declared `extern __device__` where used), each compiled as relocatable code and
+ * linked with nvJitLink; names[i] (may be NULL: "source<i>.cu") names source i in
+ * messages.  `entry` is looked up in the linked module, as for gx_kernel_compile.
+ * 1 <= nsources <= 32.  Errors as gx_kernel_compile, plus GX_ERR_UNSUPPORTED when
+ * nvJitLink (libnvJitLink.so, from the CUDA toolkit) cannot be loaded. */
+GX_API gx_status gx_kernel_compile_sources(gx_ctx *ctx, int nsources, const char *const *sources,
+                                           const char *const *names, const char *entry, const gx_kernel_opts *opts,
+                                           gx_kernel **out);
 /* NULL is accepted. */
 GX_API gx_status gx_kernel_destroy(gx_kernel *k);
+/* The CUDA include folders that kernels are compiled with, colon-separated: the
+ * toolkit's include (and include/cccl) found from the loaded NVRTC, $CUDA_HOME,
+ * $CUDA_PATH or /usr/local/cuda; GX_CUDA_INCLUDE (a colon-separated list) replaces
+ * the search.  cap/needed convention of gx_info_text.  The list is part of every
+ * user kernel's cache key.  With no folder found, kernels that include only
+ * <gx/device.h> and <assert.h> (both supplied by gx) still compile; a missing
+ * header is GX_ERR_COMPILE naming the folders searched. */
+GX_API gx_status gx_kernel_include_path(char *buf, size_t cap, size_t *needed);
 
 /* ------------------------------------------------------------------ arguments */
 

@@ -351,6 +351,14 @@ gx_status gx__nvrtc_ptx(const char *what, const char *wrapped, const char *label
                         int cc_minor, char **text);
 gx_status gx__nvrtc_sass(const char *what, const char *wrapped, const char *label, int cc_major, int cc_minor,
                          char **text);
+/* The CUDA include folders, colon-separated (src/backend/cuda/cuda_include.c; empty
+ * without the CUDA backend). */
+void gx__cuda_include_path(char *out, size_t n);
+/* A user kernel's text as gx_kernel_compile(_sources) hands it to the backend
+ * (src/ops/kernel.c); for tests that compile without a context. */
+struct gx_kernel_opts;
+gx_status gx__kernel_wrap(int nsrc, const char *const *src, const char *const *names, const char *label,
+                          const struct gx_kernel_opts *o, char **out);
 /* The first line of a wrapped user kernel (and how the backend's build tells one). */
 #define GX__USER_KERNEL_MAGIC "//gx:user-kernel 1"
 

@@ -37,40 +37,140 @@ void gx_text_free(char *text) { free(text); }
 /* ------------------------------------------------------------ source wrapping */
 
 #define KMAX_OPTS 60
+#define KMAX_SOURCES 32
+#define KMAX_NAMES 64
 
-static gx_status k_wrap(const char *what, const char *source, const char *label, const gx_kernel_opts *o, char **out)
+/* Checked mode: the option, or GX_KERNEL_CHECKS=1 for every kernel. */
+static bool k_checked(const gx_kernel_opts *o)
 {
-    *out = NULL;
+    if (o && o->checked)
+        return true;
+    const char *e = getenv("GX_KERNEL_CHECKS");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
+/* Relocatable code: asked for, or a device-side launch in some source. */
+static bool k_rdc(const gx_kernel_opts *o, int nsrc, const char *const *src)
+{
+    if (o && o->rdc)
+        return true;
+    for (int i = 0; i < nsrc; i++)
+        if (strstr(src[i], "<<<"))
+            return true;
+    return false;
+}
+
+static gx_status k_opt_lines(const char *what, const gx_kernel_opts *o, gx__sbuf *b)
+{
     int nopt = o ? o->noptions : 0;
     GX__ARG(nopt >= 0 && nopt <= KMAX_OPTS && (nopt == 0 || o->options),
             "%s: noptions = %d (0..%d, with options not NULL)", what, nopt, KMAX_OPTS);
-    gx__sbuf b = {0};
-    char hash[65];
-    const char *dev = gx_device_header();
-    cache_sha256_hex(dev, strlen(dev), hash);
-    gx__sb_printf(&b, "%s\n", GX__USER_KERNEL_MAGIC);
+    int nn = o ? o->nname_expressions : 0;
+    GX__ARG(nn >= 0 && nn <= KMAX_NAMES && (nn == 0 || o->name_expressions),
+            "%s: nname_expressions = %d (0..%d, with name_expressions not NULL)", what, nn, KMAX_NAMES);
     for (int i = 0; i < nopt; i++) {
         const char *op = o->options[i];
         if (!op || !*op || strchr(op, '\n') || strncmp(op, "--gpu-architecture", 18) == 0 ||
-            strncmp(op, "-arch", 5) == 0) {
-            gx__sb_free(&b);
+            strncmp(op, "-arch", 5) == 0)
             return gx__err(GX_ERR_INVALID_ARGUMENT,
                            "%s: option %d (\"%s\") is empty, has a newline, or sets the arch "
                            "(gx picks the device's arch itself)",
                            what, i, op ? op : "(null)");
-        }
-        gx__sb_printf(&b, "//gx:opt %s\n", op);
+        gx__sb_printf(b, "//gx:opt %s\n", op);
     }
-    /* #line keeps NVRTC's messages on the user's own line numbers. */
-    if (strpbrk(label, "\"\\\n"))
-        label = "kernel.cu";
-    gx__sb_printf(&b, "//gx:device.h %.16s\n#line 1 \"%s\"\n%s", hash, label, source);
+    for (int i = 0; i < nn; i++) {
+        const char *e = o->name_expressions[i];
+        if (!e || !*e || strpbrk(e, "\n\t"))
+            return gx__err(GX_ERR_INVALID_ARGUMENT,
+                           "%s: name expression %d (\"%s\") is empty or has a newline or tab", what, i,
+                           e ? e : "(null)");
+        gx__sb_printf(b, "//gx:name %s\n", e);
+    }
+    return GX_OK;
+}
+
+/* A user kernel as the backend's build step reads it (cuda_nvrtc_compile_user):
+ * GX__USER_KERNEL_MAGIC, "//gx:" lines with everything that shapes the code
+ * (options, checked mode, the CUDA include folders, relocatable/LTO, name
+ * expressions, a hash of gx/device.h), then the source(s).  All of it is in the
+ * text, so all of it is in the cache key. */
+static gx_status k_wrap_n(const char *what, int nsrc, const char *const *src, const char *const *names,
+                          const char *label, const gx_kernel_opts *o, char **out)
+{
+    *out = NULL;
+    gx__sbuf b = {0};
+    char hash[65], inc[8192];
+    const char *dev = gx_device_header();
+    cache_sha256_hex(dev, strlen(dev), hash);
+    gx__sb_printf(&b, "%s\n", GX__USER_KERNEL_MAGIC);
+    gx_status s = k_opt_lines(what, o, &b);
+    if (s != GX_OK) {
+        gx__sb_free(&b);
+        return s;
+    }
+    bool checked = k_checked(o);
+    if (checked)
+        gx__sb_puts(&b, "//gx:opt -DGX_KERNEL_CHECKS\n");
+    gx__cuda_include_path(inc, sizeof inc);
+    gx__sb_printf(&b, "//gx:include %s\n", inc);
+    if (k_rdc(o, nsrc, src))
+        gx__sb_puts(&b, "//gx:rdc\n");
+    if (o && o->lto)
+        gx__sb_puts(&b, "//gx:lto\n");
+    gx__sb_printf(&b, "//gx:device.h %.16s\n", hash);
+    if (nsrc > 1 || names)
+        gx__sb_printf(&b, "//gx:sources %d\n", nsrc);
+    for (int i = 0; i < nsrc; i++) {
+        char nm[256];
+        const char *given = names && names[i] && *names[i] ? names[i] : NULL;
+        if (nsrc == 1 && !names)
+            given = label;
+        if (given && !strpbrk(given, "\"\\\n\t "))
+            snprintf(nm, sizeof nm, "%s", given);
+        else
+            snprintf(nm, sizeof nm, "source%d.cu", i);
+        gx__sbuf one = {0};
+        /* Checked mode: the record gx/device.h's recorder fills, defined once. */
+        if (checked && i == 0)
+            gx__sb_puts(&one, "#include <gx/device.h>\nextern \"C\" { __device__ gx__check_record gx__check_rec; }\n");
+        /* #line keeps NVRTC's messages on the user's own line numbers. */
+        gx__sb_printf(&one, "#line 1 \"%s\"\n%s", nm, src[i]);
+        if (nsrc > 1 || names)
+            gx__sb_printf(&b, "//gx:source %zu %s\n", one.len, nm);
+        if (one.p)
+            gx__sb_puts(&b, one.p);
+        if (one.oom)
+            b.oom = true;
+        gx__sb_free(&one);
+    }
     if (b.oom) {
         gx__sb_free(&b);
         return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
     }
     *out = b.p;
     return GX_OK;
+}
+
+gx_status gx__kernel_wrap(int nsrc, const char *const *src, const char *const *names, const char *label,
+                          const gx_kernel_opts *o, char **out)
+{
+    return k_wrap_n("gx__kernel_wrap", nsrc, src, names, label, o, out);
+}
+
+static gx_status k_wrap(const char *what, const char *source, const char *label, const gx_kernel_opts *o, char **out)
+{
+    return k_wrap_n(what, 1, &source, NULL, label, o, out);
+}
+
+gx_status gx_kernel_include_path(char *buf, size_t cap, size_t *needed)
+{
+    char inc[8192];
+    gx__cuda_include_path(inc, sizeof inc);
+    gx__sbuf b = {0};
+    gx__sb_puts(&b, inc);
+    gx_status s = b.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory") : gx__sb_export(&b, buf, cap, needed);
+    gx__sb_free(&b);
+    return s;
 }
 
 /* ------------------------------------------------------------ handles */
@@ -143,22 +243,35 @@ static gx_status k_get(gx_ctx *ctx, gx_kernel *k)
     if (s == GX_ERR_INTERNAL)
         return gx__err(GX_ERR_INVALID_ARGUMENT,
                        "gx_kernel_compile: the source compiled but has no kernel named \"%s\"; "
-                       "declare it extern \"C\" __global__ (C++ names are mangled) or pass the "
-                       "mangled name",
+                       "declare it extern \"C\" __global__ (C++ names are mangled), pass the "
+                       "mangled name, or list a template instantiation in opts.name_expressions",
                        k->entry);
     return s;
 }
 
-gx_status gx_kernel_compile(gx_ctx *ctx, const char *source, const char *entry, const gx_kernel_opts *opts,
-                            gx_kernel **out)
+/* The declared parameters of entry, from the first source that defines it. */
+static int k_params_of(int nsrc, const char *const *src, const char *entry, kp_param *params)
 {
-    GX__ARG(out, "gx_kernel_compile: out must not be NULL");
+    for (int i = 0; i < nsrc; i++) {
+        int n = kp_params(src[i], entry, params);
+        if (n >= 0)
+            return n;
+    }
+    return -1;
+}
+
+static gx_status k_compile(const char *what, gx_ctx *ctx, int nsrc, const char *const *src, const char *const *names,
+                           const char *entry, const gx_kernel_opts *opts, gx_kernel **out)
+{
+    GX__ARG(out, "%s: out must not be NULL", what);
     *out = NULL;
-    GX__OPTS_CHECK(opts, "gx_kernel_compile");
+    GX__OPTS_CHECK(opts, what);
     GX__CHECK(gx__ctx_check(ctx));
-    GX__ARG(source && entry && *entry, "gx_kernel_compile: source and entry must not be NULL or empty");
+    GX__ARG(src && entry && *entry, "%s: sources and entry must not be NULL or empty", what);
+    for (int i = 0; i < nsrc; i++)
+        GX__ARG(src[i], "%s: source and entry must not be NULL or empty (source %d is NULL)", what, i);
     if (!gx__ctx_supports(ctx, GX__CAP_USER_KERNELS))
-        return k_unsupported(ctx, "gx_kernel_compile");
+        return k_unsupported(ctx, what);
     const char *label = opts && opts->label && *opts->label ? opts->label : entry;
     gx_kernel *k = calloc(1, sizeof *k);
     if (!k)
@@ -167,14 +280,14 @@ gx_status gx_kernel_compile(gx_ctx *ctx, const char *source, const char *entry, 
     k->ctx = ctx;
     k->entry = strdup(entry);
     k->label = strdup(label);
-    gx_status s = k->entry && k->label ? k_wrap("gx_kernel_compile", source, label, opts, &k->source)
+    gx_status s = k->entry && k->label ? k_wrap_n(what, nsrc, src, names, label, opts, &k->source)
                                        : gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
     if (s == GX_OK)
-        k->nparams = kp_params(source, entry, k->params);
+        k->nparams = k_params_of(nsrc, src, entry, k->params);
     if (s == GX_OK) {
         gx__lock(ctx);
         k_live *live = k_live_of(ctx);
-        s = live ? k_get(ctx, k) : gx__err(GX_ERR_OUT_OF_MEMORY, "gx_kernel_compile: out of host memory");
+        s = live ? k_get(ctx, k) : gx__err(GX_ERR_OUT_OF_MEMORY, "%s: out of host memory", what);
         if (s == GX_OK) {
             k->next = live->head;
             live->head = k;
@@ -188,6 +301,23 @@ gx_status gx_kernel_compile(gx_ctx *ctx, const char *source, const char *entry, 
     }
     *out = k;
     return GX_OK;
+}
+
+gx_status gx_kernel_compile(gx_ctx *ctx, const char *source, const char *entry, const gx_kernel_opts *opts,
+                            gx_kernel **out)
+{
+    return k_compile("gx_kernel_compile", ctx, 1, &source, NULL, entry, opts, out);
+}
+
+gx_status gx_kernel_compile_sources(gx_ctx *ctx, int nsources, const char *const *sources,
+                                    const char *const *names, const char *entry, const gx_kernel_opts *opts,
+                                    gx_kernel **out)
+{
+    if (out)
+        *out = NULL;
+    GX__ARG(nsources >= 1 && nsources <= KMAX_SOURCES && sources,
+            "gx_kernel_compile_sources: nsources = %d (1..%d, with sources not NULL)", nsources, KMAX_SOURCES);
+    return k_compile("gx_kernel_compile_sources", ctx, nsources, sources, names, entry, opts, out);
 }
 
 gx_status gx_kernel_destroy(gx_kernel *k)

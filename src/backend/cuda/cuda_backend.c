@@ -24,6 +24,7 @@
 #endif
 #include "backend/cuda/cuda_priv.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,10 +66,33 @@ typedef struct cuda_impl {
     void *bounce;
     atomic_int bounce_busy;
     bool bounce_failed;
+    struct cuda_modx *modx; /* user modules gx must remember something about */
 } cuda_impl;
+
+/* A user module with a checked-mode failure record (a __device__ global that gx/
+ * device.h's recorder fills; read after each sync) or a table of name expressions
+ * and their lowered names (what gx_kernel_compile's entry may name). */
+typedef struct cuda_modx {
+    CUmodule mod;
+    CUdeviceptr rec; /* 0: not a checked module */
+    char *lowered;   /* "expr\tlowered\n"..., or NULL */
+    struct cuda_modx *next;
+} cuda_modx;
+
+/* The record's layout; must match gx__check_record in include/gx/device.h. */
+typedef struct cuda_check_record {
+    double dummy[4];
+    unsigned flag, line;
+    unsigned block[3], thread[3];
+    long long index, bound;
+    int has_index;
+    char func[64], file[96], msg[128];
+} cuda_check_record;
+_Static_assert(sizeof(cuda_check_record) == 376, "gx__check_record layout");
 
 static cuda_impl *IM(gx__backend *be) { return (cuda_impl *)be->impl; }
 static gx_status enter(cuda_impl *im);
+static gx_status check_records(cuda_impl *im);
 
 /* For vendor libraries and user kernels: the context's stream and device, after
  * making its primary context current on the calling thread. */
@@ -261,6 +285,12 @@ static void destroy_resources(cuda_impl *im)
         (void)cuda_drv.StreamDestroy(im->stream);
     im->pool = NULL;
     im->stream = NULL;
+    while (im->modx) {
+        cuda_modx *x = im->modx;
+        im->modx = x->next;
+        free(x->lowered);
+        free(x);
+    }
 }
 
 static gx_status cuda_open(gx__backend *be, int device)
@@ -558,7 +588,7 @@ static gx_status cuda_sync(gx__backend *be)
     CUresult r = sync_both(im);
     if (r != CUDA_SUCCESS)
         return fail(im, r, "cuStreamSynchronize");
-    return GX_OK;
+    return check_records(im);
 }
 
 static gx_status cuda_info(gx__backend *be, gx_device_info *out)
@@ -588,15 +618,60 @@ static gx_status cuda_build(gx__backend *be, const char *source, const char *lab
     return cuda_nvrtc_compile(source, label, im->info.cc_major, im->info.cc_minor, 0, blob, len, NULL);
 }
 
+/* A blob may start with a table of name expressions (cuda_nvrtc_compile_user):
+ * returns the offset of the code and a malloc'ed copy of the table. */
+static size_t load_lowered(const void *blob, size_t len, char **table)
+{
+    *table = NULL;
+    static const char head[] = "//gx:lowered\n", tail[] = "//gx:end\n";
+    if (len < sizeof head || memcmp(blob, head, sizeof head - 1) != 0)
+        return 0;
+    const char *b = blob, *end = memmem(b, len, tail, sizeof tail - 1);
+    if (!end)
+        return 0;
+    size_t off = (size_t)(end - b) + sizeof tail - 1;
+    off = (off + 15) / 16 * 16;
+    *table = strndup(b + sizeof head - 1, (size_t)(end - b) - (sizeof head - 1));
+    return off < len ? off : 0;
+}
+
+/* Remembers a module's failure record and name table (if it has either). */
+static gx_status load_note(cuda_impl *im, CUmodule mod, char *table)
+{
+    CUdeviceptr rec = 0;
+    size_t bytes = 0;
+    if (!cuda_drv.ModuleGetGlobal || cuda_drv.ModuleGetGlobal(&rec, &bytes, mod, "gx__check_rec") != CUDA_SUCCESS ||
+        bytes != sizeof(cuda_check_record))
+        rec = 0;
+    if (!rec && !table)
+        return GX_OK;
+    cuda_modx *x = calloc(1, sizeof *x);
+    if (!x) {
+        free(table);
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    x->mod = mod;
+    x->rec = rec;
+    x->lowered = table;
+    x->next = im->modx;
+    im->modx = x;
+    return GX_OK;
+}
+
 static gx_status cuda_load(gx__backend *be, const void *blob, size_t len, gx__module **out)
 {
     cuda_impl *im = IM(be);
     *out = NULL;
     GX__ARG(blob && len > 0, "CUDA module load: empty code blob");
     GX__CHECK(enter(im));
+    char *table = NULL;
+    size_t off = load_lowered(blob, len, &table);
+    blob = (const char *)blob + off;
+    len -= off;
     CUmodule mod = NULL;
     CUresult r = cuda_drv.ModuleLoadData(&mod, blob);
     if (r != CUDA_SUCCESS) {
+        free(table);
         int ma = 0, mi = 0, dv = cuda_driver_version();
         cuda_nvrtc_version(&ma, &mi);
         gx_status s =
@@ -608,9 +683,40 @@ static gx_status cuda_load(gx__backend *be, const void *blob, size_t len, gx__mo
                                   ma, mi, dv / 1000, dv % 1000 / 10);
         return s;
     }
+    gx_status s = load_note(im, mod, table);
+    if (s != GX_OK) {
+        (void)cuda_drv.ModuleUnload(mod);
+        return s;
+    }
     /* A CUmodule is a pointer: it serves as the module handle directly. */
     *out = (gx__module *)mod;
     return GX_OK;
+}
+
+static cuda_modx *modx_of(cuda_impl *im, CUmodule mod)
+{
+    for (cuda_modx *x = im->modx; x; x = x->next)
+        if (x->mod == mod)
+            return x;
+    return NULL;
+}
+
+/* The lowered name of a name expression in the module's table (into buf), or entry. */
+static const char *lowered_entry(cuda_impl *im, CUmodule mod, const char *entry, char *buf, size_t n)
+{
+    cuda_modx *x = modx_of(im, mod);
+    size_t el = strlen(entry);
+    for (const char *p = x && x->lowered ? x->lowered : ""; *p;) {
+        const char *nl = strchr(p, '\n'), *tab = strchr(p, '\t');
+        if (!nl || !tab || tab > nl)
+            break;
+        if ((size_t)(tab - p) == el && strncmp(p, entry, el) == 0 && (size_t)(nl - tab) <= n) {
+            snprintf(buf, n, "%.*s", (int)(nl - tab - 1), tab + 1);
+            return buf;
+        }
+        p = nl + 1;
+    }
+    return entry;
 }
 
 static gx_status cuda_get_func(gx__backend *be, gx__module *m, const char *entry, gx__func *out)
@@ -619,10 +725,12 @@ static gx_status cuda_get_func(gx__backend *be, gx__module *m, const char *entry
     *out = NULL;
     GX__ARG(m && entry, "CUDA get_func: NULL module or entry");
     GX__CHECK(enter(im));
+    char low[1024];
+    const char *name = lowered_entry(im, (CUmodule)m, entry, low, sizeof low);
     CUfunction f = NULL;
-    CUresult r = cuda_drv.ModuleGetFunction(&f, (CUmodule)m, entry);
+    CUresult r = cuda_drv.ModuleGetFunction(&f, (CUmodule)m, name);
     if (r != CUDA_SUCCESS) {
-        gx_status s = fail(im, r, "cuModuleGetFunction(\"%s\")", entry);
+        gx_status s = fail(im, r, "cuModuleGetFunction(\"%s\")", name);
         /* A missing entry is gx's code generator disagreeing with itself. */
         return r == CUDA_ERROR_NOT_FOUND ? gx__err_prefix(GX_ERR_INTERNAL, "kernel entry missing") : s;
     }
@@ -633,9 +741,53 @@ static gx_status cuda_get_func(gx__backend *be, gx__module *m, const char *entry
 static void cuda_module_free(gx__backend *be, gx__module *m)
 {
     cuda_impl *im = IM(be);
+    for (cuda_modx **p = &im->modx; *p; p = &(*p)->next)
+        if ((*p)->mod == (CUmodule)m) {
+            cuda_modx *x = *p;
+            *p = x->next;
+            free(x->lowered);
+            free(x);
+            break;
+        }
     if (!m || !quiet_enter(im))
         return; /* a poisoned context's modules go away with its reset */
     (void)cuda_drv.ModuleUnload((CUmodule)m);
+}
+
+/* After a successful sync: the first failure a checked kernel recorded (gx/device.h's
+ * recorder, assert() and gx_at in checked mode), reported as GX_ERR_KERNEL_FAULT and
+ * cleared.  The failing thread did not fault, so the context stays usable. */
+static gx_status check_records(cuda_impl *im)
+{
+    for (cuda_modx *x = im->modx; x; x = x->next) {
+        if (!x->rec)
+            continue;
+        cuda_check_record rc;
+        CUresult r = cuda_drv.MemcpyDtoHAsync(&rc, x->rec, sizeof rc, im->stream);
+        if (r == CUDA_SUCCESS)
+            r = cuda_drv.StreamSynchronize(im->stream);
+        if (r != CUDA_SUCCESS)
+            return fail(im, r, "reading a checked kernel's failure record");
+        if (rc.flag == 0)
+            continue;
+        unsigned zero = 0;
+        r = cuda_drv.MemcpyHtoDAsync(x->rec + offsetof(cuda_check_record, flag), &zero, sizeof zero, im->stream);
+        if (r == CUDA_SUCCESS)
+            r = cuda_drv.StreamSynchronize(im->stream);
+        if (r != CUDA_SUCCESS)
+            return fail(im, r, "clearing a checked kernel's failure record");
+        rc.func[sizeof rc.func - 1] = rc.file[sizeof rc.file - 1] = rc.msg[sizeof rc.msg - 1] = 0;
+        char idx[96] = "";
+        if (rc.has_index)
+            snprintf(idx, sizeof idx, " (index %lld, valid 0..%lld)", rc.index, rc.bound - 1);
+        return gx__err(GX_ERR_KERNEL_FAULT,
+                       "checked kernel failure in %s (%s:%u), block (%u,%u,%u) thread (%u,%u,%u): %s%s; the "
+                       "failing thread carried on without faulting, so the context is still usable (the first "
+                       "failure of the launch is reported)",
+                       rc.func, rc.file, rc.line, rc.block[0], rc.block[1], rc.block[2], rc.thread[0], rc.thread[1],
+                       rc.thread[2], rc.msg, idx);
+    }
+    return GX_OK;
 }
 
 /* Checks a configuration against the device's limits (each message names the
@@ -866,7 +1018,7 @@ static gx_status cuda_stream_sync(gx__backend *be, void *st)
     CUresult r = cuda_drv.StreamSynchronize(st ? (CUstream)st : im->stream);
     if (r != CUDA_SUCCESS)
         return fail(im, r, "cuStreamSynchronize");
-    return GX_OK;
+    return check_records(im);
 }
 
 static void cuda_set_stream(gx__backend *be, void *st)
@@ -892,7 +1044,7 @@ static gx_status cuda_event_sync(gx__backend *be, void *ev)
     CUresult r = cuda_drv.EventSynchronize((CUevent)ev);
     if (r != CUDA_SUCCESS)
         return fail(im, r, "cuEventSynchronize");
-    return GX_OK;
+    return check_records(im);
 }
 
 static gx_status cuda_stream_wait_event(gx__backend *be, void *st, void *ev)

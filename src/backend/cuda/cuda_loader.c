@@ -279,15 +279,70 @@ gx_status cuda_nvrtc_compile_ex(const char *source, const char *label, int cc_ma
                                 int nopts, const char *const *uopts, int nheaders, const char *const *htexts,
                                 const char *const *hnames, void **out, size_t *len, char **log)
 {
+    cuda_nvrtc_req rq = {.source = source,
+                         .label = label,
+                         .cc_major = cc_major,
+                         .cc_minor = cc_minor,
+                         .out_kind = want_ptx ? 1 : 0,
+                         .nopts = nopts,
+                         .opts = uopts,
+                         .nheaders = nheaders,
+                         .htexts = htexts,
+                         .hnames = hnames};
+    return cuda_nvrtc_compile_req(&rq, out, len, log);
+}
+
+/* Copies the lowered names of rq's name expressions (after a successful compile). */
+static gx_status nvrtc_lowered(nvrtcProgram prog, cuda_nvrtc_req *rq)
+{
+    for (int i = 0; i < rq->nexprs; i++) {
+        const char *low = NULL;
+        if (cuda_nvrtc.GetLoweredName(prog, rq->exprs[i], &low) != NVRTC_SUCCESS || !low)
+            return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: NVRTC has no lowered name for the name expression \"%s\"",
+                           rq->label, rq->exprs[i]);
+        if (!(rq->lowered[i] = strdup(low)))
+            return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    return GX_OK;
+}
+
+/* The program's output: kind 0 cubin, 1 PTX, 2 LTO-IR. */
+static gx_status nvrtc_output(nvrtcProgram prog, const char *label, int kind, void **out, size_t *len)
+{
+    static const char *const what[] = {"CUBIN", "PTX", "LTOIR"};
+    size_t n = 0;
+    nvrtcResult r = kind == 1   ? cuda_nvrtc.GetPTXSize(prog, &n)
+                    : kind == 2 ? cuda_nvrtc.GetLTOIRSize(prog, &n)
+                                : cuda_nvrtc.GetCUBINSize(prog, &n);
+    void *blob = NULL;
+    if (r == NVRTC_SUCCESS && n > 0) {
+        if (!(blob = malloc(n)))
+            return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for a %zu-byte %s of %s", n, what[kind], label);
+        r = kind == 1   ? cuda_nvrtc.GetPTX(prog, blob)
+            : kind == 2 ? cuda_nvrtc.GetLTOIR(prog, blob)
+                        : cuda_nvrtc.GetCUBIN(prog, blob);
+    }
+    if (r != NVRTC_SUCCESS || n == 0) {
+        free(blob);
+        return gx__err(GX_ERR_BACKEND, "nvrtcGet%s(%s) failed: %s", what[kind], label,
+                       r != NVRTC_SUCCESS ? cuda_nvrtc.GetErrorString(r) : "empty output");
+    }
+    *out = blob;
+    *len = n;
+    return GX_OK;
+}
+
+gx_status cuda_nvrtc_compile_req(cuda_nvrtc_req *rq, void **out, size_t *len, char **log)
+{
     if (log)
         *log = NULL;
-    GX__ARG(source && out && len, "cuda_nvrtc_compile: source, out and len must not be NULL");
+    GX__ARG(rq && rq->source && out && len, "cuda_nvrtc_compile: source, out and len must not be NULL");
+    int cc_major = rq->cc_major, cc_minor = rq->cc_minor, nopts = rq->nopts;
     GX__ARG(cc_major > 0 && cc_minor >= 0 && cc_minor < 10, "cuda_nvrtc_compile: bad compute capability %d.%d",
             cc_major, cc_minor);
     *out = NULL;
     *len = 0;
-    if (!label || !*label)
-        label = "gx_kernel.cu";
+    const char *label = rq->label && *rq->label ? rq->label : "gx_kernel.cu";
     if (!cuda_nvrtc_load())
         return gx__err(GX_ERR_UNSUPPORTED, "%s", nv_problem);
     int arch, ptx;
@@ -298,26 +353,37 @@ gx_status cuda_nvrtc_compile_ex(const char *source, const char *label, int cc_ma
                        nv_major, nv_minor, nv_path, cc_major, cc_minor, nv_archs[0], nv_archs[nv_narchs - 1],
                        cc_major * 10 + cc_minor < nv_archs[0] ? "; this GPU is too old for this CUDA toolkit"
                                                               : "; install a newer CUDA toolkit's NVRTC");
-    if (want_ptx || !cuda_nvrtc.GetCUBINSize || !cuda_nvrtc.GetCUBIN)
+    if (rq->out_kind == 1 || !cuda_nvrtc.GetCUBINSize || !cuda_nvrtc.GetCUBIN)
         ptx = 1;
+    int kind = rq->out_kind == 2 ? 2 : ptx;
+    if (kind == 2 && (!cuda_nvrtc.GetLTOIRSize || !cuda_nvrtc.GetLTOIR))
+        return gx__err(GX_ERR_UNSUPPORTED, "NVRTC %d.%d (%s) cannot emit LTO-IR (link-time optimisation)", nv_major,
+                       nv_minor, nv_path);
+    if (rq->nexprs > 0 && (!cuda_nvrtc.AddNameExpression || !cuda_nvrtc.GetLoweredName))
+        return gx__err(GX_ERR_UNSUPPORTED, "NVRTC %d.%d (%s) lacks nvrtcAddNameExpression", nv_major, nv_minor,
+                       nv_path);
+    rq->got_ptx = kind == 1;
 
     char archopt[64];
-    snprintf(archopt, sizeof archopt, "--gpu-architecture=%s_%d", ptx ? "compute" : "sm", arch);
+    /* LTO-IR is for a real arch: the link picks the code. */
+    snprintf(archopt, sizeof archopt, "--gpu-architecture=%s_%d", ptx && kind != 2 ? "compute" : "sm", arch);
     /* No --use_fast_math: gx keeps IEEE semantics (exact division/sqrt, denormals)
      * so results match the CPU backend.  -default-device lets generated helpers omit
      * __device__; -lineinfo keeps the user's #line mapping for profilers. */
     const char *opts[4 + CUDA_MAX_USER_OPTS] = {archopt, "-std=c++17", "-default-device", "-lineinfo"};
     int nall = 4;
-    GX__ARG(nopts >= 0 && nopts <= CUDA_MAX_USER_OPTS && (nopts == 0 || uopts),
+    GX__ARG(nopts >= 0 && nopts <= CUDA_MAX_USER_OPTS && (nopts == 0 || rq->opts),
             "cuda_nvrtc_compile: %d options (at most %d)", nopts, CUDA_MAX_USER_OPTS);
     for (int i = 0; i < nopts; i++)
-        opts[nall++] = uopts[i];
+        opts[nall++] = rq->opts[i];
 
     nvrtcProgram prog = NULL;
-    nvrtcResult r = cuda_nvrtc.CreateProgram(&prog, source, label, nheaders, htexts, hnames);
+    nvrtcResult r = cuda_nvrtc.CreateProgram(&prog, rq->source, label, rq->nheaders, rq->htexts, rq->hnames);
     if (r != NVRTC_SUCCESS)
         return gx__err(r == NVRTC_ERROR_OUT_OF_MEMORY ? GX_ERR_OUT_OF_MEMORY : GX_ERR_BACKEND,
                        "nvrtcCreateProgram(%s) failed: %s", label, cuda_nvrtc.GetErrorString(r));
+    for (int i = 0; i < rq->nexprs; i++)
+        cuda_nvrtc.AddNameExpression(prog, rq->exprs[i]);
     nvrtcResult cr = cuda_nvrtc.CompileProgram(prog, nall, opts);
 
     char *text = NULL;
@@ -344,25 +410,13 @@ gx_status cuda_nvrtc_compile_ex(const char *source, const char *label, int cc_ma
                      (int)(ln > CUDA_LOG_KEEP ? CUDA_LOG_KEEP : ln), lg,
                      ln > CUDA_LOG_KEEP ? "\n... (log truncated)" : "");
     } else {
-        size_t n = 0;
-        r = ptx ? cuda_nvrtc.GetPTXSize(prog, &n) : cuda_nvrtc.GetCUBINSize(prog, &n);
-        void *blob = NULL;
-        if (r == NVRTC_SUCCESS && n > 0) {
-            blob = malloc(n);
-            if (!blob)
-                st = gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for a %zu-byte %s of %s", n,
-                             ptx ? "PTX" : "cubin", label);
-            else
-                r = ptx ? cuda_nvrtc.GetPTX(prog, blob) : cuda_nvrtc.GetCUBIN(prog, blob);
-        }
-        if (st == GX_OK && (r != NVRTC_SUCCESS || n == 0))
-            st = gx__err(GX_ERR_BACKEND, "nvrtcGet%s(%s) failed: %s", ptx ? "PTX" : "CUBIN", label,
-                         r != NVRTC_SUCCESS ? cuda_nvrtc.GetErrorString(r) : "empty output");
-        if (st == GX_OK) {
-            *out = blob;
-            *len = n;
-        } else {
-            free(blob);
+        st = nvrtc_output(prog, label, kind, out, len);
+        if (st == GX_OK && rq->nexprs > 0 && rq->lowered)
+            st = nvrtc_lowered(prog, rq);
+        if (st != GX_OK) {
+            free(*out);
+            *out = NULL;
+            *len = 0;
         }
     }
     cuda_nvrtc.DestroyProgram(&prog);
@@ -425,36 +479,284 @@ void gx__cuda_versions(char *driver, size_t dn, char *nvrtc, size_t nn, char *li
 
 /* ------------------------------------------------------------ user kernels */
 
-/* A user kernel's source as src/ops/kernel.c wraps it: a first line
- * GX__USER_KERNEL_MAGIC, then one "//gx:opt <option>" line per NVRTC option, other
- * "//gx:" lines (ignored here; they only feed the cache key), then the user's text.
- * The options thus live in the source, so they are part of every cache key. */
-gx_status cuda_nvrtc_compile_user(const char *source, const char *label, int cc_major, int cc_minor, int want_ptx,
-                                  void **out, size_t *len, char **log)
-{
+/* In-memory assert.h for user kernels (NVRTC has no libc headers).  Unchecked: the
+ * CUDA behaviour -- a failed assert prints and traps, which leaves the context
+ * unusable (see gx_kernel_launch).  Checked (GX_KERNEL_CHECKS): gx's recorder in
+ * gx/device.h notes the first failure and the thread carries on; gx_sync reports it. */
+static const char cuda_assert_h[] =
+    "#ifndef GX__ASSERT_H\n"
+    "#define GX__ASSERT_H\n"
+    "#if defined(GX_KERNEL_CHECKS)\n"
+    "#include <gx/device.h>\n"
+    "#endif\n"
+    "#endif\n"
+    "#undef assert\n"
+    "#if defined(NDEBUG)\n"
+    "#define assert(e) ((void)0)\n"
+    "#elif defined(GX_KERNEL_CHECKS)\n"
+    "#define assert(e) ((e) ? (void)0 : gx__check_fail(\"assertion failed: \" #e, __FILE__, __LINE__, __func__, "
+    "0, 0, 0))\n"
+    "#else\n"
+    "#define assert(e) ((e) ? (void)0 : __assertfail(#e, __FILE__, __LINE__, __func__, sizeof(char)))\n"
+    "#endif\n";
+
+/* The parsed header of a wrapped user kernel (see cuda_nvrtc_compile_user). */
+typedef struct user_src {
+    char *copy;
     const char *opts[CUDA_MAX_USER_OPTS];
-    char *copy = strdup(source);
-    if (!copy)
+    int nopts;
+    const char *exprs[64];
+    int nexprs;
+    bool rdc, lto;
+    int nsrc;
+    const char *src[32], *names[32];
+    size_t lens[32];
+    char *incopts; /* "--include-path=..." strings, NUL-separated */
+    const char *body; /* what follows the header lines */
+} user_src;
+
+/* "//gx:source BYTES NAME\n" + BYTES of text, nsrc times. */
+static gx_status user_split(user_src *u, char *p, const char *label)
+{
+    for (int i = 0; i < u->nsrc; i++) {
+        char *nl = strchr(p, '\n');
+        unsigned long long n = 0;
+        int off = 0;
+        if (i >= 32 || !nl || sscanf(p, "//gx:source %llu %n", &n, &off) != 1 || strlen(nl + 1) < n)
+            return gx__err(GX_ERR_INTERNAL, "%s: malformed multi-source kernel text", label);
+        *nl = 0;
+        u->names[i] = p + off;
+        u->src[i] = nl + 1;
+        u->lens[i] = (size_t)n;
+        p = nl + 1 + n;
+    }
+    return GX_OK;
+}
+
+/* Turns "a:b" into --include-path options. */
+static gx_status user_includes(user_src *u, const char *dirs)
+{
+    size_t n = strlen(dirs);
+    u->incopts = malloc(n * 2 + 64 * 20 + 1);
+    if (!u->incopts)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
+    char *w = u->incopts;
+    for (const char *p = dirs; *p && u->nopts < CUDA_MAX_USER_OPTS;) {
+        const char *e = strchr(p, ':');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l) {
+            u->opts[u->nopts++] = w;
+            w += sprintf(w, "--include-path=%.*s", (int)l, p) + 1;
+        }
+        p += l + (e ? 1 : 0);
+    }
+    return GX_OK;
+}
+
+static gx_status user_parse(const char *source, const char *label, user_src *u)
+{
+    memset(u, 0, sizeof *u);
+    if (!(u->copy = strdup(source)))
         return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory compiling %s", label);
-    int n = 0;
-    char *line = copy;
+    char *line = u->copy;
     if (strncmp(line, GX__USER_KERNEL_MAGIC "\n", strlen(GX__USER_KERNEL_MAGIC) + 1) == 0)
         line += strlen(GX__USER_KERNEL_MAGIC) + 1;
-    while (strncmp(line, "//gx:", 5) == 0) {
+    const char *inc = "";
+    while (strncmp(line, "//gx:", 5) == 0 && strncmp(line, "//gx:source ", 12) != 0) {
         char *nl = strchr(line, '\n');
         if (!nl)
             break;
         *nl = 0;
-        if (strncmp(line, "//gx:opt ", 9) == 0 && n < CUDA_MAX_USER_OPTS)
-            opts[n++] = line + 9;
+        if (strncmp(line, "//gx:opt ", 9) == 0 && u->nopts < CUDA_MAX_USER_OPTS - 20)
+            u->opts[u->nopts++] = line + 9;
+        else if (strncmp(line, "//gx:include ", 13) == 0)
+            inc = line + 13;
+        else if (strcmp(line, "//gx:rdc") == 0)
+            u->rdc = true;
+        else if (strcmp(line, "//gx:lto") == 0)
+            u->lto = true;
+        else if (strncmp(line, "//gx:name ", 10) == 0 && u->nexprs < 64)
+            u->exprs[u->nexprs++] = line + 10;
+        else if (strncmp(line, "//gx:sources ", 13) == 0)
+            u->nsrc = atoi(line + 13);
         line = nl + 1;
     }
-    const char *htext = gx_device_header();
-    const char *hname = "gx/device.h";
-    /* The whole text goes to NVRTC (the //gx: lines are comments), so line numbers in
-     * messages stay those of the #line directive the wrapper put after them. */
-    gx_status s =
-        cuda_nvrtc_compile_ex(source, label, cc_major, cc_minor, want_ptx, n, opts, 1, &htext, &hname, out, len, log);
-    free(copy);
+    u->body = line;
+    GX__CHECK(user_includes(u, inc));
+    if (u->nsrc > 0)
+        return user_split(u, line, label);
+    return GX_OK;
+}
+
+static void user_free(user_src *u)
+{
+    free(u->copy);
+    free(u->incopts);
+}
+
+/* A header NVRTC could not open: say where gx looked and how to change it. */
+static gx_status user_missing_header(gx_status s, const user_src *u)
+{
+    const char *m = gx_last_error();
+    if (s != GX_ERR_COMPILE || !m || !strstr(m, "open source file"))
+        return s;
+    char *msg = strdup(m);
+    gx__sbuf b = {0};
+    for (int i = 0; i < u->nopts; i++)
+        if (strncmp(u->opts[i], "--include-path=", 15) == 0)
+            gx__sb_printf(&b, "%s%s", b.p ? ", " : "", u->opts[i] + 15);
+    s = gx__err(s,
+                "%s\nCUDA include directories searched: %s; set GX_CUDA_INCLUDE to a colon-separated list "
+                "of folders holding the CUDA toolkit's headers (its include and include/cccl) to change "
+                "the search",
+                msg ? msg : "", b.p ? b.p : "none found (no CUDA toolkit headers beside NVRTC, in "
+                                             "$CUDA_HOME, $CUDA_PATH or /usr/local/cuda)");
+    free(msg);
+    gx__sb_free(&b);
+    return s;
+}
+
+/* Puts a table of name expressions and their lowered names before the code:
+ * "//gx:lowered\n" + "expr\tlowered\n"... + "//gx:end\n", padded to 16 bytes, then
+ * the cubin (cuda_load reads the table back; it is cached with the code). */
+static gx_status user_prefix_lowered(const user_src *u, char **lowered, void **blob, size_t *len)
+{
+    gx__sbuf b = {0};
+    gx__sb_puts(&b, "//gx:lowered\n");
+    for (int i = 0; i < u->nexprs; i++)
+        gx__sb_printf(&b, "%s\t%s\n", u->exprs[i], lowered[i]);
+    gx__sb_puts(&b, "//gx:end\n");
+    while (!b.oom && b.len % 16)
+        gx__sb_puts(&b, "\n");
+    char *out = b.oom ? NULL : malloc(b.len + *len);
+    if (!out) {
+        gx__sb_free(&b);
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    memcpy(out, b.p, b.len);
+    memcpy(out + b.len, *blob, *len);
+    free(*blob);
+    *blob = out;
+    *len += b.len;
+    gx__sb_free(&b);
+    return GX_OK;
+}
+
+static const char *const user_hnames[] = {"gx/device.h", "assert.h", "cassert"};
+
+/* Compiles source i of a relocatable build (LTO-IR with lto, else a cubin). */
+static gx_status user_compile_one(const user_src *u, const char *text, const char *label, int cc_major,
+                                  int cc_minor, int kind, int with_exprs, char **lowered, void **out, size_t *len,
+                                  int *got_ptx)
+{
+    const char *opts[CUDA_MAX_USER_OPTS];
+    int n = 0;
+    for (int i = 0; i < u->nopts && n < CUDA_MAX_USER_OPTS - 2; i++)
+        opts[n++] = u->opts[i];
+    if (u->rdc || u->nsrc > 0)
+        opts[n++] = "-rdc=true";
+    if (kind == 2)
+        opts[n++] = "-dlto";
+    const char *htexts[] = {gx_device_header(), cuda_assert_h, cuda_assert_h};
+    cuda_nvrtc_req rq = {.source = text,
+                         .label = label,
+                         .cc_major = cc_major,
+                         .cc_minor = cc_minor,
+                         .out_kind = kind,
+                         .nopts = n,
+                         .opts = opts,
+                         .nheaders = 3,
+                         .htexts = htexts,
+                         .hnames = user_hnames,
+                         .nexprs = with_exprs ? u->nexprs : 0,
+                         .exprs = u->exprs,
+                         .lowered = lowered};
+    gx_status s = cuda_nvrtc_compile_req(&rq, out, len, NULL);
+    if (got_ptx)
+        *got_ptx = rq.got_ptx;
+    return user_missing_header(s, u);
+}
+
+/* Relocatable: each source compiled, then linked with nvJitLink (and libcudadevrt.a
+ * when the code launches kernels). */
+static gx_status user_link(const user_src *u, const char *label, int cc_major, int cc_minor, char **lowered,
+                           void **out, size_t *len)
+{
+    int nin = u->nsrc > 0 ? u->nsrc : 1;
+    cuda_link_input in[32];
+    char *texts[32] = {0};
+    void *blobs[32] = {0};
+    gx_status s = GX_OK;
+    char devrt[4096];
+    if (u->rdc && !cuda_devrt_path(devrt, sizeof devrt))
+        s = gx__err(GX_ERR_UNSUPPORTED,
+                    "%s launches kernels from the GPU (dynamic parallelism), which needs the CUDA device "
+                    "runtime library libcudadevrt.a; it is not beside NVRTC nor at %s: install the CUDA "
+                    "toolkit's libraries or set GX_CUDA_DEVRT to the file",
+                    label, devrt);
+    for (int i = 0; i < nin && s == GX_OK; i++) {
+        const char *nm = u->nsrc > 0 ? u->names[i] : label;
+        texts[i] = u->nsrc > 0 ? strndup(u->src[i], u->lens[i]) : strdup(u->body);
+        if (!texts[i]) {
+            s = gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
+            break;
+        }
+        int got_ptx = 0;
+        s = user_compile_one(u, texts[i], nm, cc_major, cc_minor, u->lto ? 2 : 0, i == 0, lowered, &blobs[i],
+                             &in[i].len, &got_ptx);
+        in[i].data = blobs[i];
+        in[i].type = u->lto ? 3 : got_ptx ? 2 : 1;
+        in[i].name = nm;
+    }
+    if (s == GX_OK)
+        s = cuda_link(in, nin, u->rdc ? devrt : NULL, cc_major * 10 + cc_minor, u->lto, out, len);
+    if (s != GX_OK)
+        s = gx__err_prefix(s, "%s", label);
+    for (int i = 0; i < nin; i++) {
+        free(texts[i]);
+        free(blobs[i]);
+    }
+    return s;
+}
+
+/* A user kernel's source as src/ops/kernel.c wraps it: a first line
+ * GX__USER_KERNEL_MAGIC, then "//gx:" lines: "opt <option>" per NVRTC option,
+ * "include <dirs>" (the CUDA include folders, colon-separated), "rdc" (relocatable
+ * code linked with the device runtime), "lto", "name <expression>" per template
+ * instantiation, "sources N" (several sources follow, each as "//gx:source BYTES
+ * NAME\n" and its text); other "//gx:" lines only feed the cache key.  Then the
+ * user's text.  Everything that changes the code thus lives in the source, so it
+ * is part of every cache key. */
+gx_status cuda_nvrtc_compile_user(const char *source, const char *label, int cc_major, int cc_minor, int want_ptx,
+                                  void **out, size_t *len, char **log)
+{
+    if (log)
+        *log = NULL;
+    user_src u;
+    gx_status s = user_parse(source, label, &u);
+    char *lowered[64] = {0};
+    if (s == GX_OK && want_ptx) {
+        /* PTX of the (first) source: what the user reads, relocatable if so built. */
+        const char *text = u.nsrc > 0 ? strndup(u.src[0], u.lens[0]) : strdup(u.body);
+        s = text ? user_compile_one(&u, text, label, cc_major, cc_minor, 1, 0, NULL, out, len, NULL)
+                 : gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
+        free((void *)text);
+    } else if (s == GX_OK && (u.rdc || u.nsrc > 0 || u.lto)) {
+        s = user_link(&u, label, cc_major, cc_minor, lowered, out, len);
+    } else if (s == GX_OK) {
+        /* The whole text goes to NVRTC (the //gx: lines are comments), so line numbers
+         * in messages stay those of the #line directive the wrapper put after them. */
+        s = user_compile_one(&u, source, label, cc_major, cc_minor, 0, 1, lowered, out, len, NULL);
+    }
+    if (s == GX_OK && !want_ptx && u.nexprs > 0)
+        s = user_prefix_lowered(&u, lowered, out, len);
+    if (s != GX_OK && !want_ptx) {
+        free(*out);
+        *out = NULL;
+        *len = 0;
+    }
+    for (int i = 0; i < 64; i++)
+        free(lowered[i]);
+    user_free(&u);
     return s;
 }

@@ -70,7 +70,8 @@
     X(MemFreeHost, cuMemFreeHost, 0)                                                             \
     X(MemHostGetDevicePointer, cuMemHostGetDevicePointer, 0)                                     \
     X(PointerGetAttribute, cuPointerGetAttribute, 0)                                             \
-    X(PointerGetAttributes, cuPointerGetAttributes, 0)
+    X(PointerGetAttributes, cuPointerGetAttributes, 0)                                           \
+    X(ModuleGetGlobal, cuModuleGetGlobal, 0)
 
 #define CUDA_NVRTC_FUNCS(X)                               \
     X(Version, nvrtcVersion, 1)                           \
@@ -85,7 +86,11 @@
     X(GetCUBINSize, nvrtcGetCUBINSize, 0)                 \
     X(GetCUBIN, nvrtcGetCUBIN, 0)                         \
     X(GetNumSupportedArchs, nvrtcGetNumSupportedArchs, 0) \
-    X(GetSupportedArchs, nvrtcGetSupportedArchs, 0)
+    X(GetSupportedArchs, nvrtcGetSupportedArchs, 0)       \
+    X(GetLTOIRSize, nvrtcGetLTOIRSize, 0)                 \
+    X(GetLTOIR, nvrtcGetLTOIR, 0)                         \
+    X(AddNameExpression, nvrtcAddNameExpression, 0)       \
+    X(GetLoweredName, nvrtcGetLoweredName, 0)
 
 #define CUDA__FIELD(field, sym, req) __typeof__(&sym) field;
 typedef struct cuda_driver_api {
@@ -180,6 +185,45 @@ gx_status cuda_nvrtc_compile(const char *source, const char *label, int cc_major
 gx_status cuda_nvrtc_compile_ex(const char *source, const char *label, int cc_major, int cc_minor, int want_ptx,
                                 int nopts, const char *const *opts, int nheaders, const char *const *htexts,
                                 const char *const *hnames, void **out, size_t *len, char **log);
+
+/* One NVRTC compilation with everything cuda_nvrtc_compile_ex takes, plus: out_kind
+ * 1 = PTX, 0 = cubin (PTX where NVRTC cannot target the arch), 2 = LTO-IR (the
+ * caller passes -dlto); name expressions (nvrtcAddNameExpression), whose lowered
+ * (mangled) names come back in lowered[i] (malloc'ed; NULL when not asked). */
+typedef struct cuda_nvrtc_req {
+    const char *source, *label;
+    int cc_major, cc_minor, out_kind;
+    int nopts;
+    const char *const *opts;
+    int nheaders;
+    const char *const *htexts, *const *hnames;
+    int nexprs;
+    const char *const *exprs;
+    char **lowered;
+    int got_ptx; /* out: 1 when the result is PTX */
+} cuda_nvrtc_req;
+gx_status cuda_nvrtc_compile_req(cuda_nvrtc_req *rq, void **out, size_t *len, char **log);
+
+/* The CUDA include folders as a colon-separated list (cuda_include.c: GX_CUDA_INCLUDE,
+ * else found from the loaded NVRTC, CUDA_HOME, CUDA_PATH, /usr/local/cuda). */
+void cuda_include_dirs(char *out, size_t n);
+/* libcudadevrt.a (GX_CUDA_DEVRT, beside libnvrtc, the toolkit's lib64); 1 if it
+ * exists, else 0 with out holding the last path tried. */
+int cuda_devrt_path(char *out, size_t n);
+
+/* nvJitLink (cuda_link.c), loaded on first use like NVRTC.  Links relocatable
+ * cubins / PTX / LTO-IR (types: the NVJITLINK_INPUT_* values) and, when devrt is
+ * not NULL, the device runtime library into one cubin for sm_<arch>.  lto: pass
+ * -lto.  GX_ERR_UNSUPPORTED naming what was tried when nvJitLink is absent;
+ * GX_ERR_COMPILE with the linker's log on a link error. */
+typedef struct cuda_link_input {
+    const void *data;
+    size_t len;
+    int type;
+    const char *name;
+} cuda_link_input;
+gx_status cuda_link(const cuda_link_input *in, int nin, const char *devrt, int arch, int lto, void **out,
+                    size_t *len);
 
 /* User kernels (gx_kernel_compile): the source starts with GX__USER_KERNEL_MAGIC
  * and carries its NVRTC options as "//gx:opt ..." lines; compiled with gx/device.h
