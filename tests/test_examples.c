@@ -132,3 +132,5 @@ GXT_TEST(examples_matmul) { ex_check("matmul", false, false); }
 GXT_TEST(examples_histogram) { ex_check("histogram", true, false); }
 GXT_TEST(examples_transpose) { ex_check("transpose", true, false); }
 GXT_TEST(examples_streams) { ex_check("streams", true, false); }
+GXT_TEST(examples_coop_reduce) { ex_check("coop_reduce", true, false); }
+GXT_TEST(examples_child_launch) { ex_check("child_launch", true, false); }

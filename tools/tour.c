@@ -20,6 +20,8 @@ int example_matmul(gx_ctx *ctx, int quick);
 int example_histogram(gx_ctx *ctx, int quick);
 int example_transpose(gx_ctx *ctx, int quick);
 int example_streams(gx_ctx *ctx, int quick);
+int example_coop_reduce(gx_ctx *ctx, int quick);
+int example_child_launch(gx_ctx *ctx, int quick);
 int example_first_main(void); /* examples/first.c, through tour_first.c */
 
 /* Stop 0: the README's first program, as a user builds it (its own context). */
@@ -180,7 +182,7 @@ static void tour_count(int rc)
         tour_failures++;
 }
 
-/* Stops 4..10: the seeds' examples.  On the CPU backend only those with a CPU path
+/* Stops 4..12: the seeds' examples.  On the CPU backend only those with a CPU path
  * run (the others are hand-written CUDA kernels), and one line says so. */
 static void tour_examples(gx_ctx *ctx, int quick, const char *png)
 {
@@ -197,7 +199,8 @@ static void tour_examples(gx_ctx *ctx, int quick, const char *png)
     printf("== 7. matrix multiply: naive, shared-memory tiles, vendor BLAS\n");
     tour_count(example_matmul(ctx, quick));
     if (!gpu) {
-        printf("(skipped on the CPU backend: 4. vadd, 8. histogram, 9. transpose, 10. streams -- "
+        printf("(skipped on the CPU backend: 4. vadd, 8. histogram, 9. transpose, 10. streams, "
+               "11. cooperative groups, 12. child launches -- "
                "hand-written CUDA kernels need a GPU)\n");
         return;
     }
@@ -207,6 +210,10 @@ static void tour_examples(gx_ctx *ctx, int quick, const char *png)
     tour_count(example_transpose(ctx, quick));
     printf("== 10. streams: copies overlapped with compute\n");
     tour_count(example_streams(ctx, quick));
+    printf("== 11. cooperative groups: a grid-synchronised sum in one launch\n");
+    tour_count(example_coop_reduce(ctx, quick));
+    printf("== 12. child launches: a quicksort kernel that launches itself\n");
+    tour_count(example_child_launch(ctx, quick));
 }
 
 /* `gx tour --help`; png is where the Julia set goes by default. */
