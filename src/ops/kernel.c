@@ -81,9 +81,8 @@ static gx_status k_opt_lines(const char *what, const gx_kernel_opts *o, gx__sbuf
     for (int i = 0; i < nn; i++) {
         const char *e = o->name_expressions[i];
         if (!e || !*e || strpbrk(e, "\n\t"))
-            return gx__err(GX_ERR_INVALID_ARGUMENT,
-                           "%s: name expression %d (\"%s\") is empty or has a newline or tab", what, i,
-                           e ? e : "(null)");
+            return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: name expression %d (\"%s\") is empty or has a newline or tab",
+                           what, i, e ? e : "(null)");
         gx__sb_printf(b, "//gx:name %s\n", e);
     }
     return GX_OK;
@@ -309,9 +308,8 @@ gx_status gx_kernel_compile(gx_ctx *ctx, const char *source, const char *entry, 
     return k_compile("gx_kernel_compile", ctx, 1, &source, NULL, entry, opts, out);
 }
 
-gx_status gx_kernel_compile_sources(gx_ctx *ctx, int nsources, const char *const *sources,
-                                    const char *const *names, const char *entry, const gx_kernel_opts *opts,
-                                    gx_kernel **out)
+gx_status gx_kernel_compile_sources(gx_ctx *ctx, int nsources, const char *const *sources, const char *const *names,
+                                    const char *entry, const gx_kernel_opts *opts, gx_kernel **out)
 {
     if (out)
         *out = NULL;

@@ -75,8 +75,8 @@ static char *jl_log(cuda_jl_handle h)
 static gx_status jl_fail(cuda_jl_handle h, int r, const char *step)
 {
     char *lg = jl_log(h);
-    gx_status s = gx__err(GX_ERR_COMPILE, "nvJitLink %s failed (error %d)%s%.3000s", step, r, lg ? ":\n" : "",
-                          lg ? lg : "");
+    gx_status s =
+        gx__err(GX_ERR_COMPILE, "nvJitLink %s failed (error %d)%s%.3000s", step, r, lg ? ":\n" : "", lg ? lg : "");
     free(lg);
     return s;
 }

@@ -511,7 +511,7 @@ typedef struct user_src {
     int nsrc;
     const char *src[32], *names[32];
     size_t lens[32];
-    char *incopts; /* "--include-path=..." strings, NUL-separated */
+    char *incopts;    /* "--include-path=..." strings, NUL-separated */
     const char *body; /* what follows the header lines */
 } user_src;
 
@@ -609,8 +609,10 @@ static gx_status user_missing_header(gx_status s, const user_src *u)
                 "%s\nCUDA include directories searched: %s; set GX_CUDA_INCLUDE to a colon-separated list "
                 "of folders holding the CUDA toolkit's headers (its include and include/cccl) to change "
                 "the search",
-                msg ? msg : "", b.p ? b.p : "none found (no CUDA toolkit headers beside NVRTC, in "
-                                             "$CUDA_HOME, $CUDA_PATH or /usr/local/cuda)");
+                msg ? msg : "",
+                b.p ? b.p
+                    : "none found (no CUDA toolkit headers beside NVRTC, in "
+                      "$CUDA_HOME, $CUDA_PATH or /usr/local/cuda)");
     free(msg);
     gx__sb_free(&b);
     return s;
@@ -645,9 +647,8 @@ static gx_status user_prefix_lowered(const user_src *u, char **lowered, void **b
 static const char *const user_hnames[] = {"gx/device.h", "assert.h", "cassert"};
 
 /* Compiles source i of a relocatable build (LTO-IR with lto, else a cubin). */
-static gx_status user_compile_one(const user_src *u, const char *text, const char *label, int cc_major,
-                                  int cc_minor, int kind, int with_exprs, char **lowered, void **out, size_t *len,
-                                  int *got_ptx)
+static gx_status user_compile_one(const user_src *u, const char *text, const char *label, int cc_major, int cc_minor,
+                                  int kind, int with_exprs, char **lowered, void **out, size_t *len, int *got_ptx)
 {
     const char *opts[CUDA_MAX_USER_OPTS];
     int n = 0;
@@ -679,8 +680,8 @@ static gx_status user_compile_one(const user_src *u, const char *text, const cha
 
 /* Relocatable: each source compiled, then linked with nvJitLink (and libcudadevrt.a
  * when the code launches kernels). */
-static gx_status user_link(const user_src *u, const char *label, int cc_major, int cc_minor, char **lowered,
-                           void **out, size_t *len)
+static gx_status user_link(const user_src *u, const char *label, int cc_major, int cc_minor, char **lowered, void **out,
+                           size_t *len)
 {
     int nin = u->nsrc > 0 ? u->nsrc : 1;
     cuda_link_input in[32];
