@@ -21,6 +21,9 @@
 
 #define KMAGIC 0x67786b65726e656cull
 
+/* The new option words came out of `reserved`: the struct keeps its size (ABI). */
+_Static_assert(sizeof(gx_kernel_opts) == 3 * sizeof(void *) + 8 + 16 + 24, "gx_kernel_opts size (72 on LP64)");
+
 struct gx_kernel {
     uint64_t magic;
     gx_ctx *ctx;

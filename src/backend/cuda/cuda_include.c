@@ -60,7 +60,9 @@ static void inc_add_with_cccl(char *out, size_t n, const char *dir)
     if (!inc_is_dir(dir))
         return;
     inc_add(out, n, dir);
-    char c[PATH_MAX];
+    char c[PATH_MAX + 96]; /* dir comes from buffers of PATH_MAX + 64 */
+    if (strlen(dir) + 6 > sizeof c)
+        return;
     snprintf(c, sizeof c, "%s/cccl", dir);
     inc_add(out, n, c);
 }
