@@ -156,11 +156,11 @@ static const char *CUB = "#include <cub/block/block_reduce.cuh>\n"
 
 static const char *ASSERTK = "#include <assert.h>\n"
                              "#include <gx/device.h>\n"
-                             "extern \"C\" __global__ void checked_k(float *x, int n, int limit)\n"
+                             "extern \"C\" __global__ void checked_k(float *x, int n, int m, int limit)\n"
                              "{\n"
                              "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
                              "    assert(i < limit);\n"
-                             "    if (i < n + 1) gx_at(x, i, n) = 2.0f * i;\n"
+                             "    if (i < m) gx_at(x, i, n) = 2.0f * i;\n"
                              "}\n";
 
 static const char *DP = "extern \"C\" __global__ void child(int *x, int base)\n"
@@ -289,6 +289,7 @@ GXT_TEST(kheaders_wrap_options)
     const char *src = DP;
     char *w = NULL;
     gx_kernel_opts o = {0};
+    unsetenv("GX_KERNEL_CHECKS"); /* the default below is "unchecked"; the env would turn it on */
     GXT_OK(gx__kernel_wrap(1, &src, NULL, "p", &o, &w));
     GXT_CHECK(w && strstr(w, "\n//gx:rdc\n")); /* "<<<" makes it relocatable */
     GXT_CHECK(w && !strstr(w, "GX_KERNEL_CHECKS"));
@@ -626,8 +627,8 @@ GXT_TEST(kheaders_gpu_checked_assert_and_bounds)
     GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &x));
     /* Passing: 100 threads, all asserts hold, all indices in range. */
     gx_launch_cfg cfg = {.grid = {1}, .block = {100}};
-    gx_karg pass[] = {GX_KARG_ARRAY(x), GX_KARG_I32(100), GX_KARG_I32(1000)};
-    GXT_OK(gx_kernel_launch(k, &cfg, 3, pass));
+    gx_karg pass[] = {GX_KARG_ARRAY(x), GX_KARG_I32(100), GX_KARG_I32(100), GX_KARG_I32(1000)};
+    GXT_OK(gx_kernel_launch(k, &cfg, 4, pass));
     GXT_OK(gx_sync(ctx));
     float h[100];
     GXT_OK(gx_array_to_host(x, h, sizeof h));
@@ -635,19 +636,20 @@ GXT_TEST(kheaders_gpu_checked_assert_and_bounds)
         GXT_CHECK(h[i] == 2.0f * i);
     /* An assert fails in block 1 (threads 64.. of 128-thread blocks: i >= 200). */
     gx_launch_cfg c2 = {.grid = {2}, .block = {128}};
-    gx_karg fail_a[] = {GX_KARG_ARRAY(x), GX_KARG_I32(100), GX_KARG_I32(200)};
-    GXT_OK(gx_kernel_launch(k, &c2, 3, fail_a));
+    gx_karg fail_a[] = {GX_KARG_ARRAY(x), GX_KARG_I32(100), GX_KARG_I32(100), GX_KARG_I32(200)};
+    GXT_OK(gx_kernel_launch(k, &c2, 4, fail_a));
     GXT_STATUS(gx_sync(ctx), GX_ERR_KERNEL_FAULT);
     GXT_MSG_HAS("checked_k");
     GXT_MSG_HAS("assertion failed: i < limit");
     GXT_MSG_HAS("block (1,0,0)");
     /* Reported once; the context still works: the next launch and sync are fine. */
     GXT_OK(gx_sync(ctx));
-    GXT_OK(gx_kernel_launch(k, &cfg, 3, pass));
+    GXT_OK(gx_kernel_launch(k, &cfg, 4, pass));
     GXT_OK(gx_sync(ctx));
-    /* gx_at out of bounds: thread 100 writes x[100] of 100 (n + 1 threads write). */
+    /* gx_at out of bounds: thread 100 writes x[100] of 100 (m = n + 1 threads write). */
     gx_launch_cfg c3 = {.grid = {1}, .block = {101}};
-    GXT_OK(gx_kernel_launch(k, &c3, 3, pass));
+    gx_karg over[] = {GX_KARG_ARRAY(x), GX_KARG_I32(100), GX_KARG_I32(101), GX_KARG_I32(1000)};
+    GXT_OK(gx_kernel_launch(k, &c3, 4, over));
     GXT_STATUS(gx_sync(ctx), GX_ERR_KERNEL_FAULT);
     GXT_MSG_HAS("index out of bounds");
     GXT_MSG_HAS("index 100, valid 0..99");

@@ -635,12 +635,17 @@ static size_t load_lowered(const void *blob, size_t len, char **table)
     return off < len ? off : 0;
 }
 
-/* Remembers a module's failure record and name table (if it has either). */
-static gx_status load_note(cuda_impl *im, CUmodule mod, char *table)
+/* Remembers a module's failure record and name table (if it has either).  The
+ * record is looked up only when its name is in the code (PTX or the cubin's symbol
+ * strings): asking every module would make a failing driver call per load, which
+ * compute-sanitizer reports as an error. */
+static gx_status load_note(cuda_impl *im, CUmodule mod, const void *blob, size_t len, char *table)
 {
+    static const char sym[] = "gx__check_rec";
     CUdeviceptr rec = 0;
     size_t bytes = 0;
-    if (!cuda_drv.ModuleGetGlobal || cuda_drv.ModuleGetGlobal(&rec, &bytes, mod, "gx__check_rec") != CUDA_SUCCESS ||
+    if (!cuda_drv.ModuleGetGlobal || !memmem(blob, len, sym, sizeof sym - 1) ||
+        cuda_drv.ModuleGetGlobal(&rec, &bytes, mod, sym) != CUDA_SUCCESS ||
         bytes != sizeof(cuda_check_record))
         rec = 0;
     if (!rec && !table)
@@ -683,7 +688,7 @@ static gx_status cuda_load(gx__backend *be, const void *blob, size_t len, gx__mo
                                   ma, mi, dv / 1000, dv % 1000 / 10);
         return s;
     }
-    gx_status s = load_note(im, mod, table);
+    gx_status s = load_note(im, mod, blob, len, table);
     if (s != GX_OK) {
         (void)cuda_drv.ModuleUnload(mod);
         return s;
