@@ -37,6 +37,9 @@ if(GX_HAVE_CUDA)
   target_include_directories(gx_tests SYSTEM PRIVATE ${GX_CUDA_INCLUDE_DIR})
 endif()
 target_link_libraries(gx_tests PRIVATE gx_static)
+if(GX_DLPACK_HEADER)
+  target_compile_definitions(gx_tests PRIVATE "GX_DLPACK_HEADER=\"${GX_DLPACK_HEADER}\"")
+endif()
 
 # The tests do NOT get private kernel caches: every test process (and tool.options)
 # points GX_CACHE_DIR at one disk cache in the build folder, build/test-cache, shared
