@@ -206,8 +206,12 @@ def run_cupy(ctx):
     import cupy
     gx_to_consumer(ctx, "cupy", cupy.from_dlpack, lambda x: x.data.ptr, lambda x: cupy.asnumpy(x).tolist(),
                    lambda x: x.__iadd__(1), cupy.cuda.runtime.deviceSynchronize, True)
-    t = cupy.arange(5000, dtype=cupy.float64)[::-2]  # reversed, strided
-    producer_to_gx(ctx, "cupy (reversed)", t, lambda x: x.data.ptr, lambda x: float(x.sum()),
+    # Strided with a positive step: the CuPy on the H100 machine exports a negative
+    # stride as (bytes as unsigned) / itemsize (x[::-2] of f64 came in as stride
+    # 2305843009213693950), which gx rightly refuses; torch covers negative strides
+    # nowhere either (it has none), so the C tests cover them.
+    t = cupy.arange(10000, dtype=cupy.float64)[1::2]  # strided
+    producer_to_gx(ctx, "cupy (strided)", t, lambda x: x.data.ptr, lambda x: float(x.sum()),
                    lambda x: cupy.asnumpy(x).tolist(), cupy.ones(4, dtype=cupy.float16))
 
 
