@@ -37,6 +37,9 @@ if(GX_HAVE_CUDA)
   target_include_directories(gx_tests SYSTEM PRIVATE ${GX_CUDA_INCLUDE_DIR})
 endif()
 target_link_libraries(gx_tests PRIVATE gx_static)
+if(GX_DLPACK_HEADER)
+  target_compile_definitions(gx_tests PRIVATE "GX_DLPACK_HEADER=\"${GX_DLPACK_HEADER}\"")
+endif()
 
 # The tests do NOT get private kernel caches: every test process (and tool.options)
 # points GX_CACHE_DIR at one disk cache in the build folder, build/test-cache, shared
@@ -82,4 +85,37 @@ add_test(NAME install.consumer
   COMMAND ${CMAKE_COMMAND} -DSRC=${CMAKE_SOURCE_DIR} -DBIN=${CMAKE_BINARY_DIR}
           -P ${CMAKE_SOURCE_DIR}/cmake/install_test.cmake)
 set_tests_properties(install.consumer PROPERTIES TIMEOUT 600)
+endif()
+
+# C++ users: every public header compiles as C++17 without a warning, and links.
+if(CMAKE_CXX_COMPILER)
+  add_executable(gx_test_cxx_headers tests/test_cxx_headers.cpp)
+  target_compile_options(gx_test_cxx_headers PRIVATE -Wall -Wextra -Werror -pedantic)
+  target_link_libraries(gx_test_cxx_headers PRIVATE gx_static)
+  add_test(NAME cxx.headers COMMAND gx_test_cxx_headers)
+  set_tests_properties(cxx.headers PROPERTIES ENVIRONMENT "GX_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+  add_test(NAME cxx.raii_example COMMAND example_raii)
+  set_tests_properties(cxx.raii_example PROPERTIES ENVIRONMENT "GX_BACKEND=cpu;GX_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+endif()
+
+# The CUDA runtime and gx in one program (cudaMalloc, the application's stream):
+# built where the CUDA toolkit's cudart is; skips (77) without a GPU.
+find_package(CUDAToolkit QUIET)
+if(GX_HAVE_CUDA AND TARGET CUDA::cudart)
+  add_executable(gx_test_cuda_runtime tests/cuda_runtime_interop.c)
+  target_link_libraries(gx_test_cuda_runtime PRIVATE gx_static CUDA::cudart)
+  add_test(NAME cuda.runtime_interop COMMAND gx_test_cuda_runtime)
+  set_tests_properties(cuda.runtime_interop PROPERTIES SKIP_RETURN_CODE 77
+    ENVIRONMENT "GX_BACKEND=cuda;GX_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+endif()
+
+# PyTorch / CuPy / NumPy exchange arrays with gx through DLPack capsules (ctypes on
+# libgx.so).  Skips (77) where none of them is installed.
+if(GX_DLPACK_HEADER AND Python3_Interpreter_FOUND)
+  foreach(be cpu cuda)
+    add_test(NAME ${be}.dlpack_roundtrip
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/dlpack_roundtrip.py $<TARGET_FILE:gx>)
+    set_tests_properties(${be}.dlpack_roundtrip PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+      ENVIRONMENT "GX_BACKEND=${be};GX_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache;GX_BUILD_DIR=${CMAKE_BINARY_DIR}")
+  endforeach()
 endif()

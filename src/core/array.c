@@ -109,7 +109,10 @@ static void storage_release(gx__storage *st)
 {
     if (atomic_fetch_sub(&st->refs, 1) != 1)
         return;
-    gx__mem_free(st->ctx, st->ptr, st->bytes);
+    if (!st->external)
+        gx__mem_free(st->ctx, st->ptr, st->bytes);
+    else if (st->deleter) /* the owner's memory: only its deleter may free it */
+        st->deleter(st->user, st->uptr);
     free(st);
 }
 
@@ -166,7 +169,7 @@ gx_status gx__array_new(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *sh
 }
 
 /* A new handle over a's storage with a's layout (the caller then edits the layout). */
-static gx_status arr_view_of(gx_array *a, gx_array **out)
+gx_status gx__array_view_of(gx_array *a, gx_array **out)
 {
     atomic_fetch_add(&a->st->refs, 1);
     gx_array *v = arr_alloc(a->ctx, a->st);
@@ -181,6 +184,7 @@ static gx_status arr_view_of(gx_array *a, gx_array **out)
     v->offset = a->offset;
     v->size = a->size;
     v->is_view = true;
+    v->readonly = a->readonly;
     *out = v;
     return GX_OK;
 }
@@ -198,6 +202,49 @@ gx_status gx_array_release(gx_array *a)
         gx__array_free(a);
     gx__unlock(ctx);
     return s;
+}
+
+gx_status gx__array_over(gx_ctx *ctx, const gx__ext_mem *m, gx_dtype dtype, int ndim, const int64_t *shape,
+                         const int64_t *strides, gx_array **out)
+{
+    int64_t size = 0;
+    size_t bytes = 0;
+    GX__CHECK(check_shape(dtype, ndim, shape, &size, &bytes));
+    gx__storage *st = calloc(1, sizeof *st);
+    gx_array *a = st ? arr_alloc(ctx, st) : NULL;
+    if (!a) {
+        free(st);
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for an array handle");
+    }
+    atomic_init(&st->refs, 1);
+    st->ctx = ctx;
+    st->ptr = m->base;
+    st->bytes = m->bytes;
+    st->external = true;
+    st->deleter = m->deleter;
+    st->user = m->user;
+    st->uptr = m->uptr;
+    a->dtype = dtype;
+    a->ndim = ndim;
+    for (int d = 0; d < ndim; d++) {
+        a->shape[d] = shape[d];
+        a->strides[d] = strides[d];
+    }
+    a->offset = m->offset;
+    a->size = size;
+    a->readonly = m->readonly;
+    *out = a;
+    return GX_OK;
+}
+
+gx_status gx__array_writable(const gx_array *a, const char *what)
+{
+    if (a->readonly)
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "%s: the array is read-only (wrapped with gx_wrap_opts.readonly, or imported from DLPack "
+                       "with overlapping strides): write into a copy (gx_array_clone)",
+                       what);
+    return GX_OK;
 }
 
 /* ------------------------------------------------------------ creation */
@@ -348,7 +395,7 @@ gx_status gx_array_reshape(gx_array *a, int ndim, const int64_t *shape, gx_array
         return gx__err(GX_ERR_SHAPE,
                        "gx_array_reshape: the array is a non-contiguous view; clone it first (gx_array_clone)");
     gx__lock(a->ctx);
-    gx_status s = arr_view_of(a, out);
+    gx_status s = gx__array_view_of(a, out);
     if (s == GX_OK) {
         (*out)->ndim = ndim;
         memcpy((*out)->shape, sh, sizeof(int64_t) * (size_t)ndim);
@@ -408,7 +455,7 @@ gx_status gx_array_view(gx_array *a, const gx_slice *slices, gx_array **out)
     for (int d = 0; d < a->ndim; d++)
         GX__CHECK(slice_norm(slices[d], a->shape[d], d, &start[d], &count[d]));
     gx__lock(a->ctx);
-    gx_status s = arr_view_of(a, out);
+    gx_status s = gx__array_view_of(a, out);
     if (s == GX_OK) {
         gx_array *v = *out;
         int64_t size = 1;
@@ -438,7 +485,7 @@ gx_status gx_array_permute(gx_array *a, const int *perm, gx_array **out)
         seen[perm[d]] = true;
     }
     gx__lock(a->ctx);
-    gx_status s = arr_view_of(a, out);
+    gx_status s = gx__array_view_of(a, out);
     if (s == GX_OK)
         for (int d = 0; d < a->ndim; d++) {
             (*out)->shape[d] = a->shape[perm[d]];
@@ -524,6 +571,7 @@ gx_status gx_array_set(gx_array *a, const int64_t *index, const void *value)
     GX__ARG(value, "gx_array_set: value is NULL");
     int64_t off;
     GX__CHECK(elem_offset(a, index, "gx_array_set", &off));
+    GX__CHECK(gx__array_writable(a, "gx_array_set"));
     gx__lock(a->ctx);
     gx_status s =
         a->ctx->be.iface->mem.h2d(&a->ctx->be, (char *)gx__array_ptr(a) + off, value, gx_dtype_size(a->dtype));

@@ -194,6 +194,7 @@ gx_status gx_ctx_destroy(gx_ctx *ctx)
     if (known_fault)
         s = GX_OK;
     gx__kx_ctx_destroy(ctx); /* profile report, streams, pinned buffers */
+    gx__dlpack_orphan_all(ctx);
     gx__ctx_release_arrays(ctx);
     ctx_release_exts(
         ctx); /* the higher layers' state: kernel table, user functions and kernels, scratch, library handles */

@@ -254,6 +254,10 @@ typedef struct gx__backend_mem {
     bool (*host_pinned)(gx__backend *be, const void *ptr, size_t bytes);
     /* GX__CAP_MAPPED_HOST: the device's address of host_alloc memory, which kernels may write. */
     gx_status (*host_devptr)(gx__backend *be, void *host, uint64_t *dev);
+    /* Memory that gx did not allocate (gx_array_wrap): GX_OK when [p, p + bytes) is
+     * memory of this context's device, else GX_ERR_INVALID_ARGUMENT saying what it is
+     * (`what` names the public call).  Required; a host backend accepts anything. */
+    gx_status (*ptr_check)(gx__backend *be, const void *p, size_t bytes, const char *what);
 } gx__backend_mem;
 
 /* Ordering and timing.  A NULL stream means the backend's default stream. */
@@ -268,6 +272,8 @@ typedef struct gx__backend_stream {
     gx_status (*sync_stream)(gx__backend *be, void *st);
     void (*set_current)(gx__backend *be, void *st);
     gx_status (*wait_event)(gx__backend *be, void *st, void *ev);
+    /* The native handle of the stream every call uses now (gx_ctx_stream_handle). */
+    void *(*current)(gx__backend *be);
     /* GX__CAP_EVENTS (without it the core reads a host clock). */
     gx_status (*event_create)(gx__backend *be, void **ev);
     gx_status (*event_record)(gx__backend *be, void *ev); /* on the current stream */
@@ -369,6 +375,12 @@ typedef struct gx__storage {
     gx_ctx *ctx;
     void *ptr; /* device pointer (host pointer on CPU) */
     size_t bytes;
+    /* Memory gx did not allocate (gx_array_wrap, gx_array_from_dlpack): never given to
+     * the pool; its deleter(user, uptr), if any, is called instead with the last
+     * reference.  bytes is then the extent the arrays touch (not counted in stats). */
+    bool external;
+    gx_wrap_deleter deleter;
+    void *user, *uptr;
 } gx__storage;
 
 #define GX__ARRAY_MAGIC 0x6778617272617921ull
@@ -384,6 +396,7 @@ struct gx_array {
     int64_t offset;               /* elements from st->ptr */
     int64_t size;
     bool is_view;
+    bool readonly;         /* gx_array_wrap's opts->readonly, inherited by views */
     gx_array *prev, *next; /* the context's list of live arrays */
 };
 
@@ -394,6 +407,24 @@ bool gx__array_contiguous(const gx_array *a);
 void *gx__array_ptr(const gx_array *a);
 /* True when dst and src share bytes but not element for element (unsafe in place). */
 bool gx__arrays_overlap(const gx_array *dst, const gx_array *src);
+/* The array may be written: GX_ERR_INVALID_ARGUMENT naming `what` when it is read-only. */
+gx_status gx__array_writable(const gx_array *a, const char *what);
+/* A new array over memory gx did not allocate (src/core/interop.c checked it): the
+ * storage spans [base, base + bytes); the array starts `offset` elements into it with
+ * the given strides (elements).  On failure nothing is kept and the deleter is not
+ * called.  Caller holds the context lock. */
+typedef struct gx__ext_mem {
+    void *base;
+    size_t bytes;
+    int64_t offset;
+    gx_wrap_deleter deleter;
+    void *user, *uptr;
+    bool readonly;
+} gx__ext_mem;
+gx_status gx__array_over(gx_ctx *ctx, const gx__ext_mem *m, gx_dtype dtype, int ndim, const int64_t *shape,
+                         const int64_t *strides, gx_array **out);
+/* A new handle over a's storage with a's layout (a view).  Caller holds the lock. */
+gx_status gx__array_view_of(gx_array *a, gx_array **out);
 /* Creates a dense array (the building block of every allocating op). */
 gx_status gx__array_new(gx_ctx *ctx, gx_dtype dtype, int ndim, const int64_t *shape, gx_array **out);
 /* Unlinks and frees the handle (and the storage with its last handle); caller holds
@@ -474,6 +505,7 @@ struct gx_ctx {
         void *state;
     } ext[GX__CTX_EXT_MAX];
     int next; /* slots of ext in use */
+    struct gx__dlx *dl_exports; /* DLPack tensors exported and not yet deleted (interop.c) */
 };
 #define GX__CTX_MAGIC 0x6778637478212121ull
 
@@ -490,6 +522,10 @@ static inline int gx__ctx_workers(gx_ctx *ctx) { return ctx->be.iface->launch.wo
 /* Makes a context on the backend `iface` (chosen by src/backend/registry.c): opens
  * the device, reads its info and the GX_* settings of contexts.  *out on success. */
 gx_status gx__ctx_open(const gx__backend_iface *iface, int device, gx_ctx **out);
+
+/* gx_ctx_destroy, before the arrays go: DLPack tensors still held by consumers
+ * forget the context, so their deleters later do nothing (src/core/interop.c). */
+void gx__dlpack_orphan_all(gx_ctx *ctx);
 
 /* Handle table: detects stale / foreign handles. */
 void gx__handle_add(const void *h);

@@ -67,7 +67,7 @@ void gx__kx_ctx_destroy(gx_ctx *ctx)
         gx_stream *s = kx->streams;
         kx->streams = s->next;
         gx__handle_remove(s);
-        if (s->st && streams)
+        if (s->st && streams && !s->wrapped)
             io->stream.destroy(&ctx->be, s->st);
         free(s);
     }
@@ -184,6 +184,56 @@ gx_status gx_stream_create(gx_ctx *ctx, gx_stream **out)
     return st;
 }
 
+gx_status gx_stream_wrap(gx_ctx *ctx, void *native, gx_stream **out)
+{
+    GX__ARG(out, "gx_stream_wrap: out must not be NULL");
+    *out = NULL;
+    GX__CHECK(gx__ctx_check(ctx));
+    GX__ARG(native, "gx_stream_wrap: the stream handle is NULL (for the legacy default stream pass (void *)1, "
+                    "CU_STREAM_LEGACY)");
+    gx_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for a stream");
+    s->ctx = ctx;
+    s->wrapped = true;
+    s->native = native;
+    if (gx__ctx_supports(ctx, GX__CAP_STREAMS))
+        s->st = native;
+    gx__lock(ctx);
+    struct gx__kx *kx = gx__kx(ctx);
+    if (kx) {
+        s->next = kx->streams;
+        kx->streams = s;
+        gx__handle_add(s);
+        *out = s;
+    } else {
+        free(s);
+    }
+    gx__unlock(ctx);
+    return kx ? GX_OK : GX_ERR_OUT_OF_MEMORY;
+}
+
+gx_status gx_stream_handle(gx_stream *s, void **out)
+{
+    GX__ARG(out, "gx_stream_handle: out must not be NULL");
+    *out = NULL;
+    GX__CHECK(stream_check(s, "gx_stream_handle"));
+    *out = s->wrapped ? s->native : s->st;
+    return GX_OK;
+}
+
+gx_status gx_ctx_stream_handle(gx_ctx *ctx, void **out)
+{
+    GX__ARG(out, "gx_ctx_stream_handle: out must not be NULL");
+    *out = NULL;
+    GX__CHECK(gx__ctx_check(ctx));
+    gx__lock(ctx);
+    if (gx__ctx_supports(ctx, GX__CAP_STREAMS))
+        *out = ctx->be.iface->stream.current(&ctx->be);
+    gx__unlock(ctx);
+    return GX_OK;
+}
+
 gx_status gx_stream_destroy(gx_stream *s)
 {
     if (!s)
@@ -204,10 +254,10 @@ gx_status gx_stream_destroy(gx_stream *s)
         if (gx__ctx_supports(ctx, GX__CAP_STREAMS))
             ctx->be.iface->stream.set_current(&ctx->be, NULL);
     }
-    if (s->st) {
+    if (s->st)
         st = ctx->be.iface->stream.sync_stream(&ctx->be, s->st);
+    if (s->st && !s->wrapped) /* the application's stream stays the application's */
         ctx->be.iface->stream.destroy(&ctx->be, s->st);
-    }
     gx__unlock(ctx);
     free(s);
     return st;

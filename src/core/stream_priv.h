@@ -9,6 +9,10 @@
 struct gx_stream {
     gx_ctx *ctx;
     void *st; /* backend stream; NULL on the CPU backend */
+    /* gx_stream_wrap: the application's stream, which gx never destroys; native is
+     * the handle it gave (st too where the backend has streams). */
+    bool wrapped;
+    void *native;
     gx_stream *next;
 };
 

@@ -369,6 +369,7 @@ static gx_status fft_out(gx_ctx *ctx, gx_dtype dt, int nd, const int64_t *shape,
         return GX_OK;
     }
     GX__CHECK(gx__array_check(*out, what));
+    GX__CHECK(gx__array_writable(*out, what));
     bool ok = (*out)->ctx == ctx && (*out)->dtype == dt && (*out)->ndim == nd;
     for (int d = 0; ok && d < nd; d++)
         ok = (*out)->shape[d] == shape[d];

@@ -87,6 +87,7 @@ static gx_status mm_operand_make(const gx_array *a, gx_op op, mm_operand *o)
 static gx_status mm_check(const gx_array *c, const gx_array *a, const gx_array *b, const mm_opts *o)
 {
     GX__CHECK(gx__array_check(c, "gx_matmul (c)"));
+    GX__CHECK(gx__array_writable(c, "gx_matmul (c)"));
     GX__CHECK(gx__array_check(a, "gx_matmul (a)"));
     GX__CHECK(gx__array_check(b, "gx_matmul (b)"));
     if (a->ctx != c->ctx || b->ctx != c->ctx)

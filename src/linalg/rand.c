@@ -278,6 +278,7 @@ static gx_status rng_fill(gx_array *out, rng_kind kind, uint64_t lo, uint64_t ra
 {
     GX__CHECK(gx__array_check(out, what));
     rng_plan p;
+    GX__CHECK(gx__array_writable(out, what));
     GX__CHECK(rng_choose(kind, out->dtype, range, &p, what));
     if (out->size == 0)
         return GX_OK;

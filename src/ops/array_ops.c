@@ -123,6 +123,7 @@ gx_status gx_array_to_host(const gx_array *a, void *host, size_t host_bytes)
 gx_status gx_array_from_host_into(const void *host, size_t host_bytes, gx_array *a)
 {
     GX__CHECK(gx__array_check(a, "gx_array_from_host_into"));
+    GX__CHECK(gx__array_writable(a, "gx_array_from_host_into"));
     GX__CHECK(need_host_bytes(a, host_bytes, "gx_array_from_host_into"));
     GX__ARG(host || a->size == 0, "gx_array_from_host_into: host is NULL");
     gx__lock(a->ctx);
@@ -147,6 +148,7 @@ static bool async_ok(const gx_array *a, const void *host, size_t n)
 gx_status gx_array_from_host_into_async(const void *host, size_t host_bytes, gx_array *a)
 {
     GX__CHECK(gx__array_check(a, "gx_array_from_host_into_async"));
+    GX__CHECK(gx__array_writable(a, "gx_array_from_host_into_async"));
     GX__ARG(host || a->size == 0, "gx_array_from_host_into_async: host must not be NULL");
     size_t n = (size_t)a->size * gx_dtype_size(a->dtype);
     GX__ARG(host_bytes >= n, "gx_array_from_host_into_async: host_bytes = %zu but the array needs %zu", host_bytes, n);
@@ -258,6 +260,7 @@ static gx_status fill_locked(gx_array *a, const void *value)
 gx_status gx_array_fill(gx_array *a, const void *value)
 {
     GX__CHECK(gx__array_check(a, "gx_array_fill"));
+    GX__CHECK(gx__array_writable(a, "gx_array_fill"));
     GX__ARG(value, "gx_array_fill: value is NULL (pass a pointer to one element of the array's dtype)");
     gx__lock(a->ctx);
     gx_status s = fill_locked(a, value);
@@ -435,6 +438,7 @@ static gx_status same_shape(const gx_array *a, const gx_array *b, const char *wh
 gx_status gx_array_copy_into(const gx_array *src, gx_array *dst)
 {
     GX__CHECK(gx__array_check(dst, "gx_array_copy_into (dst)"));
+    GX__CHECK(gx__array_writable(dst, "gx_array_copy_into (dst)"));
     GX__CHECK(gx__array_check(src, "gx_array_copy_into (src)"));
     if (dst->ctx != src->ctx)
         return gx__err(GX_ERR_INVALID_ARGUMENT,

@@ -127,6 +127,7 @@ static gx_status map_check_into(gx_ctx *ctx, const char *fn, const gx_map_opts *
     GX__CHECK(gx__array_check(out, what));
     if (out->ctx != ctx)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: out belongs to another context", fn);
+    GX__CHECK(gx__array_writable(out, what));
     if (!gx__dtype_supported(out->dtype))
         return gx__err(GX_ERR_DTYPE, "%s: out has dtype %s, which map does not support yet", fn,
                        gx_dtype_name(out->dtype));

@@ -846,6 +846,7 @@ static gx_status pipe_scan(gx_pipe *p, const char *fn, const char *op, const gx_
         char what[48];
         gx__fmt(what, sizeof what, "%s (out)", fn);
         GX__CHECK(gx__array_check(into, what));
+        GX__CHECK(gx__array_writable(into, what));
         if (!pipe_len(p, &known))
             return gx__err(GX_ERR_SHAPE,
                            "%s: the stream's length is unknown after a filter, so it cannot fill an "

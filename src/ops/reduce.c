@@ -502,6 +502,7 @@ static gx_status rd_out_array(rd_job *job, gx_dtype dt, gx_array **out, bool *ma
     if (*out) {
         GX__CHECK(gx__array_check(*out, what));
         gx_array *o = *out;
+        GX__CHECK(gx__array_writable(*out, job->fn));
         if (o->ctx != job->ctx)
             return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %s belongs to another context", job->fn, what);
         if (o->size != job->nout || !gx__array_contiguous(o))

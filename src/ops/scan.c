@@ -193,6 +193,7 @@ static gx_status scan_axes(const gx_array *x, const gx_scan_opts *o, scan_plan *
 static gx_status scan_check_into(gx_ctx *ctx, gx_array *x, gx_array *out)
 {
     GX__CHECK(gx__array_check(out, "gx_scan_into (out)"));
+    GX__CHECK(gx__array_writable(out, "gx_scan_into (out)"));
     if (out->ctx != ctx)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_scan_into: out belongs to another context");
     bool same = out->ndim == x->ndim;

@@ -18,7 +18,8 @@
  * on that device is destroyed, we cuDevicePrimaryCtxReset the device, so a gx context
  * created afterwards starts on a fresh, working context.  (Other code in the process
  * that holds the same primary context, e.g. the CUDA runtime, is reset with it -- it
- * was unusable anyway.) */
+ * was unusable anyway.)  Without a fault gx only releases its hold on the primary
+ * context: the application's runtime memory and streams (gx/interop.h) stay. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -1128,6 +1129,48 @@ static bool cuda_host_pinned(gx__backend *be, const void *ptr, size_t bytes)
     return host_byte_pinned(ptr) && host_byte_pinned((const char *)ptr + bytes - 1);
 }
 
+/* Memory the application allocated (gx_array_wrap): the driver says what p is.  The
+ * plural query answers type 0 for pageable host memory instead of failing (no API
+ * error for compute-sanitizer to report). */
+static gx_status cuda_ptr_check(gx__backend *be, const void *p, size_t bytes, const char *what)
+{
+    cuda_impl *im = IM(be);
+    GX__CHECK(enter(im));
+    if (!cuda_drv.PointerGetAttributes)
+        return GX_OK; /* a driver older than CUDA 7: trust the caller */
+    unsigned int type = 0, managed = 0;
+    int ordinal = -1;
+    CUdeviceptr start = 0;
+    size_t size = 0;
+    CUpointer_attribute at[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+    void *data[] = {&type, &managed, &ordinal, &start, &size};
+    CUresult r = cuda_drv.PointerGetAttributes(5, at, data, (CUdeviceptr)(uintptr_t)p);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "%s: cuPointerGetAttributes(%p)", what, p);
+    if (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED && !managed)
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "%s: %p is %s, not CUDA device memory: the CUDA backend wraps device memory (cudaMalloc, "
+                       "cuMemAlloc, a CUDA tensor); copy host data in with gx_array_from_host, or wrap it on a "
+                       "CPU-backend context",
+                       what, p, type == CU_MEMORYTYPE_HOST ? "page-locked host memory" : "host memory (or freed)");
+    if (!managed && ordinal != im->ordinal)
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "%s: %p is memory of CUDA device %d, but this context is on device %d: wrap it on a "
+                       "context of that device (gx_ctx_create_on)",
+                       what, p, ordinal, im->ordinal);
+    uintptr_t lo = (uintptr_t)p, s0 = (uintptr_t)start;
+    if (size && (lo < s0 || lo - s0 > size || bytes > size - (lo - s0)))
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "%s: the array's %zu bytes from %p run past the end of their allocation (%zu bytes from "
+                       "0x%llx): the shape or strides are too large for the memory",
+                       what, bytes, p, size, (unsigned long long)start);
+    return GX_OK;
+}
+
+static void *cuda_current_stream(gx__backend *be) { return IM(be)->cur; }
+
 static gx_status cuda_h2d_async(gx__backend *be, void *dst, const void *src, size_t n)
 {
     cuda_impl *im = IM(be);
@@ -1236,6 +1279,7 @@ const gx__backend_iface gx__cuda_iface = {
             .host_free = cuda_host_free,
             .host_pinned = cuda_host_pinned,
             .host_devptr = cuda_host_devptr,
+            .ptr_check = cuda_ptr_check,
         },
     .stream =
         {
@@ -1246,6 +1290,7 @@ const gx__backend_iface gx__cuda_iface = {
             .sync_stream = cuda_stream_sync,
             .set_current = cuda_set_stream,
             .wait_event = cuda_stream_wait_event,
+            .current = cuda_current_stream,
             .event_create = cuda_event_create,
             .event_record = cuda_event_record,
             .event_record_on = cuda_event_record_on,
