@@ -29,7 +29,10 @@ typedef struct gx_scan_opts {
     const gx_const *consts; /* named constants for a lambda operator, may be NULL */
     int nconsts;
     int exact_dtype;      /* gx_scan_into: out's dtype must be the accumulator's */
-    uint64_t reserved[6]; /* zero (see the conventions in gx.h) */
+    const gx_bind *arrays; /* not yet taken by scans: must be NULL / 0 (else GX_ERR_UNSUPPORTED) */
+    int narrays;
+    int unchecked;
+    uint64_t reserved[4]; /* zero (see the conventions in gx.h) */
 } gx_scan_opts;
 
 /* A new array (x's shape) of the running `op` along opts->axis of x (opts NULL: axis
@@ -54,7 +57,10 @@ GX_API gx_status gx_scan_into(gx_ctx *ctx, const char *op, gx_array *x, const gx
 typedef struct gx_filter_opts {
     const gx_const *consts; /* named constants the predicate sees, may be NULL */
     int nconsts;
-    uint64_t reserved[6]; /* zero (see the conventions in gx.h) */
+    const gx_bind *arrays; /* named arrays the predicate reads by index (gx.h's gx_bind) */
+    int narrays;
+    int unchecked;        /* nonzero: no bounds checks on arrays[] reads (see gx_map_opts) */
+    uint64_t reserved[4]; /* zero (see the conventions in gx.h) */
 } gx_filter_opts;
 
 /* For each of the nin arrays (1 <= nin <= 8; one shape, any views, flattened in
@@ -100,7 +106,10 @@ typedef struct gx_pipe_opts {
     int exclusive;         /* scan: 1 = exclusive (out[k] excludes x[k]) */
     gx_dtype dtype;        /* reduce/scan: accumulator dtype; GX_DTYPE_DEFAULT (0) = the operator's */
     int exact_dtype;       /* gx_pipe_scan_into: out's dtype must be the accumulator's */
-    uint64_t reserved[6];  /* zero (see the conventions in gx.h) */
+    const gx_bind *arrays; /* not yet taken by pipeline stages: must be NULL / 0 (else GX_ERR_UNSUPPORTED) */
+    int narrays;
+    int unchecked;
+    uint64_t reserved[4];  /* zero (see the conventions in gx.h) */
 } gx_pipe_opts;
 
 /* Replaces each tuple by lambda(tuple...) (one value).  opts may be NULL. */

@@ -73,7 +73,10 @@ typedef struct gx_reduce_opts {
     const gx_const *consts; /* named constants for the map lambda, may be NULL */
     int nconsts;
     int exact_dtype;      /* *_into: out's dtype must be the result dtype (else GX_ERR_DTYPE) */
-    uint64_t reserved[6]; /* zero (see the conventions in gx.h) */
+    const gx_bind *arrays; /* gx_mapreduce*: named arrays the map reads by index (gx.h's gx_bind) */
+    int narrays;
+    int unchecked;        /* nonzero: no bounds checks on arrays[] reads (see gx_map_opts) */
+    uint64_t reserved[4]; /* zero (see the conventions in gx.h) */
 } gx_reduce_opts;
 
 /* Folds every element of x with `op` into *out (waits for the result).  opts may be

@@ -174,7 +174,7 @@ static gx_status compile_lambda(gx_ctx *ctx, const char *what, const char *text,
     if (nconsts < 0 || (nconsts > 0 && !consts))
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %d constants but consts is NULL", what, nconsts);
     gx__userfns *u = gx__userfns_of(ctx);
-    lam_env env = {text, nargs, types, consts, nconsts, u ? u->sigs : NULL, u ? u->count : 0};
+    lam_env env = {text, nargs, types, consts, nconsts, u ? u->sigs : NULL, u ? u->count : 0, NULL, 0};
     gx_status s = lam_compile(&env, out);
     if (s != GX_OK)
         return gx__err_prefix(s, "%s (the stream has %d component%s here)", what, nargs, nargs == 1 ? "" : "s");
@@ -229,12 +229,14 @@ static gx_status add_lambda_op(gx_pipe *p, rp_op_kind kind, const char *what, co
 gx_status gx_pipe_map(gx_pipe *p, const char *lambda, const gx_pipe_opts *opts)
 {
     GX__OPTS_CHECK(opts, "gx_pipe_map");
+    GX__CHECK(bd_refuse("gx_pipe_map", opts ? opts->narrays : 0));
     return add_lambda_op(p, RP_MAP, "gx_pipe_map", lambda, opts ? opts->consts : NULL, opts ? opts->nconsts : 0);
 }
 
 gx_status gx_pipe_filter(gx_pipe *p, const char *pred, const gx_pipe_opts *opts)
 {
     GX__OPTS_CHECK(opts, "gx_pipe_filter");
+    GX__CHECK(bd_refuse("gx_pipe_filter", opts ? opts->narrays : 0));
     return add_lambda_op(p, RP_FILTER, "gx_pipe_filter", pred, opts ? opts->consts : NULL, opts ? opts->nconsts : 0);
 }
 
@@ -639,6 +641,7 @@ gx_status gx_pipe_reduce(gx_pipe *p, const char *op, const gx_pipe_opts *opts, g
 {
     GX__ARG(out, "gx_pipe_reduce: out is NULL (it receives the result)");
     GX__OPTS_CHECK(opts, "gx_pipe_reduce");
+    GX__CHECK(bd_refuse("gx_pipe_reduce", opts ? opts->narrays : 0));
     const gx_scalar *init = opts ? opts->init : NULL;
     term t;
     GX__CHECK(term_begin(&t, p, "gx_pipe_reduce", false, true));
@@ -673,6 +676,7 @@ gx_status gx_pipe_reduce(gx_pipe *p, const char *op, const gx_pipe_opts *opts, g
 gx_status gx_pipe_mapreduce(gx_pipe *p, const char *map, const char *op, const gx_pipe_opts *opts, gx_scalar *out)
 {
     GX__OPTS_CHECK(opts, "gx_pipe_mapreduce");
+    GX__CHECK(bd_refuse("gx_pipe_mapreduce", opts ? opts->narrays : 0));
     gx_pipe_opts mo = {0};
     if (opts) {
         mo.consts = opts->consts;
@@ -839,6 +843,7 @@ static gx_status pipe_scan(gx_pipe *p, const char *fn, const char *op, const gx_
                            gx_array **made)
 {
     GX__OPTS_CHECK(o, fn);
+    GX__CHECK(bd_refuse(fn, o ? o->narrays : 0));
     GX__CHECK(pipe_check(p, fn));
     int64_t known = 0;
     gx_dtype forced = o ? o->dtype : GX_DTYPE_DEFAULT;

@@ -12,6 +12,7 @@
 
 #include "core/gx_internal.h"
 #include "jit/lambda.h"
+#include "ops/bind.h"
 
 #define RP_MAXC 8      /* components of a tuple */
 #define RP_MAXOPS 32   /* stages of a pipeline */
