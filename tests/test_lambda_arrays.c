@@ -465,13 +465,19 @@ GXT_TEST(lam_arrays_bad_input)
     gx_reduce_opts ro = {.arrays = b, .narrays = 1};
     gx_scalar s;
     GXT_STATUS(gx_reduce(ctx, "+", it, &ro, &s), GX_ERR_INVALID_ARGUMENT);
-    /* scans and pipelines do not take them yet */
+    /* scans and the pipeline's reduce terminals do not take them yet */
     gx_scan_opts so = {.arrays = b, .narrays = 1};
     GXT_STATUS(gx_scan(ctx, "+", it, &so, &out), GX_ERR_UNSUPPORTED);
     gx_pipe_opts po = {.arrays = b, .narrays = 1};
     gx_pipe *p = NULL;
     GXT_OK(gx_pipe_from_arrays(ctx, 1, &it, &p));
-    GXT_STATUS(gx_pipe_map(p, "i -> table[i]", &po), GX_ERR_UNSUPPORTED);
+    gx_scalar sr;
+    GXT_STATUS(gx_pipe_reduce(p, "+", &po, &sr), GX_ERR_UNSUPPORTED);
+    gx_bind bm = GX_BIND("table", m);
+    gx_pipe_opts pm = {.arrays = &bm, .narrays = 1};
+    GXT_OK(gx_pipe_map(p, "i -> table[i]", &po));
+    GXT_STATUS(gx_pipe_map(p, "x -> table[0, 0]", &pm), GX_ERR_INVALID_ARGUMENT); /* rebinding a name */
+    GXT_MSG_HAS("earlier stage");
     gx_pipe_destroy(p);
     gx_array_release(t);
     gx_array_release(m);
@@ -499,4 +505,95 @@ GXT_TEST(lam_arrays_source)
     GXT_CHECK(strstr(buf, "gx_bload0") && !strstr(buf, "gx_boob"));
     gx_array_release(t);
     gx_array_release(it);
+}
+
+/* gx_filter / gx_findall with a bound array in the predicate, and a pipeline whose
+ * map and filter stages read two tables; out of range reports the stream position. */
+GXT_TEST(lam_arrays_filter_and_pipeline)
+{
+    gx_ctx *ctx = gxt_ctx();
+    static const int64_t sizes[] = {0, 1, 31, 32, 33, 2049};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        int64_t n = sizes[si];
+        gx_array *mask = NULL, *it = NULL, *x = NULL, *out[2] = {0}, *fa = NULL;
+        GXT_OK(la_array(ctx, GX_F32, n, la_rand_unit, NULL, &mask));
+        GXT_OK(la_array(ctx, GX_I16, n, la_rand_small, NULL, &x));
+        GXT_OK(gx_array_iota(ctx, GX_I64, n, 0, 1, &it));
+        gx_bind b = GX_BIND("mask", mask);
+        gx_filter_opts o = {.arrays = &b, .narrays = 1};
+        gx_array *in[2] = {it, x};
+        GXT_OK(gx_filter(ctx, "i, v -> mask[i] > 0.25f && v != 3", 2, in, &o, out));
+        GXT_OK(gx_findall(ctx, "i, v -> mask[i] > 0.25f && v != 3", 2, in, &o, &fa));
+        double *mh = la_host(mask), *xh = la_host(x), *o0 = la_host(out[0]), *o1 = la_host(out[1]), *fh = la_host(fa);
+        gx_array_desc d;
+        GXT_OK(gx_array_describe(out[0], &d));
+        int64_t kept = 0;
+        for (int64_t k = 0; k < n; k++) {
+            if (!((float)mh[k] > 0.25f && xh[k] != 3))
+                continue;
+            if (kept < d.size && (o0[kept] != (double)k || o1[kept] != xh[k] || fh[kept] != (double)k))
+                GXT_FAIL_AT(__FILE__, __LINE__, "n %lld: kept %lld is %g/%g/%g, want %lld/%g", (long long)n,
+                            (long long)kept, o0[kept], o1[kept], fh[kept], (long long)k, xh[k]);
+            kept++;
+        }
+        GXT_EQ_I64(d.size, kept);
+        free(mh);
+        free(xh);
+        free(o0);
+        free(o1);
+        free(fh);
+        gx_array_release(out[0]);
+        gx_array_release(out[1]);
+        gx_array_release(fa);
+        gx_array_release(x);
+        /* a pipeline: iota -> map through a table -> filter on a mask -> collect */
+        int64_t tn = 50;
+        gx_array *table = NULL, *col = NULL;
+        GXT_OK(la_array(ctx, GX_F64, tn, la_rand_unit, NULL, &table));
+        gx_pipe *p = NULL;
+        GXT_OK(gx_pipe_iota(ctx, GX_I32, n, 0, 1, &p));
+        gx_bind bt = GX_BIND("t", table);
+        gx_pipe_opts pm = {.arrays = &bt, .narrays = 1};
+        gx_pipe_opts pf = {.arrays = &b, .narrays = 1};
+        GXT_OK(gx_pipe_enumerate(p));
+        GXT_OK(gx_pipe_filter(p, "k, i -> mask[k] < 0", &pf));
+        GXT_OK(gx_pipe_map(p, "k, i -> t[i % 50] + mask[k]", &pm));
+        GXT_OK(gx_pipe_collect(p, 1, &col));
+        double *th = la_host(table), *ch = la_host(col);
+        mh = la_host(mask);
+        GXT_OK(gx_array_describe(col, &d));
+        kept = 0;
+        for (int64_t k = 0; k < n; k++) {
+            if (!(mh[k] < 0))
+                continue;
+            double want = th[k % 50] + (double)(float)mh[k];
+            if (kept < d.size && ch[kept] != want)
+                GXT_FAIL_AT(__FILE__, __LINE__, "pipe n %lld: %g vs %g", (long long)n, ch[kept], want);
+            kept++;
+        }
+        GXT_EQ_I64(d.size, kept);
+        free(th);
+        free(ch);
+        free(mh);
+        gx_pipe_destroy(p);
+        gx_array_release(col);
+        if (n > 40) { /* t[i] past 50: the first offending source index is 50 */
+            GXT_OK(gx_pipe_iota(ctx, GX_I32, n, 0, 1, &p));
+            GXT_OK(gx_pipe_map(p, "i -> t[i]", &pm));
+            GXT_STATUS(gx_pipe_collect(p, 1, &col), GX_ERR_INDEX);
+            GXT_MSG_HAS("index 50");
+            GXT_MSG_HAS("source index of its segment) 50");
+            GXT_CHECK(col == NULL);
+            gx_pipe_destroy(p);
+            gx_array *bad[2] = {(gx_array *)1, (gx_array *)1};
+            gx_bind bt2 = GX_BIND("t", table);
+            gx_filter_opts ob = {.arrays = &bt2, .narrays = 1};
+            GXT_STATUS(gx_filter(ctx, "i -> t[i] > 0", 1, &it, &ob, bad), GX_ERR_INDEX);
+            GXT_MSG_HAS("gx_filter");
+            GXT_CHECK(bad[0] == NULL);
+        }
+        gx_array_release(table);
+        gx_array_release(mask);
+        gx_array_release(it);
+    }
 }

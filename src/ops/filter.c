@@ -63,6 +63,9 @@ static gx_pipe_opts pipe_opts_of(const gx_filter_opts *o)
     if (o) {
         po.consts = o->consts;
         po.nconsts = o->nconsts;
+        po.arrays = o->arrays;
+        po.narrays = o->narrays;
+        po.unchecked = o->unchecked;
     }
     return po;
 }
@@ -76,7 +79,6 @@ gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in,
         out[i] = NULL;
     GX__CHECK(gx__ctx_check(ctx));
     GX__OPTS_CHECK(opts, "gx_filter");
-    GX__CHECK(bd_refuse("gx_filter", opts ? opts->narrays : 0));
     gx_pipe_opts po = pipe_opts_of(opts);
     gx_array *flat[RP_MAXC];
     bool owned[RP_MAXC];
@@ -127,7 +129,6 @@ gx_status gx_findall(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in
     GX__ARG(pred, "gx_findall: pred is NULL (pass text such as \"x -> x > 0\")");
     GX__CHECK(gx__ctx_check(ctx));
     GX__OPTS_CHECK(opts, "gx_findall");
-    GX__CHECK(bd_refuse("gx_findall", opts ? opts->narrays : 0));
     gx_pipe_opts po = pipe_opts_of(opts);
     gx_array *flat[RP_MAXC];
     bool owned[RP_MAXC];
