@@ -439,7 +439,12 @@ GX_API gx_status gx_map(gx_ctx *ctx, const char *lambda, int nin, gx_array *cons
 /* The same written into `out`, which must have the broadcast shape (any view); it may
  * alias an input element for element (in place).  The lambda's value, computed in
  * the result dtype, is converted to out's dtype as the conventions say, unless
- * opts->exact_dtype. */
+ * opts->exact_dtype.
+ * Bound arrays (opts->arrays, gx_bind; docs/LAMBDAS.md): an index out of range is
+ * GX_ERR_INDEX naming the first offending output element (row-major), the index, the
+ * array, its axis and size; gx_map then releases its result, gx_map_into's out holds
+ * the results with 0 for the failed reads.  A call with checked bound arrays waits for
+ * its kernel.  `out` may be a bound array (then gx computes into a temporary first). */
 GX_API gx_status gx_map_into(gx_ctx *ctx, const char *lambda, int nin, gx_array *const *in, const gx_map_opts *opts,
                              gx_array *out);
 
