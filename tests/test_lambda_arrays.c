@@ -67,7 +67,7 @@ static gx_status la_array(gx_ctx *ctx, gx_dtype t, int64_t n, double (*f)(int64_
 static double la_rand_below(int64_t k, void *arg)
 {
     (void)k;
-    return (double)(gxt_rand_u64() % (uint64_t)*(int64_t *)arg);
+    return (double)(gxt_rand_u64() % (uint64_t) * (int64_t *)arg);
 }
 static double la_rand_small(int64_t k, void *arg)
 {
@@ -121,8 +121,8 @@ GXT_TEST(lam_arrays_lookup_table_every_index_dtype)
                 for (int64_t k = 0; k < sizes[si]; k++)
                     if (oh[k] != th[(int64_t)ih[k]] * 2) {
                         GXT_FAIL_AT(__FILE__, __LINE__, "table %s index %s n %lld: out[%lld] = %g, want %g",
-                                    gx_dtype_name(tdt[ti]), gx_dtype_name(idt[ii]), (long long)sizes[si],
-                                    (long long)k, oh[k], th[(int64_t)ih[k]] * 2);
+                                    gx_dtype_name(tdt[ti]), gx_dtype_name(idt[ii]), (long long)sizes[si], (long long)k,
+                                    oh[k], th[(int64_t)ih[k]] * 2);
                         break;
                     }
                 free(ih);
@@ -147,7 +147,7 @@ GXT_TEST(lam_arrays_2d_views)
     GXT_OK(gx_array_from_host(ctx, GX_F64, 2, sh, base, &m));
     gx_array *views[3] = {0};
     int perm[2] = {1, 0};
-    GXT_OK(gx_array_permute(m, perm, &views[0])); /* (8, 6) */
+    GXT_OK(gx_array_permute(m, perm, &views[0]));   /* (8, 6) */
     gx_slice sl[2] = {{1, GX_END, 2}, {-1, 0, -1}}; /* rows 1, 3, 5; columns 7 down to 1 */
     GXT_OK(gx_array_view(m, sl, &views[1]));        /* (3, 7) */
     gx_slice rev[2] = {{5, 0, -1}, {0, GX_END, 3}}; /* rows 5 down to 1; columns 0, 3, 6 */
@@ -171,8 +171,8 @@ GXT_TEST(lam_arrays_2d_views)
         for (int64_t r = 0; r < R; r++)
             for (int64_t c = 0; c < C; c++)
                 if (oh[r * C + c] != vh[r * C + c] + 1000.0 * (double)r)
-                    GXT_FAIL_AT(__FILE__, __LINE__, "view %d at (%lld, %lld): %g vs %g", v, (long long)r,
-                                (long long)c, oh[r * C + c], vh[r * C + c] + 1000.0 * (double)r);
+                    GXT_FAIL_AT(__FILE__, __LINE__, "view %d at (%lld, %lld): %g vs %g", v, (long long)r, (long long)c,
+                                oh[r * C + c], vh[r * C + c] + 1000.0 * (double)r);
         free(vh);
         free(oh);
         gx_array_release(ii);
@@ -204,8 +204,8 @@ GXT_TEST(lam_arrays_stencil)
         for (int64_t k = 1; k + 1 < n; k++) {
             float want = (xh[k - 1] + xh[k] + xh[k + 1]) / 3;
             if (fabsf(oh[k - 1] - want) > 2e-7f * (1 + fabsf(want)))
-                GXT_FAIL_AT(__FILE__, __LINE__, "n %lld at %lld: %.9g vs %.9g", (long long)n, (long long)k,
-                            oh[k - 1], want);
+                GXT_FAIL_AT(__FILE__, __LINE__, "n %lld at %lld: %.9g vs %.9g", (long long)n, (long long)k, oh[k - 1],
+                            want);
         }
         free(xh);
         free(oh);

@@ -29,7 +29,10 @@ static gx_status run_gather(void *p)
     return gx_map_into(g->ctx, "i -> table[i] * 2", 1, &g->idx[i], &g->o, g->out[i]);
 }
 
-static int64_t gather_idx_at(int64_t n, int64_t k) { return (int64_t)(bench_bits(GATHER_SEED_I, (uint64_t)k) % (uint64_t)n); }
+static int64_t gather_idx_at(int64_t n, int64_t k)
+{
+    return (int64_t)(bench_bits(GATHER_SEED_I, (uint64_t)k) % (uint64_t)n);
+}
 
 static gx_status gather_inputs(gather_state *g, int64_t n)
 {
@@ -86,8 +89,8 @@ static gx_status gather_row(gather_state *g, int64_t n, int reps, bool unchecked
     if (s != GX_OK)
         return s;
     bench_result *r = &rows[*nrows];
-    *r = bench_row("gx", unchecked ? "gather_map_f32_unchecked" : "gather_map_f32", "f32", n, us, 16.0 * (double)n,
-                   0, 0, g->k * 12.0 * (double)n + 4.0 * (double)n);
+    *r = bench_row("gx", unchecked ? "gather_map_f32_unchecked" : "gather_map_f32", "f32", n, us, 16.0 * (double)n, 0,
+                   0, g->k * 12.0 * (double)n + 4.0 * (double)n);
     s = gather_check(g, n, r);
     if (s == GX_OK)
         (*nrows)++;

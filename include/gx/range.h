@@ -113,8 +113,8 @@ typedef struct gx_pipe_opts {
                             * (gx.h's gx_bind); the reduce / scan terminals: NULL / 0 (else
                             * GX_ERR_UNSUPPORTED) */
     int narrays;
-    int unchecked;         /* nonzero: no bounds checks on arrays[] reads (see gx_map_opts) */
-    uint64_t reserved[4];  /* zero (see the conventions in gx.h) */
+    int unchecked;        /* nonzero: no bounds checks on arrays[] reads (see gx_map_opts) */
+    uint64_t reserved[4]; /* zero (see the conventions in gx.h) */
 } gx_pipe_opts;
 
 /* Replaces each tuple by lambda(tuple...) (one value).  opts may be NULL.

@@ -484,7 +484,8 @@ static gx_status check_index(checker *c, lam__node *n)
                              "'%.*s' is a parameter, not an array", len, nm);
     for (int i = 0; i < c->env->nconsts && c->env->consts; i++)
         if (c->env->consts[i].name && name_is(c, n, c->env->consts[i].name))
-            return lam__fail(GX_ERR_TYPE, c->text, n->col, "only arrays bound by name (opts.arrays, gx_bind) can be indexed",
+            return lam__fail(GX_ERR_TYPE, c->text, n->col,
+                             "only arrays bound by name (opts.arrays, gx_bind) can be indexed",
                              "'%.*s' is a constant, not an array", len, nm);
     int ai = -1;
     for (int i = 0; i < c->env->narrays && c->env->arrays && ai < 0; i++)
@@ -493,7 +494,8 @@ static gx_status check_index(checker *c, lam__node *n)
     if (ai < 0) {
         char hint[512];
         hint_for(c, n, false, hint, sizeof hint);
-        return lam__fail(GX_ERR_TYPE, c->text, n->col, hint, "unknown array '%.*s' (bind it with opts.arrays)", len, nm);
+        return lam__fail(GX_ERR_TYPE, c->text, n->col, hint, "unknown array '%.*s' (bind it with opts.arrays)", len,
+                         nm);
     }
     const lam_arr *a = &c->env->arrays[ai];
     if (n->nkids != a->ndim)

@@ -69,10 +69,11 @@ void bd_gen_types(gx__sbuf *b, const bd_set *set)
 static void bd_gen_oob(gx__sbuf *b, bool cuda)
 {
     if (cuda) {
-        gx__sb_puts(b, "GXF void gx_boob(uint64_t fl, int64_t pos, int64_t j, int64_t n, int64_t tag)\n{\n"
-                       "  long long *f = (long long *)fl;\n"
-                       "  if ((long long)pos < *(volatile long long *)f && atomicMin(f, (long long)pos) > (long long)pos) {\n"
-                       "    f[1] = (long long)j; f[2] = (long long)n; f[3] = (long long)tag;\n  }\n}\n");
+        gx__sb_puts(
+            b, "GXF void gx_boob(uint64_t fl, int64_t pos, int64_t j, int64_t n, int64_t tag)\n{\n"
+               "  long long *f = (long long *)fl;\n"
+               "  if ((long long)pos < *(volatile long long *)f && atomicMin(f, (long long)pos) > (long long)pos) {\n"
+               "    f[1] = (long long)j; f[2] = (long long)n; f[3] = (long long)tag;\n  }\n}\n");
         return;
     }
     gx__sb_puts(b, "GXF void gx_boob(uint64_t fl, int64_t pos, int64_t j, int64_t n, int64_t tag)\n{\n"
@@ -108,8 +109,8 @@ static void bd_gen_load(gx__sbuf *b, const bd_set *set, int k)
     gx__sb_puts(b, ")\n{\n  (void)fl; (void)pos;\n");
     for (int d = 0; d < r; d++) {
         if (set->checked)
-            gx__sb_printf(b, "  if ((uint64_t)j%d >= (uint64_t)n%d) { gx_boob(fl, pos, j%d, n%d, %d); return %s; }\n", d,
-                          d, d, d, 16 * k + d, bd_zero(set->arr[k].dtype));
+            gx__sb_printf(b, "  if ((uint64_t)j%d >= (uint64_t)n%d) { gx_boob(fl, pos, j%d, n%d, %d); return %s; }\n",
+                          d, d, d, d, 16 * k + d, bd_zero(set->arr[k].dtype));
         else
             gx__sb_printf(b, "  (void)n%d;\n", d);
     }

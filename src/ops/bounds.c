@@ -7,10 +7,7 @@
 
 #define OOB_BYTES (4 * sizeof(int64_t))
 
-static void oob_release(gx_ctx *ctx, void *state)
-{
-    gx__scratch_free(ctx, state, OOB_BYTES);
-}
+static void oob_release(gx_ctx *ctx, void *state) { gx__scratch_free(ctx, state, OOB_BYTES); }
 
 static const gx__ctx_ext oob_ext = {"bounds flag", oob_release};
 

@@ -166,11 +166,12 @@ static bool ew_binds(const ew_plan *pl) { return pl->bind && pl->bind->n > 0; }
 static void gen_args_struct(gx__sbuf *b, const ew_plan *pl)
 {
     bd_gen_types(b, pl->bind);
-    gx__sb_printf(b,
-                  "typedef union { double f; int64_t i; uint64_t u; } gx_cval;\n"
-                  "typedef struct { uint64_t p[%d]; int64_t st[%d][%d]; int64_t shape[%d]; int64_t n; gx_cval c[%d];%s } "
-                  "gx_args;\n",
-                  EW_MAXOPS, EW_MAXOPS, GX_MAX_DIMS, GX_MAX_DIMS, EW_MAXCONST, ew_binds(pl) ? " gx_bargs b;" : "");
+    gx__sb_printf(
+        b,
+        "typedef union { double f; int64_t i; uint64_t u; } gx_cval;\n"
+        "typedef struct { uint64_t p[%d]; int64_t st[%d][%d]; int64_t shape[%d]; int64_t n; gx_cval c[%d];%s } "
+        "gx_args;\n",
+        EW_MAXOPS, EW_MAXOPS, GX_MAX_DIMS, GX_MAX_DIMS, EW_MAXCONST, ew_binds(pl) ? " gx_bargs b;" : "");
 }
 
 static const char *cval_field(gx_dtype t)

@@ -78,8 +78,8 @@ static gx_status map_prepare(gx_ctx *ctx, const char *lambda, int nin, gx_array 
         gx__sb_free(&key);
         return job->expr.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory") : GX_OK;
     }
-    lam_env env = {lambda, nin, at, nc ? opts->consts : NULL, nc, u ? u->sigs : NULL, u ? u->count : 0,
-                   job->bind.arr, job->bind.n};
+    lam_env env = {lambda,           nin,           at,         nc ? opts->consts : NULL, nc, u ? u->sigs : NULL,
+                   u ? u->count : 0, job->bind.arr, job->bind.n};
     gx_status cs = lam_compile(&env, &job->lam);
     if (cs != GX_OK) {
         gx__sb_free(&key);
@@ -202,8 +202,7 @@ static gx_status map_run(gx_ctx *ctx, map_job *job, int nin, gx_array *const *in
         map_fill_plan(&pl, job);
         s = bd_begin(ctx, &job->bind, &pl.args.b);
         if (s == GX_OK)
-            s = bd_end(ctx, &job->bind, "gx_map", "output element (row-major)",
-                       ew_run(ctx, &pl, e.p, ucode, "gx_map"));
+            s = bd_end(ctx, &job->bind, "gx_map", "output element (row-major)", ew_run(ctx, &pl, e.p, ucode, "gx_map"));
     }
     gx__sb_free(&e);
     if (alias) {

@@ -176,8 +176,15 @@ static gx_status compile_lambda(gx_ctx *ctx, const char *what, const char *text,
     if (nconsts < 0 || (nconsts > 0 && !consts))
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %d constants but consts is NULL", what, nconsts);
     gx__userfns *u = gx__userfns_of(ctx);
-    lam_env env = {text, nargs, types, consts, nconsts, u ? u->sigs : NULL, u ? u->count : 0,
-                   bind ? bind->arr : NULL, bind ? bind->n : 0};
+    lam_env env = {text,
+                   nargs,
+                   types,
+                   consts,
+                   nconsts,
+                   u ? u->sigs : NULL,
+                   u ? u->count : 0,
+                   bind ? bind->arr : NULL,
+                   bind ? bind->n : 0};
     gx_status s = lam_compile(&env, out);
     if (s != GX_OK)
         return gx__err_prefix(s, "%s (the stream has %d component%s here)", what, nargs, nargs == 1 ? "" : "s");

@@ -60,8 +60,8 @@ struct gx_pipe {
     int ncst;
     rp_memo memo[RP_MEMO];
     int memo_next;
-    bd_set bind;             /* arrays the stages' lambdas read by index (borrowed, like sources) */
-    char *bname[BD_MAX];     /* their names (copies) */
+    bd_set bind;         /* arrays the stages' lambdas read by index (borrowed, like sources) */
+    char *bname[BD_MAX]; /* their names (copies) */
 };
 #define RP_PIPE_MAGIC 0x6778706970652121ull
 

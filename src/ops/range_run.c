@@ -182,7 +182,7 @@ static gx_status reduce_cuda(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, 
 }
 
 static gx_status run_reduce(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, void *result, bool *empty,
-                           const bd_args *ba)
+                            const bd_args *ba)
 {
     rp_args a;
     rp_fill_args(sg, &a);

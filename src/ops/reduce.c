@@ -372,9 +372,9 @@ static gx_status rd_full(rd_job *job, uint64_t out, uint64_t out_idx, void *host
     if (s == GX_OK)
         s = bd_begin(job->ctx, &job->bind, &u.b);
     if (s == GX_OK)
-        s = bd_end(job->ctx, &job->bind, job->fn, "element (row-major, of the broadcast inputs)",
-                   rg_run(job->ctx, &sp, total, &u, bind ? sizeof u : offsetof(rd_user, b), out, out_idx, host_val,
-                          host_idx));
+        s = bd_end(
+            job->ctx, &job->bind, job->fn, "element (row-major, of the broadcast inputs)",
+            rg_run(job->ctx, &sp, total, &u, bind ? sizeof u : offsetof(rd_user, b), out, out_idx, host_val, host_idx));
     gx__sb_free(&elem);
     gx__sb_free(&code);
     return s;
@@ -456,7 +456,7 @@ static gx_status rd_map(rd_job *job, const char *map, const gx_reduce_opts *opts
     for (int i = 0; i < job->nin; i++)
         at[i] = job->in[i]->dtype;
     gx__userfns *u = gx__userfns_of(job->ctx);
-    lam_env env = {map,          job->nin, at, nc ? opts->consts : NULL, nc, u ? u->sigs : NULL, u ? u->count : 0,
+    lam_env env = {map,           job->nin,   at, nc ? opts->consts : NULL, nc, u ? u->sigs : NULL, u ? u->count : 0,
                    job->bind.arr, job->bind.n};
     lam_lambda *lam = NULL;
     GX__CHECK(lam_compile(&env, &lam));
