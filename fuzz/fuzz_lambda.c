@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const gx_dtype args[2] = {GX_F32, GX_F32};
     static const gx_const consts[1] = {{"n", {GX_I32, {.i = 64}}}};
     static const lam_fn_sig fns[1] = {{"f", GX_I32, 3, {GX_I32, GX_F32, GX_U8}, true}};
-    const lam_env env = {text, 2, args, consts, 1, fns, 1};
+    const lam_env env = {text, 2, args, consts, 1, fns, 1, NULL, 0};
     static const char *const pnames[2] = {"a0", "a1"};
     static const char *const cnames[1] = {"c0"};
 

@@ -90,7 +90,8 @@ typedef enum gx_status {
     GX_ERR_KERNEL_FAULT,     /* a kernel faulted (e.g. illegal address); CUDA is unusable until the process restarts */
     GX_ERR_UNSUPPORTED,      /* valid request this backend or build cannot do */
     GX_ERR_IO,               /* a file could not be read or written */
-    GX_ERR_INTERNAL          /* a bug in gx: please report it with the message */
+    GX_ERR_INTERNAL,         /* a bug in gx: please report it with the message */
+    GX_ERR_INDEX             /* an index out of range (the message names position, index, axis and size) */
 } gx_status;
 
 /* Name of a status ("GX_ERR_SHAPE"); never NULL. */
@@ -195,6 +196,19 @@ typedef struct gx_const {
     gx_scalar value;
 } gx_const;
 #define GX_CONST(n, s) ((gx_const){(n), s})
+
+/* A named array that lambdas read by index: GX_BIND("table", t) lets a lambda write
+ * table[i] (one index per axis, m[i, j] for a 2-d array; see docs/LAMBDAS.md).  The
+ * array must belong to the call's context; any dtype lambdas take, any rank, any view.
+ * Each index is checked on the device: an index outside [0, size) of its axis (a
+ * negative one included: there is no wrap-around) reads as 0 and makes the call
+ * return GX_ERR_INDEX naming the position, the index, the array, the axis and its
+ * size, unless the options' `unchecked` is set. */
+typedef struct gx_bind {
+    const char *name;
+    const struct gx_array *array;
+} gx_bind;
+#define GX_BIND(n, a) ((gx_bind){(n), (a)})
 
 /* ------------------------------------------------------------------ context */
 
@@ -410,7 +424,11 @@ typedef struct gx_map_opts {
     int nconsts;
     int exact_dtype;      /* gx_map_into: nonzero = out's dtype must equal the
                                  * result dtype (else GX_ERR_DTYPE), 0 = convert */
-    uint64_t reserved[6]; /* zero (see the conventions) */
+    const gx_bind *arrays; /* named arrays the lambda reads by index, may be NULL (at most 8) */
+    int narrays;
+    int unchecked;        /* nonzero: no bounds checks on arrays[] reads (faster; an index out
+                           * of range is then undefined behaviour: garbage or a fault) */
+    uint64_t reserved[4]; /* zero (see the conventions) */
 } gx_map_opts;
 
 /* A new array out = f(in[0], in[1], ...) element by element with numpy broadcasting,
@@ -421,7 +439,12 @@ GX_API gx_status gx_map(gx_ctx *ctx, const char *lambda, int nin, gx_array *cons
 /* The same written into `out`, which must have the broadcast shape (any view); it may
  * alias an input element for element (in place).  The lambda's value, computed in
  * the result dtype, is converted to out's dtype as the conventions say, unless
- * opts->exact_dtype. */
+ * opts->exact_dtype.
+ * Bound arrays (opts->arrays, gx_bind; docs/LAMBDAS.md): an index out of range is
+ * GX_ERR_INDEX naming the first offending output element (row-major), the index, the
+ * array, its axis and size; gx_map then releases its result, gx_map_into's out holds
+ * the results with 0 for the failed reads.  A call with checked bound arrays waits for
+ * its kernel.  `out` may be a bound array (then gx computes into a temporary first). */
 GX_API gx_status gx_map_into(gx_ctx *ctx, const char *lambda, int nin, gx_array *const *in, const gx_map_opts *opts,
                              gx_array *out);
 

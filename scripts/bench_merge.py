@@ -31,14 +31,14 @@ import sys
 
 OP_ORDER = ["copy", "h2d", "d2h", "sum", "max", "argmin", "argmax", "mean", "map_sin2cos2",
             "map_saxpy", "map_saxpy_new", "l2dist", "scan_sum", "scan_sum_new", "select_gt05",
-            "sum_rows", "sum_cols", "rand_f32", "iota_hash_sum_i64", "launch_latency_iota_sum", "pipeline_count", "concat4", "sort_u32",
+            "sum_rows", "sum_cols", "rand_f32", "iota_hash_sum_i64", "launch_latency_iota_sum", "pipeline_count", "concat4", "gather_map_f32", "gather_map_f32_unchecked", "sort_u32",
             "sort_f32"]
 LAST_OPS = ["sgemm"]
-IMPL_ORDER = ["gx", "cuda", "cub", "cublas", "torch", "torch_out", "torch_norm", "torch_compile", "cupy",
+IMPL_ORDER = ["gx", "cuda", "cub", "cublas", "torch", "torch_out", "torch_index_out", "torch_norm", "torch_compile", "cupy",
               "cupy_out", "cupy_kernel", "cupy_fuse", "cuda-hand", "cuda-hand-sr", "numpy", "omp", "memcpy",
               "c_loop"]
 IMPL_COLOR = {"gx": "#d62728", "cuda": "#7f7f7f", "cub": "#1f77b4", "cublas": "#17becf",
-              "torch": "#ff7f0e", "torch_out": "#ffbb78", "torch_norm": "#ffbb78",
+              "torch": "#ff7f0e", "torch_out": "#ffbb78", "torch_index_out": "#ffbb78", "torch_norm": "#ffbb78",
               "torch_compile": "#e6550d", "cupy": "#2ca02c", "cupy_out": "#98df8a", "cupy_kernel": "#98df8a",
               "cupy_fuse": "#31a354",
               "cuda-hand": "#9467bd", "cuda-hand-sr": "#c5b0d5",

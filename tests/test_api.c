@@ -511,7 +511,7 @@ GXT_TEST(api_reserved_words_must_be_zero)
     gx_scalar s;
     GXT_STATUS(gx_reduce(ctx, "+", a, &ro, &s), GX_ERR_INVALID_ARGUMENT);
     GXT_STATUS(gx_reduce_to(ctx, "+", a, &ro, &y), GX_ERR_INVALID_ARGUMENT);
-    gx_scan_opts so = {.reserved = {0, 0, 0, 0, 0, 7}};
+    gx_scan_opts so = {.reserved = {0, 0, 0, 7}};
     GXT_STATUS(gx_scan(ctx, "+", a, &so, &y), GX_ERR_INVALID_ARGUMENT);
     gx_filter_opts fo = {.reserved = {1}};
     GXT_STATUS(gx_filter(ctx, "x -> x > 1", 1, &a, &fo, &y), GX_ERR_INVALID_ARGUMENT);

@@ -37,8 +37,37 @@ static gx_status op_map_complex(gx_ctx *c, gx_array *const *in, gx_array **out)
     return gx_map(c, "z -> z * z + conj(z)", 1, in, NULL, out);
 }
 
+/* Arrays read inside lambdas (gx_bind): in[0] holds u8 indices in [0, 100]. */
+static gx_status op_map_gather(gx_ctx *c, gx_array *const *in, gx_array **out)
+{
+    gx_bind b = GX_BIND("t", in[1]);
+    gx_map_opts o = {.arrays = &b, .narrays = 1};
+    return gx_map(c, "i -> t[i] * 2 + t[100 - i]", 1, in, &o, out);
+}
+static gx_status op_map_gather2d(gx_ctx *c, gx_array *const *in, gx_array **out)
+{
+    int perm[2] = {1, 0};
+    gx_array *v = NULL;
+    gx_status s = gx_array_permute(in[1], perm, &v); /* (13, 11), strides (1, 13) */
+    gx_bind b = GX_BIND("m", v);
+    gx_map_opts o = {.arrays = &b, .narrays = 1};
+    if (s == GX_OK)
+        s = gx_map(c, "i -> m[i % 13, i % 11] - m[12, 10]", 1, in, &o, out);
+    gx_array_release(v);
+    return s;
+}
+static gx_status op_mapreduce_gather(gx_ctx *c, gx_array *const *in, gx_array **out)
+{
+    gx_bind b = GX_BIND("t", in[1]);
+    gx_reduce_opts o = {.arrays = &b, .narrays = 1};
+    return gx_mapreduce_to(c, "i -> t[i] * t[100 - i]", "+", 1, in, &o, out);
+}
+
 GXT_TEST(cross_map)
 {
+    GXT_CROSS(op_map_gather, 2, ((gxt_in[]){{GX_U8, 1, {1001}}, {GX_F32, 1, {101}}}), 0);
+    GXT_CROSS(op_map_gather2d, 2, ((gxt_in[]){{GX_U8, 1, {333}}, {GX_F64, 2, {11, 13}}}), 0);
+    GXT_CROSS(op_mapreduce_gather, 2, ((gxt_in[]){{GX_U8, 1, {4099}}, {GX_F64, 1, {101}}}), 1e-12);
     GXT_CROSS(op_map_poly, 1, IN1(GX_F32, 100003), 3e-7); /* NVRTC contracts a*b+c into an FMA: 1 ulp */
     GXT_CROSS(op_map_poly, 1, IN1(GX_I64, 33), 0);
     GXT_CROSS(op_map_sincos, 1, IN1(GX_F64, 4099), 1e-15);

@@ -82,7 +82,7 @@ static gx_status compile_with(const char *text, const char *types, lam_lambda **
     int nt = parse_types(types, at), ns = test_sigs(sigs, NULL, 4);
     if (nt < 0 || ns < 0)
         return GX_ERR_INTERNAL;
-    lam_env env = {text, nt, at, test_consts, 2, sigs, ns};
+    lam_env env = {text, nt, at, test_consts, 2, sigs, ns, NULL, 0};
     return lam_compile(&env, out);
 }
 
@@ -966,7 +966,7 @@ static void compile_any(const char *text)
 {
     gx_dtype at[2] = {GX_F32, GX_I32};
     lam_fn_sig sig = {"fn", GX_F32, 2, {GX_F32, GX_I32}, true};
-    lam_env env = {text, 2, at, test_consts, 2, &sig, 1};
+    lam_env env = {text, 2, at, test_consts, 2, &sig, 1, NULL, 0};
     lam_lambda *l = NULL;
     gx_clear_error();
     gx_status s = lam_compile(&env, &l);

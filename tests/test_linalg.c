@@ -539,7 +539,7 @@ GXT_TEST(lambda_complex_cuda_compiles)
                             "a, b -> rand(7, 3) + randf(7, 4) + abs(a) + arg(b) + abs2(b) + re(a) + im(b)"};
     gx_array *outs[2] = {O, R};
     for (int k = 0; k < 2; k++) {
-        lam_env env = {texts[k], 2, types, NULL, 0, NULL, 0};
+        lam_env env = {texts[k], 2, types, NULL, 0, NULL, 0, NULL, 0};
         lam_lambda *l = NULL;
         GXT_OK(lam_compile(&env, &l));
         const char *pn[2] = {"v0", "v1"};

@@ -310,7 +310,7 @@ GXT_TEST(map_bad_input)
     GXT_STATUS(gx_map(ctx, "x -> x", 1, &x, NULL, NULL), GX_ERR_INVALID_ARGUMENT);
     GXT_STATUS(gx_map(ctx, "x -> x", 1, NULL, NULL, &o), GX_ERR_INVALID_ARGUMENT);
     GXT_STATUS(gx_map(ctx, "x -> x", 17, &x, NULL, &o), GX_ERR_INVALID_ARGUMENT);
-    gx_map_opts reserved = {.reserved = {0, 0, 0, 0, 0, 1}};
+    gx_map_opts reserved = {.reserved = {0, 0, 0, 1}};
     GXT_STATUS(gx_map(ctx, "x -> x", 1, &x, &reserved, &o), GX_ERR_INVALID_ARGUMENT);
     GXT_CHECK(o == NULL);
     /* gx_map_into needs an output of the broadcast shape */

@@ -50,7 +50,7 @@ DEFAULT_SIZES = "20,24,28"
 DEFAULT_GEMM = "4096,8192"
 ALL_OPS = ["sum", "max", "mean", "argmin", "argmax", "map_sin2cos2", "map_saxpy", "l2dist",
            "scan_sum", "select_gt05", "sum_rows", "sum_cols", "fill_f32", "rand_f32",
-           "pipeline_l2count", "sort_f32", "concat4", "sgemm"]
+           "pipeline_l2count", "sort_f32", "concat4", "gather_map_f32", "sgemm"]
 
 
 def note(msg):
@@ -127,6 +127,9 @@ class TorchLib(Lib):
     def rand(self, n):
         return self.t.rand(n, device=self.dev, dtype=self.t.float32)
 
+    def randint(self, n):
+        return self.t.randint(0, n, (n,), device=self.dev, dtype=self.t.int64)
+
     def free(self):
         self.sync()
         self.t.cuda.empty_cache()
@@ -158,6 +161,9 @@ class CupyLib(Lib):
             return cp.random.random_sample(n, dtype=cp.float32)
         except TypeError:
             return cp.random.random_sample(n).astype(cp.float32)
+
+    def randint(self, n):
+        return self.cp.random.randint(0, n, n, dtype=self.cp.int64)
 
     def free(self):
         self.sync()
@@ -277,6 +283,12 @@ def build_ops_torch(L):
     ops["sort_f32"] = [Form("torch", lambda i, o, n: t.sort(i[0])[0])]
     ops["concat4"] = [Form("torch", lambda i, o, n: t.cat(i)),
                       Form("torch_out", lambda i, o, n: t.cat(i, out=o[0]), ["n"])]
+    # gather_map_f32: ins = (idx i64, table f32); out = table[idx] * 2 (gx fuses the gather)
+    gm = compile_fn(t, lambda idx, table: table[idx] * 2)
+    ops["gather_map_f32"] = [
+        Form("torch_out", lambda i, o, n: t.mul(t.take(i[1], i[0]), 2, out=o[0]), ["n"]),
+        Form("torch_index_out", lambda i, o, n: t.mul(t.index_select(i[1], 0, i[0]), 2, out=o[0]), ["n"]),
+        Form("torch_compile", lambda i, o, n: gm(i[0], i[1]), compiled=True)]
     return ops
 
 
@@ -334,6 +346,12 @@ def build_ops_cupy(L):
     ops["sort_f32"] = [Form("cupy", lambda i, o, n: cp.sort(i[0]))]
     ops["concat4"] = [Form("cupy", lambda i, o, n: cp.concatenate(i)),
                       Form("cupy_out", lambda i, o, n: cp.concatenate(i, out=o[0]), ["n"])]
+    # the best a CuPy user writes: one kernel reading the raw table by index
+    ek_gather = cp.ElementwiseKernel("int64 i, raw float32 table", "float32 y", "y = table[i] * 2.0f",
+                                     "gxpeer_gather")
+    ops["gather_map_f32"] = [
+        Form("cupy_out", lambda i, o, n: cp.multiply(cp.take(i[1], i[0]), 2, out=o[0]), ["n"]),
+        Form("cupy_kernel", lambda i, o, n: ek_gather(i[0], i[1], o[0]), ["n"])]
     return ops
 
 
@@ -341,10 +359,10 @@ def build_ops_cupy(L):
 ARITY = {"sum": 1, "max": 1, "mean": 1, "argmin": 1, "argmax": 1, "map_sin2cos2": 1,
          "map_saxpy": 2, "l2dist": 2, "scan_sum": 1, "select_gt05": 1, "sum_rows": 1,
          "sum_cols": 1, "fill_f32": 0, "rand_f32": 0, "pipeline_l2count": 2, "sort_f32": 1,
-         "concat4": 4}
+         "concat4": 4, "gather_map_f32": 2}
 # f32 arrays of n each op writes (for the rotation estimate of forms that allocate)
 WRITES = {"map_sin2cos2": 1, "map_saxpy": 1, "scan_sum": 1, "select_gt05": 1,
-          "fill_f32": 1, "rand_f32": 1, "sort_f32": 1, "concat4": 1}
+          "fill_f32": 1, "rand_f32": 1, "sort_f32": 1, "concat4": 1, "gather_map_f32": 1}
 
 
 def as_float(L, v):
@@ -406,6 +424,10 @@ def verify(L, op, ins, out, n):
                  for k in range(4) for j in (0, q // 2, q - 1))
         ok = ok and close(as_float(L, f64(L, out).sum()),
                           sum(as_float(L, f64(L, a).sum()) for a in ins), 1e-9)
+    elif op == "gather_map_f32":
+        idx, table = ins
+        ref = table.take(idx) * 2 if L.name == "cupy" else L.t.take(table, idx) * 2
+        ok = maxabs(L, f64(L, out) - f64(L, ref)) == 0
     elif op == "sort_f32":
         ok = bool(as_float(L, (out[1:] >= out[:-1]).all()))
         extra["elems"] = n
@@ -422,6 +444,7 @@ def op_bytes(op, n, extra):
         "scan_sum": 2 * n * f, "select_gt05": n * f + extra.get("kept", 0) * f,
         "sum_rows": n * f, "sum_cols": n * f, "fill_f32": n * f, "rand_f32": n * f,
         "pipeline_l2count": 2 * n * f, "sort_f32": 0, "concat4": 2 * n * f,
+        "gather_map_f32": 16 * n,  # idx (8n), the table once on average (4n), out (4n): as gx counts
     }[op]
 
 
@@ -467,7 +490,12 @@ def run_lib(L, ops, sizes, gemms, args):
             set_bytes = (arity * math.prod(in_shape(op, n)) + WRITES.get(op, 0) * n) * 4
             k = rot_count(L.l2, set_bytes)
             try:
-                pool = [[L.rand(math.prod(in_shape(op, n))).reshape(in_shape(op, n)) for _ in range(arity)] for _ in range(k)]
+                if op == "gather_map_f32":  # (idx, table): i64 indices rotate, one table, as gx's case
+                    table = L.rand(n)
+                    pool = [[L.randint(n), table] for _ in range(k)]
+                else:
+                    pool = [[L.rand(math.prod(in_shape(op, n))).reshape(in_shape(op, n)) for _ in range(arity)]
+                            for _ in range(k)]
             except Exception as e:  # out of memory and the like
                 note(f"note {L.name}: {op} n={n}: could not allocate inputs: {e}")
                 L.free()

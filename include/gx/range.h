@@ -29,7 +29,10 @@ typedef struct gx_scan_opts {
     const gx_const *consts; /* named constants for a lambda operator, may be NULL */
     int nconsts;
     int exact_dtype;      /* gx_scan_into: out's dtype must be the accumulator's */
-    uint64_t reserved[6]; /* zero (see the conventions in gx.h) */
+    const gx_bind *arrays; /* not yet taken by scans: must be NULL / 0 (else GX_ERR_UNSUPPORTED) */
+    int narrays;
+    int unchecked;
+    uint64_t reserved[4]; /* zero (see the conventions in gx.h) */
 } gx_scan_opts;
 
 /* A new array (x's shape) of the running `op` along opts->axis of x (opts NULL: axis
@@ -54,7 +57,10 @@ GX_API gx_status gx_scan_into(gx_ctx *ctx, const char *op, gx_array *x, const gx
 typedef struct gx_filter_opts {
     const gx_const *consts; /* named constants the predicate sees, may be NULL */
     int nconsts;
-    uint64_t reserved[6]; /* zero (see the conventions in gx.h) */
+    const gx_bind *arrays; /* named arrays the predicate reads by index (gx.h's gx_bind) */
+    int narrays;
+    int unchecked;        /* nonzero: no bounds checks on arrays[] reads (see gx_map_opts) */
+    uint64_t reserved[4]; /* zero (see the conventions in gx.h) */
 } gx_filter_opts;
 
 /* For each of the nin arrays (1 <= nin <= 8; one shape, any views, flattened in
@@ -65,7 +71,10 @@ typedef struct gx_filter_opts {
 GX_API gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in, const gx_filter_opts *opts,
                            gx_array **out);
 /* A new 1-d i64 array of the flat (row-major) indices where pred holds, ascending.
- * Inputs as for gx_filter (one shape, else GX_ERR_SHAPE). */
+ * Inputs as for gx_filter (one shape, else GX_ERR_SHAPE).
+ * Both read arrays bound in opts->arrays (gx_bind, docs/LAMBDAS.md) inside pred; an
+ * index out of range is GX_ERR_INDEX naming the first offending flat position (the
+ * results are NULL then). */
 GX_API gx_status gx_findall(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in, const gx_filter_opts *opts,
                             gx_array **out);
 
@@ -100,10 +109,21 @@ typedef struct gx_pipe_opts {
     int exclusive;         /* scan: 1 = exclusive (out[k] excludes x[k]) */
     gx_dtype dtype;        /* reduce/scan: accumulator dtype; GX_DTYPE_DEFAULT (0) = the operator's */
     int exact_dtype;       /* gx_pipe_scan_into: out's dtype must be the accumulator's */
-    uint64_t reserved[6];  /* zero (see the conventions in gx.h) */
+    const gx_bind *arrays; /* gx_pipe_map / gx_pipe_filter: named arrays the lambda reads by index
+                            * (gx.h's gx_bind); the reduce / scan terminals: NULL / 0 (else
+                            * GX_ERR_UNSUPPORTED) */
+    int narrays;
+    int unchecked;        /* nonzero: no bounds checks on arrays[] reads (see gx_map_opts) */
+    uint64_t reserved[4]; /* zero (see the conventions in gx.h) */
 } gx_pipe_opts;
 
-/* Replaces each tuple by lambda(tuple...) (one value).  opts may be NULL. */
+/* Replaces each tuple by lambda(tuple...) (one value).  opts may be NULL.
+ * gx_pipe_map and gx_pipe_filter take bound arrays (opts->arrays, gx_bind): the
+ * pipeline keeps them (borrowed: keep them alive while it is used), a later stage
+ * may use them too, and rebinding a name to another array is GX_ERR_INVALID_ARGUMENT.
+ * Checks stay on unless every binding stage sets opts->unchecked.  A terminal whose
+ * kernel reads out of range returns GX_ERR_INDEX naming the stream position (the
+ * source index of its segment), with no results; checked runs wait. */
 GX_API gx_status gx_pipe_map(gx_pipe *p, const char *lambda, const gx_pipe_opts *opts);
 /* Keeps the tuples where pred(tuple...) holds; the length is unknown afterwards. */
 GX_API gx_status gx_pipe_filter(gx_pipe *p, const char *pred, const gx_pipe_opts *opts);

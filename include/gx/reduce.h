@@ -73,7 +73,10 @@ typedef struct gx_reduce_opts {
     const gx_const *consts; /* named constants for the map lambda, may be NULL */
     int nconsts;
     int exact_dtype;      /* *_into: out's dtype must be the result dtype (else GX_ERR_DTYPE) */
-    uint64_t reserved[6]; /* zero (see the conventions in gx.h) */
+    const gx_bind *arrays; /* gx_mapreduce*: named arrays the map reads by index (gx.h's gx_bind) */
+    int narrays;
+    int unchecked;        /* nonzero: no bounds checks on arrays[] reads (see gx_map_opts) */
+    uint64_t reserved[4]; /* zero (see the conventions in gx.h) */
 } gx_reduce_opts;
 
 /* Folds every element of x with `op` into *out (waits for the result).  opts may be
@@ -85,7 +88,11 @@ GX_API gx_status gx_reduce_to(gx_ctx *ctx, const char *op, gx_array *x, const gx
 GX_API gx_status gx_reduce_into(gx_ctx *ctx, const char *op, gx_array *x, const gx_reduce_opts *opts, gx_array *out);
 /* Folds map(in[0][i], in[1][i], ...) (numpy broadcasting, like gx_map) with `op`, in
  * one kernel and without a temporary array.  The map's result type is the element
- * type the operator sees. */
+ * type the operator sees.  The map may read arrays bound in opts->arrays (gx_bind,
+ * docs/LAMBDAS.md) in reductions over every axis (along opts->axes:
+ * GX_ERR_UNSUPPORTED for now); an index out of range is GX_ERR_INDEX naming the first
+ * offending element (row-major, of the broadcast inputs), and such a call waits.
+ * Plain reductions (gx_reduce*) with opts->arrays are GX_ERR_INVALID_ARGUMENT. */
 GX_API gx_status gx_mapreduce(gx_ctx *ctx, const char *map, const char *op, int nin, gx_array *const *in,
                               const gx_reduce_opts *opts, gx_scalar *out);
 GX_API gx_status gx_mapreduce_to(gx_ctx *ctx, const char *map, const char *op, int nin, gx_array *const *in,

@@ -46,6 +46,17 @@ typedef struct lam_fn_sig {
     bool callable; /* every type in the signature is a scalar dtype */
 } lam_fn_sig;
 
+/* An array the lambda reads by index: name[i0, ..., i{ndim-1}] (gx_bind).  The
+ * emitter spells bound array k's read as the call gx_bl<k>(j0, ..., j{ndim-1}), each
+ * j an int64_t (u64 indices saturate at INT64_MAX through gx_bix_u64, so a huge one
+ * stays out of range); the op that runs the lambda defines gx_bl<k> and gx_bix_u64
+ * (ops/bind.c) to load with the bound array's strides and check the bounds. */
+typedef struct lam_arr {
+    const char *name;
+    gx_dtype dtype;
+    int ndim;
+} lam_arr;
+
 typedef struct lam_env {
     const char *text; /* the lambda */
     int nargs;        /* dtypes of the actual arguments, in order */
@@ -54,6 +65,8 @@ typedef struct lam_env {
     int nconsts;
     const lam_fn_sig *fns; /* user functions visible to the lambda (may be NULL) */
     int nfns;
+    const lam_arr *arrays; /* arrays read by index (may be NULL) */
+    int narrays;
 } lam_env;
 
 typedef struct lam_lambda lam_lambda;

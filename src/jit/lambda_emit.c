@@ -287,6 +287,23 @@ static void emit_call(emitter *e, const lam__node *n)
     gx__sb_puts(e->out, "))");
 }
 
+/* A bound array's element: gx_bl<k>(j0, ...) with int64_t indices (see lambda.h). */
+static void emit_index(emitter *e, const lam__node *n)
+{
+    gx__sb_printf(e->out, "(%sgx_bl%d(", cast(n->type), n->index);
+    for (int i = 0; i < n->nkids; i++) {
+        if (i)
+            gx__sb_puts(e->out, ", ");
+        if (n->kid[i]->conv == GX_U64) {
+            gx__sb_puts(e->out, "gx_bix_u64(");
+            emit_conv(e, n->kid[i], GX_U64);
+            gx__sb_puts(e->out, ")");
+        } else
+            emit_conv(e, n->kid[i], GX_I64);
+    }
+    gx__sb_puts(e->out, "))");
+}
+
 static void emit(emitter *e, const lam__node *n)
 {
     if (e->err != GX_OK)
@@ -298,6 +315,7 @@ static void emit(emitter *e, const lam__node *n)
     case LAM_N_BINARY: emit_binary(e, n); break;
     case LAM_N_COND: emit_cond(e, n); break;
     case LAM_N_CALL: emit_call(e, n); break;
+    case LAM_N_INDEX: emit_index(e, n); break;
     }
 }
 

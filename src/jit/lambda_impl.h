@@ -43,6 +43,8 @@ typedef enum lam__op {
     LAM_OP_COMMA,
     LAM_OP_ARROW,
     LAM_OP_ASSIGN,
+    LAM_OP_LBRACK,
+    LAM_OP_RBRACK,
     LAM_OP_COUNT
 } lam__op;
 
@@ -57,10 +59,27 @@ typedef struct lam__tok {
     gx_dtype lit;   /* literal's dtype */
 } lam__tok;
 
-typedef enum lam__kind { LAM_N_LIT, LAM_N_NAME, LAM_N_UNARY, LAM_N_BINARY, LAM_N_COND, LAM_N_CALL } lam__kind;
+/* LAM_N_INDEX: name[kids...], a read of a bound array (lam_env.arrays). */
+typedef enum lam__kind {
+    LAM_N_LIT,
+    LAM_N_NAME,
+    LAM_N_UNARY,
+    LAM_N_BINARY,
+    LAM_N_COND,
+    LAM_N_CALL,
+    LAM_N_INDEX
+} lam__kind;
 
 /* What a name or a call resolved to (filled by the type checker). */
-typedef enum lam__ref { LAM_R_NONE, LAM_R_PARAM, LAM_R_CONST, LAM_R_CAST, LAM_R_BUILTIN, LAM_R_USER } lam__ref;
+typedef enum lam__ref {
+    LAM_R_NONE,
+    LAM_R_PARAM,
+    LAM_R_CONST,
+    LAM_R_CAST,
+    LAM_R_BUILTIN,
+    LAM_R_USER,
+    LAM_R_ARRAY
+} lam__ref;
 
 typedef struct lam__node lam__node;
 struct lam__node {

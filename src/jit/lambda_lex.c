@@ -81,7 +81,7 @@ static const char *const lam__ops[LAM_OP_COUNT] = {
     [LAM_OP_GT] = ">",    [LAM_OP_GE] = ">=",    [LAM_OP_EQ] = "==",    [LAM_OP_NE] = "!=",    [LAM_OP_AND] = "&",
     [LAM_OP_XOR] = "^",   [LAM_OP_OR] = "|",     [LAM_OP_LAND] = "&&",  [LAM_OP_LOR] = "||",   [LAM_OP_NOT] = "!",
     [LAM_OP_TILDE] = "~", [LAM_OP_QUEST] = "?",  [LAM_OP_COLON] = ":",  [LAM_OP_LPAREN] = "(", [LAM_OP_RPAREN] = ")",
-    [LAM_OP_COMMA] = ",", [LAM_OP_ARROW] = "->", [LAM_OP_ASSIGN] = "=",
+    [LAM_OP_COMMA] = ",", [LAM_OP_ARROW] = "->", [LAM_OP_ASSIGN] = "=", [LAM_OP_LBRACK] = "[", [LAM_OP_RBRACK] = "]",
 };
 
 const char *lam__op_text(lam__op op) { return (unsigned)op < LAM_OP_COUNT ? lam__ops[op] : "?"; }

@@ -94,15 +94,20 @@ static gx_status enter(parser *p)
 
 static gx_status parse_cond(parser *p, lam__node **out);
 
-/* f(a, b, ...) after the name and '(' have been seen. */
-static gx_status parse_call_args(parser *p, lam__node *call, int lparen_col)
+/* f(a, b, ...) after the name and '(' have been seen; with `index`, a[i, j, ...]
+ * after the name and '[' (at least one index). */
+static gx_status parse_args(parser *p, lam__node *call, int lparen_col, bool index)
 {
-    if (is_op(p, LAM_OP_RPAREN))
+    lam__op close = index ? LAM_OP_RBRACK : LAM_OP_RPAREN;
+    if (is_op(p, close) && !index)
         return advance(p);
+    if (is_op(p, close))
+        return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start, "write one index per axis: a[i] or m[i, j]",
+                         "expected an index inside '[]'");
     for (;;) {
         if (call->nkids == LAM__MAX_ARGS)
-            return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start, NULL, "too many arguments in one call (at most %d)",
-                             LAM__MAX_ARGS);
+            return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start, NULL, "too many %s (at most %d)",
+                             index ? "indices" : "arguments in one call", LAM__MAX_ARGS);
         lam__node *arg;
         GX__CHECK(parse_cond(p, &arg));
         GX__CHECK(add_kid(p, call, arg));
@@ -110,10 +115,13 @@ static gx_status parse_call_args(parser *p, lam__node *call, int lparen_col)
             GX__CHECK(advance(p));
             continue;
         }
-        if (is_op(p, LAM_OP_RPAREN))
+        if (is_op(p, close))
             return advance(p);
         char d[64];
         tok_desc(p, d, sizeof d);
+        if (index)
+            return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start, "separate indices with ',' and close with ']'",
+                             "expected ',' or ']' in the index opened at column %d, found %s", lparen_col + 1, d);
         return lam__fail(GX_ERR_SYNTAX, p->text, p->tok.start,
                          "separate arguments with ',' and close the call with ')'",
                          "expected ',' or ')' in the call opened at column %d, found %s", lparen_col + 1, d);
@@ -140,16 +148,16 @@ static gx_status parse_primary(parser *p, lam__node **out)
             return advance(p);
         }
         GX__CHECK(advance(p));
-        bool call = is_op(p, LAM_OP_LPAREN);
-        GX__CHECK(new_node(p, call ? LAM_N_CALL : LAM_N_NAME, t.start, out));
+        bool call = is_op(p, LAM_OP_LPAREN), index = is_op(p, LAM_OP_LBRACK);
+        GX__CHECK(new_node(p, call ? LAM_N_CALL : index ? LAM_N_INDEX : LAM_N_NAME, t.start, out));
         (*out)->name_at = t.start;
         (*out)->name_len = t.len;
-        if (!call)
+        if (!call && !index)
             return GX_OK;
         int lp = p->tok.start;
         GX__CHECK(enter(p));
         GX__CHECK(advance(p));
-        GX__CHECK(parse_call_args(p, *out, lp));
+        GX__CHECK(parse_args(p, *out, lp, index));
         p->depth--;
         return GX_OK;
     }

@@ -234,6 +234,7 @@ static lam_range compute(lam__rctx *c, const lam__node *n)
                                    n->type);
         }
         return full(n->type);
+    case LAM_N_INDEX: return full(n->type); /* an element of a bound array: anything */
     }
     return full(n->type);
 }

@@ -154,6 +154,9 @@ static void hint_for(const checker *c, const lam__node *n, bool call, char *buf,
         for (int i = 0; i < e->nconsts && e->consts; i++)
             if (e->consts[i].name)
                 consider(&s, e->consts[i].name, (int)strlen(e->consts[i].name));
+        for (int i = 0; i < e->narrays && e->arrays; i++)
+            if (e->arrays[i].name)
+                consider(&s, e->arrays[i].name, (int)strlen(e->arrays[i].name));
         consider(&s, "true", 4);
         consider(&s, "false", 5);
     }
@@ -174,6 +177,9 @@ static void hint_for(const checker *c, const lam__node *n, bool call, char *buf,
     for (int i = 0; i < e->nconsts && e->consts && k < cap; i++)
         if (e->consts[i].name)
             k += (size_t)snprintf(buf + k, cap - k, "%s%.40s", i ? ", " : "; the constants ", e->consts[i].name);
+    for (int i = 0; i < e->narrays && e->arrays && k < cap; i++)
+        if (e->arrays[i].name)
+            k += (size_t)snprintf(buf + k, cap - k, "%s%.40s[]", i ? ", " : "; the arrays ", e->arrays[i].name);
 }
 
 /* ------------------------------------------------------------ resolution */
@@ -205,6 +211,10 @@ static gx_status check_name(checker *c, lam__node *n)
         }
     int len = n->name_len > 40 ? 40 : n->name_len;
     const char *nm = c->text + n->name_at;
+    for (int i = 0; i < c->env->narrays && c->env->arrays; i++)
+        if (c->env->arrays[i].name && name_is(c, n, c->env->arrays[i].name))
+            return lam__fail(GX_ERR_TYPE, c->text, n->col, "read one element by index, e.g. a[i] (m[i, j] for 2-d)",
+                             "'%.*s' is a bound array, not a value", len, nm);
     for (int i = 0; i < lam__nbuiltins; i++)
         if (name_is(c, n, lam__builtins[i].name))
             return lam__fail(GX_ERR_TYPE, c->text, n->col, "call it with arguments in parentheses",
@@ -460,6 +470,53 @@ static gx_status check_cond(checker *c, lam__node *n)
     return GX_OK;
 }
 
+/* name[i, j, ...]: a bound array (a parameter or constant of that name hides it or
+ * is not indexable), one integer index per axis; the value has the array's dtype. */
+static gx_status check_index(checker *c, lam__node *n)
+{
+    int len = n->name_len > 40 ? 40 : n->name_len;
+    const char *nm = c->text + n->name_at;
+    for (int i = 0; i < c->l->nparams; i++)
+        if (c->l->plen[i] == n->name_len && memcmp(c->text + c->l->pcol[i], nm, (size_t)n->name_len) == 0)
+            return lam__fail(GX_ERR_TYPE, c->text, n->col,
+                             "only arrays bound by name (opts.arrays, gx_bind) can be indexed; a parameter is one "
+                             "element and hides a bound array of its name",
+                             "'%.*s' is a parameter, not an array", len, nm);
+    for (int i = 0; i < c->env->nconsts && c->env->consts; i++)
+        if (c->env->consts[i].name && name_is(c, n, c->env->consts[i].name))
+            return lam__fail(GX_ERR_TYPE, c->text, n->col,
+                             "only arrays bound by name (opts.arrays, gx_bind) can be indexed",
+                             "'%.*s' is a constant, not an array", len, nm);
+    int ai = -1;
+    for (int i = 0; i < c->env->narrays && c->env->arrays && ai < 0; i++)
+        if (c->env->arrays[i].name && name_is(c, n, c->env->arrays[i].name))
+            ai = i;
+    if (ai < 0) {
+        char hint[512];
+        hint_for(c, n, false, hint, sizeof hint);
+        return lam__fail(GX_ERR_TYPE, c->text, n->col, hint, "unknown array '%.*s' (bind it with opts.arrays)", len,
+                         nm);
+    }
+    const lam_arr *a = &c->env->arrays[ai];
+    if (n->nkids != a->ndim)
+        return lam__fail(GX_ERR_TYPE, c->text, n->col, "give one index per axis",
+                         "array '%.*s' has rank %d, so it takes %d ind%s, but %d %s given", len, nm, a->ndim, a->ndim,
+                         a->ndim == 1 ? "ex" : "ices", n->nkids, n->nkids == 1 ? "was" : "were");
+    for (int i = 0; i < n->nkids; i++) {
+        lam__node *k = n->kid[i];
+        GX__CHECK(check(c, k));
+        if (is_float(k->type) || is_cx(k->type))
+            return lam__fail(GX_ERR_TYPE, c->text, k->col, "convert it to an integer first, e.g. i64(x)",
+                             "an index must be an integer, but index %d of '%.*s' is %s", i + 1, len, nm,
+                             gx_dtype_name(k->type));
+        k->conv = k->type == GX_U64 ? GX_U64 : GX_I64; /* u64 saturates on its way to int64 (gx_bix_u64) */
+    }
+    n->ref = LAM_R_ARRAY;
+    n->index = ai;
+    n->type = n->optype = a->dtype;
+    return GX_OK;
+}
+
 static gx_status check(checker *c, lam__node *n)
 {
     gx_status s;
@@ -470,6 +527,7 @@ static gx_status check(checker *c, lam__node *n)
     case LAM_N_BINARY: s = check_binary(c, n); break;
     case LAM_N_COND: s = check_cond(c, n); break;
     case LAM_N_CALL: s = check_call(c, n); break;
+    case LAM_N_INDEX: s = check_index(c, n); break;
     default: s = gx__err(GX_ERR_INTERNAL, "lambda checker: unknown node kind %d", (int)n->kind);
     }
     if (s == GX_OK && n->optype == GX_DTYPE_COUNT)
@@ -495,6 +553,13 @@ static gx_status check_env(const lam_env *env, const lam_lambda *l)
             return lam__fail(
                 GX_ERR_TYPE, l->text, l->pcol[i], "use bool, i8..i64, u8..u64, f32, f64, c64 or c128 arrays",
                 "argument %d has dtype %s, which lambdas do not support", i + 1, gx_dtype_name(env->arg_types[i]));
+    if (env->narrays < 0 || (env->narrays > 0 && !env->arrays))
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "lam_compile: inconsistent environment (bound arrays)");
+    for (int i = 0; i < env->narrays; i++)
+        if (!lam_value(env->arrays[i].dtype) || env->arrays[i].ndim < 0 || env->arrays[i].ndim > GX_MAX_DIMS)
+            return gx__err(GX_ERR_TYPE, "bound array '%.40s' has dtype %s or rank %d, which lambdas do not support",
+                           env->arrays[i].name ? env->arrays[i].name : "?", gx_dtype_name(env->arrays[i].dtype),
+                           env->arrays[i].ndim);
     for (int i = 0; i < env->nconsts && env->consts; i++)
         if (!lam_scalar(env->consts[i].value.dtype))
             return gx__err(GX_ERR_TYPE, "constant '%.40s' has dtype %s, which lambdas do not support",

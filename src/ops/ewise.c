@@ -2,6 +2,7 @@
 #include "ops/ewise.h"
 #include "jit/lambda.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,13 +160,18 @@ gx_status ew_plan_make(ew_plan *pl, gx_array *out, int nin, gx_array *const *in)
 
 static bool is_cuda(gx_ctx *ctx) { return gx__target_is_cuda(ctx); }
 
-static void gen_args_struct(gx__sbuf *b)
+static bool ew_binds(const ew_plan *pl) { return pl->bind && pl->bind->n > 0; }
+
+/* Without bound arrays the text is what it always was (same kernels, same caches). */
+static void gen_args_struct(gx__sbuf *b, const ew_plan *pl)
 {
-    gx__sb_printf(b,
-                  "typedef union { double f; int64_t i; uint64_t u; } gx_cval;\n"
-                  "typedef struct { uint64_t p[%d]; int64_t st[%d][%d]; int64_t shape[%d]; int64_t n; gx_cval c[%d]; } "
-                  "gx_args;\n",
-                  EW_MAXOPS, EW_MAXOPS, GX_MAX_DIMS, GX_MAX_DIMS, EW_MAXCONST);
+    bd_gen_types(b, pl->bind);
+    gx__sb_printf(
+        b,
+        "typedef union { double f; int64_t i; uint64_t u; } gx_cval;\n"
+        "typedef struct { uint64_t p[%d]; int64_t st[%d][%d]; int64_t shape[%d]; int64_t n; gx_cval c[%d];%s } "
+        "gx_args;\n",
+        EW_MAXOPS, EW_MAXOPS, GX_MAX_DIMS, GX_MAX_DIMS, EW_MAXCONST, ew_binds(pl) ? " gx_bargs b;" : "");
 }
 
 static const char *cval_field(gx_dtype t)
@@ -513,7 +519,8 @@ gx_status ew_source(gx_ctx *ctx, const ew_plan *pl, const char *expr, const char
     if (user_code)
         gx__sb_puts(b, user_code);
     gx__sb_puts(b, "\n#line 1 \"gx-generated\"\n");
-    gen_args_struct(b);
+    gen_args_struct(b, pl);
+    bd_gen(b, pl->bind, cuda, cuda ? "a.b." : "a->b.", "gx_idx"); /* every loop names its output index gx_idx */
     char *fused = cuda ? ew_fuse_sincos(expr) : NULL;
     if (fused)
         expr = fused;
@@ -553,7 +560,8 @@ static gx_status ew_launch(gx_ctx *ctx, const ew_plan *pl, const gx__kernel *k)
         full = (int64_t)k->min_grid * gm;
     else if (gm == 0)
         full = 0x7fffffff;
-    return gx__launch_1d(ctx, k, &pl->args, sizeof pl->args, pl->args.n, 64, want < full ? want : full, block);
+    size_t asz = ew_binds(pl) ? sizeof pl->args : offsetof(ew_args, b);
+    return gx__launch_1d(ctx, k, &pl->args, asz, pl->args.n, 64, want < full ? want : full, block);
 }
 
 /* Everything ew_source's output depends on, short of the prelude (fixed per build):
@@ -567,6 +575,7 @@ static void ew_memo_key(gx_ctx *ctx, const ew_plan *pl, const char *expr, const 
     for (int j = 0; j < pl->nconst; j++)
         gx__sb_printf(k, "c%d", (int)pl->cdt[j]);
     const char *u = gx__knob("GX_EW_UNROLL"), *st = gx__knob("GX_EW_STREAM");
+    bd_key(pl->bind, k);
     gx__sb_printf(k, "|%s|%s|%s", u ? u : "", st ? st : "", expr);
 }
 

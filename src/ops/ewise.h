@@ -11,6 +11,7 @@
 #define GX_EWISE_H
 
 #include "core/gx_internal.h"
+#include "ops/bind.h"
 
 #define EW_MAXIN 16
 #define EW_MAXOPS (EW_MAXIN + 1)
@@ -29,6 +30,7 @@ typedef struct ew_args {
     int64_t shape[GX_MAX_DIMS];
     int64_t n;
     ew_cval c[EW_MAXCONST];
+    bd_args b; /* bound arrays (bind.h): passed only when the plan has some */
 } ew_args;
 
 typedef struct ew_plan {
@@ -39,6 +41,8 @@ typedef struct ew_plan {
     int ndim;
     bool contig; /* one dimension, every stride 0 or 1 */
     int vec;     /* CUDA: elements per vector access (1 = scalar) */
+    const bd_set *bind; /* arrays the expression reads by index (NULL: none); set after
+                         * ew_plan_make, args.b filled by bd_begin */
     ew_args args;
 } ew_plan;
 

@@ -63,6 +63,9 @@ static gx_pipe_opts pipe_opts_of(const gx_filter_opts *o)
     if (o) {
         po.consts = o->consts;
         po.nconsts = o->nconsts;
+        po.arrays = o->arrays;
+        po.narrays = o->narrays;
+        po.unchecked = o->unchecked;
     }
     return po;
 }

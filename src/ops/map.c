@@ -16,6 +16,7 @@ typedef struct map_job {
     gx_dtype cdt[EW_MAXCONST];
     ew_cval cval[EW_MAXCONST];
     gx__sbuf expr;
+    bd_set bind; /* arrays the lambda reads by index */
 } map_job;
 
 static gx_status map_check_inputs(gx_ctx *ctx, int nin, gx_array *const *in)
@@ -56,6 +57,8 @@ static gx_status map_prepare(gx_ctx *ctx, const char *lambda, int nin, gx_array 
         ew_cval_of(&opts->consts[j].value, &job->cval[j]);
     }
     job->nconst = nc;
+    GX__CHECK(bd_collect(ctx, "gx_map", opts ? opts->arrays : NULL, opts ? opts->narrays : 0,
+                         opts ? opts->unchecked : 0, nc ? opts->consts : NULL, nc, &job->bind));
     gx__userfns *u = gx__userfns_of(ctx);
     /* A lambda seen before with these dtypes: reuse its emitted expression. */
     gx__sbuf key = {0};
@@ -64,6 +67,7 @@ static gx_status map_prepare(gx_ctx *ctx, const char *lambda, int nin, gx_array 
         gx__sb_printf(&key, "%d,", (int)at[i]);
     for (int j = 0; j < nc; j++)
         gx__sb_printf(&key, "%s:%d,", opts->consts[j].name, (int)opts->consts[j].value.dtype);
+    bd_key(&job->bind, &key);
     gx__sb_printf(&key, "|%s", lambda);
     size_t vlen = 0;
     const char *hit = key.oom ? NULL : gx__memo_find(ctx, key.p, &vlen);
@@ -74,7 +78,8 @@ static gx_status map_prepare(gx_ctx *ctx, const char *lambda, int nin, gx_array 
         gx__sb_free(&key);
         return job->expr.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory") : GX_OK;
     }
-    lam_env env = {lambda, nin, at, nc ? opts->consts : NULL, nc, u ? u->sigs : NULL, u ? u->count : 0};
+    lam_env env = {lambda,           nin,           at,         nc ? opts->consts : NULL, nc, u ? u->sigs : NULL,
+                   u ? u->count : 0, job->bind.arr, job->bind.n};
     gx_status cs = lam_compile(&env, &job->lam);
     if (cs != GX_OK) {
         gx__sb_free(&key);
@@ -144,6 +149,7 @@ static gx_status map_new_output(gx_ctx *ctx, int nin, gx_array *const *in, gx_dt
 
 static void map_fill_plan(ew_plan *pl, const map_job *job)
 {
+    pl->bind = &job->bind;
     pl->nconst = job->nconst;
     for (int j = 0; j < job->nconst; j++) {
         pl->cdt[j] = job->cdt[j];
@@ -173,16 +179,19 @@ static gx_status map_store_expr(const map_job *job, gx_dtype out, gx__sbuf *e)
     return e->oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "gx_map: out of host memory") : GX_OK;
 }
 
-static gx_status map_run(gx_ctx *ctx, const map_job *job, int nin, gx_array *const *in, gx_array *out)
+static gx_status map_run(gx_ctx *ctx, map_job *job, int nin, gx_array *const *in, gx_array *out)
 {
     gx__userfns *u = gx__userfns_of(ctx);
     const char *ucode = u ? u->code.p : NULL;
     bool alias = false;
     for (int i = 0; i < nin; i++)
         alias = alias || gx__arrays_overlap(out, in[i]);
+    for (int k = 0; k < job->bind.n; k++)
+        alias = alias || gx__arrays_overlap(out, job->bind.a[k]);
     gx_array *dst = out;
-    /* An output that overlaps an input other than element for element would read
-     * values it has already written: compute into a fresh array, then copy. */
+    /* An output that overlaps an input other than element for element, or any bound
+     * array (read at any index), would read values it has already written: compute
+     * into a fresh array, then copy. */
     if (alias)
         GX__CHECK(gx__array_new(ctx, out->dtype, out->ndim, out->shape, &dst));
     ew_plan pl;
@@ -192,7 +201,9 @@ static gx_status map_run(gx_ctx *ctx, const map_job *job, int nin, gx_array *con
         s = map_store_expr(job, dst->dtype, &e);
     if (s == GX_OK) {
         map_fill_plan(&pl, job);
-        s = ew_run(ctx, &pl, e.p, ucode, "gx_map");
+        s = bd_begin(ctx, &job->bind, &pl.args.b);
+        if (s == GX_OK)
+            s = bd_end(ctx, &job->bind, "gx_map", "output element (row-major)", ew_run(ctx, &pl, e.p, ucode, "gx_map"));
     }
     gx__sb_free(&e);
     if (alias) {

@@ -138,6 +138,8 @@ gx_status gx_pipe_destroy(gx_pipe *p)
         op_free(&p->ops[i]);
     for (int j = 0; j < p->ncst; j++)
         free(p->cname[j]);
+    for (int k = 0; k < BD_MAX; k++)
+        free(p->bname[k]);
     for (int i = 0; i < RP_MEMO; i++)
         free(p->memo[i].key);
     p->magic = 0;
@@ -168,13 +170,21 @@ static int pipe_types(const gx_pipe *p, gx_dtype *dt)
 }
 
 static gx_status compile_lambda(gx_ctx *ctx, const char *what, const char *text, int nargs, const gx_dtype *types,
-                                const gx_const *consts, int nconsts, lam_lambda **out)
+                                const gx_const *consts, int nconsts, const bd_set *bind, lam_lambda **out)
 {
     GX__ARG(text, "%s: the lambda is NULL (pass text such as \"x -> x * 2\")", what);
     if (nconsts < 0 || (nconsts > 0 && !consts))
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: %d constants but consts is NULL", what, nconsts);
     gx__userfns *u = gx__userfns_of(ctx);
-    lam_env env = {text, nargs, types, consts, nconsts, u ? u->sigs : NULL, u ? u->count : 0};
+    lam_env env = {text,
+                   nargs,
+                   types,
+                   consts,
+                   nconsts,
+                   u ? u->sigs : NULL,
+                   u ? u->count : 0,
+                   bind ? bind->arr : NULL,
+                   bind ? bind->n : 0};
     gx_status s = lam_compile(&env, out);
     if (s != GX_OK)
         return gx__err_prefix(s, "%s (the stream has %d component%s here)", what, nargs, nargs == 1 ? "" : "s");
@@ -198,8 +208,49 @@ static gx_status add_consts(gx_pipe *p, const char *what, const gx_const *consts
     return GX_OK;
 }
 
+/* The pipe's bound arrays with a stage's added: a name the pipe binds already must
+ * name the same array.  Checks stay on unless every binding stage asks for none. */
+static gx_status merge_binds(const gx_pipe *p, const char *what, const gx_pipe_opts *o, bd_set *out)
+{
+    *out = p->bind;
+    if (!o || o->narrays == 0)
+        return GX_OK;
+    bd_set st;
+    GX__CHECK(bd_collect(p->ctx, what, o->arrays, o->narrays, o->unchecked, o->consts, o->nconsts, &st));
+    out->checked = p->bind.n ? p->bind.checked || st.checked : st.checked;
+    for (int k = 0; k < st.n; k++) {
+        int at = -1;
+        for (int j = 0; j < out->n && at < 0; j++)
+            if (strcmp(out->arr[j].name, st.arr[k].name) == 0)
+                at = j;
+        if (at >= 0 && out->a[at] != st.a[k])
+            return gx__err(GX_ERR_INVALID_ARGUMENT,
+                           "%s: '%.40s' is bound to another array by an earlier stage of this pipeline", what,
+                           st.arr[k].name);
+        if (at >= 0)
+            continue;
+        if (out->n == BD_MAX)
+            return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: at most %d bound arrays over a whole pipeline", what, BD_MAX);
+        out->arr[out->n] = st.arr[k];
+        out->a[out->n++] = st.a[k];
+    }
+    return GX_OK;
+}
+
+/* Keeps the merged bindings, with names the pipe owns. */
+static gx_status keep_binds(gx_pipe *p, const char *what, const bd_set *b)
+{
+    for (int k = p->bind.n; k < b->n; k++)
+        if (!(p->bname[k] = strdup(b->arr[k].name)))
+            return gx__err(GX_ERR_OUT_OF_MEMORY, "%s: out of host memory", what);
+    p->bind = *b;
+    for (int k = 0; k < b->n; k++)
+        p->bind.arr[k].name = p->bname[k];
+    return GX_OK;
+}
+
 static gx_status add_lambda_op(gx_pipe *p, rp_op_kind kind, const char *what, const char *text, const gx_const *consts,
-                               int nconsts)
+                               int nconsts, const gx_pipe_opts *opts)
 {
     GX__CHECK(pipe_check(p, what));
     if (p->nops >= RP_MAXOPS)
@@ -207,14 +258,18 @@ static gx_status add_lambda_op(gx_pipe *p, rp_op_kind kind, const char *what, co
     gx_dtype dt[RP_MAXC];
     int m = pipe_types(p, dt);
     lam_lambda *lam = NULL;
-    GX__CHECK(compile_lambda(p->ctx, what, text, m, dt, consts, nconsts, &lam));
+    bd_set bind;
+    GX__CHECK(merge_binds(p, what, opts, &bind));
+    GX__CHECK(compile_lambda(p->ctx, what, text, m, dt, consts, nconsts, &bind, &lam));
     gx_dtype rt = lam_result_type(lam);
     if (!rp_dtype_ok(rt)) {
         lam_free(lam);
         return gx__err(GX_ERR_TYPE, "%s: the lambda gives %s, which pipelines do not carry", what, gx_dtype_name(rt));
     }
     int base = 0;
-    gx_status s = add_consts(p, what, consts, nconsts, &base);
+    gx_status s = keep_binds(p, what, &bind);
+    if (s == GX_OK)
+        s = add_consts(p, what, consts, nconsts, &base);
     char *t = s == GX_OK ? strdup(text) : NULL;
     if (s == GX_OK && !t)
         s = gx__err(GX_ERR_OUT_OF_MEMORY, "%s: out of host memory", what);
@@ -229,13 +284,14 @@ static gx_status add_lambda_op(gx_pipe *p, rp_op_kind kind, const char *what, co
 gx_status gx_pipe_map(gx_pipe *p, const char *lambda, const gx_pipe_opts *opts)
 {
     GX__OPTS_CHECK(opts, "gx_pipe_map");
-    return add_lambda_op(p, RP_MAP, "gx_pipe_map", lambda, opts ? opts->consts : NULL, opts ? opts->nconsts : 0);
+    return add_lambda_op(p, RP_MAP, "gx_pipe_map", lambda, opts ? opts->consts : NULL, opts ? opts->nconsts : 0, opts);
 }
 
 gx_status gx_pipe_filter(gx_pipe *p, const char *pred, const gx_pipe_opts *opts)
 {
     GX__OPTS_CHECK(opts, "gx_pipe_filter");
-    return add_lambda_op(p, RP_FILTER, "gx_pipe_filter", pred, opts ? opts->consts : NULL, opts ? opts->nconsts : 0);
+    return add_lambda_op(p, RP_FILTER, "gx_pipe_filter", pred, opts ? opts->consts : NULL, opts ? opts->nconsts : 0,
+                         opts);
 }
 
 static gx_status add_plain_op(gx_pipe *p, rp_op_kind kind, int64_t k, const char *what)
@@ -589,14 +645,14 @@ gx_status rp_op_prepare(gx_ctx *ctx, const char *what, const char *op, gx_dtype 
     }
     gx_dtype two[2] = {elem, elem};
     lam_lambda *l = NULL;
-    GX__CHECK(compile_lambda(ctx, what, text, 2, two, consts, nconsts, &l));
+    GX__CHECK(compile_lambda(ctx, what, text, 2, two, consts, nconsts, NULL, &l));
     gx_dtype acc = forced != GX_DTYPE_DEFAULT ? forced : lam_result_type(l);
     lam_free(l);
     l = NULL;
     if (!rp_dtype_ok(acc))
         return gx__err(GX_ERR_TYPE, "%s: the operator gives %s, which cannot accumulate", what, gx_dtype_name(acc));
     two[0] = two[1] = acc;
-    GX__CHECK(compile_lambda(ctx, what, text, 2, two, consts, nconsts, &l));
+    GX__CHECK(compile_lambda(ctx, what, text, 2, two, consts, nconsts, NULL, &l));
     const char *names[2] = {"a.v0", "b.v0"};
     gx__sbuf e = {0};
     gx_status s = lam_emit(l, names, nconsts ? cnames : NULL, &e);
@@ -639,6 +695,7 @@ gx_status gx_pipe_reduce(gx_pipe *p, const char *op, const gx_pipe_opts *opts, g
 {
     GX__ARG(out, "gx_pipe_reduce: out is NULL (it receives the result)");
     GX__OPTS_CHECK(opts, "gx_pipe_reduce");
+    GX__CHECK(bd_refuse("gx_pipe_reduce", opts ? opts->narrays : 0));
     const gx_scalar *init = opts ? opts->init : NULL;
     term t;
     GX__CHECK(term_begin(&t, p, "gx_pipe_reduce", false, true));
@@ -673,6 +730,7 @@ gx_status gx_pipe_reduce(gx_pipe *p, const char *op, const gx_pipe_opts *opts, g
 gx_status gx_pipe_mapreduce(gx_pipe *p, const char *map, const char *op, const gx_pipe_opts *opts, gx_scalar *out)
 {
     GX__OPTS_CHECK(opts, "gx_pipe_mapreduce");
+    GX__CHECK(bd_refuse("gx_pipe_mapreduce", opts ? opts->narrays : 0));
     gx_pipe_opts mo = {0};
     if (opts) {
         mo.consts = opts->consts;
@@ -839,6 +897,7 @@ static gx_status pipe_scan(gx_pipe *p, const char *fn, const char *op, const gx_
                            gx_array **made)
 {
     GX__OPTS_CHECK(o, fn);
+    GX__CHECK(bd_refuse(fn, o ? o->narrays : 0));
     GX__CHECK(pipe_check(p, fn));
     int64_t known = 0;
     gx_dtype forced = o ? o->dtype : GX_DTYPE_DEFAULT;

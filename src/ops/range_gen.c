@@ -234,18 +234,21 @@ static void emit_prologue(gx__sbuf *b, const rp_seg *sg, const char *A, bool cud
 
 /* ------------------------------------------------------------ shared declarations */
 
-static void emit_common(gx__sbuf *b, const rp_kspec *ks, bool cuda)
+static void emit_common(gx__sbuf *b, const rp_kspec *ks, const bd_set *bind, bool cuda)
 {
     /* Generated element code sets flags some terminals never read (warning 550). */
     gx__sb_puts(b, cuda ? "#pragma nv_diag_suppress 550\ntypedef unsigned long long gx_uptr;\n"
                         : "typedef uintptr_t gx_uptr;\n");
+    bd_gen_types(b, bind);
     gx__sb_printf(b,
                   "typedef union { double f; int64_t i; uint64_t u; } gx_cval;\n"
                   "typedef struct { uint64_t src[%d]; int64_t sst[%d]; uint64_t out[%d]; uint64_t scratch;\n"
                   "  uint64_t clr; int64_t nclr; uint64_t hres, cnt; int64_t lo, n, ntiles, nparts; uint64_t seed; "
                   "gx_cval start, step; int64_t eoff[%d];\n"
-                  "  gx_cval c[%d]; gx_cval init[2]; } gx_args;\n",
-                  RP_MAXC, RP_MAXC, RP_MAXC, RP_MAXOPS, RP_MAXCONST);
+                  "  gx_cval c[%d]; gx_cval init[2];%s } gx_args;\n",
+                  RP_MAXC, RP_MAXC, RP_MAXC, RP_MAXOPS, RP_MAXCONST, bind && bind->n ? " gx_bargs b;" : "");
+    /* A bound array's read records the element's source index (gx_si) when out of range. */
+    bd_gen(b, bind, cuda, cuda ? "a.b." : "a->b.", "gx_si");
     /* SplitMix64 of (seed, index): internal to pipelines' random sources. */
     gx__sb_puts(b, "GXF uint64_t gx_rp_mix(uint64_t s, uint64_t i)\n{\n"
                    "  uint64_t z = s + (i + 1) * 0x9E3779B97F4A7C15ull;\n"
@@ -1197,7 +1200,7 @@ gx_status rp_generate_body(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx
 {
     bool cuda = gen_cuda(ctx);
     gx__sb_puts(b, "\n#line 1 \"gx-generated\"\n");
-    emit_common(b, ks, cuda);
+    emit_common(b, ks, &sg->pipe->bind, cuda);
     if (!cuda)
         gen_cpu(b, sg, ks);
     else if (ks->term == RP_T_REDUCE)
@@ -1220,6 +1223,7 @@ void rp_body_key(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx__sbuf *b)
     rp_tshape sh = ks->term == RP_T_REDUCE ? (rp_tshape){0, 0, false, 0} : rp_tile_shape(ctx, sg, ks);
     gx__sb_printf(b, "%s|src %d %d c%d v%d f%d a%d|", gx__target_name(gx__ctx_target(ctx)), (int)sg->src, sg->nsrc,
                   sg->contig, sg->vec, sg->filtered, sg->arity);
+    bd_key(&sg->pipe->bind, b);
     for (int k = 0; k < sg->nsrc; k++)
         gx__sb_printf(b, "%d,", (int)sg->sdt[k]);
     for (int c = 0; c < sg->arity; c++)

@@ -12,6 +12,7 @@
 
 #include "core/gx_internal.h"
 #include "jit/lambda.h"
+#include "ops/bind.h"
 
 #define RP_MAXC 8      /* components of a tuple */
 #define RP_MAXOPS 32   /* stages of a pipeline */
@@ -59,6 +60,8 @@ struct gx_pipe {
     int ncst;
     rp_memo memo[RP_MEMO];
     int memo_next;
+    bd_set bind;         /* arrays the stages' lambdas read by index (borrowed, like sources) */
+    char *bname[BD_MAX]; /* their names (copies) */
 };
 #define RP_PIPE_MAGIC 0x6778706970652121ull
 
@@ -122,6 +125,7 @@ typedef struct rp_args {
     int64_t eoff[RP_MAXOPS];
     rp_cval c[RP_MAXCONST];
     rp_cval init[2];
+    bd_args b; /* the pipe's bound arrays (in the kernels' struct only when it has some) */
 } rp_args;
 
 /* Source text of a kernel module for the segment and terminal: the head (prelude and

@@ -181,10 +181,12 @@ static gx_status reduce_cuda(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, 
     return GX_OK;
 }
 
-gx_status rp_run_reduce(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, void *result, bool *empty)
+static gx_status run_reduce(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, void *result, bool *empty,
+                            const bd_args *ba)
 {
     rp_args a;
     rp_fill_args(sg, &a);
+    a.b = *ba;
     memcpy(a.init, ks->init, sizeof a.init);
     if (run_cuda(ctx))
         return reduce_cuda(ctx, sg, ks, &a, result, empty);
@@ -213,7 +215,7 @@ gx_status rp_run_reduce(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, void 
     return GX_OK;
 }
 
-gx_status rp_run_scan(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx_array *out)
+static gx_status run_scan(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx_array *out, const bd_args *ba)
 {
     if (sg->n == 0)
         return GX_OK;
@@ -224,6 +226,7 @@ gx_status rp_run_scan(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx_arra
     GX__CHECK(s);
     rp_args a;
     rp_fill_args(sg, &a);
+    a.b = *ba;
     memcpy(a.init, ks->init, sizeof a.init);
     a.out[0] = (uint64_t)(uintptr_t)gx__array_ptr(out);
     rp_tshape sh = rp_tile_shape(ctx, sg, ks);
@@ -321,7 +324,7 @@ static gx_status collect_cuda(gx_ctx *ctx, const rp_seg *sg, const gx__kernel *k
     return s;
 }
 
-gx_status rp_run_collect(gx_ctx *ctx, const rp_seg *sg, int nout, gx_array **out)
+static gx_status run_collect(gx_ctx *ctx, const rp_seg *sg, int nout, gx_array **out, const bd_args *ba)
 {
     for (int c = 0; c < nout; c++)
         out[c] = NULL;
@@ -336,6 +339,7 @@ gx_status rp_run_collect(gx_ctx *ctx, const rp_seg *sg, int nout, gx_array **out
     GX__CHECK(s);
     rp_args a;
     rp_fill_args(sg, &a);
+    a.b = *ba;
     rp_tshape sh = rp_tile_shape(ctx, sg, &ks);
     int64_t tile = (int64_t)sh.block * sh.items;
     a.ntiles = (sg->n + tile - 1) / tile;
@@ -356,4 +360,43 @@ gx_status rp_run_collect(gx_ctx *ctx, const rp_seg *sg, int nout, gx_array **out
             out[c] = NULL;
         }
     return s;
+}
+
+/* ------------------------------------------------------------ bound arrays */
+
+/* Each terminal runs between the pipe's bound arrays' flag and its read-back; an
+ * index out of range becomes GX_ERR_INDEX at the element's source index. */
+#define RP_BIND_POS "stream position (source index of its segment)"
+
+gx_status rp_run_reduce(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, void *result, bool *empty)
+{
+    bd_set bs = sg->pipe->bind;
+    bd_args ba;
+    GX__CHECK(bd_begin(ctx, &bs, &ba));
+    return bd_end(ctx, &bs, "pipeline", RP_BIND_POS, run_reduce(ctx, sg, ks, result, empty, &ba));
+}
+
+gx_status rp_run_scan(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx_array *out)
+{
+    bd_set bs = sg->pipe->bind;
+    bd_args ba;
+    GX__CHECK(bd_begin(ctx, &bs, &ba));
+    return bd_end(ctx, &bs, "pipeline", RP_BIND_POS, run_scan(ctx, sg, ks, out, &ba));
+}
+
+gx_status rp_run_collect(gx_ctx *ctx, const rp_seg *sg, int nout, gx_array **out)
+{
+    bd_set bs = sg->pipe->bind;
+    bd_args ba;
+    for (int c = 0; c < nout; c++)
+        out[c] = NULL;
+    GX__CHECK(bd_begin(ctx, &bs, &ba));
+    gx_status s = run_collect(ctx, sg, nout, out, &ba);
+    gx_status e = bd_end(ctx, &bs, "pipeline", RP_BIND_POS, s);
+    if (s == GX_OK && e != GX_OK) /* the outputs were made, but hold zeros for the failed reads */
+        for (int c = 0; c < nout; c++) {
+            gx_array_release(out[c]);
+            out[c] = NULL;
+        }
+    return e;
 }

@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ literals */
@@ -213,7 +214,7 @@ static gx_status rd_lambda_op(rd_op *o, gx_ctx *ctx, const char *op, const gx_re
         return gx__err(GX_ERR_DTYPE, "%s: accumulator dtype %s is not supported", fn, gx_dtype_name(o->acc));
     gx_dtype at[2] = {o->acc, o->acc};
     gx__userfns *u = gx__userfns_of(ctx);
-    lam_env env = {op, 2, at, NULL, 0, u ? u->sigs : NULL, u ? u->count : 0};
+    lam_env env = {op, 2, at, NULL, 0, u ? u->sigs : NULL, u ? u->count : 0, NULL, 0};
     lam_lambda *lam = NULL;
     GX__CHECK(lam_compile(&env, &lam));
     const char *pn[2] = {"gx_l", "gx_r"};
@@ -280,14 +281,30 @@ typedef struct rd_user {
     int64_t shape[GX_MAX_DIMS];
     ew_cval c[EW_MAXCONST];
     double cnt;
+    bd_args b; /* passed only when the map reads bound arrays */
 } rd_user;
 
-static void rd_user_fields(char *buf, size_t n)
+static void rd_user_fields(char *buf, size_t n, bool bind)
 {
     gx__fmt(buf, n,
             "uint64_t p[%d]; int64_t st[%d][%d]; int64_t shape[%d]; "
-            "union { double f; int64_t i; uint64_t u; } c[%d]; double cnt;",
-            RD_MAXIN, RD_MAXIN, GX_MAX_DIMS, GX_MAX_DIMS, EW_MAXCONST);
+            "union { double f; int64_t i; uint64_t u; } c[%d]; double cnt;%s",
+            RD_MAXIN, RD_MAXIN, GX_MAX_DIMS, GX_MAX_DIMS, EW_MAXCONST, bind ? " gx_bargs b;" : "");
+}
+
+/* The user code of a job's kernels: gx_define'd functions, then the bound arrays'
+ * types and loads (element position: the row-major index i). */
+static gx_status rd_user_code(rd_job *job, gx__sbuf *code, const char **out)
+{
+    *out = job->ucode;
+    if (job->bind.n == 0)
+        return GX_OK;
+    if (job->ucode)
+        gx__sb_puts(code, job->ucode);
+    bd_gen_types(code, &job->bind);
+    bd_gen(code, &job->bind, gx__target_is_cuda(job->ctx), "u->b.", "i");
+    *out = code->p;
+    return code->oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory") : GX_OK;
 }
 
 /* Dense inputs of the full shape stream at index i; size-1 inputs are read once;
@@ -343,15 +360,23 @@ static gx_status rd_full(rd_job *job, uint64_t out, uint64_t out_idx, void *host
         u.c[j] = job->cval[j];
     u.cnt = (double)total;
     char fields[256];
-    rd_user_fields(fields, sizeof fields);
+    bool bind = job->bind.n > 0;
+    rd_user_fields(fields, sizeof fields, bind);
     sp.user_fields = fields;
-    gx__sbuf elem = {0};
+    gx__sbuf elem = {0}, code = {0};
     rd_full_inputs(job, total, &sp, &u, &elem);
     sp.elem = elem.p;
     gx_status s = elem.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory") : GX_OK;
     if (s == GX_OK)
-        s = rg_run(job->ctx, &sp, total, &u, sizeof u, out, out_idx, host_val, host_idx);
+        s = rd_user_code(job, &code, &sp.user_code);
+    if (s == GX_OK)
+        s = bd_begin(job->ctx, &job->bind, &u.b);
+    if (s == GX_OK)
+        s = bd_end(
+            job->ctx, &job->bind, job->fn, "element (row-major, of the broadcast inputs)",
+            rg_run(job->ctx, &sp, total, &u, bind ? sizeof u : offsetof(rd_user, b), out, out_idx, host_val, host_idx));
     gx__sb_free(&elem);
+    gx__sb_free(&code);
     return s;
 }
 
@@ -417,6 +442,11 @@ static gx_status rd_map(rd_job *job, const char *map, const gx_reduce_opts *opts
         ew_cval_of(&opts->consts[j].value, &job->cval[j]);
     }
     job->nconst = nc;
+    GX__CHECK(bd_collect(job->ctx, job->fn, opts ? opts->arrays : NULL, opts ? opts->narrays : 0,
+                         opts ? opts->unchecked : 0, nc ? opts->consts : NULL, nc, &job->bind));
+    if (!map && job->bind.n)
+        return gx__err(GX_ERR_INVALID_ARGUMENT,
+                       "%s: opts->arrays binds arrays, but only a map lambda reads them (use gx_mapreduce)", job->fn);
     if (!map) {
         job->et = job->in[0]->dtype;
         gx__sb_puts(&job->expr, "m0");
@@ -426,7 +456,8 @@ static gx_status rd_map(rd_job *job, const char *map, const gx_reduce_opts *opts
     for (int i = 0; i < job->nin; i++)
         at[i] = job->in[i]->dtype;
     gx__userfns *u = gx__userfns_of(job->ctx);
-    lam_env env = {map, job->nin, at, nc ? opts->consts : NULL, nc, u ? u->sigs : NULL, u ? u->count : 0};
+    lam_env env = {map,           job->nin,   at, nc ? opts->consts : NULL, nc, u ? u->sigs : NULL, u ? u->count : 0,
+                   job->bind.arr, job->bind.n};
     lam_lambda *lam = NULL;
     GX__CHECK(lam_compile(&env, &lam));
     job->et = lam_result_type(lam);
@@ -547,6 +578,11 @@ static gx_status rd_exec(rd_job *job, gx_array *vals, gx_array *idx)
         int64_t jq;
         return rd_full(job, o, q, junk, &jq);
     }
+    if (job->bind.n)
+        return gx__err(GX_ERR_UNSUPPORTED,
+                       "%s: bound arrays (opts->arrays) are read in reductions over every axis only, not along "
+                       "opts->axes yet; gx_map the values into an array first, then reduce that",
+                       job->fn);
     return ra_run(job, o, q);
 }
 

@@ -40,6 +40,7 @@ typedef struct rd_job {
     bool red[GX_MAX_DIMS];
     int64_t nout, nred; /* output elements, elements folded into each */
     const char *ucode;  /* user functions (gx_define), may be NULL */
+    bd_set bind;        /* arrays the map lambda reads by index (gx_mapreduce) */
 } rd_job;
 
 /* ---- reduce_common.c (used by reduce.c and reduce_axis.c) ---- */

@@ -276,6 +276,7 @@ static gx_status scan_impl(gx_ctx *ctx, const char *fn, const char *op, gx_array
 {
     GX__CHECK(gx__ctx_check(ctx));
     GX__OPTS_CHECK(opts, fn);
+    GX__CHECK(bd_refuse(fn, opts ? opts->narrays : 0));
     GX__CHECK(gx__array_check(x, "gx_scan (x)"));
     if (x->ctx != ctx)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: x belongs to another context", fn);
