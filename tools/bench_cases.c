@@ -631,5 +631,6 @@ const bench_case bench_cases[] = {
     {"pipeline_l2count", bench_case_pipeline_l2count, 0},
     {"concat4", case_concat4, 0},
     {"gather_map_f32", bench_case_gather_map, 0},
+    {"kernel_vadd_at", bench_case_kernel_vadd, 0},
     {NULL, NULL, 0},
 };

@@ -75,6 +75,8 @@ gx_status bench_case_pipeline_l2count(gx_ctx *ctx, gx_backend_kind k, int64_t n,
 
 /* bench_gather.c: gathers fused into maps (gx_bind) */
 gx_status bench_case_gather_map(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+/* bench_kernel.c: a user kernel (vadd through gx_at), unchecked and checked */
+gx_status bench_case_kernel_vadd(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 
 /* Times gx_map of a user lambda over random f32 inputs (one per parameter).  The check
  * (on a GPU) runs the lambda on the CPU backend over the sampled inputs; define_name
