@@ -630,5 +630,8 @@ const bench_case bench_cases[] = {
     {"pipeline_count", bench_case_pipeline_count, 0},
     {"pipeline_l2count", bench_case_pipeline_l2count, 0},
     {"concat4", case_concat4, 0},
+    {"segsum_f32", bench_case_segsum, 0},
+    {"segsum_long_f32", bench_case_segsum_long, 0},
+    {"reduce_by_key_f32", bench_case_reduce_by_key, 0},
     {NULL, NULL, 0},
 };

@@ -73,6 +73,12 @@ gx_status bench_case_pipeline_count(gx_ctx *ctx, gx_backend_kind k, int64_t n, i
 gx_status bench_case_pipeline_l2count(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
                                       int *nrows);
 
+/* bench_segment.c: ragged segments */
+gx_status bench_case_segsum(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_segsum_long(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_reduce_by_key(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                   int *nrows);
+
 /* Times gx_map of a user lambda over random f32 inputs (one per parameter).  The check
  * (on a GPU) runs the lambda on the CPU backend over the sampled inputs; define_name
  * and define_src (may be NULL) are --define's file, given to that context too. */
