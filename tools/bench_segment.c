@@ -87,10 +87,15 @@ static gx_status seg_case(gx_ctx *ctx, int64_t n, int64_t nseg, int reps, int rb
         for (int64_t i = 0; hk && i < n; i++)
             hk[i] = (int32_t)(i / 64);
         nseg = (n + 63) / 64;
-        for (int64_t sg = 0; sg <= nseg; sg++)
+        free(o);
+        o = malloc((size_t)(nseg + 1) * 8);
+        for (int64_t sg = 0; o && sg <= nseg; sg++)
             o[sg] = sg * 64 < n ? sg * 64 : n;
+        if (!o || !hk)
+            s = GX_ERR_OUT_OF_MEMORY;
         bytes = (double)n * 8 + (double)nseg * 8;
-        s = hk ? gx_array_from_host(ctx, GX_I32, 1, &n, hk, &c.keys) : GX_ERR_OUT_OF_MEMORY;
+        if (s == GX_OK)
+            s = gx_array_from_host(ctx, GX_I32, 1, &n, hk, &c.keys);
     } else if (s == GX_OK) {
         s = gx_array_from_host(ctx, GX_I64, 1, &len, o, &c.off);
     }
