@@ -632,5 +632,8 @@ const bench_case bench_cases[] = {
     {"concat4", case_concat4, 0},
     {"gather_map_f32", bench_case_gather_map, 0},
     {"kernel_vadd_at", bench_case_kernel_vadd, 0},
+    {"segsum_f32", bench_case_segsum, 0},
+    {"segsum_long_f32", bench_case_segsum_long, 0},
+    {"reduce_by_key_f32", bench_case_reduce_by_key, 0},
     {NULL, NULL, 0},
 };

@@ -77,6 +77,11 @@ gx_status bench_case_pipeline_l2count(gx_ctx *ctx, gx_backend_kind k, int64_t n,
 gx_status bench_case_gather_map(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 /* bench_kernel.c: a user kernel (vadd through gx_at), unchecked and checked */
 gx_status bench_case_kernel_vadd(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+/* bench_segment.c: ragged segments */
+gx_status bench_case_segsum(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_segsum_long(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_reduce_by_key(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                   int *nrows);
 
 /* Times gx_map of a user lambda over random f32 inputs (one per parameter).  The check
  * (on a GPU) runs the lambda on the CPU backend over the sampled inputs; define_name
