@@ -169,6 +169,11 @@ typedef struct gx_launch_cfg {
  * A mismatch is GX_ERR_TYPE naming the parameter ("argument 2 (n): the kernel
  * declares int64_t, got f32").  Templates/unreadable lists: only the count of
  * arguments against the entry's ABI is left to the driver.
+ * In checked mode (opts->checked or GX_KERNEL_CHECKS=1) a failed assert() or gx_at
+ * is NOT a fault: it is recorded, the thread carries on, and gx_sync /
+ * gx_stream_sync / gx_event_sync return GX_ERR_KERNEL_FAULT naming the kernel, block,
+ * thread and message with the context still usable (gx/device.h).  Unchecked, a
+ * failed assert() traps like any device fault:
  * A fault inside the kernel (illegal address, misaligned access, a failed device
  * assert...) surfaces at the next synchronising call (gx_sync, gx_array_to_host,
  * gx_event_elapsed_ms...) as GX_ERR_KERNEL_FAULT.  CUDA keeps such a "sticky" error
