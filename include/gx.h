@@ -90,7 +90,8 @@ typedef enum gx_status {
     GX_ERR_KERNEL_FAULT,     /* a kernel faulted (e.g. illegal address); CUDA is unusable until the process restarts */
     GX_ERR_UNSUPPORTED,      /* valid request this backend or build cannot do */
     GX_ERR_IO,               /* a file could not be read or written */
-    GX_ERR_INTERNAL          /* a bug in gx: please report it with the message */
+    GX_ERR_INTERNAL,         /* a bug in gx: please report it with the message */
+    GX_ERR_INDEX, /* an index out of range (the message names position, index, axis and size) */
 } gx_status;
 
 /* Name of a status ("GX_ERR_SHAPE"); never NULL. */
@@ -465,5 +466,6 @@ GX_API gx_status gx_map_source(gx_ctx *ctx, const char *lambda, int nin, gx_arra
 #include "gx/kernel.h" /* user CUDA kernels, launch, occupancy, streams, profiler */
 #include "gx/linalg.h" /* matmul, random numbers, FFT */
 #include "gx/assemble.h" /* concat, stack, repeat, tile, pad, flip, roll */
+#include "gx/index.h"    /* take, put, scatter-reduce, mask assignment, where */
 
 #endif /* GX_H */

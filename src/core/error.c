@@ -34,6 +34,7 @@ const char *gx_status_string(gx_status s)
         "GX_ERR_UNSUPPORTED",
         "GX_ERR_IO",
         "GX_ERR_INTERNAL",
+        "GX_ERR_INDEX",
     };
     if ((unsigned)s < sizeof names / sizeof names[0])
         return names[s];
