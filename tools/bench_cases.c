@@ -630,5 +630,9 @@ const bench_case bench_cases[] = {
     {"pipeline_count", bench_case_pipeline_count, 0},
     {"pipeline_l2count", bench_case_pipeline_l2count, 0},
     {"concat4", case_concat4, 0},
+    {"take_f32", bench_case_take, 0},
+    {"scatter_add_f32", bench_case_scatter_add, 0},
+    {"scatter_add_det_f32", bench_case_scatter_add_det, 0},
+    {"where_f32", bench_case_where, 0},
     {NULL, NULL, 0},
 };
