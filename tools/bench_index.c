@@ -30,7 +30,10 @@ static gx_status make_idx(gx_ctx *ctx, int64_t n, uint64_t seed, int64_t mod, gx
     return s;
 }
 
-static int64_t idx_at(uint64_t seed, int64_t i, int64_t mod) { return (int64_t)(bench_bits(seed, (uint64_t)i) % (uint64_t)mod); }
+static int64_t idx_at(uint64_t seed, int64_t i, int64_t mod)
+{
+    return (int64_t)(bench_bits(seed, (uint64_t)i) % (uint64_t)mod);
+}
 
 /* ------------------------------------------------------------ take */
 

@@ -18,10 +18,10 @@
  * out holds the in-range elements and 0 elsewhere; gx_put and gx_scatter_reduce have
  * written / combined every in-range element of x and skipped the others -- except
  * when x is not dense (a strided view), where x is left unchanged.
- * The check costs a 32-byte copy to the device and a waiting 32-byte read back per
- * call.  opts->unchecked = 1 skips both (measured: the kernels themselves cost the
- * same within noise; the saving is the round trip, a few microseconds on a GPU);
- * out-of-range indices are then UNDEFINED BEHAVIOUR (a fault or a wrong write).
+ * The check costs a compare per index in the kernel, a 32-byte copy to the device
+ * and a waiting 32-byte read back per call (so a checked call returns when its work
+ * is done).  opts->unchecked = 1 skips all three; out-of-range indices are then
+ * UNDEFINED BEHAVIOUR (a fault or a wrong write).  Off by default.
  *
  * Inputs that are views (strided, permuted, negatively strided) are accepted
  * everywhere; gx makes a dense copy of such an idx / values / x first (and writes a
@@ -38,11 +38,11 @@ extern "C" {
 
 /* Options of every call here.  All zero (or NULL) = the defaults. */
 typedef struct gx_index_opts {
-    int unchecked;     /* nonzero: no bounds check (out-of-range indices are undefined
+    int unchecked;        /* nonzero: no bounds check (out-of-range indices are undefined
                         * behaviour, see above); default 0: checked */
-    int deterministic; /* gx_scatter_reduce: results that do not depend on scheduling
+    int deterministic;    /* gx_scatter_reduce: results that do not depend on scheduling
                         * (see its contract); default 0 */
-    int exact_dtype;   /* the *_into calls: nonzero = out's dtype must equal the result
+    int exact_dtype;      /* the *_into calls: nonzero = out's dtype must equal the result
                         * dtype (else GX_ERR_DTYPE); 0 = convert as gx.h's conventions say */
     uint64_t reserved[6]; /* zero (see the conventions) */
 } gx_index_opts;
@@ -55,8 +55,7 @@ typedef struct gx_index_opts {
  * non-empty idx into an axis of extent 0 is GX_ERR_INDEX.  Errors: GX_ERR_DTYPE (idx
  * not an integer dtype), GX_ERR_INVALID_ARGUMENT (bad axis, NULLs), GX_ERR_SHAPE (the
  * result would have more than GX_MAX_DIMS axes), GX_ERR_INDEX (see above). */
-GX_API gx_status gx_take(gx_ctx *ctx, gx_array *x, gx_array *idx, int axis, const gx_index_opts *opts,
-                         gx_array **out);
+GX_API gx_status gx_take(gx_ctx *ctx, gx_array *x, gx_array *idx, int axis, const gx_index_opts *opts, gx_array **out);
 /* The same written into `out` (any view), which must have the result shape (else
  * GX_ERR_SHAPE naming both shapes); converted to out's dtype unless opts->exact_dtype. */
 GX_API gx_status gx_take_into(gx_ctx *ctx, gx_array *x, gx_array *idx, int axis, const gx_index_opts *opts,

@@ -17,7 +17,9 @@
 
 #include "core/gx_internal.h"
 
-gx_status gx__oob_begin(gx_ctx *ctx, void **flag);              /* zeroed/initialised flag word (per-context scratch, reused; no allocation per call once warm) */
-gx_status gx__oob_end(gx_ctx *ctx, void *flag, int64_t out[4]); /* waits, reads the 4 words back; out[0]==INT64_MAX: no error */
+/* zeroed/initialised flag word (per-context scratch, reused; no allocation per call once warm) */
+gx_status gx__oob_begin(gx_ctx *ctx, void **flag);
+/* waits, reads the 4 words back; out[0]==INT64_MAX: no error */
+gx_status gx__oob_end(gx_ctx *ctx, void *flag, int64_t out[4]);
 
 #endif

@@ -58,11 +58,11 @@ typedef enum ix_comb { IXC_ASSIGN, IXC_ATOMIC_ADD, IXC_ATOMIC_MAX, IXC_ATOMIC_MI
 /* One kernel's recipe: everything its source depends on. */
 typedef struct ix_spec {
     ix_kind kind;
-    gx_dtype xt, it; /* x's (and values', result's) dtype; idx's dtype */
-    bool check;      /* bounds check */
-    bool flat;       /* take: output position == idx position */
-    int vec;         /* take, flat, GPU: indices per vector load */
-    ix_comb comb;    /* GPU scatter */
+    gx_dtype xt, it;  /* x's (and values', result's) dtype; idx's dtype */
+    bool check;       /* bounds check */
+    bool flat;        /* take: output position == idx position */
+    int vec;          /* take, flat, GPU: indices per vector load */
+    ix_comb comb;     /* GPU scatter */
     const char *expr; /* the combination over gx_l (x's value) and gx_r (the incoming one) */
 } ix_spec;
 
@@ -71,8 +71,7 @@ static bool ix_cuda(gx_ctx *ctx) { return gx__target_is_cuda(ctx); }
 /* ------------------------------------------------------------ source text */
 
 /* `int64_t i` from ip[j], checked when the spec says: on failure, report and run `fail`. */
-static void gen_index(gx__sbuf *b, const ix_spec *sp, const char *j, const char *raw, const char *fail,
-                      const char *ind)
+static void gen_index(gx__sbuf *b, const ix_spec *sp, const char *j, const char *raw, const char *fail, const char *ind)
 {
     const char *ic = gx__dtype_ctype(sp->it);
     if (gx__dtype_is_signed(sp->it)) {
@@ -157,8 +156,7 @@ static void gen_take_cuda(gx__sbuf *b, const ix_spec *sp)
     const char *xc = gx__dtype_ctype(sp->xt), *ic = gx__dtype_ctype(sp->it);
     int V = sp->flat ? sp->vec : 1;
     if (V > 1)
-        gx__sb_printf(b,
-                      "struct __align__(%zu) gxvi { %s e[%d]; };\nstruct __align__(%zu) gxvo { %s e[%d]; };\n",
+        gx__sb_printf(b, "struct __align__(%zu) gxvi { %s e[%d]; };\nstruct __align__(%zu) gxvo { %s e[%d]; };\n",
                       gx_dtype_size(sp->it) * (size_t)V, ic, V, gx_dtype_size(sp->xt) * (size_t)V, xc, V);
     gen_cuda_head(b);
     gen_ptrs(b, sp, true);
@@ -167,8 +165,8 @@ static void gen_take_cuda(gx__sbuf *b, const ix_spec *sp)
         gx__sb_printf(b, "  const int64_t nv = a->n / %d;\n", V);
         gx__sb_puts(b, "  for (int64_t g = tid; g < nv; g += nth) {\n"
                        "    const gxvi iv = ((const gxvi *)ip)[g];\n    gxvo y;\n");
-        gx__sb_printf(b, "#pragma unroll\n    for (int k = 0; k < %d; k++) {\n      const int64_t t = g * %d + k;\n",
-                      V, V);
+        gx__sb_printf(b, "#pragma unroll\n    for (int k = 0; k < %d; k++) {\n      const int64_t t = g * %d + k;\n", V,
+                      V);
         gen_index(b, sp, "t", "iv.e[k]", "y.e[k] = gx_z; continue;", "      ");
         gx__sb_puts(b, "      y.e[k] = xp[i];\n    }\n    ((gxvo *)op)[g] = y;\n  }\n");
         gx__sb_printf(b, "  for (int64_t t = nv * %d + tid; t < a->n; t += nth) {\n", V);
@@ -317,15 +315,16 @@ static void gen_fx_cuda(gx__sbuf *b, const ix_spec *sp)
                        "    } else\n      atomicOr(spc + i, v != v ? 4u : v > 0 ? 1u : 2u);\n  }\n}\n");
         break;
     default: /* IX_FX_FIN: one rounding per element */
-        gx__sb_printf(b,
-                      "  const double isc = gx_fx_scale(a, 1);\n  for (int64_t t = tid; t < a->axn; t += nth) {\n"
-                      "    const unsigned s = spc[t]; const long long q = fx[t];\n    if (s == 0u && q == 0) continue;\n"
-                      "    double add = (double)q * isc;\n"
-                      "    if ((s & 4u) || (s & 3u) == 3u) add = __longlong_as_double(0x7ff8000000000000ll);\n"
-                      "    else if (s & 1u) add = __longlong_as_double(0x7ff0000000000000ll);\n"
-                      "    else if (s & 2u) add = __longlong_as_double((long long)0xfff0000000000000ull);\n"
-                      "    xp[t] = (%s)((double)xp[t] + add);\n  }\n}\n",
-                      gx__dtype_ctype(sp->xt));
+        gx__sb_printf(
+            b,
+            "  const double isc = gx_fx_scale(a, 1);\n  for (int64_t t = tid; t < a->axn; t += nth) {\n"
+            "    const unsigned s = spc[t]; const long long q = fx[t];\n    if (s == 0u && q == 0) continue;\n"
+            "    double add = (double)q * isc;\n"
+            "    if ((s & 4u) || (s & 3u) == 3u) add = __longlong_as_double(0x7ff8000000000000ll);\n"
+            "    else if (s & 1u) add = __longlong_as_double(0x7ff0000000000000ll);\n"
+            "    else if (s & 2u) add = __longlong_as_double((long long)0xfff0000000000000ull);\n"
+            "    xp[t] = (%s)((double)xp[t] + add);\n  }\n}\n",
+            gx__dtype_ctype(sp->xt));
         break;
     }
 }
@@ -604,8 +603,8 @@ static gx_status take_run(gx_ctx *ctx, const char *fn, gx_array *x, gx_array *id
 }
 
 /* The shared body of gx_take / gx_take_into: `into` NULL makes a new array. */
-static gx_status take_impl(const char *fn, gx_ctx *ctx, gx_array *x, gx_array *idx, int axis,
-                           const gx_index_opts *opts, gx_array *into, gx_array **out)
+static gx_status take_impl(const char *fn, gx_ctx *ctx, gx_array *x, gx_array *idx, int axis, const gx_index_opts *opts,
+                           gx_array *into, gx_array **out)
 {
     GX__CHECK(gx__ctx_check(ctx));
     GX__OPTS_CHECK(opts, fn);
@@ -629,8 +628,8 @@ static gx_status take_impl(const char *fn, gx_ctx *ctx, gx_array *x, gx_array *i
     }
     gx_array *xd = NULL, *id = NULL, *r = NULL;
     bool xo = false, io = false;
-    bool direct = into && into->dtype == x->dtype && gx__array_contiguous(into) && into->st != x->st &&
-                  into->st != idx->st;
+    bool direct =
+        into && into->dtype == x->dtype && gx__array_contiguous(into) && into->st != x->st && into->st != idx->st;
     gx_status s = ix_dense(x, NULL, &xd, &xo);
     if (s == GX_OK)
         s = ix_dense(idx, NULL, &id, &io);
@@ -801,8 +800,7 @@ static gx_status scat_run(gx_ctx *ctx, const char *fn, ix_spec *sp, gx_array *x,
                           * worker reads all of idx, so more of them only add work where x fits in
                           * the cache (2^24 values into 2^20 f32 bins, 2 cores: 123 ms on two
                           * workers, 77 ms on one; np.add.at 101 ms). */
-        s = ix_launch(ctx, sp, fn, &a, x->size > 0 ? x->size : 1, x->size > 0 ? (a.m + x->size - 1) / x->size : a.m,
-                      1);
+        s = ix_launch(ctx, sp, fn, &a, x->size > 0 ? x->size : 1, x->size > 0 ? (a.m + x->size - 1) / x->size : a.m, 1);
     int64_t fw[4];
     if (s == GX_OK && sp->check)
         s = gx__oob_end(ctx, flag, fw);
@@ -875,8 +873,9 @@ static gx_status mask_check(gx_ctx *ctx, const char *fn, gx_array *mask, gx_arra
     GX__CHECK(ix_own(ctx, x, fn, "x"));
     GX__CHECK(ix_own(ctx, mask, fn, "mask"));
     if (mask->dtype != GX_BOOL)
-        return gx__err(GX_ERR_DTYPE, "%s: mask is %s; it must be bool (make one with a comparison, e.g. gx_map "
-                                     "\"v -> v > 0\")",
+        return gx__err(GX_ERR_DTYPE,
+                       "%s: mask is %s; it must be bool (make one with a comparison, e.g. gx_map "
+                       "\"v -> v > 0\")",
                        fn, gx_dtype_name(mask->dtype));
     return GX_OK;
 }
@@ -954,8 +953,7 @@ gx_status gx_where(gx_ctx *ctx, gx_array *cond, gx_array *a, gx_array *b, const 
     return where_impl("gx_where", ctx, cond, a, b, opts, NULL, out);
 }
 
-gx_status gx_where_into(gx_ctx *ctx, gx_array *cond, gx_array *a, gx_array *b, const gx_index_opts *opts,
-                        gx_array *out)
+gx_status gx_where_into(gx_ctx *ctx, gx_array *cond, gx_array *a, gx_array *b, const gx_index_opts *opts, gx_array *out)
 {
     GX__ARG(out, "gx_where_into: out must not be NULL");
     return where_impl("gx_where_into", ctx, cond, a, b, opts, out, NULL);
