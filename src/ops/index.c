@@ -587,7 +587,7 @@ static gx_status take_run(gx_ctx *ctx, const char *fn, gx_array *x, gx_array *id
     a.flag = (uint64_t)(uintptr_t)flag;
     if (s == GX_OK)
         s = ix_launch(ctx, &sp, fn, &a, sp.vec > 1 ? (a.n + sp.vec - 1) / sp.vec : a.n, 1, 0);
-    int64_t fw[4];
+    int64_t fw[4] = {INT64_MAX, 0, 0, 0}; /* GCC 13 -O3 cannot see it set when read */
     if (s == GX_OK && check)
         s = gx__oob_end(ctx, flag, fw);
     if (s == GX_OK && check && fw[0] != INT64_MAX) {
@@ -613,7 +613,7 @@ static gx_status take_impl(const char *fn, gx_ctx *ctx, gx_array *x, gx_array *i
     if (x->ndim == 0 && axis != GX_ALL_AXES)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: x is 0-d; take from it with axis = GX_ALL_AXES", fn);
     int nd = 0, ax = -1;
-    int64_t shape[GX_MAX_DIMS], axn = 0, inner = 1;
+    int64_t shape[GX_MAX_DIMS] = {0}, axn = 0, inner = 1;
     GX__CHECK(take_shape(fn, x, idx, axis, &nd, shape, &axn, &inner, &ax));
     bool check = !(opts && opts->unchecked);
     if (into) {
@@ -801,7 +801,7 @@ static gx_status scat_run(gx_ctx *ctx, const char *fn, ix_spec *sp, gx_array *x,
                           * the cache (2^24 values into 2^20 f32 bins, 2 cores: 123 ms on two
                           * workers, 77 ms on one; np.add.at 101 ms). */
         s = ix_launch(ctx, sp, fn, &a, x->size > 0 ? x->size : 1, x->size > 0 ? (a.m + x->size - 1) / x->size : a.m, 1);
-    int64_t fw[4];
+    int64_t fw[4] = {INT64_MAX, 0, 0, 0}; /* GCC 13 -O3 cannot see it set when read */
     if (s == GX_OK && sp->check)
         s = gx__oob_end(ctx, flag, fw);
     if (s == GX_OK && sp->check && fw[0] != INT64_MAX)
