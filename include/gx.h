@@ -490,5 +490,6 @@ GX_API gx_status gx_map_source(gx_ctx *ctx, const char *lambda, int nin, gx_arra
 #include "gx/assemble.h" /* concat, stack, repeat, tile, pad, flip, roll */
 #include "gx/interop.h"  /* external memory, DLPack, the application's streams */
 #include "gx/segment.h" /* ragged segments: segmented reduce/scan/argmin, reduce_by_key, RLE */
+#include "gx/index.h"    /* take, put, scatter-reduce, mask assignment, where */
 
 #endif /* GX_H */

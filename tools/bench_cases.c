@@ -635,5 +635,9 @@ const bench_case bench_cases[] = {
     {"segsum_f32", bench_case_segsum, 0},
     {"segsum_long_f32", bench_case_segsum_long, 0},
     {"reduce_by_key_f32", bench_case_reduce_by_key, 0},
+    {"take_f32", bench_case_take, 0},
+    {"scatter_add_f32", bench_case_scatter_add, 0},
+    {"scatter_add_det_f32", bench_case_scatter_add_det, 0},
+    {"where_f32", bench_case_where, 0},
     {NULL, NULL, 0},
 };

@@ -82,6 +82,12 @@ gx_status bench_case_segsum(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps,
 gx_status bench_case_segsum_long(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_reduce_by_key(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
                                    int *nrows);
+/* bench_index.c: gather, scatter-add (atomic and deterministic), where */
+gx_status bench_case_take(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_scatter_add(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_scatter_add_det(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                     int *nrows);
+gx_status bench_case_where(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 
 /* Times gx_map of a user lambda over random f32 inputs (one per parameter).  The check
  * (on a GPU) runs the lambda on the CPU backend over the sampled inputs; define_name

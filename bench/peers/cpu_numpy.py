@@ -245,6 +245,47 @@ def case_iota(n):
     return Case(call, 1, lambda: 0.0, lambda: float(last["v"]), elems=float(n))
 
 
+def bench_idx(n, seed, mod):
+    """gx bench's index arrays (tools/bench_index.c): bench_bits(seed, i) % mod as int64."""
+    out = np.empty(n, dtype=np.int64)
+    for lo in range(0, n, CHUNK):
+        z = bench_bits(lo, min(n, lo + CHUNK), seed)
+        out[lo:lo + len(z)] = (z % np.uint64(mod)).astype(np.int64)
+    return out
+
+
+def case_take(n):
+    """gx bench's take_f32: np.take(x, idx), x of seed 51, idx of seed 52 into x."""
+    x, idx, last = data(n, 51), bench_idx(n, 52, n), {}
+
+    def call(k):
+        last["o"] = np.take(x, idx)
+    return Case(call, 1, lambda: 16.0 * n, lambda: f64sum(last["o"]))
+
+
+SCAT_BINS = 1 << 20
+
+
+def case_scatter_add(n):
+    """gx bench's scatter_add_f32 (and _det: NumPy is always in index order):
+    bins zeroed, then np.add.at(bins, idx, values)."""
+    v, idx, bins = data(n, 53), bench_idx(n, 54, SCAT_BINS), np.zeros(SCAT_BINS, np.float32)
+
+    def call(k):
+        bins.fill(0)
+        np.add.at(bins, idx, v)
+    return Case(call, 1, lambda: 12.0 * n + 8.0 * SCAT_BINS, lambda: f64sum(bins))
+
+
+def case_where(n):
+    """gx bench's where_f32: np.where(c, a, b), c = (inputs of seed 55) > 0.5."""
+    c, a, b, last = data(n, 55) > np.float32(0.5), data(n, 56), data(n, 57), {}
+
+    def call(k):
+        last["o"] = np.where(c, a, b)
+    return Case(call, 1, lambda: 13.0 * n, lambda: f64sum(last["o"]))
+
+
 # (name, dtype, size factor, maker): gx bench's cases, in its order.
 CASES = [
     ("copy", "f32", 1, lambda n: case_copy(n, 1)),
@@ -266,6 +307,10 @@ CASES = [
     ("scan_sum_new", "f32", 1, case_scan_new),
     ("select_gt05", "f32", 1, case_select),
     ("iota_hash_sum_i64", "i64", 2, case_iota),
+    ("take_f32", "f32", 1, case_take),
+    ("scatter_add_f32", "f32", 1, case_scatter_add),
+    ("scatter_add_det_f32", "f32", 1, case_scatter_add),
+    ("where_f32", "f32", 1, case_where),
 ]
 
 

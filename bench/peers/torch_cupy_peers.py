@@ -50,7 +50,9 @@ DEFAULT_SIZES = "20,24,28"
 DEFAULT_GEMM = "4096,8192"
 ALL_OPS = ["sum", "max", "mean", "argmin", "argmax", "map_sin2cos2", "map_saxpy", "l2dist",
            "scan_sum", "select_gt05", "sum_rows", "sum_cols", "fill_f32", "rand_f32",
-           "pipeline_l2count", "sort_f32", "concat4", "gather_map_f32", "sgemm"]
+            "pipeline_l2count", "sort_f32", "concat4", "gather_map_f32", "take_f32", "scatter_add_f32",
+            "scatter_add_det_f32", "where_f32", "sgemm"]
+SCAT_BINS = 1 << 20  # gx bench's scatter-add bins (tools/bench_index.c)
 
 
 def note(msg):
@@ -240,7 +242,7 @@ def out_shape(op, n, what):
     """shape of an output array: 'n' like the input, 'row' one per row, 'col' one per
     column, 'scalar' a 0-d array"""
     s = side_of(n)
-    return {"n": (n,), "row": (s,), "col": (n // s,), "scalar": ()}[what]
+    return {"n": (n,), "row": (s,), "col": (n // s,), "scalar": (), "bins": (SCAT_BINS,)}[what]
 
 
 def compile_fn(t, f):
@@ -289,6 +291,26 @@ def build_ops_torch(L):
         Form("torch_out", lambda i, o, n: t.mul(t.take(i[1], i[0]), 2, out=o[0]), ["n"]),
         Form("torch_index_out", lambda i, o, n: t.mul(t.index_select(i[1], 0, i[0]), 2, out=o[0]), ["n"]),
         Form("torch_compile", lambda i, o, n: gm(i[0], i[1]), compiled=True)]
+    # inputs from index_inputs: take (x, idx), scatter (values, idx), where (c, a, b)
+    ops["take_f32"] = [Form("torch", lambda i, o, n: t.take(i[0], i[1])),
+                       Form("torch_index_select", lambda i, o, n: i[0].index_select(0, i[1])),
+                       Form("torch_out", lambda i, o, n: t.index_select(i[0], 0, i[1], out=o[0]), ["n"])]
+    ops["scatter_add_f32"] = [
+        Form("torch", lambda i, o, n: o[0].zero_().index_add_(0, i[1], i[0]), ["bins"]),
+        Form("torch_scatter_add", lambda i, o, n: o[0].zero_().scatter_add_(0, i[1], i[0]), ["bins"])]
+
+    def det(fn):  # torch's deterministic algorithms, for this call only
+        def run(i, o, n):
+            t.use_deterministic_algorithms(True)
+            try:
+                return fn(i, o, n)
+            finally:
+                t.use_deterministic_algorithms(False)
+        return run
+    ops["scatter_add_det_f32"] = [
+        Form("torch_det", det(lambda i, o, n: o[0].zero_().index_add_(0, i[1], i[0])), ["bins"])]
+    ops["where_f32"] = [Form("torch", lambda i, o, n: t.where(i[0], i[1], i[2])),
+                        Form("torch_out", lambda i, o, n: t.where(i[0], i[1], i[2], out=o[0]), ["n"])]
     return ops
 
 
@@ -352,6 +374,16 @@ def build_ops_cupy(L):
     ops["gather_map_f32"] = [
         Form("cupy_out", lambda i, o, n: cp.multiply(cp.take(i[1], i[0]), 2, out=o[0]), ["n"]),
         Form("cupy_kernel", lambda i, o, n: ek_gather(i[0], i[1], o[0]), ["n"])]
+    import cupyx
+
+    def scat(i, o, n):
+        o[0].fill(0)
+        cupyx.scatter_add(o[0], i[1], i[0])
+        return o[0]
+    ops["take_f32"] = [Form("cupy", lambda i, o, n: cp.take(i[0], i[1])),
+                       Form("cupy_out", lambda i, o, n: cp.take(i[0], i[1], out=o[0]), ["n"])]
+    ops["scatter_add_f32"] = [Form("cupy", scat, ["bins"])]
+    ops["where_f32"] = [Form("cupy", lambda i, o, n: cp.where(i[0], i[1], i[2]))]
     return ops
 
 
@@ -359,10 +391,32 @@ def build_ops_cupy(L):
 ARITY = {"sum": 1, "max": 1, "mean": 1, "argmin": 1, "argmax": 1, "map_sin2cos2": 1,
          "map_saxpy": 2, "l2dist": 2, "scan_sum": 1, "select_gt05": 1, "sum_rows": 1,
          "sum_cols": 1, "fill_f32": 0, "rand_f32": 0, "pipeline_l2count": 2, "sort_f32": 1,
-         "concat4": 4, "gather_map_f32": 2}
+         "concat4": 4, "gather_map_f32": 2, "take_f32": 3, "scatter_add_f32": 3, "scatter_add_det_f32": 3, "where_f32": 3}
 # f32 arrays of n each op writes (for the rotation estimate of forms that allocate)
 WRITES = {"map_sin2cos2": 1, "map_saxpy": 1, "scan_sum": 1, "select_gt05": 1,
-          "fill_f32": 1, "rand_f32": 1, "sort_f32": 1, "concat4": 1, "gather_map_f32": 1}
+          "fill_f32": 1, "rand_f32": 1, "sort_f32": 1, "concat4": 1, "gather_map_f32": 1, "take_f32": 1, "where_f32": 1}
+
+
+INDEX_OPS = ("take_f32", "scatter_add_f32", "scatter_add_det_f32", "where_f32")
+
+
+def randint(L, n, hi):
+    """n int64 indices uniform in [0, hi) on the device."""
+    if L.name == "torch":
+        return L.t.randint(0, hi, (n,), device=L.dev, dtype=L.t.int64)
+    return L.cp.random.randint(0, hi, n, dtype=L.cp.int64)
+
+
+def index_inputs(L, op, n):
+    """The inputs of the indexing ops (as gx bench's: tools/bench_index.c), or None:
+    take (x, idx into x), scatter-add (values, idx into 2^20 bins), where (c, a, b)."""
+    if op == "take_f32":
+        return [L.rand(n), randint(L, n, n)]
+    if op in ("scatter_add_f32", "scatter_add_det_f32"):
+        return [L.rand(n), randint(L, n, SCAT_BINS)]
+    if op == "where_f32":
+        return [L.rand(n) > 0.5, L.rand(n), L.rand(n)]
+    return None
 
 
 def as_float(L, v):
@@ -428,6 +482,19 @@ def verify(L, op, ins, out, n):
         idx, table = ins
         ref = table.take(idx) * 2 if L.name == "cupy" else L.t.take(table, idx) * 2
         ok = maxabs(L, f64(L, out) - f64(L, ref)) == 0
+    elif op == "take_f32":
+        idx = ins[1]
+        ok = all(as_float(L, out[j]) == as_float(L, x[int(as_float(L, idx[j]))]) for j in (0, n // 3, n - 1))
+        ok = ok and close(as_float(L, f64(L, out).sum()), as_float(L, f64(L, x[idx]).sum()), 1e-9)
+    elif op in ("scatter_add_f32", "scatter_add_det_f32"):
+        if L.name == "torch":
+            ref = L.t.bincount(ins[1], weights=xd, minlength=SCAT_BINS)
+        else:
+            ref = L.cp.bincount(ins[1], weights=xd, minlength=SCAT_BINS)
+        ok = maxabs(L, f64(L, out) - ref) <= 1e-4 * max(1.0, maxabs(L, ref))
+    elif op == "where_f32":
+        lib = L.t if L.name == "torch" else L.cp
+        ok = bool(as_float(L, (out == lib.where(ins[0], ins[1], ins[2])).all()))
     elif op == "sort_f32":
         ok = bool(as_float(L, (out[1:] >= out[:-1]).all()))
         extra["elems"] = n
@@ -445,6 +512,8 @@ def op_bytes(op, n, extra):
         "sum_rows": n * f, "sum_cols": n * f, "fill_f32": n * f, "rand_f32": n * f,
         "pipeline_l2count": 2 * n * f, "sort_f32": 0, "concat4": 2 * n * f,
         "gather_map_f32": 16 * n,  # idx (8n), the table once on average (4n), out (4n): as gx counts
+        "take_f32": 16 * n, "scatter_add_f32": 12 * n + 8 * SCAT_BINS,
+        "scatter_add_det_f32": 12 * n + 8 * SCAT_BINS, "where_f32": 13 * n,
     }[op]
 
 
@@ -493,6 +562,8 @@ def run_lib(L, ops, sizes, gemms, args):
                 if op == "gather_map_f32":  # (idx, table): i64 indices rotate, one table, as gx's case
                     table = L.rand(n)
                     pool = [[L.randint(n), table] for _ in range(k)]
+                elif op in INDEX_OPS:
+                    pool = [index_inputs(L, op, n) for _ in range(k)]
                 else:
                     pool = [[L.rand(math.prod(in_shape(op, n))).reshape(in_shape(op, n)) for _ in range(arity)]
                             for _ in range(k)]
