@@ -369,7 +369,7 @@ def build_ops_cupy(L):
     ops["concat4"] = [Form("cupy", lambda i, o, n: cp.concatenate(i)),
                       Form("cupy_out", lambda i, o, n: cp.concatenate(i, out=o[0]), ["n"])]
     # the best a CuPy user writes: one kernel reading the raw table by index
-    ek_gather = cp.ElementwiseKernel("int64 i, raw float32 table", "float32 y", "y = table[i] * 2.0f",
+    ek_gather = cp.ElementwiseKernel("int64 ix, raw float32 table", "float32 y", "y = table[ix] * 2.0f",
                                      "gxpeer_gather")
     ops["gather_map_f32"] = [
         Form("cupy_out", lambda i, o, n: cp.multiply(cp.take(i[1], i[0]), 2, out=o[0]), ["n"]),

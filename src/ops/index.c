@@ -707,7 +707,7 @@ static gx_status scat_op(gx_ctx *ctx, const char *fn, const char *op, gx_dtype t
     gx_dtype at[2] = {t, t};
     gx__lock(ctx);
     gx__userfns *u = gx__userfns_of(ctx);
-    lam_env env = {text, 2, at, NULL, 0, u ? u->sigs : NULL, u ? u->count : 0};
+    lam_env env = {text, 2, at, NULL, 0, u ? u->sigs : NULL, u ? u->count : 0, NULL, 0};
     lam_lambda *l = NULL;
     gx_status s = lam_compile(&env, &l);
     gx__unlock(ctx);
@@ -810,6 +810,35 @@ static gx_status scat_run(gx_ctx *ctx, const char *fn, ix_spec *sp, gx_array *x,
     return s;
 }
 
+/* A GPU scatter into 1- or 2-byte elements swaps the aligned 32-bit word holding each
+ * element (gen_cas), so the last element's word can reach up to 3 bytes past x's
+ * storage (compute-sanitizer's memcheck caught it on a 3-element i16 x; wrapped
+ * memory may end right there).  Such scatters run on a copy whose storage has a word
+ * to spare, written back after. */
+static gx_status ix_padded(gx_array *x, gx_array **d, bool *owned)
+{
+    *owned = false;
+    *d = NULL;
+    int64_t room = x->size + 4, n = x->size;
+    gx_array *big = NULL, *v = NULL;
+    GX__CHECK(gx__array_new(x->ctx, x->dtype, 1, &room, &big));
+    gx_slice sl = {0, n, 1};
+    gx_status s = gx_array_view(big, &sl, &v);
+    gx_array_release(big); /* the view keeps the storage */
+    if (s == GX_OK)
+        s = gx_array_reshape(v, x->ndim, x->shape, d);
+    gx_array_release(v);
+    if (s == GX_OK)
+        s = gx_array_copy_into(x, *d);
+    if (s != GX_OK) {
+        gx_array_release(*d);
+        *d = NULL;
+        return s;
+    }
+    *owned = true;
+    return GX_OK;
+}
+
 /* Shared body of gx_put (op NULL) and gx_scatter_reduce. */
 static gx_status scat_impl(const char *fn, gx_ctx *ctx, const char *op, gx_array *idx, gx_array *values,
                            const gx_index_opts *opts, gx_array *x)
@@ -831,8 +860,9 @@ static gx_status scat_impl(const char *fn, gx_ctx *ctx, const char *op, gx_array
                     fn, op, gx_dtype_name(x->dtype));
     gx_array *xd = NULL, *id = NULL, *vd = NULL;
     bool xo = false, io = false, vo = false;
+    bool subword = ix_cuda(ctx) && gx_dtype_size(x->dtype) < 4 && sp.comb != IXC_ASSIGN;
     if (s == GX_OK)
-        s = ix_dense(x, NULL, &xd, &xo);
+        s = subword ? ix_padded(x, &xd, &xo) : ix_dense(x, NULL, &xd, &xo);
     if (s == GX_OK)
         s = ix_dense(idx, x, &id, &io);
     if (s == GX_OK)
