@@ -66,7 +66,10 @@ GX_API gx_status gx_take_into(gx_ctx *ctx, gx_array *x, gx_array *idx, int axis,
  * shapes) and is converted to x's dtype as a C cast (gx.h's conventions; complex into
  * real is GX_ERR_DTYPE).  Duplicate indices: one of their values wins -- on the CPU
  * backend always the last (highest position in idx), as NumPy; on a GPU an
- * unspecified one of them.  x: any dtype, any view (flattened row-major). */
+ * unspecified one of them (for c64/c128 the real part and the imaginary part each come
+ * from one of them, not always the same one: a GPU stores the two parts separately).
+ * Give distinct indices (or use the CPU backend) where that matters.  x: any dtype,
+ * any view (flattened row-major). */
 GX_API gx_status gx_put(gx_ctx *ctx, gx_array *idx, gx_array *values, const gx_index_opts *opts, gx_array *x);
 
 /* np.<op>.at(x, idx, values): x.flat[idx[j]] = x.flat[idx[j]] op values[j] for every
