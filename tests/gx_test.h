@@ -87,6 +87,11 @@ double gxt_rand01(void);
  * Every test that returns without doing its work must call it (never a bare
  * return, never a printf of "SKIP"). */
 void gxt_skip(const char *why);
+/* The context under test when it runs on CUDA; else NULL and the test is marked
+ * skipped ("needs the CUDA backend"). */
+gx_ctx *gxt_cuda_ctx(void);
+/* NVRTC present (a trivial offline compile)?  If not, the test is marked skipped. */
+bool gxt_have_nvrtc(void);
 /* A new empty folder gxt-XXXXXX in $TMPDIR (or /tmp) written into dir (n >= 64
  * bytes; "" if it could not be made), removed with everything in it when the test
  * process exits -- after a failed check too.  Tests leave nothing in the temp dir. */

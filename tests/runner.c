@@ -33,6 +33,29 @@ void gxt_skip(const char *why)
     gxt_skipped = 1;
 }
 
+gx_ctx *gxt_cuda_ctx(void)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_backend_kind k;
+    if (gx_ctx_backend(ctx, &k) != GX_OK || k != GX_BACKEND_CUDA) {
+        gxt_skip("needs the CUDA backend (GX_BACKEND=cuda on a GPU machine)");
+        return NULL;
+    }
+    return ctx;
+}
+
+bool gxt_have_nvrtc(void)
+{
+    char *t = NULL;
+    gx_status s = gx_kernel_ptx_offline("extern \"C\" __global__ void k() {}", "k", NULL, NULL, &t);
+    gx_text_free(t);
+    if (s == GX_ERR_UNSUPPORTED) {
+        gxt_skip("NVRTC is not installed here");
+        return false;
+    }
+    return true;
+}
+
 static int gxt_rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
 {
     (void)sb, (void)flag, (void)ftw;

@@ -19,31 +19,6 @@ static const char *VADD = "#include <gx/device.h>\n"
                           "        c[i] = a[i] + b[i];\n"
                           "}\n";
 
-/* The context when it runs on CUDA; else NULL and the test is marked skipped. */
-static gx_ctx *cuda_ctx(void)
-{
-    gx_ctx *ctx = gxt_ctx();
-    gx_backend_kind k;
-    if (gx_ctx_backend(ctx, &k) != GX_OK || k != GX_BACKEND_CUDA) {
-        gxt_skip("needs the CUDA backend (GX_BACKEND=cuda on a GPU machine)");
-        return NULL;
-    }
-    return ctx;
-}
-
-/* NVRTC present?  Probes with a trivial offline compile. */
-static bool have_nvrtc(void)
-{
-    char *t = NULL;
-    gx_status s = gx_kernel_ptx_offline("extern \"C\" __global__ void k() {}", "k", NULL, NULL, &t);
-    gx_text_free(t);
-    if (s == GX_ERR_UNSUPPORTED) {
-        gxt_skip("NVRTC is not installed here");
-        return false;
-    }
-    return true;
-}
-
 static void fill_rand_f32(float *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
@@ -115,7 +90,7 @@ GXT_TEST(kernel_parse_params)
 
 GXT_TEST(kernel_ptx_offline)
 {
-    if (!have_nvrtc())
+    if (!gxt_have_nvrtc())
         return;
     char *ptx = NULL;
     GXT_OK(gx_kernel_ptx_offline(VADD, "vadd", "sm_80", NULL, &ptx));
@@ -155,7 +130,7 @@ GXT_TEST(kernel_ptx_offline)
 
 GXT_TEST(kernel_sass_offline)
 {
-    if (!have_nvrtc())
+    if (!gxt_have_nvrtc())
         return;
     char *sass = NULL;
     gx_status s = gx_kernel_sass_offline(VADD, "sm_90", NULL, &sass);
@@ -198,7 +173,7 @@ static gx_status upload(gx_ctx *ctx, const float *h, int64_t n, gx_array **out)
 
 GXT_TEST(kernel_vadd_suggested_launch)
 {
-    gx_ctx *ctx = cuda_ctx();
+    gx_ctx *ctx = gxt_cuda_ctx();
     if (!ctx)
         return;
     gx_kernel *k = NULL;
@@ -245,7 +220,7 @@ GXT_TEST(kernel_vadd_suggested_launch)
 
 GXT_TEST(kernel_2d_launch)
 {
-    gx_ctx *ctx = cuda_ctx();
+    gx_ctx *ctx = gxt_cuda_ctx();
     if (!ctx)
         return;
     const char *src = "extern \"C\" __global__ void coords(long long *out, int w, int h)\n"
@@ -276,7 +251,7 @@ GXT_TEST(kernel_2d_launch)
 
 GXT_TEST(kernel_dynamic_shared)
 {
-    gx_ctx *ctx = cuda_ctx();
+    gx_ctx *ctx = gxt_cuda_ctx();
     if (!ctx)
         return;
     /* Reverses each block's chunk through dynamic shared memory. */
@@ -323,7 +298,7 @@ GXT_TEST(kernel_dynamic_shared)
 
 GXT_TEST(kernel_launch_limits)
 {
-    gx_ctx *ctx = cuda_ctx();
+    gx_ctx *ctx = gxt_cuda_ctx();
     if (!ctx)
         return;
     gx_kernel *k = NULL;
@@ -361,7 +336,7 @@ GXT_TEST(kernel_launch_limits)
 
 GXT_TEST(kernel_param_mismatch)
 {
-    gx_ctx *ctx = cuda_ctx();
+    gx_ctx *ctx = gxt_cuda_ctx();
     if (!ctx)
         return;
     gx_kernel *k = NULL;
@@ -516,7 +491,7 @@ GXT_TEST(kernel_fault_poisons_every_context_of_the_process) { fault_scenario(2);
 
 GXT_TEST(kernel_reflection)
 {
-    gx_ctx *ctx = cuda_ctx();
+    gx_ctx *ctx = gxt_cuda_ctx();
     if (!ctx)
         return;
     gx_kernel *k = NULL;
@@ -554,7 +529,7 @@ GXT_TEST(kernel_reflection)
 
 GXT_TEST(kernel_device_helpers)
 {
-    gx_ctx *ctx = cuda_ctx();
+    gx_ctx *ctx = gxt_cuda_ctx();
     if (!ctx)
         return;
     /* Per block: sum, min, inclusive/exclusive scans; per thread: Philox words. */
@@ -638,7 +613,7 @@ GXT_TEST(kernel_device_helpers)
 
 GXT_TEST(kernel_cooperative)
 {
-    gx_ctx *ctx = cuda_ctx();
+    gx_ctx *ctx = gxt_cuda_ctx();
     if (!ctx)
         return;
     gx_kernel *k = NULL;

@@ -18,33 +18,10 @@
 #include "backend/cuda/cuda_priv.h"
 #endif
 
-static gx_ctx *cuda_ctx(void)
-{
-    gx_ctx *ctx = gxt_ctx();
-    gx_backend_kind k;
-    if (gx_ctx_backend(ctx, &k) != GX_OK || k != GX_BACKEND_CUDA) {
-        gxt_skip("needs the CUDA backend (GX_BACKEND=cuda on a GPU machine)");
-        return NULL;
-    }
-    return ctx;
-}
-
-static bool have_nvrtc(void)
-{
-    char *t = NULL;
-    gx_status s = gx_kernel_ptx_offline("extern \"C\" __global__ void k() {}", "k", NULL, NULL, &t);
-    gx_text_free(t);
-    if (s == GX_ERR_UNSUPPORTED) {
-        gxt_skip("NVRTC is not installed here");
-        return false;
-    }
-    return true;
-}
-
 /* NVRTC and the toolkit's headers: PTX of a source including `header`. */
 static bool have_headers(void)
 {
-    if (!have_nvrtc())
+    if (!gxt_have_nvrtc())
         return false;
     char inc[4096] = "";
     if (gx_kernel_include_path(inc, sizeof inc, NULL) != GX_OK || !inc[0]) {
@@ -208,7 +185,7 @@ GXT_TEST(kheaders_each_header_compiles)
 
 GXT_TEST(kheaders_assert_needs_no_toolkit)
 {
-    if (!have_nvrtc())
+    if (!gxt_have_nvrtc())
         return;
     /* assert.h and gx/device.h are gx's own: they compile with no include folder. */
     setenv("GX_CUDA_INCLUDE", "/nonexistent-gx-include", 1);
@@ -224,7 +201,7 @@ GXT_TEST(kheaders_assert_needs_no_toolkit)
 
 GXT_TEST(kheaders_missing_header_names_search_path)
 {
-    if (!have_nvrtc())
+    if (!gxt_have_nvrtc())
         return;
     setenv("GX_CUDA_INCLUDE", "/nonexistent-gx-include:/also-not-here", 1);
     char *t = NULL;
@@ -353,7 +330,7 @@ static bool link_skip(gx_status s)
 
 GXT_TEST(kheaders_offline_link_dynamic_parallelism)
 {
-    if (!have_nvrtc())
+    if (!gxt_have_nvrtc())
         return;
     void *b = NULL;
     size_t n = 0;
@@ -367,7 +344,7 @@ GXT_TEST(kheaders_offline_link_dynamic_parallelism)
 
 GXT_TEST(kheaders_offline_link_sources_names_lto)
 {
-    if (!have_nvrtc())
+    if (!gxt_have_nvrtc())
         return;
     const char *two[] = {USE, LIB};
     const char *nm[] = {"use.cu", "lib.cu"};
@@ -422,7 +399,7 @@ static gx_array *up_i32(gx_ctx *ctx, const int *h, int64_t n)
 
 GXT_TEST(kheaders_gpu_coop_grid_sync)
 {
-    gx_ctx *ctx = cuda_ctx();
+    gx_ctx *ctx = gxt_cuda_ctx();
     if (!ctx)
         return;
     gx_kernel *k = NULL;
@@ -460,7 +437,7 @@ GXT_TEST(kheaders_gpu_coop_grid_sync)
 
 GXT_TEST(kheaders_gpu_cg_reduce_scan)
 {
-    gx_ctx *ctx = cuda_ctx();
+    gx_ctx *ctx = gxt_cuda_ctx();
     if (!ctx)
         return;
     gx_kernel *k = NULL;
@@ -505,7 +482,7 @@ static uint16_t f2h_small(float v)
 
 GXT_TEST(kheaders_gpu_wmma_fp16)
 {
-    gx_ctx *ctx = cuda_ctx();
+    gx_ctx *ctx = gxt_cuda_ctx();
     if (!ctx)
         return;
     gx_kernel *k = NULL;
@@ -544,7 +521,7 @@ GXT_TEST(kheaders_gpu_wmma_fp16)
 
 GXT_TEST(kheaders_gpu_fp16_bf16)
 {
-    gx_ctx *ctx = cuda_ctx();
+    gx_ctx *ctx = gxt_cuda_ctx();
     if (!ctx)
         return;
     gx_kernel *k = NULL;
@@ -571,7 +548,7 @@ GXT_TEST(kheaders_gpu_fp16_bf16)
 
 GXT_TEST(kheaders_gpu_cuda_std_and_cub)
 {
-    gx_ctx *ctx = cuda_ctx();
+    gx_ctx *ctx = gxt_cuda_ctx();
     if (!ctx)
         return;
     gx_kernel *k = NULL;
@@ -615,7 +592,7 @@ GXT_TEST(kheaders_gpu_cuda_std_and_cub)
 
 GXT_TEST(kheaders_gpu_checked_assert_and_bounds)
 {
-    gx_ctx *ctx = cuda_ctx();
+    gx_ctx *ctx = gxt_cuda_ctx();
     if (!ctx)
         return;
     gx_kernel_opts o = {0};
@@ -662,7 +639,7 @@ GXT_TEST(kheaders_gpu_checked_assert_and_bounds)
 
 GXT_TEST(kheaders_gpu_child_launches)
 {
-    gx_ctx *ctx = cuda_ctx();
+    gx_ctx *ctx = gxt_cuda_ctx();
     if (!ctx)
         return;
     gx_kernel *k = NULL;
@@ -686,7 +663,7 @@ GXT_TEST(kheaders_gpu_child_launches)
 
 GXT_TEST(kheaders_gpu_sources_and_templates)
 {
-    gx_ctx *ctx = cuda_ctx();
+    gx_ctx *ctx = gxt_cuda_ctx();
     if (!ctx)
         return;
     const char *two[] = {USE, LIB};

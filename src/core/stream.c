@@ -158,19 +158,14 @@ static gx_status stream_check(gx_stream *s, const char *what)
     return gx__ctx_check(s->ctx);
 }
 
-gx_status gx_stream_create(gx_ctx *ctx, gx_stream **out)
+/* Makes s (calloc'ed, ctx set) a live stream of its context: the backend stream is
+ * created unless s wraps one the application owns.  Frees s on failure. */
+static gx_status stream_register(gx_ctx *ctx, gx_stream *s, gx_stream **out)
 {
-    GX__ARG(out, "gx_stream_create: out must not be NULL");
-    *out = NULL;
-    GX__CHECK(gx__ctx_check(ctx));
-    gx_stream *s = calloc(1, sizeof *s);
-    if (!s)
-        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for a stream");
-    s->ctx = ctx;
     gx__lock(ctx);
     struct gx__kx *kx = gx__kx(ctx);
     gx_status st = kx ? GX_OK : GX_ERR_OUT_OF_MEMORY;
-    if (st == GX_OK && gx__ctx_supports(ctx, GX__CAP_STREAMS))
+    if (st == GX_OK && !s->wrapped && gx__ctx_supports(ctx, GX__CAP_STREAMS))
         st = ctx->be.iface->stream.create(&ctx->be, &s->st);
     if (st == GX_OK) {
         s->next = kx->streams;
@@ -182,6 +177,18 @@ gx_status gx_stream_create(gx_ctx *ctx, gx_stream **out)
     }
     gx__unlock(ctx);
     return st;
+}
+
+gx_status gx_stream_create(gx_ctx *ctx, gx_stream **out)
+{
+    GX__ARG(out, "gx_stream_create: out must not be NULL");
+    *out = NULL;
+    GX__CHECK(gx__ctx_check(ctx));
+    gx_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for a stream");
+    s->ctx = ctx;
+    return stream_register(ctx, s, out);
 }
 
 gx_status gx_stream_wrap(gx_ctx *ctx, void *native, gx_stream **out)
@@ -199,18 +206,7 @@ gx_status gx_stream_wrap(gx_ctx *ctx, void *native, gx_stream **out)
     s->native = native;
     if (gx__ctx_supports(ctx, GX__CAP_STREAMS))
         s->st = native;
-    gx__lock(ctx);
-    struct gx__kx *kx = gx__kx(ctx);
-    if (kx) {
-        s->next = kx->streams;
-        kx->streams = s;
-        gx__handle_add(s);
-        *out = s;
-    } else {
-        free(s);
-    }
-    gx__unlock(ctx);
-    return kx ? GX_OK : GX_ERR_OUT_OF_MEMORY;
+    return stream_register(ctx, s, out);
 }
 
 gx_status gx_stream_handle(gx_stream *s, void **out)
