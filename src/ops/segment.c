@@ -1,27 +1,31 @@
 /* segment.c -- ragged segments (gx/segment.h): segmented reduce / scan / argmin /
  * argmax over CSR offsets, reduce-by-key and run-length encoding.
  *
- * One generator for both backends.  The work is the MERGE of two sorted lists: the n
- * elements and the nseg segment ends (end s sits at offsets[s+1]; an end is taken
- * before element j when offsets[s+1] <= j).  That merged sequence of n + nseg items is
- * cut into fixed tiles, whatever the segment lengths, so long, short and empty
- * segments balance alike (never one block per segment):
+ * One generator, two tilings.  Segment s ends at offsets[s+1]; tiles are fixed pieces
+ * of the work whatever the segment lengths, so long, short and empty segments balance
+ * alike (never one block per segment):
+ *   - CUDA: tiles of SG_T consecutive ELEMENTS (256 threads x 16, loaded with 16-byte
+ *     loads into registers); each thread owns the ends that fall in its 16 elements and
+ *     folds a chunk with no end in it without a test per element;
+ *   - CPU: the MERGE of the n elements and the nseg ends cut into SG_CPU_T items (a
+ *     worker's tile; an end is taken before element j when offsets[s+1] <= j).
  *
- *   sg_check   offsets valid?  first bad position into a flag word (read back);
- *   sg_coords  per tile boundary, the merge-path binary search: ends before it;
- *   sg_tiles   per tile (a 128-thread block of 16 items each on CUDA, with the
- *              tile's elements and ends staged in shared memory; a worker's tile on
- *              the CPU): fold each thread's items left to right, segments that start
- *              and end inside are written at once; a block-level segmented scan of
- *              (has end, value) joins the threads; the tile records its head (the
- *              open segment's part before its first end) and tail (after its last);
- *   sg_carry   one block (one call on the CPU) walks the tiles' records IN TILE
- *              ORDER: each tile's carry-in, and the segments that cross tiles;
+ *   sg_check   offsets valid?  the first bad position into the bounds flag (bounds.c);
+ *   sg_coords  per tile boundary, a binary search: the tile's first end;
+ *   sg_tiles   per tile: fold each thread's part left to right, segments that start and
+ *              end inside are written at once; a block-level segmented scan of (has
+ *              end, value) joins the threads; the tile records its head (the open
+ *              segment's part before its first end) and tail (after its last);
+ *   sg_carry   the tiles' records combined IN TILE ORDER (CUDA: sg_carry_up folds runs
+ *              of tiles per block, sg_carry_down starts each block from the blocks
+ *              before it; CPU: one call): each tile's carry-in, and the segments that
+ *              cross tiles;
  *   sg_scan    (scans) the tiles again, each thread starting from its carry.
  *
  * Every fold is in index order, so results are deterministic and a lambda only needs
  * associativity.  reduce-by-key / RLE find run heads with gx_findall, then reduce
  * the runs as segments and gather the first key of each. */
+#include "ops/bounds.h"
 #include "ops/opname.h"
 #include "ops/range_priv.h"
 #include "ops/userfns.h"
@@ -29,10 +33,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SG_CUDA_B 128 /* threads per tile block */
-#define SG_CUDA_I 16  /* merge items per thread */
+#define SG_CUDA_CB 256 /* threads per carry block */
+
+/* CUDA tile shape: threads per block and elements per thread (knobs for experiments). */
+static int sg_cuda_b(void) { return gx__knob_int("GX_SG_BLOCK", 128, 64, 1024) & ~31; }
+static int sg_cuda_i(void) { return gx__knob_int("GX_SG_ITEMS", 16, 16, 64) & ~15; }
 #define SG_CPU_T (1 << 16)
-#define SG_FLAG (1ll << 62) /* flag word: SG_FLAG - (first bad position), 0 = none */
 
 typedef enum sg_mode { SG_REDUCE, SG_SCAN_INCL, SG_SCAN_EXCL } sg_mode;
 
@@ -50,6 +56,8 @@ typedef struct sg_args {
     uint64_t x, off, out, rf, rh, rt, cin, co, flag;
     int64_t n, nseg, ntiles, tile;
     rp_cval init;
+    uint64_t af, av;  /* CUDA: the carry blocks' aggregates */
+    int64_t per, vec; /* CUDA: tiles per carry thread; x is 16-byte aligned */
 } sg_args;
 
 static const char *sg_fld(gx_dtype t)
@@ -70,7 +78,7 @@ static void sg_common(gx__sbuf *b, const sg_job *j, bool cuda)
     gx__sb_printf(b,
                   "typedef union { double f; int64_t i; uint64_t u; } gx_cval;\n"
                   "typedef struct { uint64_t x, off, out, rf, rh, rt, cin, co, flag; int64_t n, nseg, ntiles, tile; "
-                  "gx_cval init; } gx_args;\n"
+                  "gx_cval init; uint64_t af, av; int64_t per, vec; } gx_args;\n"
                   "typedef %s sg_x_t;\ntypedef %s sg_off_t;\ntypedef %s sg_o_t;\ntypedef %s sg_a_t;\n"
                   "typedef struct { sg_a_t v0;%s } gx_acc;\n"
                   "GXF int64_t sg_off(const gx_args *A_, int64_t k) { return (int64_t)((const sg_off_t "
@@ -137,116 +145,191 @@ static void sg_end(gx__sbuf *b, sg_mode m, bool write)
     gx__sb_puts(b, "acc = sg_id(A_); i++;\n");
 }
 
-/* CUDA: one thread's items [dd, dd + cnt) of the tile, item by item. */
-static void sg_cuda_walk(gx__sbuf *b, sg_mode m, bool write)
+/* ---- CUDA: element tiles.  A tile is SG_T = SG_B x SG_I consecutive ELEMENTS (not
+ * merge items): thread tid owns elements [e0, e0 + SG_I) in registers (16-byte loads)
+ * and the segment ends whose values lie in (e0, e0 + SG_I] (the very first thread also
+ * takes ends at 0).  A chunk with no end in it (the common case: segments longer than
+ * SG_I) folds its elements without a test per element; ends are visited where they
+ * fall, so empty segments cost one step each.  Before: merge-path tiles walked item by
+ * item (an end-or-element test, 64-bit counters, shared-memory staging) and took
+ * 1140 us for 2^28 f32 in 2^20 random segments on an H200 (ncu), the single-block
+ * carry another 605 us; now 430-510 us in all (2^10 long segments: 300 us, 84% of
+ * copy).  What is left is instructions, not bytes (ncu: issue slots 70% busy, DRAM
+ * 40%): with segments of ~256 elements about two threads of every warp hold an end,
+ * so most warps take the tested path (a compare per element, the end's bookkeeping,
+ * the next offset's load).  Tried and measured slower: 32 elements per thread,
+ * 256- or 512-thread blocks, marking each thread's first end in shared memory instead
+ * of a binary search per thread. */
+
+/* The thread's fold of its chunk: ends close segments (the first one's value goes to
+ * `head`, later ones are written when `write`), elements fold into acc (scans store). */
+static void sg_cuda_fold(gx__sbuf *b, sg_mode m, bool write)
 {
-    gx__sb_puts(b, "  {\n    int64_t i = ist, jj = jst;\n    for (int64_t q = 0; q < cnt; q++) {\n"
-                   "      if (i < E && (int64_t)so[i] <= jj) {\n");
-    sg_end(b, m, write);
-    gx__sb_puts(b, "      } else {\n");
-    sg_elem(b, m, "sx[jj + (jj >> 5)]");
-    gx__sb_puts(b, "jj++;\n      }\n    }\n  }\n");
+    const char *st = m == SG_SCAN_INCL ? "acc = sg_op(acc, sg_lift(v[q], e0 + q)); os_[e0 + q] = acc.v0;"
+                     : m == SG_SCAN_EXCL ? "os_[e0 + q] = acc.v0; acc = sg_op(acc, sg_lift(v[q], e0 + q));"
+                                         : "acc = sg_op(acc, sg_lift(v[q], e0 + q));";
+    /* r: the next end's place in the chunk as a 32-bit number (SG_I + 1: none here), so
+     * the test per element is one compare.  Every loop over v[] is unrolled: one with a
+     * variable index would put v[] in local memory for the whole kernel. */
+    gx__sb_printf(b,
+                  "  {\n    int64_t k = kb, nx = k < kend ? sg_off(A_, k + 1) : SG_NONE;\n"
+                  "    int r = nx - e0 < SG_I + 1 ? (int)(nx - e0) : SG_I + 1;\n"
+                  "    const int lim = full ? SG_I : a.n - e0 > 0 ? (int)(a.n - e0) : 0;\n"
+                  "#define SG_END { if (!f) { head = acc; f = 1; gf = k; } else if (%s) op_[k] = sg_fin(A_, acc, k); "
+                  "acc = sg_id(A_); k++; nx = k < kend ? sg_off(A_, k + 1) : SG_NONE; "
+                  "r = nx - e0 < SG_I + 1 ? (int)(nx - e0) : SG_I + 1; }\n"
+                  /* a whole warp without ends folds without tests; any other warp takes
+                   * one path for all its threads (two paths would run one after the other) */
+                  "    if (__all_sync(0xffffffffu, full && r > SG_I)) {\n#pragma unroll\n"
+                  "      for (int q = 0; q < SG_I; q++) { %s }\n"
+                  "    } else if (full) {\n#pragma unroll\n      for (int q = 0; q < SG_I; q++) {\n"
+                  "        while (r <= q) SG_END\n        %s\n      }\n"
+                  "      while (r <= SG_I) SG_END\n"
+                  "    } else {\n#pragma unroll\n      for (int q = 0; q < SG_I; q++) if (q < lim) {\n"
+                  "        while (r <= q) SG_END\n        %s\n      }\n"
+                  "      while (r <= SG_I) SG_END\n    }\n#undef SG_END\n  }\n",
+                  write && m == SG_REDUCE ? "op_" : "0", st, st, st);
 }
 
-/* CUDA: inclusive segmented scan of (pf, pv) over NB threads; gives ef/ev (exclusive)
- * and tf/tv (the block's total). */
+/* Block-wide segmented scan of the threads' (pf, pv): ef/ev exclusive, tf/tv inclusive
+ * (so the block's total in the last thread).  Warp shuffles, then the warps' totals folded in warp order, so the
+ * grouping is fixed (deterministic). */
 static void sg_cuda_bscan(gx__sbuf *b, const char *nb)
 {
     gx__sb_printf(b,
-                  "  sf[0][tid] = pf; sv[0][tid] = pv;\n  __syncthreads();\n  int src = 0;\n"
-                  "  for (int d = 1; d < %s; d <<= 1) {\n"
-                  "    int nf = sf[src][tid]; gx_acc nv = sv[src][tid];\n"
-                  "    if (tid >= d) { if (!nf) nv = sg_op(sv[src][tid - d], nv); nf |= sf[src][tid - d]; }\n"
-                  "    sf[src ^ 1][tid] = nf; sv[src ^ 1][tid] = nv; src ^= 1;\n    __syncthreads();\n  }\n"
-                  "  const int ef = tid ? sf[src][tid - 1] : 0;\n"
-                  "  const gx_acc ev = tid ? sv[src][tid - 1] : sg_id(A_);\n"
-                  "  const int tf = sf[src][%s - 1]; const gx_acc tv = sv[src][%s - 1];\n  (void)tf; (void)tv;\n",
-                  nb, nb, nb);
+                  "  {\n    const int lane = tid & 31, wid = tid >> 5;\n    int fl = pf; gx_acc vl = pv;\n"
+                  "#pragma unroll\n    for (int d = 1; d < 32; d <<= 1) {\n"
+                  "      const int of = __shfl_up_sync(0xffffffffu, fl, d); const gx_acc ov = sg_shup(vl, d);\n"
+                  "      if (lane >= d) { if (!fl) vl = sg_op(ov, vl); fl |= of; }\n    }\n"
+                  "    if (lane == 31) { wf_[wid] = fl; wv_[wid] = vl; }\n    __syncthreads();\n"
+                  "    int pfl = 0; gx_acc pre = sg_id(A_);\n"
+                  "    for (int w = 0; w < wid; w++) { if (wf_[w]) { pre = wv_[w]; pfl = 1; } else pre = sg_op(pre, "
+                  "wv_[w]); }\n"
+                  "    const int fi = fl | pfl; const gx_acc vi = fl ? vl : sg_op(pre, vl);\n"
+                  "    const int uf = __shfl_up_sync(0xffffffffu, fi, 1); const gx_acc uv = sg_shup(vi, 1);\n"
+                  "    ef = lane ? uf : pfl; ev = lane ? uv : pre;\n"
+                  "    tf = fi; tv = vi; /* the block's total in thread %s - 1 */\n  }\n",
+                  nb);
 }
 
+/* Head of the tile kernels: the chunk, its first end (marked by the tile's ends),
+ * the elements loaded into v[] (16-byte loads where x is aligned and the chunk full). */
 static void sg_cuda_tile_head(gx__sbuf *b, const char *name)
 {
     gx__sb_printf(b,
                   "extern \"C\" __global__ void __launch_bounds__(SG_B) %s(const gx_args a)\n{\n"
                   "  const gx_args *A_ = &a;\n"
-                  "  __shared__ sg_x_t sx[SG_T + SG_T / 32 + 1];\n  __shared__ int so[SG_T];\n"
-                  "  __shared__ int sf[2][SG_B];\n  __shared__ gx_acc sv[2][SG_B];\n"
+                  "  __shared__ int wf_[SG_B / 32];\n  __shared__ gx_acc wv_[SG_B / 32];\n"
                   "  const int64_t t = blockIdx.x; const int tid = threadIdx.x;\n"
                   "  const int64_t *co = (const int64_t *)(gx_uptr)a.co;\n"
-                  "  const int64_t tot = a.n + a.nseg, D0 = t * SG_T, D1 = D0 + SG_T < tot ? D0 + SG_T : tot;\n"
-                  "  const int64_t i0 = co[t], i1 = co[t + 1], j0 = D0 - i0, j1 = D1 - i1;\n"
-                  "  const int64_t E = i1 - i0, J = j1 - j0;\n"
+                  "  const int64_t e0 = t * SG_T + (int64_t)tid * SG_I, e1 = e0 + SG_I;\n"
+                  "  const int full = e1 <= a.n;\n"
                   "  const sg_x_t *xp = (const sg_x_t *)(gx_uptr)a.x;\n"
                   "  sg_o_t *op_ = (sg_o_t *)(gx_uptr)a.out; sg_a_t *os_ = (sg_a_t *)(gx_uptr)a.out;\n"
                   "  (void)op_; (void)os_;\n"
-                  "#pragma unroll 4\n"
-                  "  for (int k = tid; k < J; k += SG_B) sx[k + (k >> 5)] = xp[j0 + k];\n"
-                  "  for (int k = tid; k < E; k += SG_B) so[k] = (int)(sg_off(A_, i0 + 1 + k) - j0);\n"
-                  "  __syncthreads();\n"
-                  "  int64_t dd = (int64_t)tid * SG_I; if (dd > E + J) dd = E + J;\n"
-                  "  const int64_t cnt = E + J - dd < SG_I ? E + J - dd : SG_I;\n"
-                  "  int64_t lo = dd - J > 0 ? dd - J : 0, hi = dd < E ? dd : E;\n"
-                  "  while (lo < hi) {\n    const int64_t mid = (lo + hi) >> 1;\n"
-                  "    if ((int64_t)so[mid] <= dd - 1 - mid) lo = mid + 1; else hi = mid;\n  }\n"
-                  "  const int64_t ist = lo, jst = dd - lo;\n"
-                  "  int f = 0; int64_t gf = -1; gx_acc acc = sg_id(A_), head = acc;\n",
+                  "  __align__(16) sg_x_t v[SG_I];\n"
+                  "  if (full && a.vec) {\n"
+                  "#pragma unroll\n"
+                  "    for (int w = 0; w < (int)(SG_I * sizeof(sg_x_t) / 16); w++)\n"
+                  "      ((uint4 *)v)[w] = __ldg((const uint4 *)(xp + e0) + w);\n"
+                  "  } else {\n"
+                  "#pragma unroll\n"
+                  "    for (int q = 0; q < SG_I; q++) v[q] = e0 + q < a.n ? xp[e0 + q] : (sg_x_t)0;\n  }\n"
+                  "  const int64_t kend = co[t + 1];\n"
+                  "  const int64_t kb = e0 == 0 ? co[t] : sg_count_le(A_, co[t], kend, e0);\n"
+                  "  int f = 0; int64_t gf = -1; gx_acc acc = sg_id(A_), head = acc;\n"
+                  "  int ef, tf; gx_acc ev, tv;\n",
                   name);
+}
+
+/* The carry over tiles, in two parallel launches with a fixed grouping: sg_carry_up
+ * folds each block's run of tiles (per thread `per` tiles, then the block scan) into
+ * one aggregate; sg_carry_down starts each block from the aggregates before it (in
+ * block order), gives every tile its carry-in and writes the segments that cross
+ * tiles.  (One block walking every tile took 605 us at 2^17 tiles.) */
+static void sg_cuda_carry(gx__sbuf *b, bool down)
+{
+    gx__sb_printf(b,
+                  "extern \"C\" __global__ void __launch_bounds__(SG_CB) %s(const gx_args a)\n{\n"
+                  "  const gx_args *A_ = &a;\n"
+                  "  __shared__ int wf_[SG_CB / 32];\n  __shared__ gx_acc wv_[SG_CB / 32];\n"
+                  "  const int tid = threadIdx.x;\n  const int64_t T = a.ntiles;\n"
+                  "  const int64_t b0 = ((int64_t)blockIdx.x * SG_CB + tid) * a.per;\n"
+                  "  const int64_t b = b0 < T ? b0 : T, e = b + a.per < T ? b + a.per : T;\n"
+                  "  const int *rf = (const int *)(gx_uptr)a.rf;\n"
+                  "  const gx_acc *rh = (const gx_acc *)(gx_uptr)a.rh, *rt = (const gx_acc *)(gx_uptr)a.rt;\n"
+                  "  int pf = 0; gx_acc pv = sg_id(A_);\n"
+                  "  for (int64_t u = b; u < e; u++) { if (rf[u]) { pv = rt[u]; pf = 1; } else pv = sg_op(pv, "
+                  "rh[u]); }\n"
+                  "  int ef, tf; gx_acc ev, tv;\n",
+                  down ? "sg_carry_down" : "sg_carry_up");
+    sg_cuda_bscan(b, "SG_CB");
+    if (!down) {
+        gx__sb_puts(b, "  (void)ef; (void)ev;\n"
+                       "  if (tid == SG_CB - 1) { ((int *)(gx_uptr)a.af)[blockIdx.x] = tf; ((gx_acc *)(gx_uptr)a.av)[blockIdx.x] "
+                       "= tv; }\n}\n");
+        return;
+    }
+    gx__sb_puts(b, "  (void)tf; (void)tv;\n"
+                   "  gx_acc c = sg_id(A_);\n"
+                   "  for (unsigned w = 0; w < blockIdx.x; w++) { if (((const int *)(gx_uptr)a.af)[w]) c = ((const "
+                   "gx_acc *)(gx_uptr)a.av)[w]; else c = sg_op(c, ((const gx_acc *)(gx_uptr)a.av)[w]); }\n"
+                   "  c = ef ? ev : sg_op(c, ev);\n"
+                   "  gx_acc *cin = (gx_acc *)(gx_uptr)a.cin;\n  const int64_t *co = (const int64_t *)(gx_uptr)a.co;\n"
+                   "  sg_o_t *op_ = (sg_o_t *)(gx_uptr)a.out;\n"
+                   "  for (int64_t u = b; u < e; u++) {\n    if (cin) cin[u] = c;\n"
+                   "    if (rf[u]) { if (op_) { const int64_t s = co[u]; op_[s] = sg_fin(A_, sg_op(c, rh[u]), s); } c "
+                   "= rt[u]; }\n"
+                   "    else c = sg_op(c, rh[u]);\n  }\n}\n");
 }
 
 static void sg_cuda(gx__sbuf *b, const sg_job *j)
 {
-    gx__sb_printf(b, "#define SG_B %d\n#define SG_I %d\n#define SG_T (SG_B * SG_I)\n", SG_CUDA_B, SG_CUDA_I);
-    gx__sb_printf(b, "extern \"C\" __global__ void sg_check(const gx_args a)\n{\n  const gx_args *A_ = &a;\n"
-                     "  for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k <= a.nseg; k += "
-                     "(int64_t)gridDim.x * blockDim.x)\n"
-                     "    if (sg_bad(A_, k)) atomicMax((unsigned long long *)(gx_uptr)a.flag, (unsigned long "
-                     "long)(%lldll - k));\n}\n",
-                     (long long)SG_FLAG);
+    gx__sb_printf(b, "#define SG_B %d\n#define SG_I %d\n#define SG_T (SG_B * SG_I)\n#define SG_CB %d\n", sg_cuda_b(), sg_cuda_i(), SG_CUDA_CB);
+    gx__sb_puts(b, "#define SG_NONE 0x7fffffffffffffffll\n"
+                   "__device__ gx_acc sg_shup(gx_acc x, int d)\n{\n"
+                   "  union { gx_acc a; unsigned w[(sizeof(gx_acc) + 3) / 4]; } u, r;\n  u.a = x;\n"
+                   "#pragma unroll\n  for (int i = 0; i < (int)((sizeof(gx_acc) + 3) / 4); i++) r.w[i] = "
+                   "__shfl_up_sync(0xffffffffu, u.w[i], d);\n"
+                   "  return r.a;\n}\n"
+                   /* ends among [lo, hi) whose value is <= v */
+                   "__device__ int64_t sg_count_le(const gx_args *A_, int64_t lo, int64_t hi, int64_t v)\n{\n"
+                   "  while (lo < hi) { const int64_t mid = (lo + hi) >> 1; if (sg_off(A_, mid + 1) <= v) lo = mid + "
+                   "1; else hi = mid; }\n  return lo;\n}\n");
+    /* the first bad offset, into the bounds flag (gx__oob_*: word 0, atomicMin) */
+    gx__sb_puts(b, "extern \"C\" __global__ void sg_check(const gx_args a)\n{\n  const gx_args *A_ = &a;\n"
+                   "  for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k <= a.nseg; k += "
+                   "(int64_t)gridDim.x * blockDim.x)\n"
+                   "    if (sg_bad(A_, k)) atomicMin((long long *)(gx_uptr)a.flag, (long long)k);\n}\n");
+    /* co[t]: the first end owned by tile t (ends with value <= t * SG_T belong before) */
     gx__sb_puts(b, "extern \"C\" __global__ void sg_coords(const gx_args a)\n{\n  const gx_args *A_ = &a;\n"
-                   "  const int64_t tot = a.n + a.nseg;\n"
                    "  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t <= a.ntiles; t += "
                    "(int64_t)gridDim.x * blockDim.x)\n"
-                   "    ((int64_t *)(gx_uptr)a.co)[t] = sg_search(A_, t * SG_T < tot ? t * SG_T : tot);\n}\n");
+                   "    ((int64_t *)(gx_uptr)a.co)[t] = t == 0 ? 0 : t == a.ntiles ? a.nseg : sg_count_le(A_, 0, "
+                   "a.nseg, t * SG_T);\n}\n");
     /* pass 1: per tile, fold; write inner segments (reduce); records */
     sg_cuda_tile_head(b, "sg_tiles");
-    sg_cuda_walk(b, SG_REDUCE, true);
+    sg_cuda_fold(b, SG_REDUCE, true);
     gx__sb_puts(b, "  int pf = f; gx_acc pv = acc;\n  if (!f) head = acc;\n");
-    gx__sb_puts(b, "  {\n");
     sg_cuda_bscan(b, "SG_B");
     gx__sb_puts(b, "  if (f) {\n    const gx_acc h = sg_op(ev, head);\n"
                    "    if (ef) { if (op_) op_[gf] = sg_fin(A_, h, gf); }\n"
                    "    else ((gx_acc *)(gx_uptr)a.rh)[t] = h;\n  }\n"
                    "  if (tid == SG_B - 1) {\n    ((int *)(gx_uptr)a.rf)[t] = tf;\n"
                    "    if (tf) ((gx_acc *)(gx_uptr)a.rt)[t] = tv; else ((gx_acc *)(gx_uptr)a.rh)[t] = tv;\n  }\n"
-                   "  }\n}\n");
-    /* carry: one block over the records, in tile order */
-    gx__sb_puts(b, "extern \"C\" __global__ void __launch_bounds__(1024) sg_carry(const gx_args a)\n{\n"
-                   "  const gx_args *A_ = &a;\n"
-                   "  __shared__ int sf[2][1024];\n  __shared__ gx_acc sv[2][1024];\n"
-                   "  const int tid = threadIdx.x;\n  const int64_t T = a.ntiles, per = (T + 1023) / 1024;\n"
-                   "  const int64_t b = tid * per < T ? tid * per : T, e = b + per < T ? b + per : T;\n"
-                   "  const int *rf = (const int *)(gx_uptr)a.rf;\n"
-                   "  const gx_acc *rh = (const gx_acc *)(gx_uptr)a.rh, *rt = (const gx_acc *)(gx_uptr)a.rt;\n"
-                   "  gx_acc *cin = (gx_acc *)(gx_uptr)a.cin;\n  const int64_t *co = (const int64_t *)(gx_uptr)a.co;\n"
-                   "  sg_o_t *op_ = (sg_o_t *)(gx_uptr)a.out;\n"
-                   "  int pf = 0; gx_acc pv = sg_id(A_);\n"
-                   "  for (int64_t u = b; u < e; u++) { if (rf[u]) { pv = rt[u]; pf = 1; } else pv = sg_op(pv, "
-                   "rh[u]); }\n");
-    sg_cuda_bscan(b, "1024");
-    gx__sb_puts(b, "  gx_acc c = ev;\n"
-                   "  for (int64_t u = b; u < e; u++) {\n    if (cin) cin[u] = c;\n"
-                   "    if (rf[u]) { if (op_) { const int64_t s = co[u]; op_[s] = sg_fin(A_, sg_op(c, rh[u]), s); } c "
-                   "= rt[u]; }\n"
-                   "    else c = sg_op(c, rh[u]);\n  }\n}\n");
+                   "}\n");
+    sg_cuda_carry(b, false);
+    sg_cuda_carry(b, true);
     if (j->mode == SG_REDUCE)
         return;
-    /* scans: pass 1 again (no writes) for the threads' carries, then the scan walk */
+    /* scans: fold again (no writes) for the threads' carries, then the writing fold */
     sg_cuda_tile_head(b, "sg_scan");
-    sg_cuda_walk(b, SG_REDUCE, false);
-    gx__sb_puts(b, "  (void)gf;\n  int pf = f; gx_acc pv = acc;\n  (void)head;\n");
+    sg_cuda_fold(b, SG_REDUCE, false);
+    gx__sb_puts(b, "  (void)gf; (void)head;\n  int pf = f; gx_acc pv = acc;\n");
     sg_cuda_bscan(b, "SG_B");
-    gx__sb_puts(b, "  acc = ef ? ev : sg_op(((const gx_acc *)(gx_uptr)a.cin)[t], ev);\n");
-    sg_cuda_walk(b, j->mode, false);
+    gx__sb_puts(b, "  (void)tf; (void)tv;\n"
+                   "  acc = ef ? ev : sg_op(((const gx_acc *)(gx_uptr)a.cin)[t], ev); f = 0;\n");
+    sg_cuda_fold(b, j->mode, false);
     gx__sb_puts(b, "}\n");
 }
 
@@ -282,12 +365,11 @@ static void sg_cpu_tile_head(gx__sbuf *b, const char *name)
 static void sg_cpu(gx__sbuf *b, const sg_job *j)
 {
     gx__sb_printf(b, "#define SG_T %lldll\n", (long long)SG_CPU_T);
-    gx__sb_printf(b,
+    gx__sb_puts(b,
                   "void sg_check(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
                   "  const gx_args *A_ = (const gx_args *)ap;\n  (void)thread; (void)end;\n  if (begin) return;\n"
                   "  for (int64_t k = 0; k <= A_->nseg; k++)\n"
-                  "    if (sg_bad(A_, k)) { *(int64_t *)(gx_uptr)A_->flag = %lldll - k; return; }\n}\n",
-                  (long long)SG_FLAG);
+                  "    if (sg_bad(A_, k)) { *(int64_t *)(gx_uptr)A_->flag = k; return; }\n}\n");
     gx__sb_puts(b, "void sg_coords(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
                    "  const gx_args *A_ = (const gx_args *)ap;\n  (void)thread;\n"
                    "  const int64_t tot = A_->n + A_->nseg;\n"
@@ -381,29 +463,82 @@ static gx_status sg_bad_msg(gx_ctx *ctx, const char *fn, const gx_array *off, in
                    (long long)k, (long long)v, (long long)(k - 1), (long long)sg_read_off(ctx, off, k - 1));
 }
 
-/* Validates offsets on the device; the flag word is read back (waits). */
-static gx_status sg_validate(gx_ctx *ctx, const char *fn, const char *src, sg_args *a, const gx_array *off)
+/* Offsets are checked on the device into the bounds flag of ops/bounds.c (word 0: the
+ * first bad position).  The CPU walks need valid offsets, so there the check finishes
+ * first; the CUDA kernels stay inside their own tile's elements and ends whatever the
+ * offsets hold, so there the check runs beside them and is read back once at the end
+ * (one wait per call, not a wait before the work). */
+static gx_status sg_check_launch(gx_ctx *ctx, const char *fn, const char *src, sg_args *a, void **flag)
 {
-    gx_array *flag = NULL;
-    int64_t one = 1, zero = 0, got = 0;
-    GX__CHECK(gx__array_new(ctx, GX_I64, 1, &one, &flag));
-    gx_status s = ctx->be.iface->mem.h2d(&ctx->be, gx__array_ptr(flag), &zero, 8);
-    a->flag = sg_ptr(flag);
+    GX__CHECK(gx__oob_begin(ctx, flag));
+    a->flag = (uint64_t)(uintptr_t)*flag;
     int64_t grid = (a->nseg + 1 + 255) / 256;
-    if (s == GX_OK)
-        s = sg_launch(ctx, src, fn, "sg_check", a, 1, grid < 4096 ? grid : 4096, 256);
-    if (s == GX_OK)
-        s = ctx->be.iface->mem.d2h(&ctx->be, &got, gx__array_ptr(flag), 8);
-    gx_array_release(flag);
-    a->flag = 0;
-    GX__CHECK(s);
-    return got ? sg_bad_msg(ctx, fn, off, a->n, SG_FLAG - got) : GX_OK;
+    return sg_launch(ctx, src, fn, "sg_check", a, 1, grid < 4096 ? grid : 4096, 256);
+}
+
+/* Reads the flag (waits); s: the status so far, which wins. */
+static gx_status sg_check_end(gx_ctx *ctx, const char *fn, const gx_array *off, int64_t n, void *flag, gx_status s)
+{
+    int64_t w[4];
+    gx_status e = gx__oob_end(ctx, flag, w);
+    if (s != GX_OK)
+        return s;
+    GX__CHECK(e);
+    return w[0] == INT64_MAX ? GX_OK : sg_bad_msg(ctx, fn, off, n, w[0]);
 }
 
 static size_t sg_round16(size_t v) { return (v + 15) & ~(size_t)15; }
 
+/* Record layout (one scratch array): rf (int per tile), rh, rt, cin (acc per tile), co
+ * (ntiles + 1 int64), and on CUDA the carry blocks' af (int), av (acc). */
+static gx_status sg_run(gx_ctx *ctx, const sg_job *j, const char *src, sg_args *a, gx_array *out)
+{
+    bool cuda = gx__target_is_cuda(ctx);
+    size_t T = (size_t)a->ntiles, as = sg_acc_size(j);
+    int64_t nb = 1;
+    if (cuda) {
+        int64_t per = (a->ntiles + SG_CUDA_CB * 64 - 1) / (SG_CUDA_CB * 64); /* at most 64 carry blocks */
+        a->per = per < 4 ? 4 : per;
+        nb = (a->ntiles + SG_CUDA_CB * a->per - 1) / (SG_CUDA_CB * a->per);
+    }
+    size_t o_rh = sg_round16(T * 4), o_rt = o_rh + sg_round16(T * as), o_cin = o_rt + sg_round16(T * as);
+    size_t o_co = o_cin + sg_round16(T * as), o_af = o_co + sg_round16((T + 1) * 8);
+    size_t o_av = o_af + sg_round16((size_t)nb * 4);
+    int64_t bytes = (int64_t)(o_av + (size_t)nb * as);
+    gx_array *rec = NULL;
+    GX__CHECK(gx__array_new(ctx, GX_U8, 1, &bytes, &rec));
+    uint64_t base = sg_ptr(rec);
+    a->rf = base;
+    a->rh = base + o_rh;
+    a->rt = base + o_rt;
+    a->cin = j->mode == SG_REDUCE ? 0 : base + o_cin;
+    a->co = base + o_co;
+    a->af = base + o_af;
+    a->av = base + o_av;
+    gx_status s = sg_launch(ctx, src, j->fn, "sg_coords", a, a->ntiles + 1, (a->ntiles + 1 + 255) / 256, 256);
+    if (s == GX_OK) {
+        a->out = j->mode == SG_REDUCE ? sg_ptr(out) : 0;
+        s = sg_launch(ctx, src, j->fn, "sg_tiles", a, a->ntiles, a->ntiles, sg_cuda_b());
+    }
+    if (s == GX_OK && cuda) {
+        s = sg_launch(ctx, src, j->fn, "sg_carry_up", a, 1, nb, SG_CUDA_CB);
+        if (s == GX_OK)
+            s = sg_launch(ctx, src, j->fn, "sg_carry_down", a, 1, nb, SG_CUDA_CB);
+    } else if (s == GX_OK) {
+        s = sg_launch(ctx, src, j->fn, "sg_carry", a, 1, 1, 1);
+    }
+    if (s == GX_OK && j->mode != SG_REDUCE) {
+        a->out = sg_ptr(out);
+        s = sg_launch(ctx, src, j->fn, "sg_scan", a, a->ntiles, a->ntiles, sg_cuda_b());
+    }
+    gx_array_release(rec); /* the pool keeps it until the stream is done with it */
+    return s;
+}
+
 /* Runs job j: x (dense 1-d), off (dense 1-d), out (dense, j->out for reduce / j->acc
- * for scans).  Caller holds the lock. */
+ * for scans).  CUDA tiles are SG_T elements (at least one tile when there are
+ * segments: empty ones are written too); CPU tiles are SG_CPU_T merge items.  Caller
+ * holds the lock. */
 static gx_status sg_exec(gx_ctx *ctx, const sg_job *j, gx_array *x, gx_array *off, const rp_cval *init,
                          gx_array *out, bool check)
 {
@@ -414,45 +549,31 @@ static gx_status sg_exec(gx_ctx *ctx, const sg_job *j, gx_array *x, gx_array *of
     a.off = sg_ptr(off);
     a.n = x->size;
     a.nseg = off->size - 1;
-    a.tile = cuda ? SG_CUDA_B * SG_CUDA_I : SG_CPU_T;
-    a.ntiles = (a.n + a.nseg + a.tile - 1) / a.tile;
+    a.tile = cuda ? (int64_t)sg_cuda_b() * sg_cuda_i() : SG_CPU_T;
+    if (cuda) {
+        a.ntiles = a.nseg > 0 ? (a.n + a.tile - 1) / a.tile : 0;
+        if (a.nseg > 0 && a.ntiles == 0)
+            a.ntiles = 1;
+        a.vec = a.x % 16 == 0;
+    } else {
+        a.ntiles = (a.n + a.nseg + a.tile - 1) / a.tile;
+    }
     if (init)
         a.init = *init;
     gx__sbuf src = {0};
+    void *flag = NULL;
     gx_status s = sg_source(ctx, j, &src);
-    if (s == GX_OK && check)
-        s = sg_validate(ctx, j->fn, src.p, &a, off);
-    if (s != GX_OK || a.ntiles == 0) {
-        gx__sb_free(&src);
-        return s;
+    if (s == GX_OK && check) {
+        s = sg_check_launch(ctx, j->fn, src.p, &a, &flag);
+        if (flag && !cuda) {
+            s = sg_check_end(ctx, j->fn, off, a.n, flag, s);
+            flag = NULL;
+        }
     }
-    /* records: rf (int), rh, rt, cin (acc), co (ntiles + 1 int64) */
-    size_t T = (size_t)a.ntiles, as = sg_acc_size(j);
-    size_t o_rh = sg_round16(T * 4), o_rt = o_rh + sg_round16(T * as), o_cin = o_rt + sg_round16(T * as);
-    size_t o_co = o_cin + sg_round16(T * as);
-    int64_t bytes = (int64_t)(o_co + (T + 1) * 8);
-    gx_array *rec = NULL;
-    s = gx__array_new(ctx, GX_U8, 1, &bytes, &rec);
-    if (s == GX_OK) {
-        uint64_t base = sg_ptr(rec);
-        a.rf = base;
-        a.rh = base + o_rh;
-        a.rt = base + o_rt;
-        a.cin = j->mode == SG_REDUCE ? 0 : base + o_cin;
-        a.co = base + o_co;
-        s = sg_launch(ctx, src.p, j->fn, "sg_coords", &a, a.ntiles + 1, (a.ntiles + 1 + 255) / 256, 256);
-    }
-    if (s == GX_OK) {
-        a.out = j->mode == SG_REDUCE ? sg_ptr(out) : 0;
-        s = sg_launch(ctx, src.p, j->fn, "sg_tiles", &a, a.ntiles, a.ntiles, SG_CUDA_B);
-    }
-    if (s == GX_OK)
-        s = sg_launch(ctx, src.p, j->fn, "sg_carry", &a, 1, 1, 1024);
-    if (s == GX_OK && j->mode != SG_REDUCE) {
-        a.out = sg_ptr(out);
-        s = sg_launch(ctx, src.p, j->fn, "sg_scan", &a, a.ntiles, a.ntiles, SG_CUDA_B);
-    }
-    gx_array_release(rec); /* the pool keeps it until the stream is done with it */
+    if (s == GX_OK && a.ntiles > 0)
+        s = sg_run(ctx, j, src.p, &a, out);
+    if (flag)
+        s = sg_check_end(ctx, j->fn, off, a.n, flag, s);
     gx__sb_free(&src);
     return s;
 }
