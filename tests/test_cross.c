@@ -230,6 +230,65 @@ static gx_status op_iota_fill(gx_ctx *c, gx_array *const *in, gx_array **out)
     return s;
 }
 
+/* Bound arrays along an axis (row dot products of m[i, j] * w[j]), in a pipeline
+ * scan, and gx_index_reduce (index_add_ along axis 0). */
+static gx_status op_rowdot_bound(gx_ctx *c, gx_array *const *in, gx_array **out)
+{
+    gx_array_desc d;
+    gx_status s = gx_array_describe(in[0], &d);
+    int64_t shi[2] = {d.shape[0], 1}, shj[2] = {1, d.shape[1]};
+    gx_array *i0 = NULL, *j0 = NULL, *ii = NULL, *jj = NULL;
+    if (s == GX_OK)
+        s = gx_array_iota(c, GX_I64, d.shape[0], 0, 1, &i0);
+    if (s == GX_OK)
+        s = gx_array_iota(c, GX_I32, d.shape[1], 0, 1, &j0);
+    if (s == GX_OK)
+        s = gx_array_reshape(i0, 2, shi, &ii);
+    if (s == GX_OK)
+        s = gx_array_reshape(j0, 2, shj, &jj);
+    gx_bind b[2] = {GX_BIND("m", in[0]), GX_BIND("w", in[1])};
+    int ax = 1;
+    gx_reduce_opts o = {.axes = &ax, .naxes = 1, .arrays = b, .narrays = 2};
+    gx_array *ij[2] = {ii, jj};
+    if (s == GX_OK)
+        s = gx_mapreduce_to(c, "i, j -> m[i, j] * w[j]", "+", 2, ij, &o, out);
+    gx_array_release(i0);
+    gx_array_release(j0);
+    gx_array_release(ii);
+    gx_array_release(jj);
+    return s;
+}
+static gx_status op_pipe_scan_bound(gx_ctx *c, gx_array *const *in, gx_array **out)
+{
+    gx_pipe *p = NULL;
+    gx_bind b = GX_BIND("t", in[1]);
+    gx_pipe_opts o = {.arrays = &b, .narrays = 1};
+    gx_status s = gx_pipe_from_arrays(c, 1, &in[0], &p);
+    if (s == GX_OK)
+        s = gx_pipe_map(p, "i -> t[i]", &o);
+    if (s == GX_OK)
+        s = gx_pipe_scan(p, "+", NULL, out);
+    gx_pipe_destroy(p);
+    return s;
+}
+static gx_status op_index_add_rows(gx_ctx *c, gx_array *const *in, gx_array **out)
+{
+    gx_index_opts o = {.deterministic = 1};
+    gx_status s = gx_array_clone(in[0], GX_DTYPE_DEFAULT, out);
+    if (s == GX_OK)
+        s = gx_index_reduce(c, "+", *out, 0, in[1], in[2], &o);
+    return s;
+}
+
+GXT_TEST(cross_bound_axes_index_reduce)
+{
+    GXT_CROSS(op_rowdot_bound, 2, ((gxt_in[]){{GX_F64, 2, {37, 1031}}, {GX_F64, 1, {1031}}}), 1e-13);
+    GXT_CROSS(op_rowdot_bound, 2, ((gxt_in[]){{GX_I16, 2, {5, 70001}}, {GX_I32, 1, {70001}}}), 0);
+    GXT_CROSS(op_pipe_scan_bound, 2, ((gxt_in[]){{GX_U8, 1, {100003}}, {GX_F64, 1, {101}}}), 1e-12);
+    GXT_CROSS(op_index_add_rows, 3,
+              ((gxt_in[]){{GX_F32, 2, {101, 16}}, {GX_U8, 1, {3001}}, {GX_F32, 2, {3001, 16}}}), 1e-5);
+}
+
 GXT_TEST(cross_arrays)
 {
     GXT_CROSS(op_clone_convert, 1, IN1(GX_F64, 1001), 0);

@@ -792,3 +792,214 @@ GXT_TEST(index_where)
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
         gx_array_release(list[i]);
 }
+
+/* ------------------------------------------------------------ gx_index_reduce */
+
+/* Host reference of x[..., idx[j], ...] op= values[..., j, ...] (row-major walk of
+ * values, complex as (re, im) pairs with c components per element). */
+static void ir_ref(double *x, const int64_t *xs, int nd, int axis, const int64_t *idx, int64_t L, const double *v,
+                   char op, int c)
+{
+    int64_t outer = 1, inner = 1, n = xs[axis];
+    for (int d = 0; d < axis; d++)
+        outer *= xs[d];
+    for (int d = axis + 1; d < nd; d++)
+        inner *= xs[d];
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t j = 0; j < L; j++)
+            for (int64_t in = 0; in < inner; in++) {
+                int64_t src = (o * L + j) * inner + in, dst = (o * n + norm(idx[j], n)) * inner + in;
+                for (int k = 0; k < c; k++) {
+                    double *t = &x[dst * c + k], e = v[src * c + k];
+                    *t = op == '+' ? *t + e : op == '*' ? *t * e : op == 'M' ? fmax(*t, e) : op == 'l' ? *t + 2 * e : e;
+                }
+            }
+}
+
+/* One case: x of shape xs (dtype xt), idx of dtype it and length L, op. */
+static void ir_case(gx_ctx *ctx, gx_dtype xt, gx_dtype it, int nd, const int64_t *xs, int axis, int64_t L, char op,
+                    bool distinct, bool views)
+{
+    int ax = axis < 0 ? axis + nd : axis;
+    int64_t n = xs[ax], vs[4], xsize = 1, vsize = 1;
+    for (int d = 0; d < nd; d++) {
+        vs[d] = d == ax ? L : xs[d];
+        xsize *= xs[d];
+        vsize *= vs[d];
+    }
+    int c = xt == GX_C64 || xt == GX_C128 ? 2 : 1;
+    double *xh = malloc(sizeof(double) * (size_t)(xsize + 1)), *vh = malloc(sizeof(double) * (size_t)(vsize + 1));
+    double *want = malloc(sizeof(double) * (size_t)(2 * xsize + 2)), *got = malloc(sizeof(double) * (size_t)(2 * xsize + 2));
+    double *vw = malloc(sizeof(double) * (size_t)(2 * vsize + 2));
+    int64_t *iv = malloc(sizeof(int64_t) * (size_t)(L + 1));
+    for (int64_t k = 0; k < xsize; k++)
+        xh[k] = (double)(gxt_rand_u64() % (xt == GX_BOOL ? 2 : 3)) + (op == '*' ? 1 : 0);
+    for (int64_t k = 0; k < vsize; k++)
+        vh[k] = (double)(gxt_rand_u64() % (xt == GX_BOOL ? 2 : 3)) + (op == '*' ? 1 : 0);
+    if (distinct) { /* a random permutation's first L (L <= n), signed ones sometimes negative */
+        int64_t *perm = malloc(sizeof(int64_t) * (size_t)n);
+        for (int64_t k = 0; k < n; k++)
+            perm[k] = k;
+        for (int64_t k = n - 1; k > 0; k--) {
+            int64_t r = (int64_t)(gxt_rand_u64() % (uint64_t)(k + 1)), t = perm[k];
+            perm[k] = perm[r], perm[r] = t;
+        }
+        for (int64_t j = 0; j < L; j++)
+            iv[j] = is_signed_idx(it) && (gxt_rand_u64() & 1) ? perm[j] - n : perm[j];
+        free(perm);
+    } else {
+        rand_idx(it, iv, L, n);
+    }
+    for (int64_t k = 0; k < xsize; k++)
+        want[k * c] = xh[k], want[k * c + c - 1] = c == 2 ? 0.5 * xh[k] : xh[k];
+    for (int64_t k = 0; k < vsize; k++)
+        vw[k * c] = vh[k], vw[k * c + c - 1] = c == 2 ? 0.5 * vh[k] : vh[k];
+    ir_ref(want, xs, nd, ax, iv, L, vw, op, c);
+    int64_t lshape[1] = {L};
+    gx_array *x = mk_num(ctx, xt, nd, xs, xh, xsize), *v = mk_num(ctx, xt, nd, vs, vh, vsize);
+    gx_array *idx = mk_idx(ctx, it, 1, lshape, iv), *xv = x, *vv = v;
+    GXT_CHECK(x && v && idx);
+    if (views && nd >= 2) { /* x and values as permuted views of arrays holding the transposes */
+        int perm[4] = {1, 0, 2, 3};
+        gx_array *xt2 = NULL, *vt2 = NULL;
+        GXT_OK(gx_array_permute(x, perm, &xt2));
+        GXT_OK(gx_array_clone(xt2, GX_DTYPE_DEFAULT, &xv)); /* dense, transposed */
+        gx_array_release(xt2);
+        GXT_OK(gx_array_permute(xv, perm, &xt2)); /* a strided view of x's shape */
+        gx_array_release(xv);
+        xv = xt2;
+        GXT_OK(gx_array_permute(v, perm, &vt2));
+        GXT_OK(gx_array_clone(vt2, GX_DTYPE_DEFAULT, &vv));
+        gx_array_release(vt2);
+        GXT_OK(gx_array_permute(vv, perm, &vt2));
+        gx_array_release(vv);
+        vv = vt2;
+    }
+    const char *ops = op == '+' ? "+" : op == '*' ? "*" : op == 'M' ? "max" : op == 'l' ? "a, b -> a + 2 * b" : "=";
+    gx_status s = gx_index_reduce(ctx, ops, xv, axis, idx, vv, NULL);
+    if (s != GX_OK)
+        GXT_FAIL_AT(__FILE__, __LINE__, "%s op %s axis %d: %s", gx_dtype_name(xt), ops, axis, gx_last_error());
+    rd_num(xv, got, xsize);
+    for (int64_t k = 0; k < xsize * c; k++)
+        if (fabs(got[k] - want[k]) > 1e-9 * (fabs(want[k]) + 1)) {
+            GXT_FAIL_AT(__FILE__, __LINE__, "%s idx %s op %s nd %d axis %d L %lld%s: element %lld is %g, want %g",
+                        gx_dtype_name(xt), gx_dtype_name(it), ops, nd, axis, (long long)L, views ? " views" : "",
+                        (long long)k, got[k], want[k]);
+            break;
+        }
+    if (xv != x)
+        gx_array_release(xv);
+    if (vv != v)
+        gx_array_release(vv);
+    gx_array_release(x);
+    gx_array_release(v);
+    gx_array_release(idx);
+    free(xh);
+    free(vh);
+    free(want);
+    free(got);
+    free(vw);
+    free(iv);
+}
+
+/* "+" along axes 0, 1, -1 of 2-d and 3-d x with duplicates and negative indices, every
+ * idx dtype and the numeric x dtypes (complex included). */
+GXT_TEST(index_reduce_add_axes)
+{
+    gx_ctx *ctx = gxt_ctx();
+    static const int64_t s2[2] = {5, 7}, s3[3] = {3, 4, 5}, s1[1] = {9};
+    static const gx_dtype xts[] = {GX_I8, GX_I32, GX_U16, GX_I64, GX_U64, GX_F32, GX_F64, GX_C64, GX_C128};
+    for (size_t xi = 0; xi < sizeof xts / sizeof xts[0]; xi++)
+        for (int ii = 0; ii < NIDX; ii++) {
+            gx_dtype xt = xts[xi], it = idx_dts[ii];
+            bool views = (xi + (size_t)ii) % 3 == 0;
+            ir_case(ctx, xt, it, 2, s2, 0, 9, '+', false, views);
+            ir_case(ctx, xt, it, 2, s2, 1, 4, '+', false, views);
+            ir_case(ctx, xt, it, 2, s2, -1, 11, '+', false, !views);
+            ir_case(ctx, xt, it, 3, s3, 1, 6, '+', false, views);
+            ir_case(ctx, xt, it, 3, s3, -1, 1, '+', false, views);
+            ir_case(ctx, xt, it, 3, s3, 0, 5, '+', false, !views);
+            ir_case(ctx, xt, it, 1, s1, 0, 13, '+', false, false);
+        }
+}
+
+/* "*", "max", a lambda and "=" (distinct indices: one writer each), and big sizes. */
+GXT_TEST(index_reduce_ops_and_copy)
+{
+    gx_ctx *ctx = gxt_ctx();
+    static const int64_t s2[2] = {6, 5}, s3[3] = {4, 3, 33}, big[2] = {1000, 16};
+    static const gx_dtype xts[] = {GX_BOOL, GX_I16, GX_U8, GX_I64, GX_F32, GX_F64};
+    for (size_t xi = 0; xi < sizeof xts / sizeof xts[0]; xi++) {
+        gx_dtype xt = xts[xi];
+        if (xt != GX_BOOL) {
+            ir_case(ctx, xt, GX_I32, 2, s2, 0, 3, '*', false, false);
+            ir_case(ctx, xt, GX_I64, 3, s3, 2, 40, 'M', false, true);
+            ir_case(ctx, xt, GX_U8, 3, s3, -2, 5, 'l', false, false);
+        }
+        ir_case(ctx, xt, GX_I16, 2, s2, 1, 5, '=', true, true);
+        ir_case(ctx, xt, GX_I8, 3, s3, 0, 4, '=', true, false);
+        ir_case(ctx, xt, GX_U32, 3, s3, -1, 31, '=', true, false);
+    }
+    ir_case(ctx, GX_F32, GX_I64, 2, big, 0, 4099, '+', false, false);
+    ir_case(ctx, GX_F64, GX_I32, 2, big, -1, 33, '+', false, true);
+    ir_case(ctx, GX_F32, GX_I64, 2, big, 0, 1000, '=', true, false);
+}
+
+/* Empty values, unchecked, out-of-range indices and bad input. */
+GXT_TEST(index_reduce_errors)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t xs[2] = {4, 3}, vs[2] = {2, 3}, bad_vs[2] = {2, 4}, two[1] = {2}, zero[1] = {0}, sq[2] = {1, 2}, vz[2] = {0, 3};
+    double xh[12] = {0}, vh[6] = {1, 2, 3, 4, 5, 6}, got[12];
+    gx_array *x = mk_num(ctx, GX_F32, 2, xs, xh, 12), *v = mk_num(ctx, GX_F32, 2, vs, vh, 6);
+    int64_t iv[2] = {3, -4}, oob[2] = {1, 4}, neg[2] = {-5, 0};
+    gx_array *idx = mk_idx(ctx, GX_I32, 1, two, iv);
+    GXT_CHECK(x && v && idx);
+    gx_index_opts un = {.unchecked = 1};
+    GXT_OK(gx_index_reduce(ctx, "+", x, 0, idx, v, &un));
+    rd_num(x, got, 12);
+    GXT_NEAR(got[9], 1, 0);
+    GXT_NEAR(got[11], 3, 0);
+    GXT_NEAR(got[0], 4, 0);
+    GXT_NEAR(got[2], 6, 0);
+    /* empty values: nothing written */
+    gx_array *e = mk_idx(ctx, GX_I64, 1, zero, iv), *ve = mk_num(ctx, GX_F32, 2, vz, vh, 0);
+    GXT_OK(gx_index_reduce(ctx, "+", x, 0, e, ve, NULL));
+    gx_array *o = mk_idx(ctx, GX_I16, 1, two, oob), *ng = mk_idx(ctx, GX_I64, 1, two, neg);
+    GXT_STATUS(gx_index_reduce(ctx, "+", x, 0, o, v, NULL), GX_ERR_INDEX);
+    GXT_MSG_HAS("gx_index_reduce");
+    GXT_MSG_HAS("idx[1] = 4");
+    GXT_MSG_HAS("axis 0");
+    GXT_MSG_HAS("(4, 3)");
+    GXT_STATUS(gx_index_reduce(ctx, "max", x, -2, ng, v, NULL), GX_ERR_INDEX);
+    GXT_MSG_HAS("idx[0] = -5");
+    rd_num(x, got, 12);
+    GXT_NEAR(got[9], 1, 0); /* nothing written by the failed calls */
+    GXT_STATUS(gx_index_reduce(ctx, "+", x, 1, idx, v, NULL), GX_ERR_SHAPE); /* values (2, 3) vs x (4, 3) on axis 1 */
+    GXT_MSG_HAS("(2, 3)");
+    GXT_MSG_HAS("(4, 3)");
+    GXT_MSG_HAS("(2,)");
+    gx_array *vb = mk_num(ctx, GX_F32, 2, bad_vs, vh, 8);
+    GXT_STATUS(gx_index_reduce(ctx, "+", x, 0, idx, vb, NULL), GX_ERR_SHAPE);
+    GXT_MSG_HAS("(2, 4)");
+    gx_array *i2 = mk_idx(ctx, GX_I32, 2, sq, iv);
+    GXT_STATUS(gx_index_reduce(ctx, "+", x, 0, i2, v, NULL), GX_ERR_SHAPE);
+    GXT_MSG_HAS("1-d");
+    GXT_STATUS(gx_index_reduce(ctx, "+", x, 2, idx, v, NULL), GX_ERR_INVALID_ARGUMENT);
+    GXT_MSG_HAS("axis 2");
+    GXT_STATUS(gx_index_reduce(ctx, "+", x, -3, idx, v, NULL), GX_ERR_INVALID_ARGUMENT);
+    gx_array *fi = mk_num(ctx, GX_F32, 1, two, vh, 2);
+    GXT_STATUS(gx_index_reduce(ctx, "+", x, 0, fi, v, NULL), GX_ERR_DTYPE);
+    GXT_STATUS(gx_index_reduce(ctx, NULL, x, 0, idx, v, NULL), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_index_reduce(ctx, "avg", x, 0, idx, v, NULL), GX_ERR_SYNTAX); /* read as a lambda, as gx_scatter_reduce does */
+    GXT_STATUS(gx_index_reduce(ctx, "+", NULL, 0, idx, v, NULL), GX_ERR_INVALID_ARGUMENT);
+    gx_array *x0 = NULL;
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 0, NULL, &x0));
+    GXT_STATUS(gx_index_reduce(ctx, "+", x0, 0, idx, v, NULL), GX_ERR_INVALID_ARGUMENT);
+    GXT_MSG_HAS("no axis");
+    gx_index_opts r = {.reserved = {1}};
+    GXT_STATUS(gx_index_reduce(ctx, "+", x, 0, idx, v, &r), GX_ERR_INVALID_ARGUMENT);
+    gx_array *rel[] = {x, v, idx, e, ve, o, ng, vb, i2, fi, x0};
+    for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++)
+        gx_array_release(rel[k]);
+}

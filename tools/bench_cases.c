@@ -638,6 +638,7 @@ const bench_case bench_cases[] = {
     {"take_f32", bench_case_take, 0},
     {"scatter_add_f32", bench_case_scatter_add, 0},
     {"scatter_add_det_f32", bench_case_scatter_add_det, 0},
+    {"index_add_rows_f32", bench_case_index_add_rows, 0},
     {"where_f32", bench_case_where, 0},
     {NULL, NULL, 0},
 };

@@ -84,6 +84,8 @@ gx_status bench_case_reduce_by_key(gx_ctx *ctx, gx_backend_kind k, int64_t n, in
                                    int *nrows);
 /* bench_index.c: gather, scatter-add (atomic and deterministic), where */
 gx_status bench_case_take(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_index_add_rows(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                    int *nrows);
 gx_status bench_case_scatter_add(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_scatter_add_det(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
                                      int *nrows);

@@ -6,6 +6,10 @@
  *                         % 2^20 as i64, bins f32 2^20 zeroed then bins.at[idx] += values
  *                         (torch: out.zero_(); out.index_add_(0, idx, values));
  *   scatter_add_det_f32:  the same with opts.deterministic;
+ *   index_add_rows_f32:   values = f32 inputs of seed 53 as (n / 16, 16), idx[r] =
+ *                         bench_bits(54, r) % 2^16 as i64 (one per row), bins f32
+ *                         (2^16, 16) zeroed then gx_index_reduce("+", bins, 0, idx,
+ *                         values) (torch: out.zero_(); out.index_add_(0, idx, values));
  *   where_f32:            cond = (f32 inputs of seed 55) > 0.5, a, b = seeds 56, 57,
  *                         gx_where_into an existing out (torch.where(c, a, b, out=o)).
  * Each result is checked against a host reference from the same inputs. */
@@ -177,6 +181,69 @@ gx_status bench_case_scatter_add_det(gx_ctx *ctx, gx_backend_kind k, int64_t n, 
 {
     (void)k;
     return scat_case(ctx, n, reps, 1, rows, nrows);
+}
+
+/* ------------------------------------------------------------ index_add_ along rows */
+
+#define IXR_COLS 16
+#define IXR_ROWS (SCAT_BINS / IXR_COLS)
+
+static gx_status run_ixr(void *p)
+{
+    scat_state *c = p;
+    GX_TRY(gx_array_fill_f64(c->bins, 0));
+    return gx_index_reduce(c->ctx, "+", c->bins, 0, c->idx, c->vals, &c->opts);
+}
+
+static gx_status check_ixr(scat_state *c, int64_t rows, bench_result *r)
+{
+    double *want = calloc((size_t)SCAT_BINS, sizeof(double));
+    float *got = NULL;
+    gx_status s = want ? bench_fetch(c->bins, (void **)&got) : GX_ERR_OUT_OF_MEMORY;
+    for (int64_t i = 0; s == GX_OK && i < rows; i++)
+        for (int64_t j = 0; j < IXR_COLS; j++)
+            want[idx_at(54, i, IXR_ROWS) * IXR_COLS + j] += bench_f32_at(53, i * IXR_COLS + j);
+    int64_t bad = -1;
+    for (int64_t b = 0; s == GX_OK && b < SCAT_BINS && bad < 0; b++)
+        if (!(fabs(got[b] - want[b]) <= 1e-4 * (1 + fabs(want[b]))))
+            bad = b;
+    if (s == GX_OK)
+        bench_verdict(r, bad < 0, "index_add rows: bin %lld is %.9g, want %.9g", (long long)bad,
+                      bad < 0 ? 0 : got[bad], bad < 0 ? 0 : want[bad]);
+    free(got);
+    free(want);
+    return s;
+}
+
+gx_status bench_case_index_add_rows(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                    int *nrows)
+{
+    (void)k;
+    scat_state c = {.ctx = ctx};
+    int64_t nr = n / IXR_COLS, vsh[2] = {nr, IXR_COLS}, bsh[2] = {IXR_ROWS, IXR_COLS};
+    gx_array *flat = NULL;
+    gx_status s = bench_random_f32(ctx, nr * IXR_COLS, 53, &flat);
+    if (s == GX_OK)
+        s = gx_array_reshape(flat, 2, vsh, &c.vals);
+    if (s == GX_OK)
+        s = make_idx(ctx, nr, 54, IXR_ROWS, &c.idx);
+    if (s == GX_OK)
+        s = gx_array_zeros(ctx, GX_F32, 2, bsh, &c.bins);
+    double us = 0, bytes = 4.0 * (double)(nr * IXR_COLS) * 3 + 8.0 * (double)nr + 4.0 * (double)SCAT_BINS;
+    if (s == GX_OK)
+        s = bench_time(ctx, run_ixr, &c, reps, &us);
+    if (s == GX_OK) {
+        bench_result *r = &rows[(*nrows)++];
+        *r = bench_row("gx", "index_add_rows_f32", "f32", n, us, bytes, 0, 0, bytes);
+        s = bench_check(ctx, c.bins, r);
+        if (s == GX_OK)
+            s = check_ixr(&c, nr, r);
+    }
+    gx_array_release(flat);
+    gx_array_release(c.vals);
+    gx_array_release(c.idx);
+    gx_array_release(c.bins);
+    return s;
 }
 
 /* ------------------------------------------------------------ where */

@@ -51,7 +51,7 @@ DEFAULT_GEMM = "4096,8192"
 ALL_OPS = ["sum", "max", "mean", "argmin", "argmax", "map_sin2cos2", "map_saxpy", "l2dist",
            "scan_sum", "select_gt05", "sum_rows", "sum_cols", "fill_f32", "rand_f32",
             "pipeline_l2count", "sort_f32", "concat4", "gather_map_f32", "take_f32", "scatter_add_f32",
-            "scatter_add_det_f32", "where_f32", "sgemm"]
+            "scatter_add_det_f32", "index_add_rows_f32", "where_f32", "sgemm"]
 SCAT_BINS = 1 << 20  # gx bench's scatter-add bins (tools/bench_index.c)
 
 
@@ -242,7 +242,8 @@ def out_shape(op, n, what):
     """shape of an output array: 'n' like the input, 'row' one per row, 'col' one per
     column, 'scalar' a 0-d array"""
     s = side_of(n)
-    return {"n": (n,), "row": (s,), "col": (n // s,), "scalar": (), "bins": (SCAT_BINS,)}[what]
+    return {"n": (n,), "row": (s,), "col": (n // s,), "scalar": (), "bins": (SCAT_BINS,),
+            "bins_rows": (SCAT_BINS // 16, 16)}[what]
 
 
 def compile_fn(t, f):
@@ -307,6 +308,8 @@ def build_ops_torch(L):
             finally:
                 t.use_deterministic_algorithms(False)
         return run
+    ops["index_add_rows_f32"] = [
+        Form("torch", lambda i, o, n: o[0].zero_().index_add_(0, i[1], i[0]), ["bins_rows"])]
     ops["scatter_add_det_f32"] = [
         Form("torch_det", det(lambda i, o, n: o[0].zero_().index_add_(0, i[1], i[0])), ["bins"])]
     ops["where_f32"] = [Form("torch", lambda i, o, n: t.where(i[0], i[1], i[2])),
@@ -391,13 +394,14 @@ def build_ops_cupy(L):
 ARITY = {"sum": 1, "max": 1, "mean": 1, "argmin": 1, "argmax": 1, "map_sin2cos2": 1,
          "map_saxpy": 2, "l2dist": 2, "scan_sum": 1, "select_gt05": 1, "sum_rows": 1,
          "sum_cols": 1, "fill_f32": 0, "rand_f32": 0, "pipeline_l2count": 2, "sort_f32": 1,
-         "concat4": 4, "gather_map_f32": 2, "take_f32": 3, "scatter_add_f32": 3, "scatter_add_det_f32": 3, "where_f32": 3}
+         "concat4": 4, "gather_map_f32": 2, "take_f32": 3, "scatter_add_f32": 3, "scatter_add_det_f32": 3,
+         "index_add_rows_f32": 3, "where_f32": 3}
 # f32 arrays of n each op writes (for the rotation estimate of forms that allocate)
 WRITES = {"map_sin2cos2": 1, "map_saxpy": 1, "scan_sum": 1, "select_gt05": 1,
           "fill_f32": 1, "rand_f32": 1, "sort_f32": 1, "concat4": 1, "gather_map_f32": 1, "take_f32": 1, "where_f32": 1}
 
 
-INDEX_OPS = ("take_f32", "scatter_add_f32", "scatter_add_det_f32", "where_f32")
+INDEX_OPS = ("take_f32", "scatter_add_f32", "scatter_add_det_f32", "index_add_rows_f32", "where_f32")
 
 
 def randint(L, n, hi):
@@ -414,6 +418,9 @@ def index_inputs(L, op, n):
         return [L.rand(n), randint(L, n, n)]
     if op in ("scatter_add_f32", "scatter_add_det_f32"):
         return [L.rand(n), randint(L, n, SCAT_BINS)]
+    if op == "index_add_rows_f32":  # values (n/16, 16), one index per row into 2^16 rows
+        v = L.rand(n // 16 * 16)
+        return [v.reshape(n // 16, 16), randint(L, n // 16, SCAT_BINS // 16)]
     if op == "where_f32":
         return [L.rand(n) > 0.5, L.rand(n), L.rand(n)]
     return None
@@ -492,6 +499,8 @@ def verify(L, op, ins, out, n):
         else:
             ref = L.cp.bincount(ins[1], weights=xd, minlength=SCAT_BINS)
         ok = maxabs(L, f64(L, out) - ref) <= 1e-4 * max(1.0, maxabs(L, ref))
+    elif op == "index_add_rows_f32" and L.name == "torch":  # the sum over all bins is the values' sum
+        ok = close(as_float(L, f64(L, out).sum()), as_float(L, xd.sum()), 1e-6)
     elif op == "where_f32":
         lib = L.t if L.name == "torch" else L.cp
         ok = bool(as_float(L, (out == lib.where(ins[0], ins[1], ins[2])).all()))

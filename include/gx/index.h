@@ -104,6 +104,29 @@ GX_API gx_status gx_put(gx_ctx *ctx, gx_array *idx, gx_array *values, const gx_i
 GX_API gx_status gx_scatter_reduce(gx_ctx *ctx, const char *op, gx_array *idx, gx_array *values,
                                    const gx_index_opts *opts, gx_array *x);
 
+/* torch's index_add_ / index_copy_ / index_reduce_ along one axis: for every position
+ * (..., j, ...) of values, with j on `axis`,
+ *     x[..., idx[j], ...] = x[..., idx[j], ...] op values[..., j, ...]
+ * (op "=": the element is replaced, as index_copy_).  axis counts from 0, negative
+ * from the end; x needs at least one axis.  idx: 1-d, any integer dtype, each index
+ * in [-n, n) where n = x.shape[axis] (negatives count from the end, as torch and
+ * numpy do).  values: x's shape with extent len(idx) on the axis (else GX_ERR_SHAPE
+ * naming the three shapes), any view, converted to x's dtype as gx_put converts.
+ * op: "=" (copy), or any operator of gx_scatter_reduce ("+" "*" "max" "min", their
+ * long names, or a lambda "a, b -> ..."), with its dtypes, its handling of NaN and
+ * duplicates (every duplicate index combines, as index_add_ does; with "=" one of
+ * them wins, as gx_put says), and its ordering and opts->deterministic rules: this is
+ * gx_scatter_reduce (or gx_put) on x flattened, each element of values sent to its
+ * row-major position in x.  x: any view (written back as gx_scatter_reduce does).
+ * An empty values writes nothing.  Bounds: an index outside [-n, n) is GX_ERR_INDEX
+ * naming its position in idx, its value, the axis and x's shape, checked before
+ * anything is written (a pass over idx and a wait); opts->unchecked skips that
+ * (out-of-range indices are then undefined behaviour).  Errors: as gx_scatter_reduce,
+ * plus GX_ERR_INVALID_ARGUMENT (bad axis, 0-d x), GX_ERR_SHAPE (idx not 1-d, values'
+ * shape). */
+GX_API gx_status gx_index_reduce(gx_ctx *ctx, const char *op, gx_array *x, int axis, gx_array *idx, gx_array *values,
+                                 const gx_index_opts *opts);
+
 /* x[mask] = *value: every element of x where mask is true becomes the value
  * (converted to x's dtype as a C cast; complex into real is GX_ERR_DTYPE).  mask: bool
  * (else GX_ERR_DTYPE), broadcasting to x's shape (numpy rules; else GX_ERR_SHAPE

@@ -29,7 +29,9 @@ typedef struct gx_scan_opts {
     const gx_const *consts; /* named constants for a lambda operator, may be NULL */
     int nconsts;
     int exact_dtype;      /* gx_scan_into: out's dtype must be the accumulator's */
-    const gx_bind *arrays; /* not yet taken by scans: must be NULL / 0 (else GX_ERR_UNSUPPORTED) */
+    const gx_bind *arrays; /* must be NULL / 0: the operator reads no arrays (else
+                            * GX_ERR_INVALID_ARGUMENT; bind them in a gx_pipe_map stage
+                            * and use gx_pipe_scan, docs/LAMBDAS.md) */
     int narrays;
     int unchecked;
     uint64_t reserved[4]; /* zero (see the conventions in gx.h) */
@@ -109,9 +111,10 @@ typedef struct gx_pipe_opts {
     int exclusive;         /* scan: 1 = exclusive (out[k] excludes x[k]) */
     gx_dtype dtype;        /* reduce/scan: accumulator dtype; GX_DTYPE_DEFAULT (0) = the operator's */
     int exact_dtype;       /* gx_pipe_scan_into: out's dtype must be the accumulator's */
-    const gx_bind *arrays; /* gx_pipe_map / gx_pipe_filter: named arrays the lambda reads by index
-                            * (gx.h's gx_bind); the reduce / scan terminals: NULL / 0 (else
-                            * GX_ERR_UNSUPPORTED) */
+    const gx_bind *arrays; /* gx_pipe_map / gx_pipe_filter / gx_pipe_mapreduce's map: named
+                            * arrays the lambda reads by index (gx.h's gx_bind);
+                            * gx_pipe_reduce / gx_pipe_scan*: NULL / 0 (their operator reads
+                            * no arrays: GX_ERR_INVALID_ARGUMENT) */
     int narrays;
     int unchecked;        /* nonzero: no bounds checks on arrays[] reads (see gx_map_opts) */
     uint64_t reserved[4]; /* zero (see the conventions in gx.h) */
@@ -149,7 +152,8 @@ GX_API gx_status gx_pipe_destroy(gx_pipe *p);
  * values).  opts->init (may be NULL) is combined first.  An empty stream gives the
  * init, else a named operator's neutral element; a lambda with neither is GX_ERR_SHAPE. */
 GX_API gx_status gx_pipe_reduce(gx_pipe *p, const char *op, const gx_pipe_opts *opts, gx_scalar *out);
-/* map then reduce, without changing p. */
+/* map then reduce, without changing p.  opts->arrays are bound for the map only, for
+ * this call (the pipe keeps none of them). */
 GX_API gx_status gx_pipe_mapreduce(gx_pipe *p, const char *map, const char *op, const gx_pipe_opts *opts,
                                    gx_scalar *out);
 /* Number of tuples (any arity). */

@@ -89,9 +89,10 @@ GX_API gx_status gx_reduce_into(gx_ctx *ctx, const char *op, gx_array *x, const 
 /* Folds map(in[0][i], in[1][i], ...) (numpy broadcasting, like gx_map) with `op`, in
  * one kernel and without a temporary array.  The map's result type is the element
  * type the operator sees.  The map may read arrays bound in opts->arrays (gx_bind,
- * docs/LAMBDAS.md) in reductions over every axis (along opts->axes:
- * GX_ERR_UNSUPPORTED for now); an index out of range is GX_ERR_INDEX naming the first
- * offending element (row-major, of the broadcast inputs), and such a call waits.
+ * docs/LAMBDAS.md), over every axis and along opts->axes; an index out of range is
+ * GX_ERR_INDEX naming the first offending element (over every axis: row-major, of the
+ * broadcast inputs; along axes: the output element, row-major over the kept axes, and
+ * the reduced element, row-major over the reduced axes), and such a call waits.
  * Plain reductions (gx_reduce*) with opts->arrays are GX_ERR_INVALID_ARGUMENT. */
 GX_API gx_status gx_mapreduce(gx_ctx *ctx, const char *map, const char *op, int nin, gx_array *const *in,
                               const gx_reduce_opts *opts, gx_scalar *out);

@@ -165,17 +165,18 @@ gx_status bd_begin(gx_ctx *ctx, bd_set *set, bd_args *args)
     return GX_OK;
 }
 
-gx_status bd_end(gx_ctx *ctx, bd_set *set, const char *fn, const char *poswhat, gx_status s)
+/* Reads the flag back; *hit tells whether a kernel recorded an offence (w filled). */
+static gx_status bd_read(gx_ctx *ctx, bd_set *set, int64_t w[4], bool *hit)
 {
-    if (set->n == 0 || !set->flag)
-        return s;
-    int64_t w[4];
+    *hit = false;
     gx_status e = gx__oob_end(ctx, set->flag, w);
     set->flag = NULL;
-    if (s != GX_OK)
-        return s;
-    if (e != GX_OK || w[0] == INT64_MAX)
-        return e;
+    *hit = e == GX_OK && w[0] != INT64_MAX;
+    return e;
+}
+
+static gx_status bd_report(const bd_set *set, const char *fn, const int64_t w[4], const char *where)
+{
     int k = (int)(w[3] / 16), d = (int)(w[3] % 16);
     if (k < 0 || k >= set->n)
         k = 0;
@@ -183,18 +184,50 @@ gx_status bd_end(gx_ctx *ctx, bd_set *set, const char *fn, const char *poswhat, 
     gx__shape_str(sh, sizeof sh, set->a[k]->ndim, set->a[k]->shape);
     return gx__err(GX_ERR_INDEX,
                    "%s: index %lld is out of range for axis %d of bound array '%.40s' (shape %s, size %lld on that "
-                   "axis) at %s %lld (the first offending one; indices run from 0 to size - 1, negative ones do not "
+                   "axis) at %s (the first offending one; indices run from 0 to size - 1, negative ones do not "
                    "wrap); that read gave 0.  Fix the index, or clamp it in the lambda with min/max "
                    "(opts.unchecked skips the check for speed)",
-                   fn, (long long)w[1], d, set->arr[k].name, sh, (long long)w[2], poswhat, (long long)w[0]);
+                   fn, (long long)w[1], d, set->arr[k].name, sh, (long long)w[2], where);
 }
 
-gx_status bd_refuse(const char *fn, int narrays)
+gx_status bd_end(gx_ctx *ctx, bd_set *set, const char *fn, const char *poswhat, gx_status s)
+{
+    if (set->n == 0 || !set->flag)
+        return s;
+    int64_t w[4];
+    bool hit;
+    gx_status e = bd_read(ctx, set, w, &hit);
+    if (s != GX_OK || !hit)
+        return s != GX_OK ? s : e;
+    char where[192];
+    gx__fmt(where, sizeof where, "%s %lld", poswhat, (long long)w[0]);
+    return bd_report(set, fn, w, where);
+}
+
+gx_status bd_end_split(gx_ctx *ctx, bd_set *set, const char *fn, int64_t per, gx_status s)
+{
+    if (set->n == 0 || !set->flag)
+        return s;
+    int64_t w[4];
+    bool hit;
+    gx_status e = bd_read(ctx, set, w, &hit);
+    if (s != GX_OK || !hit)
+        return s != GX_OK ? s : e;
+    per = per > 0 ? per : 1;
+    char where[192];
+    gx__fmt(where, sizeof where,
+            "output element %lld (row-major over the kept axes), reduced element %lld (row-major over the "
+            "reduced axes)",
+            (long long)(w[0] / per), (long long)(w[0] % per));
+    return bd_report(set, fn, w, where);
+}
+
+gx_status bd_no_operator(const char *fn, int narrays, const char *instead)
 {
     if (narrays == 0)
         return GX_OK;
-    return gx__err(GX_ERR_UNSUPPORTED,
-                   "%s: bound arrays (opts->arrays) are not taken here yet; gx_map, gx_mapreduce and gx_filter read "
-                   "them (map the values into an array first, then use that)",
-                   fn);
+    return gx__err(GX_ERR_INVALID_ARGUMENT,
+                   "%s: opts->arrays binds %d array(s), but here only the operator is a lambda, and an operator "
+                   "combines two partial results with no element position, so it reads no arrays; %s",
+                   fn, narrays, instead);
 }

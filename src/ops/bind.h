@@ -1,6 +1,7 @@
 /* bind.h -- arrays read by index inside lambdas (gx_bind, docs/LAMBDAS.md): the one
  * place that checks the bindings, keys them, generates their loads and reports an
- * index out of range, for every op that runs a lambda (map, mapreduce, filter).
+ * index out of range, for every op that runs an element lambda (map, mapreduce over
+ * everything or along axes, filter, pipeline stages and terminals).
  *
  * In the emitted lambda, bound array k's read is gx_bl<k>(j0, ...) (lambda.h).  The
  * op pastes bd_gen's text before its kernel: gx_bl<k> becomes a call of an inline
@@ -52,8 +53,13 @@ gx_status bd_begin(gx_ctx *ctx, bd_set *set, bd_args *args);
  * GX_ERR_INDEX ("fn: ... at <poswhat> P ...").  Returns s when s is an error. */
 gx_status bd_end(gx_ctx *ctx, bd_set *set, const char *fn, const char *poswhat, gx_status s);
 
-/* For the calls that take lambdas but not bound arrays yet: GX_ERR_UNSUPPORTED when
- * any are given. */
-gx_status bd_refuse(const char *fn, int narrays);
+/* bd_end for work positions pos = output * per + reduced (reductions along axes):
+ * the message names both. */
+gx_status bd_end_split(gx_ctx *ctx, bd_set *set, const char *fn, int64_t per, gx_status s);
+
+/* For the calls whose only lambda is a combine operator (gx_scan, the pipeline's
+ * reduce/scan terminals): bindings there are GX_ERR_INVALID_ARGUMENT whose message
+ * ends with `instead` (where to read the arrays: a map).  GX_OK when narrays == 0. */
+gx_status bd_no_operator(const char *fn, int narrays, const char *instead);
 
 #endif

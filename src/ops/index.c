@@ -895,6 +895,126 @@ gx_status gx_scatter_reduce(gx_ctx *ctx, const char *op, gx_array *idx, gx_array
     return scat_impl("gx_scatter_reduce", ctx, op, idx, values, opts, x);
 }
 
+/* ------------------------------------------------------------ scatter along an axis */
+
+/* gx_index_reduce's shapes: x has an axis, idx is 1-d, values is x's shape with
+ * extent len(idx) on the axis.  Splits x as (outer, n, inner). */
+static gx_status ir_check(const char *fn, const gx_array *x, int *axis, const gx_array *idx, const gx_array *values,
+                          int64_t *n, int64_t *inner)
+{
+    char xs[160], is[160], vs[160];
+    gx__shape_str(xs, sizeof xs, x->ndim, x->shape);
+    gx__shape_str(is, sizeof is, idx->ndim, idx->shape);
+    gx__shape_str(vs, sizeof vs, values->ndim, values->shape);
+    if (x->ndim == 0)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: x has shape () and no axis to index along (use gx_scatter_reduce "
+                                                "on a flattened x)", fn);
+    int ax = *axis < 0 ? *axis + x->ndim : *axis;
+    if (ax < 0 || ax >= x->ndim)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: axis %d is out of range for x of shape %s (use 0..%d or -1..-%d)",
+                       fn, *axis, xs, x->ndim - 1, x->ndim);
+    if (idx->ndim != 1)
+        return gx__err(GX_ERR_SHAPE, "%s: idx has shape %s; it must be 1-d (one index per slice of values)", fn, is);
+    bool same = values->ndim == x->ndim;
+    for (int d = 0; same && d < x->ndim; d++)
+        same = values->shape[d] == (d == ax ? idx->shape[0] : x->shape[d]);
+    if (!same)
+        return gx__err(GX_ERR_SHAPE,
+                       "%s: values has shape %s; with x of shape %s, axis %d and idx of shape %s it must be x's "
+                       "shape with extent %lld on axis %d",
+                       fn, vs, xs, ax, is, (long long)idx->shape[0], ax);
+    *axis = ax;
+    *n = x->shape[ax];
+    *inner = 1;
+    for (int d = ax + 1; d < x->ndim; d++)
+        *inner *= x->shape[d];
+    return GX_OK;
+}
+
+/* Every index in [-n, n): else GX_ERR_INDEX naming the first offending position. */
+static gx_status ir_range(gx_ctx *ctx, const char *fn, gx_array *idx, int axis, int64_t n, const gx_array *x)
+{
+    gx_const c = GX_CONST("n", GX_SCALAR_I64(n));
+    gx_map_opts mo = {.consts = &c, .nconsts = 1};
+    const char *bad = gx__dtype_is_signed(idx->dtype) ? "v -> i64(v) < -n || i64(v) >= n" : "v -> u64(v) >= u64(n)";
+    gx_array *flags = NULL;
+    GX__CHECK(gx_map(ctx, bad, 1, &idx, &mo, &flags));
+    gx_scalar any;
+    int64_t at = 0;
+    gx_status s = gx_findmax(flags, &any, &at);
+    gx_array_release(flags);
+    if (s != GX_OK || !any.v.i)
+        return s;
+    gx_slice sl = {at, at + 1, 1};
+    gx_array *one = NULL, *wide = NULL;
+    int64_t v = 0;
+    s = gx_array_view(idx, &sl, &one);
+    if (s == GX_OK)
+        s = gx_array_clone(one, GX_I64, &wide);
+    if (s == GX_OK)
+        s = gx_array_to_host(wide, &v, sizeof v);
+    gx_array_release(one);
+    gx_array_release(wide);
+    GX__CHECK(s);
+    char xs[160];
+    gx__shape_str(xs, sizeof xs, x->ndim, x->shape);
+    return gx__err(GX_ERR_INDEX,
+                   "%s: idx[%lld] = %lld is out of range for axis %d of x (shape %s, size %lld on that axis); "
+                   "indices run from -%lld to %lld (negative ones count from the end); nothing was written",
+                   fn, (long long)at, (long long)v, axis, xs, (long long)n, (long long)n, (long long)n - 1);
+}
+
+/* The flat (row-major) position in x of every element of values. */
+static gx_status ir_flat(gx_ctx *ctx, gx_array *idx, const gx_array *values, int64_t n, int64_t inner,
+                         gx_array **out)
+{
+    *out = NULL;
+    int64_t len = idx->shape[0];
+    gx_const c[3] = {GX_CONST("n", GX_SCALAR_I64(n)), GX_CONST("len", GX_SCALAR_I64(len)),
+                     GX_CONST("inner", GX_SCALAR_I64(inner))};
+    gx_bind b = GX_BIND("idx", idx);
+    /* p's slice is (p / inner) % len: always in range, so the read needs no check. */
+    gx_map_opts mo = {.consts = c, .nconsts = 3, .arrays = &b, .narrays = 1, .unchecked = 1};
+    const char *lam = "p -> (p / (len * inner)) * (n * inner) + "
+                      "(i64(idx[(p / inner) % len]) < 0 ? i64(idx[(p / inner) % len]) + n : "
+                      "i64(idx[(p / inner) % len])) * inner + p % inner";
+    gx_array *it = NULL, *shaped = NULL;
+    gx_status s = gx_array_iota(ctx, GX_I64, values->size, 0, 1, &it);
+    if (s == GX_OK)
+        s = gx_array_reshape(it, values->ndim, values->shape, &shaped);
+    if (s == GX_OK)
+        s = gx_map(ctx, lam, 1, &shaped, &mo, out);
+    gx_array_release(it);
+    gx_array_release(shaped);
+    return s;
+}
+
+gx_status gx_index_reduce(gx_ctx *ctx, const char *op, gx_array *x, int axis, gx_array *idx, gx_array *values,
+                          const gx_index_opts *opts)
+{
+    const char *fn = "gx_index_reduce";
+    GX__ARG(x && idx && values, "gx_index_reduce: x, idx and values must not be NULL");
+    GX__ARG(op, "gx_index_reduce: op is NULL (pass \"=\", \"+\", \"*\", \"max\", \"min\" or a lambda \"a, b -> ...\")");
+    GX__CHECK(gx__ctx_check(ctx));
+    GX__OPTS_CHECK(opts, fn);
+    GX__CHECK(ix_own(ctx, x, fn, "x"));
+    GX__CHECK(ix_check_idx(ctx, idx, fn));
+    GX__CHECK(ix_own(ctx, values, fn, "values"));
+    GX__CHECK(gx__array_writable(x, "gx_index_reduce (x)"));
+    int64_t n = 0, inner = 1;
+    GX__CHECK(ir_check(fn, x, &axis, idx, values, &n, &inner));
+    if (values->size == 0)
+        return GX_OK;
+    if (!(opts && opts->unchecked))
+        GX__CHECK(ir_range(ctx, fn, idx, axis, n, x));
+    gx_array *flat = NULL;
+    GX__CHECK(ir_flat(ctx, idx, values, n, inner, &flat));
+    bool put = strcmp(op, "=") == 0;
+    gx_status s = scat_impl(fn, ctx, put ? NULL : op, flat, values, opts, x);
+    gx_array_release(flat);
+    return s;
+}
+
 /* ------------------------------------------------------------ masks and where */
 
 static gx_status mask_check(gx_ctx *ctx, const char *fn, gx_array *mask, gx_array *x)

@@ -249,6 +249,16 @@ static gx_status keep_binds(gx_pipe *p, const char *what, const bd_set *b)
     return GX_OK;
 }
 
+/* Drops the bindings added after `kept` was taken (a temporary stage's). */
+static void restore_binds(gx_pipe *p, const bd_set *kept)
+{
+    for (int k = kept->n; k < p->bind.n; k++) {
+        free(p->bname[k]);
+        p->bname[k] = NULL;
+    }
+    p->bind = *kept;
+}
+
 static gx_status add_lambda_op(gx_pipe *p, rp_op_kind kind, const char *what, const char *text, const gx_const *consts,
                                int nconsts, const gx_pipe_opts *opts)
 {
@@ -695,7 +705,8 @@ gx_status gx_pipe_reduce(gx_pipe *p, const char *op, const gx_pipe_opts *opts, g
 {
     GX__ARG(out, "gx_pipe_reduce: out is NULL (it receives the result)");
     GX__OPTS_CHECK(opts, "gx_pipe_reduce");
-    GX__CHECK(bd_refuse("gx_pipe_reduce", opts ? opts->narrays : 0));
+    GX__CHECK(bd_no_operator("gx_pipe_reduce", opts ? opts->narrays : 0,
+                             "bind them in a gx_pipe_map stage before it, or use gx_pipe_mapreduce"));
     const gx_scalar *init = opts ? opts->init : NULL;
     term t;
     GX__CHECK(term_begin(&t, p, "gx_pipe_reduce", false, true));
@@ -730,15 +741,25 @@ gx_status gx_pipe_reduce(gx_pipe *p, const char *op, const gx_pipe_opts *opts, g
 gx_status gx_pipe_mapreduce(gx_pipe *p, const char *map, const char *op, const gx_pipe_opts *opts, gx_scalar *out)
 {
     GX__OPTS_CHECK(opts, "gx_pipe_mapreduce");
-    GX__CHECK(bd_refuse("gx_pipe_mapreduce", opts ? opts->narrays : 0));
-    gx_pipe_opts mo = {0};
+    gx_pipe_opts mo = {0}, ro = {0};
     if (opts) {
         mo.consts = opts->consts;
         mo.nconsts = opts->nconsts;
+        mo.arrays = opts->arrays; /* the map reads them; the operator does not */
+        mo.narrays = opts->narrays;
+        mo.unchecked = opts->unchecked;
+        ro = *opts;
+        ro.arrays = NULL;
+        ro.narrays = 0;
     }
-    GX__CHECK(gx_pipe_map(p, map, &mo));
-    gx_status s = gx_pipe_reduce(p, op, opts, out);
-    op_free(&p->ops[--p->nops]);
+    /* The map stage is temporary: so are the bindings it adds to the pipe. */
+    bd_set kept = p->bind;
+    gx_status s = gx_pipe_map(p, map, &mo);
+    if (s == GX_OK) {
+        s = gx_pipe_reduce(p, op, opts ? &ro : NULL, out);
+        op_free(&p->ops[--p->nops]);
+    }
+    restore_binds(p, &kept);
     return s;
 }
 
@@ -897,7 +918,7 @@ static gx_status pipe_scan(gx_pipe *p, const char *fn, const char *op, const gx_
                            gx_array **made)
 {
     GX__OPTS_CHECK(o, fn);
-    GX__CHECK(bd_refuse(fn, o ? o->narrays : 0));
+    GX__CHECK(bd_no_operator(fn, o ? o->narrays : 0, "bind them in a gx_pipe_map stage before it"));
     GX__CHECK(pipe_check(p, fn));
     int64_t known = 0;
     gx_dtype forced = o ? o->dtype : GX_DTYPE_DEFAULT;

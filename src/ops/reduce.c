@@ -578,11 +578,6 @@ static gx_status rd_exec(rd_job *job, gx_array *vals, gx_array *idx)
         int64_t jq;
         return rd_full(job, o, q, junk, &jq);
     }
-    if (job->bind.n)
-        return gx__err(GX_ERR_UNSUPPORTED,
-                       "%s: bound arrays (opts->arrays) are read in reductions over every axis only, not along "
-                       "opts->axes yet; gx_map the values into an array first, then reduce that",
-                       job->fn);
     return ra_run(job, o, q);
 }
 

@@ -45,14 +45,16 @@ typedef struct ra_user {
     ew_cval c[EW_MAXCONST];
     double cnt;
     int64_t nout, nred, chunk;
+    bd_args b; /* passed only when the map reads bound arrays */
 } ra_user;
 
-static void ra_user_fields(char *buf, size_t n)
+static void ra_user_fields(char *buf, size_t n, bool bind)
 {
     gx__fmt(buf, n,
             "uint64_t p[%d]; int64_t ks[%d], rs[%d]; int64_t kst[%d][%d], rst[%d][%d]; "
-            "union { double f; int64_t i; uint64_t u; } c[%d]; double cnt; int64_t nout, nred, chunk;",
-            RD_MAXIN, GX_MAX_DIMS, GX_MAX_DIMS, RD_MAXIN, GX_MAX_DIMS, RD_MAXIN, GX_MAX_DIMS, EW_MAXCONST);
+            "union { double f; int64_t i; uint64_t u; } c[%d]; double cnt; int64_t nout, nred, chunk;%s",
+            RD_MAXIN, GX_MAX_DIMS, GX_MAX_DIMS, RD_MAXIN, GX_MAX_DIMS, RD_MAXIN, GX_MAX_DIMS, EW_MAXCONST,
+            bind ? " gx_bargs b;" : "");
 }
 
 /* ------------------------------------------------------------ plan */
@@ -195,11 +197,22 @@ static void ra_gen_fold(gx__sbuf *b, const rd_job *job, const char *acc, const c
         gx__sb_printf(b, "%s%s = rg_comb(%s, v);\n", ind, acc, acc);
 }
 
-/* One element: loads given per input, folded into acc / q with index R. */
+/* With bound arrays: names output J as gx_bj, which each element's position uses. */
+static void ra_gen_bj(gx__sbuf *b, const rd_job *job, const char *J, const char *ind)
+{
+    if (job->bind.n)
+        gx__sb_printf(b, "%sconst int64_t gx_bj = %s;\n", ind, J);
+}
+
+/* One element: loads given per input, folded into acc / q with index R.  With bound
+ * arrays, the element's work position (bd_end_split) is gx_bj * nred + R. */
 static void ra_gen_elem(gx__sbuf *b, const rd_job *job, const char *const *load, const char *acc, const char *q,
                         const char *R, const char *ind)
 {
-    gx__sb_printf(b, "%s{\n%s  rg_acc v;\n%s  ", ind, ind, ind);
+    gx__sb_printf(b, "%s{\n%s  rg_acc v;\n", ind, ind);
+    if (job->bind.n)
+        gx__sb_printf(b, "%s  const int64_t gx_bpos = gx_bj * u->nred + (%s);\n%s  (void)gx_bpos;\n", ind, R, ind);
+    gx__sb_printf(b, "%s  ", ind);
     rd_elem_text(job, load, b);
     gx__sb_puts(b, "\n");
     char ind2[32];
@@ -277,6 +290,7 @@ static void ra_gen_cpu_col(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
     if (pl->nr == 1)
         ra_gen_cpu_prefetch(b, job, pl);
     gx__sb_puts(b, "      for (int64_t t = 0; t < cn; t++) {\n");
+    ra_gen_bj(b, job, "j0 + t", "        ");
     char ld[RD_MAXIN][128];
     const char *load[RD_MAXIN];
     for (int k = 0; k < job->nin; k++) {
@@ -294,6 +308,7 @@ static void ra_gen_cpu_row(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
 {
     gx__sb_puts(b, "  for (int64_t j = jb; j < je; j++) {\n");
     ra_gen_base(b, job, pl, "j", "    ");
+    ra_gen_bj(b, job, "j", "    ");
     /* Four independent accumulators keep the loop free of one long dependency chain. */
     gx__sb_puts(b, "    rg_acc r0 = rg_identity(u), r1 = r0, r2 = r0, r3 = r0;\n"
                    "    int64_t q0 = RG_IMAX, q1 = q0, q2 = q0, q3 = q0;\n    int64_t R = 0;\n"
@@ -340,6 +355,7 @@ static void ra_gen_cpu_row_lanes(gx__sbuf *b, const rd_job *job, const ra_plan *
     const char *load[RD_MAXIN];
     gx__sb_puts(b, "  for (int64_t j = jb; j < je; j++) {\n");
     ra_gen_base(b, job, pl, "j", "    ");
+    ra_gen_bj(b, job, "j", "    ");
     for (int k = 0; k < job->nin; k++) {
         const char *ct = gx__dtype_ctype(job->in[k]->dtype);
         if (pl->vin[k]) {
@@ -436,6 +452,7 @@ static void ra_gen_cuda_col(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
                   "    rg_acc acc = rg_identity(u);\n    int64_t q = RG_IMAX;\n    (void)q;\n    if (valid) {\n",
                   RA_BLOCK, RA_BLOCK);
     ra_gen_base(b, job, pl, "j", "      ");
+    ra_gen_bj(b, job, "j", "      ");
     /* Eight rows per step: their loads are independent, so they are in flight together
      * (8 x 4 bytes per thread keeps enough bytes moving per SM). */
     gx__sb_puts(b, "      int64_t R = r0;\n      for (; R + 8 <= r1; R += 8) {\n");
@@ -520,6 +537,7 @@ static void ra_gen_cuda_row(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
                   "    rg_acc acc = rg_identity(u);\n    int64_t q = RG_IMAX;\n    (void)q;\n    if (valid) {\n",
                   G, RPB, RPB, G);
     ra_gen_base(b, job, pl, "j", "      ");
+    ra_gen_bj(b, job, "j", "      ");
     ra_gen_cuda_row_body(b, job, pl);
     gx__sb_puts(b, "    }\n");
     if (G == RA_BLOCK) {
@@ -540,6 +558,10 @@ static gx_status ra_source(const rd_job *job, const ra_plan *pl, const rg_spec *
     gx__sb_puts(b, lam_prelude(cuda ? GX__TARGET_CUDA : GX__TARGET_C));
     if (job->ucode)
         gx__sb_puts(b, job->ucode);
+    /* Bound arrays: their types before the argument struct (user_fields names
+     * gx_bargs); their loads read the position every element defines (gx_bpos). */
+    bd_gen_types(b, &job->bind);
+    bd_gen(b, &job->bind, cuda, "u->b.", "gx_bpos");
     gx__sb_puts(b, "\n#line 1 \"gx-generated\"\n");
     rg_gen_common(b, sp);
     if (!cuda)
@@ -565,6 +587,12 @@ typedef struct ra_argbuf {
     ra_user u;
 } ra_argbuf;
 
+/* The argument bytes the kernel reads: without bound arrays, not their block. */
+static size_t ra_args_size(const rd_job *job)
+{
+    return job->bind.n ? sizeof(ra_argbuf) : offsetof(ra_argbuf, u) + offsetof(ra_user, b);
+}
+
 static gx_status ra_launch_cpu(rd_job *job, const gx__kernel *k, ra_argbuf *ab)
 {
     gx_ctx *ctx = job->ctx;
@@ -573,7 +601,7 @@ static gx_status ra_launch_cpu(rd_job *job, const gx__kernel *k, ra_argbuf *ab)
     gx__launch l;
     memset(&l, 0, sizeof l);
     l.args = ab;
-    l.args_size = sizeof *ab;
+    l.args_size = ra_args_size(job);
     l.n = job->nout;
     l.cpu_align = 1;
     l.cpu_work = job->nred;
@@ -624,7 +652,7 @@ static gx_status ra_launch_cuda(rd_job *job, const ra_plan *pl, const gx__kernel
     gx__launch l;
     memset(&l, 0, sizeof l);
     l.args = ab;
-    l.args_size = sizeof *ab;
+    l.args_size = ra_args_size(job);
     l.grid[0] = (unsigned)gx;
     l.grid[1] = (unsigned)ys;
     l.grid[2] = 1;
@@ -666,6 +694,7 @@ static void ra_key(const rd_job *job, const ra_plan *pl, const rg_spec *sp, bool
     const char *parts[] = {sp->combine, sp->better, sp->identity, sp->final, job->expr.p, job->ucode};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         gx__sb_printf(b, "|%zu:%s", parts[i] ? strlen(parts[i]) : 0, parts[i] ? parts[i] : "");
+    bd_key(&job->bind, b);
 }
 
 static gx_status ra_kernel(const rd_job *job, const ra_plan *pl, const rg_spec *sp, bool cuda, gx__kernel *k)
@@ -694,8 +723,8 @@ gx_status ra_run(rd_job *job, uint64_t out, uint64_t idx)
     ra_plan_make(job, &pl);
     rg_spec sp;
     rd_spec_base(job, &sp);
-    char fields[320];
-    ra_user_fields(fields, sizeof fields);
+    char fields[360];
+    ra_user_fields(fields, sizeof fields, job->bind.n > 0);
     sp.user_fields = fields;
     sp.elem = "";
     bool cuda = gx__target_is_cuda(job->ctx);
@@ -703,5 +732,7 @@ gx_status ra_run(rd_job *job, uint64_t out, uint64_t idx)
     GX__CHECK(ra_kernel(job, &pl, &sp, cuda, &k));
     ra_argbuf ab;
     ra_fill_args(job, &pl, &ab, out, idx);
-    return cuda ? ra_launch_cuda(job, &pl, &k, &ab, gx_dtype_size(sp.acc)) : ra_launch_cpu(job, &k, &ab);
+    GX__CHECK(bd_begin(job->ctx, &job->bind, &ab.u.b));
+    gx_status s = cuda ? ra_launch_cuda(job, &pl, &k, &ab, gx_dtype_size(sp.acc)) : ra_launch_cpu(job, &k, &ab);
+    return bd_end_split(job->ctx, &job->bind, job->fn, job->nred, s);
 }

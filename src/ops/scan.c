@@ -276,7 +276,9 @@ static gx_status scan_impl(gx_ctx *ctx, const char *fn, const char *op, gx_array
 {
     GX__CHECK(gx__ctx_check(ctx));
     GX__OPTS_CHECK(opts, fn);
-    GX__CHECK(bd_refuse(fn, opts ? opts->narrays : 0));
+    GX__CHECK(bd_no_operator(fn, opts ? opts->narrays : 0,
+                             "to scan values read through arrays, map them in a pipeline (gx_pipe_from_arrays or "
+                             "gx_pipe_iota, gx_pipe_map with opts->arrays, then gx_pipe_scan)"));
     GX__CHECK(gx__array_check(x, "gx_scan (x)"));
     if (x->ctx != ctx)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: x belongs to another context", fn);
