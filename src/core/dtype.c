@@ -51,7 +51,7 @@ const char *gx__dtype_load(gx_dtype t, const char *expr, char *buf, size_t n)
 {
     if (!gx__dtype_is_half(t))
         return expr;
-    gx__fmt(buf, n, "%s(%s)", t == GX_F16 ? "gx_f16_to_f32" : "gx_bf16_to_f32", expr);
+    gx__fmt(buf, n, "%s(%s)", t == GX_F16 ? "gx_ld_f16" : "gx_ld_bf16", expr);
     return buf;
 }
 

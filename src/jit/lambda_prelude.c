@@ -47,7 +47,7 @@
  *    (src/core/half.c) round alike: round to nearest even, overflow to inf, NaN
  *    stays NaN with its sign, the quiet bit set and the top payload bits kept.
  *    f64 rounds to a half directly (no double rounding through f32).  Kernels
- *    load with gx_f16_to_f32 and store with gx_st_f16 (overloads in C++, _Generic
+ *    load with gx_ld_f16 and store with gx_st_f16 (overloads in C++, _Generic
  *    in C pick the float or the double path).
  *  sincos_fast_c.h: gx's own sin and cos for f32, which CPU element-wise
  *    kernels call in place of gx_sin_f32 / gx_cos_f32 (ewise.c, gen_fast_loop):
