@@ -298,3 +298,78 @@ GXT_TEST(half_map_math)
     free(x), free(o);
     gx_array_release(ax), gx_array_release(ao);
 }
+
+#include "gx/reduce.h"
+
+/* Sums of halves accumulate in f32: 2^15 ones sum to 32768 in f16 (a running f16
+ * sum would stop at 2048); max/min/argmax exact; axis sums; a chosen f64 accumulator. */
+GXT_TEST(half_reductions)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_dtype ts[2] = {GX_F16, GX_BF16};
+    for (int k = 0; k < 2; k++) {
+        gx_dtype t = ts[k];
+        const int64_t sizes[] = {1, 31, 32, 33, 1000, 32768, 100003};
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+            int64_t n = sizes[z];
+            uint16_t *x = malloc((size_t)n * 2);
+            double sum = 0, mx = -INFINITY;
+            int64_t imx = 0;
+            for (int64_t i = 0; i < n; i++) {
+                x[i] = to_half(t, gxt_rand01() * 2 - 0.5);
+                double v = from_half(t, x[i]);
+                sum += v;
+                if (v > mx)
+                    mx = v, imx = i;
+            }
+            gx_array *a = NULL;
+            GXT_OK(gx_array_from_host(ctx, t, 1, &n, x, &a));
+            gx_scalar s;
+            GXT_OK(gx_reduce(ctx, "+", a, NULL, &s));
+            GXT_CHECK(s.dtype == t);
+            /* f32 accumulation: relative error <= n * 2^-24 * sum|x|, then one rounding */
+            double bound = fabs(sum) * (t == GX_F16 ? 0x1p-11 : 0x1p-8) + (double)n * 0x1p-24 * (double)n;
+            if (!(fabs(s.v.f - sum) <= bound))
+                GXT_FAIL_AT(__FILE__, __LINE__, "%s n=%lld sum %g want %g", gx_dtype_name(t), (long long)n, s.v.f, sum);
+            GXT_CHECK(s.v.f == from_half(t, to_half(t, s.v.f))); /* a half value */
+            gx_reduce_opts o64 = {0};
+            o64.dtype = GX_F64;
+            GXT_OK(gx_reduce(ctx, "+", a, &o64, &s));
+            GXT_CHECK(s.dtype == GX_F64 && fabs(s.v.f - sum) <= 1e-9 * (double)n);
+            GXT_OK(gx_reduce(ctx, "max", a, NULL, &s));
+            GXT_CHECK(s.dtype == t && s.v.f == mx);
+            int64_t idx = -1;
+            GXT_OK(gx_findmax(a, &s, &idx));
+            GXT_CHECK(idx == imx && s.v.f == mx);
+            GXT_OK(gx_mapreduce(ctx, "x -> x * x", "+", 1, &a, NULL, &s));
+            free(x);
+            gx_array_release(a);
+        }
+        /* many small values: 2^16 of 2^-10 each = 64 (exact in f32, not in a half sum) */
+        int64_t n = 65536;
+        gx_array *a = NULL;
+        GXT_OK(gx_array_zeros(ctx, t, 1, &n, &a));
+        GXT_OK(gx_array_fill_f64(a, 0x1p-10));
+        gx_scalar s;
+        GXT_OK(gx_reduce(ctx, "sum", a, NULL, &s));
+        GXT_CHECK(s.v.f == 64.0);
+        GXT_OK(gx_reduce(ctx, "mean", a, NULL, &s));
+        GXT_CHECK(s.v.f == 0x1p-10);
+        /* along an axis: (256, 256) rows of 2^-10 -> 0.25 each */
+        gx_array *m = NULL, *r = NULL;
+        int64_t sh[2] = {256, 256};
+        GXT_OK(gx_array_reshape(a, 2, sh, &m));
+        int ax[1] = {1};
+        gx_reduce_opts ro = {0};
+        ro.axes = ax, ro.naxes = 1;
+        GXT_OK(gx_reduce_to(ctx, "+", m, &ro, &r));
+        gx_array_desc d;
+        GXT_OK(gx_array_describe(r, &d));
+        GXT_CHECK(d.dtype == t && d.size == 256);
+        uint16_t rows[256];
+        GXT_OK(gx_array_to_host(r, rows, sizeof rows));
+        for (int i = 0; i < 256; i++)
+            GXT_CHECK(from_half(t, rows[i]) == 0.25);
+        gx_array_release(a), gx_array_release(m), gx_array_release(r);
+    }
+}
