@@ -141,8 +141,8 @@ typedef enum gx_dtype {
     GX_U16,
     GX_U32,
     GX_U64,
-    GX_F16,  /* reserved: not yet accepted by any operation */
-    GX_BF16, /* reserved: not yet accepted by any operation */
+    GX_F16,  /* IEEE binary16 (1+5+10 bits); computes in f32, rounds when stored */
+    GX_BF16, /* bfloat16 (the top 16 bits of an f32); computes in f32, rounds when stored */
     GX_F32,
     GX_F64,
     GX_C64,  /* complex: {float re, im} (cf32 in lambdas / user functions) */
@@ -157,6 +157,21 @@ GX_API size_t gx_dtype_size(gx_dtype t);
 GX_API const char *gx_dtype_name(gx_dtype t);
 /* Parses a short name ("f32", "i64", "bool"...).  GX_ERR_DTYPE if unknown. */
 GX_API gx_status gx_dtype_parse(const char *name, gx_dtype *out);
+
+/* Half-precision conversions on the host, bit for bit the ones every kernel uses
+ * (CPU and CUDA).  Storage is the 16 raw bits.  To half: round to nearest, ties to
+ * even; values beyond the largest finite half (65504 for f16, about 3.39e38 for
+ * bf16) by half an ulp or more become inf; values below half the smallest
+ * subnormal become a signed zero; NaN stays NaN with its sign, the quiet bit set
+ * and the top payload bits kept (f16: 0x7e00 | payload >> 13 of an f32).  The f64
+ * forms round once, directly from the double (no double rounding through f32).
+ * From half: exact (every half is an f32).  Pure functions, no status. */
+GX_API uint16_t gx_f32_to_f16(float x);
+GX_API uint16_t gx_f64_to_f16(double x);
+GX_API float gx_f16_to_f32(uint16_t h);
+GX_API uint16_t gx_f32_to_bf16(float x);
+GX_API uint16_t gx_f64_to_bf16(double x);
+GX_API float gx_bf16_to_f32(uint16_t h);
 
 /* ------------------------------------------------------------------ scalars */
 

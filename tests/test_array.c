@@ -370,7 +370,7 @@ GXT_TEST(array_bad_input)
     GXT_STATUS(gx_array_empty(ctx, GX_F32, 1, NULL, &a), GX_ERR_INVALID_ARGUMENT);
     GXT_STATUS(gx_array_empty(ctx, (gx_dtype)99, 1, one, &a), GX_ERR_DTYPE);
     GXT_STATUS(gx_array_empty(ctx, GX_DTYPE_DEFAULT, 1, one, &a), GX_ERR_DTYPE); /* 0 is not an element type */
-    GXT_STATUS(gx_array_empty(ctx, GX_F16, 1, one, &a), GX_ERR_DTYPE);           /* reserved (c64 became supported) */
+    GXT_STATUS(gx_array_empty(ctx, GX_DTYPE_COUNT, 1, one, &a), GX_ERR_DTYPE); /* f16 and c64 became supported */
     GXT_CHECK(a == NULL);
     /* mismatched copies */
     int64_t other[1] = {11};

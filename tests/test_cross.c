@@ -336,3 +336,36 @@ GXT_TEST(cross_linalg_fft_rand)
     GXT_CROSS(op_rand, 0, NULL, 0);
     GXT_CROSS(op_rand_int, 0, NULL, 0);
 }
+
+/* f16 / bf16 (issue 20): conversions agree bit for bit (tol 0); arithmetic may
+ * contract into FMAs on CUDA, so one half ulp; sums add in another order. */
+static gx_status op_to_f16(gx_ctx *c, gx_array *const *in, gx_array **out)
+{
+    (void)c;
+    return gx_array_clone(in[0], GX_F16, out);
+}
+static gx_status op_to_bf16(gx_ctx *c, gx_array *const *in, gx_array **out)
+{
+    (void)c;
+    return gx_array_clone(in[0], GX_BF16, out);
+}
+static gx_status op_half_map(gx_ctx *c, gx_array *const *in, gx_array **out)
+{
+    return gx_map(c, "x, y -> sin(x) * sin(x) + cos(x) * cos(x) + x * y", 2, in, NULL, out);
+}
+static gx_status op_half_sum(gx_ctx *c, gx_array *const *in, gx_array **out)
+{
+    return gx_reduce_to(c, "+", in[0], NULL, out);
+}
+
+GXT_TEST(cross_half)
+{
+    GXT_CROSS(op_to_f16, 1, IN1(GX_F32, 100003), 0);
+    GXT_CROSS(op_to_f16, 1, IN1(GX_F64, 4099), 0);
+    GXT_CROSS(op_to_bf16, 1, IN1(GX_F32, 100003), 0);
+    GXT_CROSS(op_to_bf16, 1, IN1(GX_F64, 4099), 0);
+    GXT_CROSS(op_half_map, 2, ((gxt_in[]){{GX_F16, 1, {100003}}, {GX_F16, 1, {100003}}}), 0x1p-10);
+    GXT_CROSS(op_half_map, 2, ((gxt_in[]){{GX_BF16, 1, {4097}}, {GX_BF16, 1, {4097}}}), 0x1p-7);
+    GXT_CROSS(op_half_sum, 1, IN1(GX_F16, 1 << 20), 0x1p-10);
+    GXT_CROSS(op_half_sum, 1, IN1(GX_BF16, 33), 0x1p-7);
+}

@@ -811,8 +811,8 @@ static void expect_prelude_digest(gx__target t, const char *want)
 
 GXT_TEST(lambda_prelude_bytes_pinned)
 {
-    expect_prelude_digest(GX__TARGET_C, "2260578f79306caa519240235e5b2feb363fe2512a5d7e8a10296f463100bf9e");
-    expect_prelude_digest(GX__TARGET_CUDA, "3a410440ce5e93dc91c6e47106657cb1b45d2b00ee8f58bc8b6c4e5e94505d59");
+    expect_prelude_digest(GX__TARGET_C, "10c90fba2b6cb8b73ce9d5e97db1fbb3416d9b7dea5486533021f139cf153fef");
+    expect_prelude_digest(GX__TARGET_CUDA, "f66a45d5a9294006b87e954105af9e394e6e79645ba9b9ba90e69cf571c677ab");
 }
 
 /* ------------------------------------------------------------ NVRTC */

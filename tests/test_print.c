@@ -222,16 +222,22 @@ GXT_TEST(print_complex)
     GXT_OK(gx_array_release(a));
 }
 
-GXT_TEST(print_reserved_dtypes_cannot_exist)
+GXT_TEST(print_half_dtypes)
 {
-    /* f16 / bf16 arrays cannot be made today, so there is nothing to print; the
-     * printer still knows their formats for when they arrive. */
+    /* f16 / bf16 print their values like f32 (fewer significant digits) */
     const int64_t n = 2;
-    gx_array *a = NULL;
-    GXT_STATUS(gx_array_empty(gxt_ctx(), GX_F16, 1, &n, &a), GX_ERR_DTYPE);
-    GXT_CHECK(a == NULL);
-    GXT_STATUS(gx_array_empty(gxt_ctx(), GX_BF16, 1, &n, &a), GX_ERR_DTYPE);
-    GXT_CHECK(a == NULL);
+    gx_array *a = NULL, *b = NULL;
+    uint16_t h[2] = {gx_f32_to_f16(0.5f), gx_f32_to_f16(-3.0f)}, g[2] = {gx_f32_to_bf16(2.0f), gx_f32_to_bf16(0.25f)};
+    GXT_OK(gx_array_from_host(gxt_ctx(), GX_F16, 1, &n, h, &a));
+    GXT_OK(gx_array_from_host(gxt_ctx(), GX_BF16, 1, &n, g, &b));
+    char buf[256];
+    size_t need = 0;
+    GXT_OK(gx_array_format(a, NULL, buf, sizeof buf, &need));
+    GXT_CHECK(strstr(buf, "f16 [2]") && strstr(buf, "0.5") && strstr(buf, "-3]"));
+    GXT_OK(gx_array_format(b, NULL, buf, sizeof buf, &need));
+    GXT_CHECK(strstr(buf, "bf16 [2]") && strstr(buf, "2") && strstr(buf, "0.25"));
+    gx_array_release(a);
+    gx_array_release(b);
 }
 
 /* ------------------------------------------------------------ shapes */

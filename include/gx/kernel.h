@@ -165,7 +165,8 @@ typedef struct gx_launch_cfg {
  * (int/int32_t = i32, long long/int64_t = i64, unsigned = u32, size_t/uint64_t = u64,
  * float = f32, double = f64, bool = bool, ...); an array's dtype must match a pointer
  * to a known element type (float * = f32...; void * and unknown types accept any;
- * __half * and __nv_bfloat16 * take a u16 array, the same 16 bits per element).
+ * __half * takes an f16 array and __nv_bfloat16 * a bf16 one, or either a u16
+ * array, the same 16 bits per element).
  * A mismatch is GX_ERR_TYPE naming the parameter ("argument 2 (n): the kernel
  * declares int64_t, got f32").  Templates/unreadable lists: only the count of
  * arguments against the entry's ABI is left to the driver.

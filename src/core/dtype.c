@@ -18,9 +18,10 @@ static const struct {
     [GX_U16] = {"u16", "uint16_t", 2, true},
     [GX_U32] = {"u32", "uint32_t", 4, true},
     [GX_U64] = {"u64", "uint64_t", 8, true},
-    /* Reserved dtypes have sizes so storage can be planned, but no op accepts them yet. */
-    [GX_F16] = {"f16", "gx_f16", 2, false},
-    [GX_BF16] = {"bf16", "gx_bf16", 2, false},
+    /* Halves: 16-bit structs in generated code (the prelude's body_half.h); kernels
+     * load them as f32 and round when they store (gx__dtype_load / gx__dtype_store). */
+    [GX_F16] = {"f16", "gx_f16", 2, true},
+    [GX_BF16] = {"bf16", "gx_bf16", 2, true},
     [GX_F32] = {"f32", "float", 4, true},
     [GX_F64] = {"f64", "double", 8, true},
     /* Complex: {re, im} pairs, the prelude's cf32 / cf64. */
@@ -39,6 +40,32 @@ bool gx__dtype_is_float(gx_dtype t) { return t == GX_F32 || t == GX_F64 || t == 
 bool gx__dtype_is_signed(gx_dtype t) { return (t >= GX_I8 && t <= GX_I64) || gx__dtype_is_float(t); }
 bool gx__dtype_is_int(gx_dtype t) { return t >= GX_I8 && t <= GX_U64; }
 bool gx__dtype_is_complex(gx_dtype t) { return t == GX_C64 || t == GX_C128; }
+bool gx__dtype_is_half(gx_dtype t) { return t == GX_F16 || t == GX_BF16; }
+
+/* The C type a kernel computes a loaded element in: halves compute in f32. */
+const char *gx__dtype_vtype(gx_dtype t) { return gx__dtype_is_half(t) ? "float" : gx__dtype_ctype(t); }
+
+/* The text of an element load as its compute type: `expr` is an lvalue of the
+ * storage type. */
+const char *gx__dtype_load(gx_dtype t, const char *expr, char *buf, size_t n)
+{
+    if (!gx__dtype_is_half(t))
+        return expr;
+    gx__fmt(buf, n, "%s(%s)", t == GX_F16 ? "gx_ld_f16" : "gx_ld_bf16", expr);
+    return buf;
+}
+
+/* The function or cast that turns a computed value into the stored type; "" for
+ * complex (a struct cannot be cast in C). */
+const char *gx__dtype_store(gx_dtype t)
+{
+    static const char *casts[GX_DTYPE_COUNT] = {
+        [GX_BOOL] = "(bool)",    [GX_I8] = "(int8_t)",  [GX_I16] = "(int16_t)",  [GX_I32] = "(int32_t)",
+        [GX_I64] = "(int64_t)",  [GX_U8] = "(uint8_t)", [GX_U16] = "(uint16_t)", [GX_U32] = "(uint32_t)",
+        [GX_U64] = "(uint64_t)", [GX_F32] = "(float)",  [GX_F64] = "(double)",   [GX_F16] = "gx_st_f16",
+        [GX_BF16] = "gx_st_bf16"};
+    return dt_valid(t) && casts[t] ? casts[t] : "";
+}
 
 gx_status gx_dtype_parse(const char *name, gx_dtype *out)
 {
@@ -50,7 +77,7 @@ gx_status gx_dtype_parse(const char *name, gx_dtype *out)
             return GX_OK;
         }
     return gx__err(GX_ERR_DTYPE,
-                   "unknown dtype '%s': use bool, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, c64 or c128", name);
+                   "unknown dtype '%s': use bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64, c64 or c128", name);
 }
 
 /* Out-of-range float to integer conversion is undefined in C; gx saturates instead
@@ -114,6 +141,16 @@ void gx__dtype_from_f64(gx_dtype t, double v, void *dst)
         break;
     }
     case GX_F64: memcpy(dst, &v, 8); break;
+    case GX_F16: {
+        uint16_t x = gx_f64_to_f16(v);
+        memcpy(dst, &x, 2);
+        break;
+    }
+    case GX_BF16: {
+        uint16_t x = gx_f64_to_bf16(v);
+        memcpy(dst, &x, 2);
+        break;
+    }
     case GX_C64: {
         float x[2] = {(float)v, 0};
         memcpy(dst, x, 8);

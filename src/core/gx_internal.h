@@ -153,6 +153,13 @@ bool gx__dtype_is_float(gx_dtype t);
 bool gx__dtype_is_signed(gx_dtype t);
 bool gx__dtype_is_int(gx_dtype t);       /* integer, not bool */
 bool gx__dtype_is_complex(gx_dtype t);   /* c64 or c128 */
+bool gx__dtype_is_half(gx_dtype t);      /* f16 or bf16 */
+/* Generated code: halves are stored as 16-bit structs and computed in f32.  vtype:
+ * the compute C type; load: `expr` converted to it (buf holds the text when it
+ * differs); store: the cast or function applied to a value before it is stored. */
+const char *gx__dtype_vtype(gx_dtype t);
+const char *gx__dtype_load(gx_dtype t, const char *expr, char *buf, size_t n);
+const char *gx__dtype_store(gx_dtype t);
 const char *gx__dtype_ctype(gx_dtype t); /* C spelling in generated code: "float", "int32_t"... */
 /* Converts a double into one element of dtype t at dst (C conversion rules). */
 void gx__dtype_from_f64(gx_dtype t, double v, void *dst);

@@ -259,7 +259,7 @@ static gx_status dl_to_dtype(DLDataType d, gx_dtype *out)
     dl_dtype_str(d, s, sizeof s);
     return gx__err(GX_ERR_DTYPE,
                    "gx_array_from_dlpack: the tensor's dtype %s has no gx array dtype (gx holds bool, int8..64, "
-                   "uint8..64, float32/64, complex64/128 with one lane; no float16/bfloat16 arrays yet): convert "
+                   "uint8..64, float32/64, complex64/128 with one lane; float16/bfloat16 do not cross DLPack yet): convert "
                    "it before export (e.g. .float())",
                    s);
 }

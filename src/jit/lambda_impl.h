@@ -124,6 +124,17 @@ gx_status lam__fail(gx_status s, const char *text, int col, const char *hint, co
 /* ---- lambda_parse.c */
 gx_status lam__parse(const char *text, lam_lambda **out);
 
+/* lambda_half.c: the environment with halves seen as f32, and the result dtype
+ * that remembers them (`kind`: the one half type of all floating operands, f32 if
+ * they mix, GX_DTYPE_DEFAULT if there are none). */
+typedef struct lam__half_bufs {
+    gx_dtype *args;
+    gx_const *consts;
+} lam__half_bufs;
+gx_status lam__half_env(const lam_env *env, lam_env *view, lam__half_bufs *bufs, gx_dtype *kind);
+void lam__half_free(lam__half_bufs *bufs);
+gx_dtype lam__half_result(gx_dtype kind, gx_dtype result);
+
 /* ---- lambda_sema.c */
 typedef enum lam__bkind {
     LAM_B_FLOAT, /* computes in f32/f64; integer args compute in f64 */

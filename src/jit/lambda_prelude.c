@@ -41,6 +41,14 @@
  *  body_rand.h: rand(seed, i) / randf(seed, i) in lambdas: element i of
  *    gx_rand's f64 / f32 stream for key `seed`, offset 0, start 0 (Philox4x32-10;
  *    see gx/linalg.h).
+ *  body_half.h: f16 and bf16 storage (gx_f16 / gx_bf16: 16 bits in a struct, so
+ *    that no generated code computes on the bits by mistake) and the conversions,
+ *    written with integer bit operations so the C and CUDA targets and the host
+ *    (src/core/half.c) round alike: round to nearest even, overflow to inf, NaN
+ *    stays NaN with its sign, the quiet bit set and the top payload bits kept.
+ *    f64 rounds to a half directly (no double rounding through f32).  Kernels
+ *    load with gx_ld_f16 and store with gx_st_f16 (overloads in C++, _Generic
+ *    in C pick the float or the double path).
  *  sincos_fast_c.h: gx's own sin and cos for f32, which CPU element-wise
  *    kernels call in place of gx_sin_f32 / gx_cos_f32 (ewise.c, gen_fast_loop):
  *    libmvec's sinf and cosf each reduce the argument and check for large ones,
@@ -77,12 +85,13 @@
 #include "gx_prelude_body_complex.inc"
 #include "gx_prelude_body_cxlam.inc"
 #include "gx_prelude_body_rand.inc"
+#include "gx_prelude_body_half.inc"
 #include "gx_prelude_sincos_fast_c.inc"
 #include "gx_prelude_end.inc"
 
 /* Each prelude's pieces in order (X-macro lists: the buffer sizes and the tables
  * below come from the same list, so they cannot disagree). */
-#define LAM__BODY(X) X(body_int) X(body_cvt) X(body_math) X(body_complex) X(body_cxlam) X(body_rand)
+#define LAM__BODY(X) X(body_int) X(body_cvt) X(body_math) X(body_complex) X(body_cxlam) X(body_rand) X(body_half)
 #define LAM__PIECES_C(X) X(head_c) X(vector_math) X(sincos) LAM__BODY(X) X(sincos_fast_c) X(end)
 #define LAM__PIECES_CUDA(X) X(head_cuda) X(sincos) LAM__BODY(X) X(end)
 

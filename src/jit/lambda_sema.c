@@ -575,17 +575,28 @@ gx_status lam_compile(const lam_env *env, lam_lambda **out)
     if (!env)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "lam_compile: env must not be NULL");
     lam_lambda *l;
-    GX__CHECK(lam__parse(env->text, &l));
-    gx_status s = check_env(env, l);
+    lam_env hv;
+    lam__half_bufs hb;
+    gx_dtype half;
+    gx_status s = lam__half_env(env, &hv, &hb, &half);
+    if (s == GX_OK)
+        s = lam__parse(env->text, &l);
+    if (s != GX_OK) {
+        lam__half_free(&hb);
+        return s;
+    }
+    env = &hv; /* halves are f32 values in lambdas */
+    s = check_env(env, l);
     if (s == GX_OK) {
         checker c = {env, l, l->text};
         s = check(&c, l->root);
     }
+    lam__half_free(&hb);
     if (s != GX_OK) {
         lam_free(l);
         return s;
     }
-    l->result = l->root->type;
+    l->result = lam__half_result(half, l->root->type);
     *out = l;
     return GX_OK;
 }

@@ -185,8 +185,8 @@ static const char *cval_field(gx_dtype t)
 static void gen_prologue(gx__sbuf *b, const ew_plan *pl, const char *acc, const char *restrict_kw)
 {
     for (int j = 0; j < pl->nconst; j++)
-        gx__sb_printf(b, "  const %s c%d = (%s)%sc[%d].%s;\n", gx__dtype_ctype(pl->cdt[j]), j,
-                      gx__dtype_ctype(pl->cdt[j]), acc, j, cval_field(pl->cdt[j]));
+        gx__sb_printf(b, "  const %s c%d = (%s)%sc[%d].%s;\n", gx__dtype_vtype(pl->cdt[j]), j,
+                      gx__dtype_vtype(pl->cdt[j]), acc, j, cval_field(pl->cdt[j]));
     gx__sb_printf(b, "  %s *%s o = (%s *)%sp[0];\n", gx__dtype_ctype(pl->dt[0]), restrict_kw,
                   gx__dtype_ctype(pl->dt[0]), acc);
     for (int i = 1; i <= pl->nin; i++)
@@ -195,22 +195,19 @@ static void gen_prologue(gx__sbuf *b, const ew_plan *pl, const char *acc, const 
     (void)b;
 }
 
-/* The cast applied to the stored value: none for complex (a struct cannot be cast in C). */
-static const char *out_cast(gx_dtype t)
-{
-    static const char *casts[GX_DTYPE_COUNT] = {
-        [GX_BOOL] = "(bool)",    [GX_I8] = "(int8_t)",  [GX_I16] = "(int16_t)",  [GX_I32] = "(int32_t)",
-        [GX_I64] = "(int64_t)",  [GX_U8] = "(uint8_t)", [GX_U16] = "(uint16_t)", [GX_U32] = "(uint32_t)",
-        [GX_U64] = "(uint64_t)", [GX_F32] = "(float)",  [GX_F64] = "(double)"};
-    return (unsigned)t < GX_DTYPE_COUNT && casts[t] ? casts[t] : "";
-}
+/* The cast applied to the stored value (halves: the rounding store). */
+static const char *out_cast(gx_dtype t) { return gx__dtype_store(t); }
 
 /* One element: bind v0.. from the given offsets expression and store into `lhs`. */
 static void gen_element_to(gx__sbuf *b, const ew_plan *pl, const char *expr, const char *const *off, const char *lhs,
                            const char *ind)
 {
-    for (int i = 1; i <= pl->nin; i++)
-        gx__sb_printf(b, "%s  const %s v%d = in%d[%s];\n", ind, gx__dtype_ctype(pl->dt[i]), i - 1, i, off[i]);
+    for (int i = 1; i <= pl->nin; i++) {
+        char e[64], lb[96];
+        gx__fmt(e, sizeof e, "in%d[%s]", i, off[i]);
+        gx__sb_printf(b, "%s  const %s v%d = %s;\n", ind, gx__dtype_vtype(pl->dt[i]), i - 1,
+                      gx__dtype_load(pl->dt[i], e, lb, sizeof lb));
+    }
     gx__sb_printf(b, "%s  %s = %s(%s);\n", ind, lhs, out_cast(pl->dt[0]), expr);
 }
 
@@ -374,10 +371,10 @@ static void gen_cuda_contig(gx__sbuf *b, const ew_plan *pl, const char *expr)
                   "k;\n          (void)gx_idx;\n",
                   K, K);
     for (int i = 1; i <= pl->nin; i++) {
-        if (pl->args.st[i][0])
-            gx__sb_printf(b, "          const %s v%d = x%d[u].e[k];\n", gx__dtype_ctype(pl->dt[i]), i - 1, i);
-        else
-            gx__sb_printf(b, "          const %s v%d = bc%d;\n", gx__dtype_ctype(pl->dt[i]), i - 1, i);
+        char e[32], lb[64];
+        gx__fmt(e, sizeof e, pl->args.st[i][0] ? "x%d[u].e[k]" : "bc%d", i);
+        gx__sb_printf(b, "          const %s v%d = %s;\n", gx__dtype_vtype(pl->dt[i]), i - 1,
+                      gx__dtype_load(pl->dt[i], e, lb, sizeof lb));
     }
     gx__sb_printf(b, "          y.e[k] = %s(%s);\n        }\n", out_cast(pl->dt[0]), expr);
     /* Experiment knob GX_EW_STREAM=1: evict-first (streaming) stores of the output. */

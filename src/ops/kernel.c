@@ -387,8 +387,8 @@ static gx_status k_arg_check(const gx_kernel *k, int i, const gx_karg *a)
         macro[j] = 0;
         return k_arg_err(k, i, "got a %s scalar (use GX_KARG_%s)", gx_dtype_name(a->dtype), macro);
     }
-    /* Half-precision pointers take u16 arrays too: the same 16 bits, and the only way
-     * to hold half data until gx arrays have f16/bf16 dtypes of their own. */
+    /* Half-precision pointers take u16 arrays too: the same 16 bits (data made
+     * before gx had f16/bf16 arrays). */
     bool half_bits = (p->dtype == GX_F16 || p->dtype == GX_BF16) && a->kind == GX_KARG_KIND_ARRAY &&
                      a->v.array->dtype == GX_U16;
     if (a->kind == GX_KARG_KIND_ARRAY && p->dtype != GX_DTYPE_COUNT && p->dtype != a->v.array->dtype && !half_bits)

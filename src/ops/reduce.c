@@ -273,6 +273,27 @@ static gx_status rd_op_make(rd_op *o, gx_ctx *ctx, const char *op, gx_dtype et, 
     return GX_OK;
 }
 
+/* Halves: elements load as f32 and every operator computes as for f32 data, with an
+ * f32 accumulator (not f32's f64: the half's own rounding dwarfs the sum's), unless
+ * opts->dtype chooses one; a half result (the default for half data, or asked for)
+ * is the f32 result rounded once when stored. */
+static gx_status rd_op_make_half(rd_op *o, gx_ctx *ctx, const char *op, gx_dtype et, const gx_reduce_opts *opts,
+                                 const char *fn)
+{
+    gx_dtype want = rd_dtype_set(opts) ? opts->dtype : et;
+    if (!gx__dtype_is_half(et) && !gx__dtype_is_half(want))
+        return rd_op_make(o, ctx, op, et, opts, fn);
+    gx_reduce_opts h = {0};
+    if (opts)
+        h = *opts;
+    if (gx__dtype_is_half(want) || !rd_dtype_set(opts))
+        h.dtype = GX_F32;
+    GX__CHECK(rd_op_make(o, ctx, op, gx__dtype_is_half(et) ? GX_F32 : et, &h, fn));
+    if (o->out == GX_F32 && gx__dtype_is_half(want))
+        o->out = want;
+    return GX_OK;
+}
+
 /* ------------------------------------------------------------ whole-array reductions */
 
 typedef struct rd_user {
@@ -492,10 +513,12 @@ static gx_status rd_prepare(rd_job *job, gx_ctx *ctx, const char *fn, const char
     GX__CHECK(ew_broadcast_shape(nin, in, &job->ndim, job->shape));
     GX__CHECK(rd_map(job, map, opts));
     if (find) {
-        job->op.acc = job->et;
+        job->op.acc = gx__dtype_is_half(job->et) ? GX_F32 : job->et; /* halves compare as f32 (exactly) */
         rd_find(&job->op, find == 2);
+        if (gx__dtype_is_half(job->et))
+            job->op.out = job->et;
     } else {
-        GX__CHECK(rd_op_make(&job->op, ctx, op, job->et, opts, fn));
+        GX__CHECK(rd_op_make_half(&job->op, ctx, op, job->et, opts, fn));
     }
     GX__CHECK(rd_axes(job, opts));
     if (job->nred == 0 && (job->op.find || job->op.mean) && job->nout > 0)

@@ -15,11 +15,14 @@ static const char *rd_cval_field(gx_dtype t)
 
 void rd_elem_text(const rd_job *job, const char *const *load, gx__sbuf *b)
 {
-    for (int k = 0; k < job->nin; k++)
-        gx__sb_printf(b, "const %s m%d = %s; ", gx__dtype_ctype(job->in[k]->dtype), k, load[k]);
+    for (int k = 0; k < job->nin; k++) {
+        char lb[160]; /* halves load as f32 */
+        gx__sb_printf(b, "const %s m%d = %s; ", gx__dtype_vtype(job->in[k]->dtype), k,
+                      gx__dtype_load(job->in[k]->dtype, load[k], lb, sizeof lb));
+    }
     for (int j = 0; j < job->nconst; j++)
-        gx__sb_printf(b, "const %s c%d = (%s)u->c[%d].%s; ", gx__dtype_ctype(job->cdt[j]), j,
-                      gx__dtype_ctype(job->cdt[j]), j, rd_cval_field(job->cdt[j]));
+        gx__sb_printf(b, "const %s c%d = (%s)u->c[%d].%s; ", gx__dtype_vtype(job->cdt[j]), j,
+                      gx__dtype_vtype(job->cdt[j]), j, rd_cval_field(job->cdt[j]));
     if (job->op.truth)
         gx__sb_printf(b, "v = (rg_acc)((%s) != 0);", job->expr.p);
     else

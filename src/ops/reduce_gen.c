@@ -335,7 +335,8 @@ void rg_gen_common(gx__sbuf *b, const rg_spec *sp)
     } else {
         gx__sb_printf(b, "GXF rg_acc rg_comb(rg_acc gx_l, rg_acc gx_r) { return (rg_acc)(%s); }\n", sp->combine);
     }
-    gx__sb_printf(b, "GXF rg_out rg_final(rg_acc r, const rg_user_t *u) { (void)u; return (rg_out)(%s); }\n",
+    gx__sb_printf(b, "GXF rg_out rg_final(rg_acc r, const rg_user_t *u) { (void)u; return %s(%s); }\n",
+                  gx__dtype_is_half(sp->out_dtype) ? gx__dtype_store(sp->out_dtype) : "(rg_out)",
                   sp->final ? sp->final : "r");
 }
 
