@@ -153,13 +153,34 @@ GXT_TEST(kernel_cpu_unsupported)
     gx_backend_kind k;
     GXT_OK(gx_ctx_backend(ctx, &k));
     if (k != GX_BACKEND_CPU) {
-        gxt_skip("checks the CPU backend's refusal");
+        gxt_skip("checks the CPU backend's refusal of constructs outside its CUDA subset");
         return;
     }
-    gx_kernel *kern = (gx_kernel *)1;
-    GXT_STATUS(gx_kernel_compile(ctx, VADD, "vadd", NULL, &kern), GX_ERR_UNSUPPORTED);
-    GXT_MSG_HAS("GPU-only");
-    GXT_CHECK(kern == NULL);
+    /* Each construct outside the CPU subset: GX_ERR_UNSUPPORTED naming it and its line:column. */
+    static const struct {
+        const char *src, *want;
+    } cases[] = {
+        {"extern \"C\" __global__ void k(int *p)\n{\n    asm volatile(\"membar.gl;\");\n}\n", "k.cu:3:5: inline PTX"},
+        {"#include <mma.h>\nextern \"C\" __global__ void k(int *p)\n{\n  using namespace nvcuda;\n  wmma::fill_fragment(f, 0);\n}\n",
+         "k.cu:5:3: tensor-core"},
+        {"extern \"C\" __global__ void k(float *p, cudaTextureObject_t t) { p[0] = tex1Dfetch<float>(t, 0); }\n",
+         "k.cu:1:40: texture objects"},
+        {"#include <cooperative_groups.h>\nextern \"C\" __global__ void k(int *p) { cooperative_groups::this_grid().sync(); }\n",
+         "k.cu:1:11: cooperative groups"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gx_kernel *kern = (gx_kernel *)1;
+        gx_kernel_opts o = {.label = "k.cu"};
+        GXT_STATUS(gx_kernel_compile(ctx, cases[i].src, "k", &o, &kern), GX_ERR_UNSUPPORTED);
+        GXT_MSG_HAS(cases[i].want);
+        GXT_MSG_HAS("CUDA backend");
+        GXT_CHECK(kern == NULL);
+    }
+    /* In a comment or a string it is no construct. */
+    gx_kernel *kern = NULL;
+    GXT_OK(gx_kernel_compile(ctx, "/* asm( wmma:: */ extern \"C\" __global__ void k(int *p) { p[0] = 1; } // tex1D\n",
+                             "k", NULL, &kern));
+    GXT_OK(gx_kernel_destroy(kern));
     GXT_OK(gx_kernel_destroy(NULL));
     GXT_STATUS(gx_kernel_launch(NULL, NULL, 0, NULL), GX_ERR_INVALID_ARGUMENT);
 }
@@ -173,7 +194,7 @@ static gx_status upload(gx_ctx *ctx, const float *h, int64_t n, gx_array **out)
 
 GXT_TEST(kernel_vadd_suggested_launch)
 {
-    gx_ctx *ctx = gxt_cuda_ctx();
+    gx_ctx *ctx = gxt_ctx();
     if (!ctx)
         return;
     gx_kernel *k = NULL;
@@ -220,7 +241,7 @@ GXT_TEST(kernel_vadd_suggested_launch)
 
 GXT_TEST(kernel_2d_launch)
 {
-    gx_ctx *ctx = gxt_cuda_ctx();
+    gx_ctx *ctx = gxt_ctx();
     if (!ctx)
         return;
     const char *src = "extern \"C\" __global__ void coords(long long *out, int w, int h)\n"
@@ -251,7 +272,7 @@ GXT_TEST(kernel_2d_launch)
 
 GXT_TEST(kernel_dynamic_shared)
 {
-    gx_ctx *ctx = gxt_cuda_ctx();
+    gx_ctx *ctx = gxt_ctx();
     if (!ctx)
         return;
     /* Reverses each block's chunk through dynamic shared memory. */
@@ -298,7 +319,7 @@ GXT_TEST(kernel_dynamic_shared)
 
 GXT_TEST(kernel_launch_limits)
 {
-    gx_ctx *ctx = gxt_cuda_ctx();
+    gx_ctx *ctx = gxt_ctx();
     if (!ctx)
         return;
     gx_kernel *k = NULL;
@@ -336,7 +357,7 @@ GXT_TEST(kernel_launch_limits)
 
 GXT_TEST(kernel_param_mismatch)
 {
-    gx_ctx *ctx = gxt_cuda_ctx();
+    gx_ctx *ctx = gxt_ctx();
     if (!ctx)
         return;
     gx_kernel *k = NULL;
@@ -491,7 +512,7 @@ GXT_TEST(kernel_fault_poisons_every_context_of_the_process) { fault_scenario(2);
 
 GXT_TEST(kernel_reflection)
 {
-    gx_ctx *ctx = gxt_cuda_ctx();
+    gx_ctx *ctx = gxt_ctx();
     if (!ctx)
         return;
     gx_kernel *k = NULL;
@@ -504,6 +525,21 @@ GXT_TEST(kernel_reflection)
     GXT_OK(gx_kernel_compile(ctx, src, "stat", NULL, &k));
     gx_kernel_attrs at;
     GXT_OK(gx_kernel_attrs_get(k, &at));
+    gx_backend_kind kind;
+    GXT_OK(gx_ctx_backend(ctx, &kind));
+    if (kind == GX_BACKEND_CPU) {
+        /* The CPU's documented answers: no registers, its own limits, arch "cpu"; PTX is
+         * NVRTC's (gx_kernel_ptx_offline gives it without a GPU). */
+        GXT_EQ_I64(at.registers, 0);
+        GXT_EQ_I64(at.max_threads_per_block, 1024);
+        GXT_EQ_I64(at.nparams, 1);
+        GXT_CHECK(strcmp(at.entry, "stat") == 0 && strcmp(at.arch, "cpu") == 0);
+        int blocks = 0;
+        GXT_OK(gx_kernel_active_blocks(k, 128, 0, &blocks));
+        GXT_EQ_I64(blocks, 4);
+        gx_kernel_destroy(k);
+        return;
+    }
     GXT_CHECK(at.registers > 0 && at.registers <= 255);
     GXT_CHECK(at.max_threads_per_block > 0 && at.max_threads_per_block <= 1024);
     GXT_CHECK(at.static_shared >= 400); /* __shared__ float s[100] */
@@ -529,7 +565,7 @@ GXT_TEST(kernel_reflection)
 
 GXT_TEST(kernel_device_helpers)
 {
-    gx_ctx *ctx = gxt_cuda_ctx();
+    gx_ctx *ctx = gxt_ctx();
     if (!ctx)
         return;
     /* Per block: sum, min, inclusive/exclusive scans; per thread: Philox words. */

@@ -462,8 +462,10 @@ static gx_status cpu_info(gx__backend *be, gx_device_info *o)
      * promise: the core's default memory limit is this figure. */
     o->mem_total = cpu_mem_total(&o->mem_free);
     o->l2_bytes = cpu_l2();
-    o->max_threads_per_block = 1;
-    o->warp_size = 1;
+    /* User kernels' limits (cpu_kernel.h): blocks of fibers, warps of 32. */
+    o->max_threads_per_block = CPU_KMAX_THREADS;
+    o->warp_size = 32;
+    o->shared_per_block = o->shared_per_block_optin = CPU_KMAX_SHMEM;
     return GX_OK;
 }
 
@@ -579,21 +581,25 @@ static void cpu_kblocks(const void *p, int64_t begin, int64_t end, int part)
 static gx_status cpu_klimits(const gx__launch *l)
 {
     static const unsigned bmax[3] = {1024, 1024, 64}, gmax[3] = {0x7fffffffu, 65535, 65535};
+    static const char axis[3] = {'x', 'y', 'z'};
     uint64_t threads = (uint64_t)l->block[0] * l->block[1] * l->block[2];
     if (threads > CPU_KMAX_THREADS)
         return gx__err(GX_ERR_LAUNCH,
-                       "block of %llu threads exceeds the CPU backend's limit of %d threads per block "
-                       "(each thread of a block is a fiber on one core)",
+                       "block of %llu threads exceeds the device limit of %d threads per block; use smaller "
+                       "blocks (on the CPU backend each thread of a block is a fiber on one core)",
                        (unsigned long long)threads, CPU_KMAX_THREADS);
     for (int i = 0; i < 3; i++) {
         if (l->block[i] > bmax[i])
-            return gx__err(GX_ERR_LAUNCH, "block dimension %d is %u, above the limit of %u", i, l->block[i], bmax[i]);
+            return gx__err(GX_ERR_LAUNCH, "block dimension %c = %u exceeds the device limit of %u", axis[i],
+                           l->block[i], bmax[i]);
         if (l->grid[i] > gmax[i])
-            return gx__err(GX_ERR_LAUNCH, "grid dimension %d is %u, above the limit of %u", i, l->grid[i], gmax[i]);
+            return gx__err(GX_ERR_LAUNCH, "grid dimension %c = %u exceeds the device limit of %u blocks", axis[i],
+                           l->grid[i], gmax[i]);
     }
     if (l->shmem > CPU_KMAX_SHMEM)
         return gx__err(GX_ERR_LAUNCH,
-                       "%u bytes of dynamic shared memory exceed the CPU backend's limit of %zu bytes per block",
+                       "%u bytes of dynamic shared memory exceed the device limit of %zu bytes per block "
+                       "(the CPU backend's limit)",
                        l->shmem, CPU_KMAX_SHMEM);
     return GX_OK;
 }

@@ -118,18 +118,21 @@ static const struct {
 
 static gx_status ck_check_subset(const char *code, const char *name)
 {
+    /* The construct that comes first in the source is the one named. */
+    const char *first = NULL, *what = NULL;
     for (size_t i = 0; i < sizeof ck_unsupported / sizeof ck_unsupported[0]; i++) {
         const char *at = ck_find(code, ck_unsupported[i].text);
-        if (!at)
-            continue;
-        int line, col;
-        ck_linecol(code, at, &line, &col);
-        return gx__err(GX_ERR_UNSUPPORTED,
-                       "gx_kernel_compile: %s:%d:%d: %s is outside the CUDA C subset that the CPU backend runs "
-                       "(see gx/kernel.h); run this kernel on the CUDA backend (GX_BACKEND=cuda)",
-                       name, line, col, ck_unsupported[i].what);
+        if (at && (!first || at < first))
+            first = at, what = ck_unsupported[i].what;
     }
-    return GX_OK;
+    if (!first)
+        return GX_OK;
+    int line, col;
+    ck_linecol(code, first, &line, &col);
+    return gx__err(GX_ERR_UNSUPPORTED,
+                   "gx_kernel_compile: %s:%d:%d: %s is outside the CUDA C subset that the CPU backend runs "
+                   "(see gx/kernel.h); run this kernel on the CUDA backend (GX_BACKEND=cuda)",
+                   name, line, col, what);
 }
 
 /* A kernel runs its threads as fibers when its code has anything that makes a

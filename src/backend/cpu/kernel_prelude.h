@@ -106,6 +106,7 @@ struct tstate {
     size_t stack_bytes, stacks_len;
     int bar_count, bar_and, bar_or;
     unsigned long long bank[2][1024];
+    unsigned wmask[2][32]; /* lanes released together from each warp's last exchange, per bank */
     void (*body)(void *);
     void *body_arg;
 };
@@ -240,9 +241,14 @@ static int release_warps(void)
             waiting += t.f[i].state == 2;
         }
         if (live && waiting == live) {
+            unsigned m = 0;
             for (int i = lo; i < hi; i++)
-                if (t.f[i].state == 2)
+                if (t.f[i].state == 2) {
                     t.f[i].state = 0;
+                    m |= 1u << (i - lo);
+                }
+            /* all of them left from the same bank: (wgen - 1) & 1 */
+            t.wmask[(t.f[lo + __builtin_ctz(m)].wgen - 1) & 1][w] = m;
             any = 1;
         }
     }
@@ -420,16 +426,19 @@ namespace gx_cpu {
 /* Every lane of the warp leaves its 64 bits in the bank of this generation, waits
  * for the warp, and reads what it needs; the next exchange uses the other bank, so
  * a lane that runs ahead cannot overwrite what a slower one still has to read. */
-static inline unsigned long long *exchange(unsigned long long bits)
+static inline unsigned long long *exchange(unsigned long long bits, unsigned *mask)
 {
     tstate &t = ts;
+    *mask = 0;
     if (no_fibers())
         return t.bank[0];
     fiber &f = t.f[t.cur];
-    unsigned long long *bank = t.bank[f.wgen & 1];
+    int p = f.wgen & 1;
+    unsigned long long *bank = t.bank[p];
     f.wgen++;
     bank[t.cur] = bits;
     park(2);
+    *mask = t.wmask[p][t.cur >> 5]; /* the lanes that took part (exited ones did not) */
     return bank + (t.cur & ~31);
 }
 static inline int lane_live(int lane) { return (ts.cur & ~31) + lane < ts.nf && ts.f[(ts.cur & ~31) + lane].state != 3; }
@@ -438,9 +447,10 @@ template <class T> static inline T shfl_from(T v, int src)
     static_assert(sizeof(T) <= 8, "warp shuffles move at most 64 bits (as on the GPU)");
     unsigned long long bits = 0;
     memcpy(&bits, &v, sizeof v);
-    unsigned long long *w = exchange(bits);
+    unsigned in;
+    unsigned long long *w = exchange(bits, &in);
     int lane = ts.cur & 31;
-    if (src < 0 || src > 31 || !lane_live(src))
+    if (src < 0 || src > 31 || !(in >> src & 1))
         src = lane;
     T out;
     memcpy(&out, &w[src], sizeof out);
@@ -475,26 +485,29 @@ template <class T> static inline T __shfl_xor_sync(unsigned m, T v, int x, int w
 }
 static inline unsigned __ballot_sync(unsigned m, int p)
 {
-    unsigned long long *w = gx_cpu::exchange(p != 0);
+    unsigned in;
+    unsigned long long *w = gx_cpu::exchange(p != 0, &in);
     unsigned r = 0;
     for (int i = 0; i < 32; i++)
-        if (gx_cpu::lane_live(i) && w[i])
+        if ((in >> i & 1) && w[i])
             r |= 1u << i;
     return r & m;
 }
 static inline int __any_sync(unsigned m, int p) { return __ballot_sync(m, p) != 0; }
 static inline int __all_sync(unsigned m, int p)
 {
-    unsigned long long *w = gx_cpu::exchange(p != 0);
+    unsigned in;
+    unsigned long long *w = gx_cpu::exchange(p != 0, &in);
     for (int i = 0; i < 32; i++)
-        if ((m >> i & 1) && gx_cpu::lane_live(i) && !w[i])
+        if ((m >> i & 1) && (in >> i & 1) && !w[i])
             return 0;
     return 1;
 }
 static inline void __syncwarp(unsigned m = 0xffffffffu)
 {
     (void)m;
-    gx_cpu::exchange(0);
+    unsigned in;
+    gx_cpu::exchange(0, &in);
 }
 static inline unsigned __activemask(void)
 {
