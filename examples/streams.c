@@ -84,8 +84,6 @@ static void st_free(st *p)
 
 int example_streams(gx_ctx *ctx, int quick)
 {
-    if (!ex_on_gpu(ctx))
-        return ex_skip("streams: hand-written CUDA kernels need the CUDA backend (this context is on the CPU)");
     st p = {.ctx = ctx, .chunk = (quick ? (1 << 22) : (1 << 26)) / ST_CHUNKS};
     int rc = EX_PASS;
     uint64_t seed = ex_seed();

@@ -44,8 +44,6 @@ static int vadd_too_many_threads(gx_kernel *k, gx_array *c, gx_array *a, gx_arra
 
 int example_vadd(gx_ctx *ctx, int quick)
 {
-    if (!ex_on_gpu(ctx))
-        return ex_skip("vadd: hand-written CUDA kernels need the CUDA backend (this context is on the CPU)");
     const int64_t n = quick ? (1 << 20) + 3 : (1 << 26) + 3; /* odd: the last block is partial */
     int rc = EX_PASS;
     uint64_t seed = ex_seed();

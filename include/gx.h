@@ -263,10 +263,10 @@ typedef struct gx_device_info {
     size_t mem_total, mem_free;    /* bytes; CPU: what this process can use, physical memory
                                     * or the cgroup's cap when smaller */
     size_t l2_bytes;               /* L2 cache (last-level cache on CPU, 0 if unknown) */
-    int max_threads_per_block;     /* 1 on CPU */
-    size_t shared_per_block;       /* default shared memory per block (bytes) */
+    int max_threads_per_block;     /* CPU: 1024, the limit of user kernels' blocks (gx/kernel.h) */
+    size_t shared_per_block;       /* default shared memory per block (bytes; CPU: 1 MiB) */
     size_t shared_per_block_optin; /* opt-in maximum (bytes) */
-    int warp_size;                 /* 32 on CUDA, 1 on CPU */
+    int warp_size;                 /* 32 (the CPU emulates warps of 32 for user kernels) */
     double mem_bandwidth_gbs;      /* theoretical peak from clock and bus width, 0 if unknown */
 } gx_device_info;
 

@@ -279,8 +279,8 @@ GXT_TEST(contract_cpu_device_info)
     gx_device_info d;
     GXT_OK(gx_device_info_get(c, &d));
     GXT_CHECK(d.cc_major == 0 && d.cc_minor == 0);
-    GXT_EQ_I64(d.max_threads_per_block, 1);
-    GXT_EQ_I64(d.warp_size, 1);
+    GXT_EQ_I64(d.max_threads_per_block, 1024);
+    GXT_EQ_I64(d.warp_size, 32);
     GXT_EQ_I64(d.multiprocessors, sysconf(_SC_NPROCESSORS_ONLN));
     size_t phys = (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
     GXT_CHECK(d.mem_total > 0 && d.mem_total <= phys);
@@ -1188,16 +1188,19 @@ GXT_TEST(contract_irfft_ignores_non_hermitian_parts)
 
 /* ------------------------------------------------------------ gx/kernel.h */
 
-/* CPU backend: gx_kernel_compile is GX_ERR_UNSUPPORTED; streams are tokens whose work
- * is complete when each call returns; gx_host_alloc gives ordinary memory; async
+/* CPU backend: gx_kernel_compile runs the CUDA C subset (and refuses what is outside
+ * it with GX_ERR_UNSUPPORTED); streams are tokens whose work is complete when each call returns; gx_host_alloc gives ordinary memory; async
  * copies behave as the synchronous ones. */
 GXT_TEST(contract_cpu_kernels_and_streams)
 {
     gx_ctx *c = NULL;
     GXT_OK(gx_ctx_create(&c, GX_BACKEND_CPU));
     gx_kernel *k = (gx_kernel *)1;
-    GXT_STATUS(gx_kernel_compile(c, "extern \"C\" __global__ void f() {}", "f", NULL, &k), GX_ERR_UNSUPPORTED);
+    GXT_STATUS(gx_kernel_compile(c, "extern \"C\" __global__ void f() { asm(\"trap;\"); }", "f", NULL, &k),
+               GX_ERR_UNSUPPORTED);
     GXT_CHECK(k == NULL);
+    GXT_OK(gx_kernel_compile(c, "extern \"C\" __global__ void f() {}", "f", NULL, &k));
+    GXT_OK(gx_kernel_destroy(k));
     gx_stream *s = NULL, *cur = (gx_stream *)1;
     GXT_OK(gx_stream_create(c, &s));
     GXT_OK(gx_ctx_set_stream(c, s));

@@ -125,12 +125,12 @@ static void ex_check(const char *name, bool gpu_only, bool png)
     rmdir(dir);
 }
 
-GXT_TEST(examples_vadd) { ex_check("vadd", true, false); }
+GXT_TEST(examples_vadd) { ex_check("vadd", false, false); }
 GXT_TEST(examples_julia) { ex_check("julia", false, true); }
 GXT_TEST(examples_reduce_ladder) { ex_check("reduce_ladder", false, false); }
 GXT_TEST(examples_matmul) { ex_check("matmul", false, false); }
-GXT_TEST(examples_histogram) { ex_check("histogram", true, false); }
-GXT_TEST(examples_transpose) { ex_check("transpose", true, false); }
-GXT_TEST(examples_streams) { ex_check("streams", true, false); }
+GXT_TEST(examples_histogram) { ex_check("histogram", false, false); }
+GXT_TEST(examples_transpose) { ex_check("transpose", false, false); }
+GXT_TEST(examples_streams) { ex_check("streams", false, false); }
 GXT_TEST(examples_coop_reduce) { ex_check("coop_reduce", true, false); }
 GXT_TEST(examples_child_launch) { ex_check("child_launch", true, false); }

@@ -153,13 +153,34 @@ GXT_TEST(kernel_cpu_unsupported)
     gx_backend_kind k;
     GXT_OK(gx_ctx_backend(ctx, &k));
     if (k != GX_BACKEND_CPU) {
-        gxt_skip("checks the CPU backend's refusal");
+        gxt_skip("checks the CPU backend's refusal of constructs outside its CUDA subset");
         return;
     }
-    gx_kernel *kern = (gx_kernel *)1;
-    GXT_STATUS(gx_kernel_compile(ctx, VADD, "vadd", NULL, &kern), GX_ERR_UNSUPPORTED);
-    GXT_MSG_HAS("GPU-only");
-    GXT_CHECK(kern == NULL);
+    /* Each construct outside the CPU subset: GX_ERR_UNSUPPORTED naming it and its line:column. */
+    static const struct {
+        const char *src, *want;
+    } cases[] = {
+        {"extern \"C\" __global__ void k(int *p)\n{\n    asm volatile(\"membar.gl;\");\n}\n", "k.cu:3:5: inline PTX"},
+        {"#include <mma.h>\nextern \"C\" __global__ void k(int *p)\n{\n  using namespace nvcuda;\n  wmma::fill_fragment(f, 0);\n}\n",
+         "k.cu:5:3: tensor-core"},
+        {"extern \"C\" __global__ void k(float *p, cudaTextureObject_t t) { p[0] = tex1Dfetch<float>(t, 0); }\n",
+         "k.cu:1:40: texture objects"},
+        {"#include <cooperative_groups.h>\nextern \"C\" __global__ void k(int *p) { cooperative_groups::this_grid().sync(); }\n",
+         "k.cu:1:11: cooperative groups"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gx_kernel *kern = (gx_kernel *)1;
+        gx_kernel_opts o = {.label = "k.cu"};
+        GXT_STATUS(gx_kernel_compile(ctx, cases[i].src, "k", &o, &kern), GX_ERR_UNSUPPORTED);
+        GXT_MSG_HAS(cases[i].want);
+        GXT_MSG_HAS("CUDA backend");
+        GXT_CHECK(kern == NULL);
+    }
+    /* In a comment or a string it is no construct. */
+    gx_kernel *kern = NULL;
+    GXT_OK(gx_kernel_compile(ctx, "/* asm( wmma:: */ extern \"C\" __global__ void k(int *p) { p[0] = 1; } // tex1D\n",
+                             "k", NULL, &kern));
+    GXT_OK(gx_kernel_destroy(kern));
     GXT_OK(gx_kernel_destroy(NULL));
     GXT_STATUS(gx_kernel_launch(NULL, NULL, 0, NULL), GX_ERR_INVALID_ARGUMENT);
 }
@@ -173,7 +194,7 @@ static gx_status upload(gx_ctx *ctx, const float *h, int64_t n, gx_array **out)
 
 GXT_TEST(kernel_vadd_suggested_launch)
 {
-    gx_ctx *ctx = gxt_cuda_ctx();
+    gx_ctx *ctx = gxt_ctx();
     if (!ctx)
         return;
     gx_kernel *k = NULL;
@@ -220,7 +241,7 @@ GXT_TEST(kernel_vadd_suggested_launch)
 
 GXT_TEST(kernel_2d_launch)
 {
-    gx_ctx *ctx = gxt_cuda_ctx();
+    gx_ctx *ctx = gxt_ctx();
     if (!ctx)
         return;
     const char *src = "extern \"C\" __global__ void coords(long long *out, int w, int h)\n"
@@ -251,7 +272,7 @@ GXT_TEST(kernel_2d_launch)
 
 GXT_TEST(kernel_dynamic_shared)
 {
-    gx_ctx *ctx = gxt_cuda_ctx();
+    gx_ctx *ctx = gxt_ctx();
     if (!ctx)
         return;
     /* Reverses each block's chunk through dynamic shared memory. */
@@ -298,7 +319,7 @@ GXT_TEST(kernel_dynamic_shared)
 
 GXT_TEST(kernel_launch_limits)
 {
-    gx_ctx *ctx = gxt_cuda_ctx();
+    gx_ctx *ctx = gxt_ctx();
     if (!ctx)
         return;
     gx_kernel *k = NULL;
@@ -336,7 +357,7 @@ GXT_TEST(kernel_launch_limits)
 
 GXT_TEST(kernel_param_mismatch)
 {
-    gx_ctx *ctx = gxt_cuda_ctx();
+    gx_ctx *ctx = gxt_ctx();
     if (!ctx)
         return;
     gx_kernel *k = NULL;
@@ -491,7 +512,7 @@ GXT_TEST(kernel_fault_poisons_every_context_of_the_process) { fault_scenario(2);
 
 GXT_TEST(kernel_reflection)
 {
-    gx_ctx *ctx = gxt_cuda_ctx();
+    gx_ctx *ctx = gxt_ctx();
     if (!ctx)
         return;
     gx_kernel *k = NULL;
@@ -504,6 +525,21 @@ GXT_TEST(kernel_reflection)
     GXT_OK(gx_kernel_compile(ctx, src, "stat", NULL, &k));
     gx_kernel_attrs at;
     GXT_OK(gx_kernel_attrs_get(k, &at));
+    gx_backend_kind kind;
+    GXT_OK(gx_ctx_backend(ctx, &kind));
+    if (kind == GX_BACKEND_CPU) {
+        /* The CPU's documented answers: no registers, its own limits, arch "cpu"; PTX is
+         * NVRTC's (gx_kernel_ptx_offline gives it without a GPU). */
+        GXT_EQ_I64(at.registers, 0);
+        GXT_EQ_I64(at.max_threads_per_block, 1024);
+        GXT_EQ_I64(at.nparams, 1);
+        GXT_CHECK(strcmp(at.entry, "stat") == 0 && strcmp(at.arch, "cpu") == 0);
+        int blocks = 0;
+        GXT_OK(gx_kernel_active_blocks(k, 128, 0, &blocks));
+        GXT_EQ_I64(blocks, 4);
+        gx_kernel_destroy(k);
+        return;
+    }
     GXT_CHECK(at.registers > 0 && at.registers <= 255);
     GXT_CHECK(at.max_threads_per_block > 0 && at.max_threads_per_block <= 1024);
     GXT_CHECK(at.static_shared >= 400); /* __shared__ float s[100] */
@@ -529,7 +565,7 @@ GXT_TEST(kernel_reflection)
 
 GXT_TEST(kernel_device_helpers)
 {
-    gx_ctx *ctx = gxt_cuda_ctx();
+    gx_ctx *ctx = gxt_ctx();
     if (!ctx)
         return;
     /* Per block: sum, min, inclusive/exclusive scans; per thread: Philox words. */
@@ -639,4 +675,171 @@ GXT_TEST(kernel_cooperative)
     gx_array_release(a);
     gx_array_release(c);
     gx_kernel_destroy(k);
+}
+
+/* ------------------------------------------------------------ both backends: semantics */
+
+/* Atomics on global and shared memory, 32- and 64-bit, float add; __syncthreads_count;
+ * ballot.  One block per 256 items; every result is checked against the host. */
+GXT_TEST(kernel_atomics_and_votes)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const char *src =
+        "extern \"C\" __global__ void at(const int *x, int *i32, unsigned long long *u64, float *f32, int *cnt,\n"
+        "                                unsigned *ballots, int n)\n"
+        "{\n"
+        "    __shared__ int smax;\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (threadIdx.x == 0) smax = -2147483647;\n"
+        "    __syncthreads();\n"
+        "    int v = i < n ? x[i] : 0;\n"
+        "    atomicAdd(&i32[0], v);\n"
+        "    atomicMin(&i32[1], v);\n"
+        "    atomicMax(&smax, v);\n"
+        "    atomicOr(&i32[2], i < n ? (1 << (v & 15)) : 0);\n"
+        "    atomicAdd(&u64[0], (unsigned long long)(v + 1000));\n"
+        "    atomicAdd(&f32[0], i < n ? 0.5f : 0.0f);\n"
+        "    int c = __syncthreads_count(v > 0);\n"
+        "    unsigned b = __ballot_sync(0xffffffffu, v > 0);\n"
+        "    if (threadIdx.x == 0) { cnt[blockIdx.x] = c; atomicMax(&i32[3], smax); }\n"
+        "    if ((threadIdx.x & 31) == 0) ballots[i >> 5] = b;\n"
+        "}\n";
+    gx_kernel *k = NULL;
+    GXT_OK(gx_kernel_compile(ctx, src, "at", NULL, &k));
+    const int n = 1000, B = 256, nb = (n + B - 1) / B;
+    int32_t x[1024] = {0};
+    for (int i = 0; i < n; i++)
+        x[i] = (int)(gxt_rand_u64() % 2001) - 1000;
+    int64_t nn = n, four = 4, one = 1, nbl = nb, nballot = nb * B / 32;
+    gx_array *dx = NULL, *di = NULL, *du = NULL, *df = NULL, *dc = NULL, *dbal = NULL;
+    int32_t init[4] = {0, 2147483647, 0, -2147483647};
+    GXT_OK(gx_array_from_host(ctx, GX_I32, 1, &nn, x, &dx));
+    GXT_OK(gx_array_from_host(ctx, GX_I32, 1, &four, init, &di));
+    GXT_OK(gx_array_zeros(ctx, GX_U64, 1, &one, &du));
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &one, &df));
+    GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &nbl, &dc));
+    GXT_OK(gx_array_zeros(ctx, GX_U32, 1, &nballot, &dbal));
+    gx_launch_cfg cfg = {.grid = {(unsigned)nb}, .block = {(unsigned)B}};
+    gx_karg args[] = {GX_KARG_ARRAY(dx), GX_KARG_ARRAY(di), GX_KARG_ARRAY(du), GX_KARG_ARRAY(df),
+                      GX_KARG_ARRAY(dc), GX_KARG_ARRAY(dbal), GX_KARG_I32(n)};
+    GXT_OK(gx_kernel_launch(k, &cfg, 7, args));
+    int32_t hi[4], hc[4];
+    uint64_t hu;
+    float hf;
+    uint32_t hb[32];
+    GXT_OK(gx_array_to_host(di, hi, sizeof hi));
+    GXT_OK(gx_array_to_host(du, &hu, sizeof hu));
+    GXT_OK(gx_array_to_host(df, &hf, sizeof hf));
+    GXT_OK(gx_array_to_host(dc, hc, sizeof hc));
+    GXT_OK(gx_array_to_host(dbal, hb, sizeof hb));
+    int64_t sum = 0, mn = 2147483647, mx = -2147483647, bits = 0;
+    for (int i = 0; i < n; i++) {
+        sum += x[i];
+        mn = x[i] < mn ? x[i] : mn;
+        mx = x[i] > mx ? x[i] : mx;
+        bits |= 1 << (x[i] & 15);
+    }
+    GXT_EQ_I64(hi[0], sum);
+    GXT_EQ_I64(hi[1], mn);
+    GXT_EQ_I64(hi[2], bits);
+    GXT_EQ_I64(hi[3], mx);
+    GXT_EQ_I64((int64_t)hu, sum + 1000LL * nb * B);
+    GXT_NEAR(hf, 0.5 * n, 0);
+    for (int b = 0; b < nb; b++) {
+        int c = 0;
+        for (int i = b * B; i < (b + 1) * B; i++)
+            c += x[i] > 0;
+        GXT_EQ_I64(hc[b], c);
+    }
+    for (int w = 0; w < nb * B / 32; w++) {
+        uint32_t want = 0;
+        for (int l = 0; l < 32; l++)
+            want |= (uint32_t)(x[w * 32 + l] > 0) << l;
+        GXT_EQ_I64(hb[w], want);
+    }
+    gx_array_release(dx), gx_array_release(di), gx_array_release(du), gx_array_release(df);
+    gx_array_release(dc), gx_array_release(dbal);
+    gx_kernel_destroy(k);
+}
+
+/* The workshop's transpose race: without __syncthreads a thread reads tile entries
+ * that another thread has not written yet.  The CPU runs such a block's threads one
+ * after another, so the result is wrong -- and the launch never hangs. */
+GXT_TEST(kernel_missing_barrier_is_wrong_not_a_hang)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_backend_kind kind;
+    GXT_OK(gx_ctx_backend(ctx, &kind));
+    if (kind != GX_BACKEND_CPU) {
+        gxt_skip("on a GPU the race's outcome is timing-dependent; the CPU's is fixed");
+        return;
+    }
+    const char *src = "extern \"C\" __global__ void tr(const float *in, float *out, int n)\n"
+                      "{\n"
+                      "    __shared__ float tile[16][17];\n"
+                      "    int x = blockIdx.x * 16 + threadIdx.x, y = blockIdx.y * 16 + threadIdx.y;\n"
+                      "    tile[threadIdx.y][threadIdx.x] = in[y * n + x];\n"
+                      "    /* missing: __syncthreads(); */\n"
+                      "    x = blockIdx.y * 16 + threadIdx.x, y = blockIdx.x * 16 + threadIdx.y;\n"
+                      "    out[y * n + x] = tile[threadIdx.x][threadIdx.y];\n"
+                      "}\n";
+    gx_kernel *k = NULL;
+    GXT_OK(gx_kernel_compile(ctx, src, "tr", NULL, &k));
+    int64_t shape[2] = {32, 32};
+    float h[1024], o[1024];
+    for (int i = 0; i < 1024; i++)
+        h[i] = (float)i + 1;
+    gx_array *a = NULL, *b = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F32, 2, shape, h, &a));
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 2, shape, &b));
+    gx_launch_cfg cfg = {.grid = {2, 2}, .block = {16, 16}};
+    gx_karg args[] = {GX_KARG_ARRAY(a), GX_KARG_ARRAY(b), GX_KARG_I32(32)};
+    GXT_OK(gx_kernel_launch(k, &cfg, 3, args));
+    GXT_OK(gx_array_to_host(b, o, sizeof o));
+    int wrong = 0;
+    for (int r = 0; r < 32; r++)
+        for (int c = 0; c < 32; c++)
+            wrong += o[r * 32 + c] != h[c * 32 + r];
+    GXT_CHECK(wrong > 0);
+    gx_array_release(a), gx_array_release(b);
+    gx_kernel_destroy(k);
+}
+
+/* A barrier that only some threads reach: reported (the CPU detects it), no hang. */
+GXT_TEST(kernel_divergent_barrier_is_reported)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_backend_kind kind;
+    GXT_OK(gx_ctx_backend(ctx, &kind));
+    if (kind != GX_BACKEND_CPU) {
+        gxt_skip("a GPU does not detect a barrier in divergent code (it may hang); the CPU backend reports it");
+        return;
+    }
+    const char *src = "extern \"C\" __global__ void halfway(int *p)\n"
+                      "{\n"
+                      "    if (threadIdx.x < 16) return;\n"
+                      "    __syncthreads();\n"
+                      "    p[threadIdx.x] = 1;\n"
+                      "}\n";
+    gx_kernel *k = NULL;
+    GXT_OK(gx_kernel_compile(ctx, src, "halfway", NULL, &k));
+    int64_t n = 64;
+    gx_array *a = NULL;
+    GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &n, &a));
+    gx_launch_cfg cfg = {.grid = {3}, .block = {64}};
+    gx_karg args[] = {GX_KARG_ARRAY(a)};
+    GXT_STATUS(gx_kernel_launch(k, &cfg, 1, args), GX_ERR_KERNEL_FAULT);
+    GXT_MSG_HAS("__syncthreads() in divergent code");
+    /* The context and the kernel stay usable. */
+    const char *ok = "extern \"C\" __global__ void fine(int *p) { p[threadIdx.x] = 2; }\n";
+    gx_kernel *k2 = NULL;
+    GXT_OK(gx_kernel_compile(ctx, ok, "fine", NULL, &k2));
+    gx_launch_cfg c1 = {.grid = {1}, .block = {64}};
+    GXT_OK(gx_kernel_launch(k2, &c1, 1, args));
+    int32_t h[64];
+    GXT_OK(gx_array_to_host(a, h, sizeof h));
+    GXT_EQ_I64(h[63], 2);
+    gx_array_release(a);
+    gx_kernel_destroy(k);
+    gx_kernel_destroy(k2);
 }

@@ -5,12 +5,39 @@
  * arguments; occupancy; streams and events; page-locked host memory with
  * asynchronous copies; a profiler (GX_PROFILE=1).
  *
- * Backends: raw CUDA kernels, streams, occupancy and page-locked memory need the
- * CUDA backend.  On the CPU backend gx_kernel_compile and the launch calls return
- * GX_ERR_UNSUPPORTED (the message says so); streams become no-ops that keep the
- * semantics (the CPU backend's work is complete when each call returns), and
- * gx_host_alloc returns ordinary (malloc'ed) memory.  gx_kernel_ptx_offline needs
- * only NVRTC -- no GPU, no driver -- and works with either backend.
+ * Backends: on the CUDA backend kernels are compiled by NVRTC.  On the CPU backend
+ * the same source runs within a subset of CUDA C, compiled as C++17 by the system
+ * C++ compiler ($GX_CXX, else $CXX, else c++; cached like every kernel):
+ *   - __global__/__device__ functions, threadIdx/blockIdx/blockDim/gridDim (3-D),
+ *     __shared__ arrays (static, and `extern __shared__ T s[];` for dynamic),
+ *     __syncthreads(_count/_and/_or), atomics (atomicAdd/Sub/Min/Max/Exch/CAS/And/
+ *     Or/Xor/Inc/Dec on 32- and 64-bit types, float/double add) on global and shared
+ *     memory, warp intrinsics with warps of 32 (__shfl_sync/_up/_down/_xor,
+ *     __ballot_sync, __any/__all_sync, __activemask, __syncwarp), __threadfence*,
+ *     the C math library and CUDA's fast-math names (__expf, rsqrtf, __fdividef,
+ *     __saturatef...), printf, and all of gx/device.h.  -D/-U options apply; other
+ *     NVRTC options are ignored.
+ *   - Outside the subset, refused at compile time with GX_ERR_UNSUPPORTED naming
+ *     the construct and its file:line:column: inline PTX (asm), tensor cores
+ *     (wmma, mma_sync), textures and surfaces, cooperative groups (grid sync),
+ *     device-side launches, __half/__nv_bfloat16, CUB, libcu++, __match_*_sync.
+ *     Template kernels (name_expressions) and checked mode's records are CUDA-only.
+ *   - The model: a grid's blocks are spread over the pool's workers (all cores); a
+ *     worker runs one block at a time.  A kernel with no barrier or warp intrinsic
+ *     runs its threads as a loop; otherwise each thread is a fiber (64 KiB stack)
+ *     switched at barriers and warp intrinsics.  A missing __syncthreads() gives
+ *     wrong results, never a hang; a barrier that some threads of a block skip
+ *     (they returned) is GX_ERR_KERNEL_FAULT "__syncthreads() in divergent code",
+ *     returned by the launch itself (CPU launches are complete on return).
+ *   - Limits (gx_device_info): 1024 threads per block (block dims 1024 x 1024 x 64),
+ *     grid dims 2^31-1 x 65535 x 65535, 1 MiB of dynamic shared memory per block;
+ *     above each, GX_ERR_LAUNCH naming it.  Cooperative launches: GX_ERR_UNSUPPORTED.
+ *   - Occupancy model: gx_kernel_suggest gives blocks of 256 and fill_grid = 4
+ *     blocks per worker; gx_kernel_active_blocks answers 4.  gx_kernel_attrs_get:
+ *     registers 0, max_threads_per_block 1024, arch "cpu".  PTX and SASS are
+ *     NVRTC's (gx_kernel_ptx_offline needs only NVRTC -- no GPU, no driver).
+ * Streams on the CPU are no-ops that keep the semantics (the CPU backend's work is
+ * complete when each call returns), and gx_host_alloc returns ordinary memory.
  *
  * Kernels may `#include <gx/device.h>` (gx supplies it to NVRTC; no include path is
  * needed): indexing helpers, a grid-stride loop, warp/block reductions and scans,
@@ -69,7 +96,8 @@ typedef struct gx_kernel_opts {
  * memory and on disk (key: source + options + device arch + gx version), so the
  * second compile of the same text is instant.  opts may be NULL.
  * Errors: GX_ERR_COMPILE with the NVRTC log; GX_ERR_INVALID_ARGUMENT when `entry`
- * is not a __global__ function of the module; GX_ERR_UNSUPPORTED on the CPU backend.
+ * is not a __global__ function of the module; GX_ERR_UNSUPPORTED on the CPU backend
+ * for a construct outside its CUDA C subset (see the top of this file).
  * The handle belongs to ctx: destroy it before the context (the context frees what
  * is left at gx_ctx_destroy). */
 GX_API gx_status gx_kernel_compile(gx_ctx *ctx, const char *source, const char *entry, const gx_kernel_opts *opts,

@@ -469,6 +469,7 @@ gx_status gx_kernel_launch(gx_kernel *k, const gx_launch_cfg *cfg, int nargs, co
     GX__CHECK(k_cfg(k, cfg, &l));
     void *vals[KP_MAX_PARAMS], *params[KP_MAX_PARAMS + 1];
     GX__CHECK(k_args(k, nargs, args, vals, params));
+    params[nargs] = NULL; /* the CPU backend counts the arguments; CUDA reads the entry's ABI */
     gx_ctx *ctx = k->ctx;
     gx__range_push(k->label);
     gx__lock(ctx);

@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/cpu_cache.h"
 #include "backend/cpu/cpu_cc.h"
+#include "backend/cpu/cpu_kernel.h"
 #include "backend/cpu/cpu_mem.h"
 
 #include <dlfcn.h>
@@ -461,14 +462,18 @@ static gx_status cpu_info(gx__backend *be, gx_device_info *o)
      * promise: the core's default memory limit is this figure. */
     o->mem_total = cpu_mem_total(&o->mem_free);
     o->l2_bytes = cpu_l2();
-    o->max_threads_per_block = 1;
-    o->warp_size = 1;
+    /* User kernels' limits (cpu_kernel.h): blocks of fibers, warps of 32. */
+    o->max_threads_per_block = CPU_KMAX_THREADS;
+    o->warp_size = 32;
+    o->shared_per_block = o->shared_per_block_optin = CPU_KMAX_SHMEM;
     return GX_OK;
 }
 
 static gx_status cpu_build(gx__backend *be, const char *source, const char *label, void **blob, size_t *len)
 {
     (void)be;
+    if (cpu_kernel_is_user(source))
+        return cpu_kernel_build(source, label, blob, len);
     return cpu_cc_build(source, label, blob, len);
 }
 
@@ -491,6 +496,16 @@ static gx_status cpu_get_func(gx__backend *be, gx__module *mod, const char *entr
 {
     (void)be;
     cpu_module *m = (cpu_module *)mod;
+    /* A user kernel's module: the entry is reached through its trampoline. */
+    if (dlsym(m->handle, "gx__cpu_user_module")) {
+        char tramp[300];
+        snprintf(tramp, sizeof tramp, "gx__cpuk_%s", entry);
+        void *t = strlen(entry) < 256 ? dlsym(m->handle, tramp) : NULL;
+        if (!t)
+            return gx__err(GX_ERR_INTERNAL, "user kernel module has no entry '%s'", entry);
+        *out = t;
+        return GX_OK;
+    }
     void *f = dlsym(m->handle, entry);
     if (!f)
         return gx__err(GX_ERR_INTERNAL, "generated module has no entry '%s' (%s)", entry, dlerror());
@@ -520,10 +535,141 @@ static gx_status cpu_launch(gx__backend *be, gx__func f, const gx__launch *l)
     return GX_OK;
 }
 
+static int cpu_workers(gx__backend *be);
+
+static char g_cpu_id[2048];
+static pthread_once_t g_cpu_id_once = PTHREAD_ONCE_INIT;
+
+static void cpu_id_init(void)
+{
+    char k[256];
+    cpu_kernel_id(k, sizeof k);
+    snprintf(g_cpu_id, sizeof g_cpu_id, "%s%s", cpu_cc_id(), k);
+}
+
+/* The C compiler's id, plus what users' kernels are built with (cpu_kernel.c). */
 static const char *cpu_compiler_id(gx__backend *be)
 {
     (void)be;
-    return cpu_cc_id();
+    pthread_once(&g_cpu_id_once, cpu_id_init);
+    return g_cpu_id;
+}
+
+/* ------------------------------------------------------------ user kernels */
+
+/* Whether f is a user kernel's trampoline (the only functions that the user-kernel
+ * slots take; generated kernels keep the launch shape jit/kernel.c gives them). */
+static bool cpu_is_user_fn(gx__func f)
+{
+    Dl_info di;
+    return f && dladdr(f, &di) && di.dli_sname && strncmp(di.dli_sname, "gx__cpuk_", 9) == 0;
+}
+
+typedef struct cpu_kjob {
+    cpu_ktramp fn;
+    cpu_klaunch *l;
+} cpu_kjob;
+
+static void cpu_kblocks(const void *p, int64_t begin, int64_t end, int part)
+{
+    (void)part;
+    const cpu_kjob *j = p;
+    j->fn(j->l, begin, end);
+}
+
+/* The CPU's limits, each failure named as the CUDA backend names its own. */
+static gx_status cpu_klimits(const gx__launch *l)
+{
+    static const unsigned bmax[3] = {1024, 1024, 64}, gmax[3] = {0x7fffffffu, 65535, 65535};
+    static const char axis[3] = {'x', 'y', 'z'};
+    uint64_t threads = (uint64_t)l->block[0] * l->block[1] * l->block[2];
+    if (threads > CPU_KMAX_THREADS)
+        return gx__err(GX_ERR_LAUNCH,
+                       "block of %llu threads exceeds the device limit of %d threads per block; use smaller "
+                       "blocks (on the CPU backend each thread of a block is a fiber on one core)",
+                       (unsigned long long)threads, CPU_KMAX_THREADS);
+    for (int i = 0; i < 3; i++) {
+        if (l->block[i] > bmax[i])
+            return gx__err(GX_ERR_LAUNCH, "block dimension %c = %u exceeds the device limit of %u", axis[i],
+                           l->block[i], bmax[i]);
+        if (l->grid[i] > gmax[i])
+            return gx__err(GX_ERR_LAUNCH, "grid dimension %c = %u exceeds the device limit of %u blocks", axis[i],
+                           l->grid[i], gmax[i]);
+    }
+    if (l->shmem > CPU_KMAX_SHMEM)
+        return gx__err(GX_ERR_LAUNCH,
+                       "%u bytes of dynamic shared memory exceed the device limit of %zu bytes per block "
+                       "(the CPU backend's limit)",
+                       l->shmem, CPU_KMAX_SHMEM);
+    return GX_OK;
+}
+
+/* Blocks are the parts of one pool job, one block per part at least, so that a
+ * grid of few heavy blocks still spreads over every worker. */
+static gx_status cpu_launch_user(gx__backend *be, gx__func f, const gx__launch *l, void **params, void *st,
+                                 int cooperative)
+{
+    (void)st;
+    cpu_state *cs = be->impl;
+    if (cooperative)
+        return gx__err(GX_ERR_UNSUPPORTED,
+                       "cooperative launches (grid-wide sync) need the CUDA backend: the CPU backend runs a "
+                       "grid's blocks one after another on each core");
+    GX__CHECK(cpu_klimits(l));
+    if (!cpu_is_user_fn(f))
+        return gx__err(GX_ERR_INTERNAL, "cpu backend: not a user kernel's entry");
+    int np = 0;
+    while (params[np])
+        np++;
+    cpu_klaunch kl;
+    memset(&kl, 0, sizeof kl);
+    kl.params = params;
+    kl.nparams = np;
+    memcpy(kl.grid, l->grid, sizeof kl.grid);
+    memcpy(kl.block, l->block, sizeof kl.block);
+    kl.shmem = l->shmem;
+    cpu_kjob j;
+    memcpy(&j.fn, &f, sizeof j.fn);
+    j.l = &kl;
+    int64_t nblocks = (int64_t)l->grid[0] * l->grid[1] * l->grid[2];
+    int64_t maxparts = nblocks < (1 << 19) ? nblocks : (1 << 19);
+    cpu_pool_run(&cs->pool, cpu_kblocks, &j, nblocks, 1, 1, (int)maxparts);
+    if (atomic_load((_Atomic int *)&kl.error) > 0)
+        return gx__err(GX_ERR_KERNEL_FAULT, "kernel fault on the CPU backend: %s", kl.msg);
+    return GX_OK;
+}
+
+static gx_status cpu_func_attrs(gx__backend *be, gx__func f, gx_kernel_attrs *out)
+{
+    (void)be;
+    if (!cpu_is_user_fn(f))
+        return gx__err(GX_ERR_UNSUPPORTED, "cpu backend: attributes exist for user kernels only");
+    out->registers = 0; /* the CPU has no per-thread register budget */
+    out->max_threads_per_block = CPU_KMAX_THREADS;
+    out->max_dynamic_shared = (int)CPU_KMAX_SHMEM;
+    snprintf(out->arch, sizeof out->arch, "cpu");
+    return GX_OK;
+}
+
+/* The CPU model of occupancy: 256 threads a block, and CPU_KBLOCKS_PER_CORE blocks
+ * per worker "resident" (a worker runs one block at a time; several per worker
+ * balance blocks of uneven work). */
+#define CPU_KBLOCKS_PER_CORE 4
+static gx_status cpu_occ_block(gx__backend *be, gx__func f, unsigned shmem, int *min_grid, int *block)
+{
+    (void)shmem;
+    if (!cpu_is_user_fn(f))
+        return gx__err(GX_ERR_UNSUPPORTED, "cpu backend: occupancy exists for user kernels only");
+    *block = 256;
+    *min_grid = cpu_workers(be) * CPU_KBLOCKS_PER_CORE;
+    return GX_OK;
+}
+
+static gx_status cpu_occ_active(gx__backend *be, gx__func f, int block, size_t shmem, int *blocks)
+{
+    (void)be, (void)f;
+    *blocks = block <= CPU_KMAX_THREADS && shmem <= CPU_KMAX_SHMEM ? CPU_KBLOCKS_PER_CORE : 0;
+    return GX_OK;
 }
 
 void gx__cpu_describe(char *cc, size_t n) { snprintf(cc, n, "%s (%s)", cpu_cc_path(), cpu_cc_id()); }
@@ -548,7 +694,7 @@ const gx__backend_iface gx__cpu_iface = {
     .kind = GX_BACKEND_CPU,
     .name = "cpu",
     .target = GX__TARGET_C,
-    .caps = GX__CAP_HOST,
+    .caps = GX__CAP_HOST | GX__CAP_USER_KERNELS | GX__CAP_OCCUPANCY,
     .open = cpu_open,
     .close = cpu_close,
     .info = cpu_info,
@@ -572,5 +718,13 @@ const gx__backend_iface gx__cpu_iface = {
             .module_free = cpu_module_free,
             .compiler_id = cpu_compiler_id,
         },
-    .launch = {.run = cpu_launch, .workers = cpu_workers},
+    .launch =
+        {
+            .run = cpu_launch,
+            .workers = cpu_workers,
+            .user = cpu_launch_user,
+            .func_attrs = cpu_func_attrs,
+            .occupancy_block = cpu_occ_block,
+            .occupancy_active = cpu_occ_active,
+        },
 };

@@ -659,17 +659,45 @@ static char **env_with_tmpdir(char *slot)
     return e;
 }
 
+/* Users' CUDA C kernels (cpu_kernel.c) are C++: the same limits and folders, the
+ * C++ compiler and these flags.  Hidden visibility lets the compiler address the
+ * kernel's thread-local state without a call per access. */
+static const char *const cxx_flags[] = {
+    "-std=c++17", "-O3", "-march=native", "-fPIC", "-shared", "-fwrapv", "-fno-strict-aliasing",
+    "-fno-math-errno", "-fvisibility=hidden", "-Wno-unused-function", "-Wno-unused-variable",
+};
+#define N_CXX_FLAGS (sizeof cxx_flags / sizeof cxx_flags[0])
+
+/* The language of one build: C (generated kernels) or C++ (users' kernels). */
+typedef struct cc_lang {
+    const char *const *flags;
+    size_t nflags;
+    const char *ext;
+    bool mvec;
+} cc_lang;
+static const cc_lang lang_c = {cc_flags, N_FLAGS, "c", true};
+static const cc_lang lang_cxx = {cxx_flags, N_CXX_FLAGS, "cpp", false};
+
+const char *cpu_cxx_path(void)
+{
+    const char *v = gx__env("GX_CXX");
+    if (!v)
+        v = gx__env("CXX");
+    return v ? v : "c++";
+}
+
 /* Fills argv after the compiler's own nw words; returns the NULL-terminated argv. */
-static const char **add_args(const char **argv, int nw, const char *out, const char *src)
+static const char **add_args(const char **argv, int nw, const char *out, const char *src, const cc_lang *lg)
 {
     int a = nw;
-    for (size_t i = 0; i < N_FLAGS; i++)
-        argv[a++] = cc_flags[i];
+    for (size_t i = 0; i < lg->nflags; i++)
+        argv[a++] = lg->flags[i];
     argv[a++] = "-o";
     argv[a++] = out;
     argv[a++] = src;
 #if defined(__x86_64__) && defined(__GLIBC__)
-    argv[a++] = "-lmvec";
+    if (lg->mvec)
+        argv[a++] = "-lmvec";
 #endif
     argv[a++] = "-lm";
     argv[a] = NULL;
@@ -733,7 +761,7 @@ static gx_status report_failure(const char *shown, const char *cc, const cc_limi
 
 /* Runs the compiler on src (in dir) and reads the object from out. */
 static gx_status compile_in(const char *dir, const char **argv, int nw, const char *shown, const char *cc,
-                            const char *src, const char *out, void **so, size_t *len)
+                            const char *src, const char *out, void **so, size_t *len, const cc_lang *lg)
 {
     char found[4096], slot[4200];
     const char *path = find_program(argv[0], found, sizeof found);
@@ -747,7 +775,7 @@ static gx_status compile_in(const char *dir, const char **argv, int nw, const ch
     if (!envp)
         return gx__err(GX_ERR_OUT_OF_MEMORY, "compiling '%.200s': out of host memory", shown);
     cc_limits lim = cc_limits_now();
-    cc_cmd c = cmd_make(path, add_args(argv, nw, out, src), envp, &lim);
+    cc_cmd c = cmd_make(path, add_args(argv, nw, out, src, lg), envp, &lim);
     cc_run r;
     int rc = run_capture(&c, DIAG_MAX, &r);
     free(envp);
@@ -773,16 +801,16 @@ static gx_status compile_in(const char *dir, const char **argv, int nw, const ch
     return s;
 }
 
-gx_status cpu_cc_build(const char *source, const char *label, void **so, size_t *len)
+static gx_status cc_build(const char *cc, const cc_lang *lg, const char *source, const char *label, void **so,
+                          size_t *len)
 {
     GX__ARG(source && so && len, "cpu_cc_build: source, so and len must not be NULL");
     *so = NULL;
     *len = 0;
     const char *shown = label && *label ? label : "kernel";
 
-    const char *cc = cpu_cc_path();
     char store[1024];
-    const char *argv[MAX_CC_WORDS + N_FLAGS + 8];
+    const char *argv[MAX_CC_WORDS + N_FLAGS + N_CXX_FLAGS + 8];
     int nw = cc_words(cc, store, sizeof store, argv);
     if (nw == 0)
         return gx__err(GX_ERR_COMPILE,
@@ -802,16 +830,26 @@ gx_status cpu_cc_build(const char *source, const char *label, void **so, size_t 
                        "writable directory",
                        shown, tmp_base(), strerror(errno));
     char src[4200], out[4200];
-    snprintf(src, sizeof src, "%s/%s.c", dir, base);
+    snprintf(src, sizeof src, "%s/%s.%s", dir, base, lg->ext);
     snprintf(out, sizeof out, "%s/%s.so", dir, base);
     gx_status s;
     if (write_file(src, source, strlen(source)) != 0)
         s = gx__err(GX_ERR_IO, "compiling '%.200s': cannot write %s (%s); check free space in %s", shown, src,
                     strerror(errno), tmp_base());
     else
-        s = compile_in(dir, argv, nw, shown, cc, src, out, so, len);
+        s = compile_in(dir, argv, nw, shown, cc, src, out, so, len, lg);
     remove_tree(dir);
     return s;
+}
+
+gx_status cpu_cc_build(const char *source, const char *label, void **so, size_t *len)
+{
+    return cc_build(cpu_cc_path(), &lang_c, source, label, so, len);
+}
+
+gx_status cpu_cxx_build(const char *source, const char *label, void **so, size_t *len)
+{
+    return cc_build(cpu_cxx_path(), &lang_cxx, source, label, so, len);
 }
 
 /* ------------------------------------------------------------------ load */

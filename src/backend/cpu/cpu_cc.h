@@ -30,6 +30,14 @@ const char *cpu_cc_id(void);
  * stopped it and the variable that raises it. */
 gx_status cpu_cc_build(const char *source, const char *label, void **so, size_t *len);
 
+/* The same for C++ source (users' CUDA C kernels, cpu_kernel.c): the compiler is
+ * $GX_CXX, else $CXX, else "c++" (cpu_cxx_path), with
+ *   -std=c++17 -O3 -march=native -fPIC -shared -fwrapv -fno-strict-aliasing
+ *   -fno-math-errno -fvisibility=hidden -Wno-unused-function -Wno-unused-variable -lm
+ * under the same limits and folders. */
+const char *cpu_cxx_path(void);
+gx_status cpu_cxx_build(const char *source, const char *label, void **so, size_t *len);
+
 /* Removes compile folders gx-cc-<pid>-* in the temporary directory that belong to
  * this user and whose process no longer exists (left by a process that was killed).
  * cpu_cc_build() calls it once per process, before its first compile; exposed for
