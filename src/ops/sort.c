@@ -161,7 +161,7 @@ static gx_status st_hist_dispatch(gx_ctx *ctx, const gx__hist_req *r)
 static gx_status st_sort_run(gx_ctx *ctx, gx_array *x, gx_array *v, bool arg, const gx_sort_opts *o, gx_array *kout,
                              gx_array *vout)
 {
-    gx_array *xd, *xm, *vd = NULL, *vm = NULL, *kw, *kt, *vw = NULL, *vt = NULL;
+    gx_array *xd, *xm, *vd = NULL, *vm = NULL, *kw = NULL, *kt = NULL, *vw = NULL, *vt = NULL;
     GX__CHECK(st_dense(x, &xd, &xm));
     gx_status s = st_dense(v, &vd, &vm);
     if (s == GX_OK)
