@@ -369,3 +369,32 @@ GXT_TEST(cross_half)
     GXT_CROSS(op_half_sum, 1, IN1(GX_F16, 1 << 20), 0x1p-10);
     GXT_CROSS(op_half_sum, 1, IN1(GX_BF16, 33), 0x1p-7);
 }
+
+static gx_status op_sort(gx_ctx *c, gx_array *const *in, gx_array **out) { return gx_sort(c, in[0], NULL, out); }
+static gx_status op_sort_desc_flat(gx_ctx *c, gx_array *const *in, gx_array **out)
+{
+    return gx_sort(c, in[0], &(gx_sort_opts){.descending = 1, .flatten = 1}, out);
+}
+static gx_status op_argsort(gx_ctx *c, gx_array *const *in, gx_array **out)
+{
+    return gx_argsort(c, in[0], NULL, out);
+}
+static gx_status op_histogram(gx_ctx *c, gx_array *const *in, gx_array **out)
+{
+    return gx_histogram(c, in[0], &(gx_histogram_opts){.nbins = 37, .lo = -0.75, .hi = 0.5}, out, NULL);
+}
+static gx_status op_histogram_w(gx_ctx *c, gx_array *const *in, gx_array **out)
+{
+    return gx_histogram(c, in[0], &(gx_histogram_opts){.nbins = 5, .lo = -1, .hi = 1, .weights = in[1]}, out, NULL);
+}
+
+GXT_TEST(cross_sort_histogram)
+{
+    GXT_CROSS(op_sort, 1, IN1(GX_F32, 100003), 0);
+    GXT_CROSS(op_sort, 1, IN2D(GX_I16, 257, 33), 0);
+    GXT_CROSS(op_sort_desc_flat, 1, IN2D(GX_F64, 33, 1001), 0);
+    GXT_CROSS(op_argsort, 1, IN1(GX_I32, 70001), 0); /* [-50, 50]: many ties, stable */
+    GXT_CROSS(op_argsort, 1, IN2D(GX_F32, 1000, 31), 0);
+    GXT_CROSS(op_histogram, 1, IN1(GX_F32, 1000003), 0);
+    GXT_CROSS(op_histogram_w, 2, ((gxt_in[]){{GX_F64, 1, {4099}}, {GX_F32, 1, {4099}}}), 1e-12);
+}

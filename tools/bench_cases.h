@@ -91,6 +91,14 @@ gx_status bench_case_scatter_add_det(gx_ctx *ctx, gx_backend_kind k, int64_t n, 
                                      int *nrows);
 gx_status bench_case_where(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 
+/* bench_sort.c: sorting and histograms */
+gx_status bench_case_sort_f32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_sort_u32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_argsort_f32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_sort_rows_f32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                   int *nrows);
+gx_status bench_case_hist256_f32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+
 /* Times gx_map of a user lambda over random f32 inputs (one per parameter).  The check
  * (on a GPU) runs the lambda on the CPU backend over the sampled inputs; define_name
  * and define_src (may be NULL) are --define's file, given to that context too. */

@@ -1,0 +1,556 @@
+/* sort_cpu.c -- sorting, top-k and histograms on the CPU backend (GX__CAP_HOST:
+ * device pointers are host pointers, and launch.run runs library functions of the
+ * CPU kernel signature over the worker threads).
+ *
+ * Sorting maps every key to an unsigned integer whose unsigned order is sort_priv.h's
+ * order (ints: sign bit flipped; floats: negatives complemented, positives with the
+ * sign bit set, -0.0 as 0.0, every NaN to all ones, past +inf; descending: the
+ * complement, NaN kept at all ones), so one stable unsigned sort serves every dtype
+ * and both directions.  Long single rows: a parallel LSD radix sort (8-bit digits,
+ * per-chunk counts, positions ordered by (digit, chunk), stable scatter).  Rows: one
+ * row per worker at a time, merge sort when short, one-thread radix when long.
+ *
+ * Keys-only sorts write keys back from their mapped form; the mapping loses the bits
+ * of -0.0 and of non-canonical NaNs, so when the mapping counted any, the zero and
+ * NaN ranges of each row are rewritten from the input in input order (stable).
+ * Sorts with values carry each key's position as a payload and gather the keys and
+ * values by it, which keeps the original bits anyway. */
+#include "core/gx_internal.h"
+#include "ops/sort_cpu.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SC_SMALL_ROW 1024        /* rows up to this: merge sort; longer: radix */
+#define SC_PAR_MIN (1 << 15)     /* single rows from this length: the parallel radix sort */
+#define SC_CHUNKS_PER_WORKER 1   /* chunks of the parallel radix sort per worker */
+
+typedef void (*sc_entry)(const void *args, int64_t begin, int64_t end, int thread);
+
+/* Runs fn over items [0, n) on the worker threads, one item a part where possible. */
+static gx_status sc_run_work(gx_ctx *ctx, sc_entry fn, const void *args, size_t size, int64_t n, int64_t work)
+{
+    gx__func f;
+    memcpy(&f, &fn, sizeof f);
+    gx__launch l;
+    memset(&l, 0, sizeof l);
+    l.n = n, l.cpu_align = 1, l.cpu_work = work, l.args = args, l.args_size = size;
+    return ctx->be.iface->launch.run(&ctx->be, f, &l);
+}
+
+static gx_status sc_run(gx_ctx *ctx, sc_entry fn, const void *args, size_t size, int64_t n)
+{
+    return sc_run_work(ctx, fn, args, size, n, 1 << 20);
+}
+
+#define SC_K uint32_t
+#define SC_F(name) sc32_##name
+#include "ops/sort_cpu_tmpl.h"
+#undef SC_K
+#undef SC_F
+#define SC_K uint64_t
+#define SC_F(name) sc64_##name
+#include "ops/sort_cpu_tmpl.h"
+#undef SC_K
+#undef SC_F
+
+/* ------------------------------------------------------------ key mapping */
+
+static inline uint32_t sc_f32key(uint32_t b, int64_t *lossy)
+{
+    if ((b & 0x7FFFFFFFu) > 0x7F800000u) {
+        *lossy += b != 0x7FFFFFFFu;
+        return 0xFFFFFFFFu;
+    }
+    if (b == 0x80000000u)
+        (*lossy)++, b = 0;
+    return (b & 0x80000000u) ? ~b : b | 0x80000000u;
+}
+
+static inline uint64_t sc_f64key(uint64_t b, int64_t *lossy)
+{
+    const uint64_t sign = 0x8000000000000000ull, all = ~0ull;
+    if ((b & ~sign) > 0x7FF0000000000000ull) {
+        *lossy += b != (all >> 1);
+        return all;
+    }
+    if (b == sign)
+        (*lossy)++, b = 0;
+    return (b & sign) ? ~b : b | sign;
+}
+
+#define SC_MAPLOOP(T, EXPR)                       \
+    do {                                          \
+        const T *x = (const T *)in;               \
+        for (int64_t i = 0; i < n; i++)           \
+            out[i] = (EXPR) ^ inv;                \
+    } while (0);                                  \
+    break
+
+/* Maps n keys of dtype t (4 bytes or fewer) to 32-bit ordered keys; returns the count
+ * of lossy keys (-0.0, non-canonical NaNs). */
+static int64_t sc_map32(gx_dtype t, const void *in, int64_t n, uint32_t *out, int desc)
+{
+    uint32_t inv = desc ? 0xFFFFFFFFu : 0, sb = 0x80000000u;
+    int64_t lossy = 0;
+    switch (t) {
+    case GX_BOOL:
+    case GX_U8: SC_MAPLOOP(uint8_t, (uint32_t)x[i]);
+    case GX_U16: SC_MAPLOOP(uint16_t, (uint32_t)x[i]);
+    case GX_U32: SC_MAPLOOP(uint32_t, x[i]);
+    case GX_I8: SC_MAPLOOP(int8_t, (uint32_t)(int32_t)x[i] ^ sb);
+    case GX_I16: SC_MAPLOOP(int16_t, (uint32_t)(int32_t)x[i] ^ sb);
+    case GX_I32: SC_MAPLOOP(int32_t, (uint32_t)x[i] ^ sb);
+    case GX_F32: {
+        const uint32_t *x = in;
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t m = sc_f32key(x[i], &lossy);
+            out[i] = m == 0xFFFFFFFFu ? m : m ^ inv;
+        }
+        break;
+    }
+    default: break;
+    }
+    return lossy;
+}
+
+static int64_t sc_map64(gx_dtype t, const void *in, int64_t n, uint64_t *out, int desc)
+{
+    uint64_t inv = desc ? ~0ull : 0, sb = 0x8000000000000000ull;
+    int64_t lossy = 0;
+    switch (t) {
+    case GX_U64: SC_MAPLOOP(uint64_t, x[i]);
+    case GX_I64: SC_MAPLOOP(int64_t, (uint64_t)x[i] ^ sb);
+    case GX_F64: {
+        const uint64_t *x = in;
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t m = sc_f64key(x[i], &lossy);
+            out[i] = m == ~0ull ? m : m ^ inv;
+        }
+        break;
+    }
+    default: break;
+    }
+    return lossy;
+}
+
+#define SC_UNLOOP(T, EXPR)                   \
+    do {                                     \
+        T *y = (T *)out;                     \
+        for (int64_t i = 0; i < n; i++) {    \
+            uint32_t m = k[i] ^ inv;         \
+            y[i] = (T)(EXPR);                \
+        }                                    \
+    } while (0);                             \
+    break
+
+/* The inverse of sc_map32 (canonical NaNs and +0.0 where the mapping was lossy). */
+static void sc_unmap32(gx_dtype t, const uint32_t *k, int64_t n, void *out, int desc)
+{
+    uint32_t inv = desc ? 0xFFFFFFFFu : 0, sb = 0x80000000u;
+    switch (t) {
+    case GX_BOOL:
+    case GX_U8: SC_UNLOOP(uint8_t, m);
+    case GX_U16: SC_UNLOOP(uint16_t, m);
+    case GX_U32: SC_UNLOOP(uint32_t, m);
+    case GX_I8: SC_UNLOOP(int8_t, (int32_t)(m ^ sb));
+    case GX_I16: SC_UNLOOP(int16_t, (int32_t)(m ^ sb));
+    case GX_I32: SC_UNLOOP(int32_t, m ^ sb);
+    case GX_F32: {
+        uint32_t *y = out;
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t m = k[i];
+            if (m == 0xFFFFFFFFu) {
+                y[i] = 0x7FFFFFFFu;
+                continue;
+            }
+            m ^= inv;
+            y[i] = (m & sb) ? m ^ sb : ~m;
+        }
+        break;
+    }
+    default: break;
+    }
+}
+
+static void sc_unmap64(gx_dtype t, const uint64_t *k, int64_t n, void *out, int desc)
+{
+    uint64_t inv = desc ? ~0ull : 0, sb = 0x8000000000000000ull;
+    uint64_t *y = out;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t m = k[i];
+        if (t == GX_F64) {
+            if (m == ~0ull) {
+                y[i] = ~0ull >> 1;
+                continue;
+            }
+            m ^= inv;
+            y[i] = (m & sb) ? m ^ sb : ~m;
+        } else {
+            m ^= inv;
+            y[i] = t == GX_I64 ? m ^ sb : m;
+        }
+    }
+}
+
+/* ------------------------------------------------------------ outputs */
+
+static inline bool sc_isnan(gx_dtype t, const char *p)
+{
+    if (t == GX_F32) {
+        float v;
+        memcpy(&v, p, 4);
+        return v != v;
+    }
+    double v;
+    memcpy(&v, p, 8);
+    return v != v;
+}
+
+static inline bool sc_iszero(gx_dtype t, const char *p)
+{
+    if (t == GX_F32) {
+        float v;
+        memcpy(&v, p, 4);
+        return v == 0.0f;
+    }
+    double v;
+    memcpy(&v, p, 8);
+    return v == 0.0;
+}
+
+/* Rewrites the zero and NaN ranges of a sorted float row from its input row, in
+ * input order: restores the bits that the key mapping lost (see the top). */
+static void sc_restore(gx_dtype t, const char *in, char *out, int64_t len)
+{
+    size_t es = gx_dtype_size(t);
+    int64_t z = 0, q = 0;
+    while (z < len && !sc_iszero(t, out + z * es))
+        z++;
+    while (q < len && !sc_isnan(t, out + q * es))
+        q++;
+    for (int64_t i = 0; i < len; i++) {
+        const char *v = in + i * es;
+        if (sc_iszero(t, v))
+            memcpy(out + z++ * es, v, es);
+        else if (sc_isnan(t, v))
+            memcpy(out + q++ * es, v, es);
+    }
+}
+
+/* dst[j] = src[base + idx[j]] for j < n, elements of es bytes. */
+static void sc_gather(char *dst, const char *src, int64_t base, const uint64_t *idx, int64_t n, size_t es)
+{
+#define SC_GLOOP(T)                                   \
+    do {                                              \
+        T *d = (T *)dst;                              \
+        const T *s = (const T *)src + base;           \
+        for (int64_t j = 0; j < n; j++)               \
+            d[j] = s[idx[j]];                         \
+    } while (0)
+    switch (es) {
+    case 1: SC_GLOOP(uint8_t); break;
+    case 2: SC_GLOOP(uint16_t); break;
+    case 4: SC_GLOOP(uint32_t); break;
+    case 8: SC_GLOOP(uint64_t); break;
+    default:
+        for (int64_t j = 0; j < n; j++)
+            memcpy(dst + j * es, src + (base + (int64_t)idx[j]) * es, es);
+    }
+#undef SC_GLOOP
+}
+
+/* Writes outputs [o, o + n) of request r from the sorted mapped keys k (width kw)
+ * and positions p (relative to rowbase, NULL for keys only). */
+static void sc_emit(const gx__sort_req *r, int64_t o, int64_t n, const void *k, int kw, const uint64_t *p,
+                    int64_t rowbase)
+{
+    size_t kb = gx_dtype_size(r->kdtype);
+    if (r->keys_out && p)
+        sc_gather((char *)r->keys_out + o * kb, r->keys_in, rowbase, p, n, kb);
+    else if (r->keys_out && kw == 4)
+        sc_unmap32(r->kdtype, k, n, (char *)r->keys_out + o * kb, r->descending);
+    else if (r->keys_out)
+        sc_unmap64(r->kdtype, k, n, (char *)r->keys_out + o * kb, r->descending);
+    if (r->vbytes && r->vals_in)
+        sc_gather((char *)r->vals_out + o * r->vbytes, r->vals_in, rowbase, p, n, r->vbytes);
+    else if (r->vbytes) {
+        int64_t *v = (int64_t *)r->vals_out + o;
+        for (int64_t j = 0; j < n; j++)
+            v[j] = (int64_t)p[j];
+    }
+}
+
+/* Maps keys [o, o + n) into k (width kw); positions from 0 into p when wanted. */
+static int64_t sc_map(const gx__sort_req *r, int64_t o, int64_t n, void *k, int kw, uint64_t *p, int64_t pbase)
+{
+    const char *in = (const char *)r->keys_in + o * gx_dtype_size(r->kdtype);
+    if (p)
+        for (int64_t j = 0; j < n; j++)
+            p[j] = (uint64_t)(pbase + j);
+    return kw == 4 ? sc_map32(r->kdtype, in, n, k, r->descending) : sc_map64(r->kdtype, in, n, k, r->descending);
+}
+
+/* ------------------------------------------------------------ rows */
+
+typedef struct sc_rows_job {
+    const gx__sort_req *r;
+    int kw;
+    char *scratch; /* per thread: k, tk (rowlen * kw each), p, tp (rowlen * 8 each) */
+    size_t per_thread;
+} sc_rows_job;
+
+static void sc_rows(const void *args, int64_t begin, int64_t end, int thread)
+{
+    const sc_rows_job *j = args;
+    const gx__sort_req *r = j->r;
+    int64_t len = r->rowlen;
+    char *s = j->scratch + (size_t)thread * j->per_thread;
+    void *k = s, *tk = s + len * j->kw;
+    uint64_t *p = r->vbytes ? (uint64_t *)(s + 2 * len * j->kw) : NULL, *tp = p ? p + len : NULL;
+    for (int64_t row = begin; row < end; row++) {
+        int64_t o = row * len;
+        int64_t lossy = sc_map(r, o, len, k, j->kw, p, 0);
+        void *rk;
+        uint64_t *rp;
+        if (j->kw == 4)
+            sc32_row(k, p, len, tk, tp, (uint32_t **)&rk, &rp);
+        else
+            sc64_row(k, p, len, tk, tp, (uint64_t **)&rk, &rp);
+        sc_emit(r, o, len, rk, j->kw, rp, o);
+        if (lossy && !p && r->keys_out) {
+            size_t kb = gx_dtype_size(r->kdtype);
+            sc_restore(r->kdtype, (const char *)r->keys_in + o * kb, (char *)r->keys_out + o * kb, len);
+        }
+    }
+}
+
+static gx_status sc_sort_rows(gx_ctx *ctx, const gx__sort_req *r, int kw)
+{
+    int workers = gx__ctx_workers(ctx);
+    sc_rows_job j = {r, kw, NULL, (size_t)r->rowlen * (2 * (size_t)kw + (r->vbytes ? 16 : 0))};
+    j.scratch = malloc(j.per_thread * (size_t)workers + 64);
+    if (!j.scratch)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "sort: out of host memory for %d rows of %lld keys", workers,
+                       (long long)r->rowlen);
+    gx_status s = sc_run_work(ctx, sc_rows, &j, sizeof j, r->nrows, r->rowlen * 8);
+    free(j.scratch);
+    return s;
+}
+
+/* ------------------------------------------------------------ one long row */
+
+typedef struct sc_par_job {
+    const gx__sort_req *r;
+    int kw;
+    char *k;     /* mapped keys (the map job), then the sorted ones (the emit job) */
+    uint64_t *p; /* positions, or NULL */
+    int64_t chunk;
+    int64_t *lossy; /* per chunk */
+} sc_par_job;
+
+static void sc_par_map(const void *args, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const sc_par_job *j = args;
+    for (int64_t c = begin; c < end; c++) {
+        int64_t lo = c * j->chunk, n = j->r->n - lo < j->chunk ? j->r->n - lo : j->chunk;
+        j->lossy[c] = sc_map(j->r, lo, n, j->k + lo * j->kw, j->kw, j->p ? j->p + lo : NULL, lo);
+    }
+}
+
+static void sc_par_emit(const void *args, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const sc_par_job *j = args;
+    for (int64_t c = begin; c < end; c++) {
+        int64_t lo = c * j->chunk, n = j->r->n - lo < j->chunk ? j->r->n - lo : j->chunk;
+        sc_emit(j->r, lo, n, j->k + lo * j->kw, j->kw, j->p ? j->p + lo : NULL, 0);
+    }
+}
+
+static gx_status sc_sort_par(gx_ctx *ctx, const gx__sort_req *r, int kw)
+{
+    int64_t n = r->n, nch = (int64_t)gx__ctx_workers(ctx) * SC_CHUNKS_PER_WORKER;
+    size_t kbytes = (size_t)n * (size_t)kw, pbytes = r->vbytes ? (size_t)n * 8 : 0;
+    char *mem = malloc(2 * kbytes + 2 * pbytes + (size_t)nch * (256 + 1) * sizeof(int64_t));
+    if (!mem)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "sort: out of host memory for %lld keys", (long long)n);
+    char *k = mem, *tk = mem + kbytes;
+    uint64_t *p = pbytes ? (uint64_t *)(mem + 2 * kbytes) : NULL, *tp = p ? p + n : NULL;
+    int64_t(*cnt)[256] = (int64_t(*)[256])(mem + 2 * kbytes + 2 * pbytes);
+    int64_t *lossy = (int64_t *)(cnt + nch);
+    sc_par_job j = {r, kw, k, p, (n + nch - 1) / nch, lossy};
+    gx_status s = sc_run(ctx, sc_par_map, &j, sizeof j, nch);
+    void *rk = NULL;
+    uint64_t *rp = NULL;
+    if (s == GX_OK && kw == 4)
+        s = sc32_radix_par(ctx, (uint32_t *)k, p, n, (uint32_t *)tk, tp, nch, cnt, (uint32_t **)&rk, &rp);
+    else if (s == GX_OK)
+        s = sc64_radix_par(ctx, (uint64_t *)k, p, n, (uint64_t *)tk, tp, nch, cnt, (uint64_t **)&rk, &rp);
+    j.k = rk, j.p = rp;
+    if (s == GX_OK)
+        s = sc_run(ctx, sc_par_emit, &j, sizeof j, nch);
+    int64_t lost = 0;
+    for (int64_t c = 0; c < nch; c++)
+        lost += lossy[c];
+    if (s == GX_OK && lost && !p && r->keys_out)
+        sc_restore(r->kdtype, r->keys_in, r->keys_out, n);
+    free(mem);
+    return s;
+}
+
+gx_status sc_sort(gx_ctx *ctx, const gx__sort_req *r)
+{
+    if (r->n == 0 || r->rowlen == 0)
+        return GX_OK;
+    int kw = gx_dtype_size(r->kdtype) <= 4 ? 4 : 8;
+    if (r->nrows == 1 && r->n >= SC_PAR_MIN && gx__ctx_workers(ctx) > 1)
+        return sc_sort_par(ctx, r, kw);
+    return sc_sort_rows(ctx, r, kw);
+}
+
+/* ------------------------------------------------------------ top-k */
+
+/* Sorts every row whole (descending for the largest: NaNs still last, ties in
+ * position order, which is exactly top-k's rule) and keeps the first k. */
+gx_status sc_topk(gx_ctx *ctx, const gx__topk_req *r)
+{
+    int64_t n = r->nrows * r->rowlen;
+    size_t kb = gx_dtype_size(r->kdtype);
+    char *keys = malloc((size_t)n * kb + 1);
+    int64_t *idx = malloc((size_t)n * 8 + 1);
+    gx_status s = keys && idx ? GX_OK : gx__err(GX_ERR_OUT_OF_MEMORY, "gx_topk: out of host memory for %lld keys",
+                                                 (long long)n);
+    gx__sort_req q = {r->kdtype, r->keys_in, keys, 8, NULL, idx, n, r->nrows, r->rowlen, r->largest};
+    if (s == GX_OK)
+        s = sc_sort(ctx, &q);
+    for (int64_t row = 0; s == GX_OK && row < r->nrows; row++) {
+        memcpy((char *)r->vals_out + row * r->k * kb, keys + row * r->rowlen * kb, (size_t)r->k * kb);
+        if (r->idx_out)
+            memcpy(r->idx_out + row * r->k, idx + row * r->rowlen, (size_t)r->k * 8);
+    }
+    free(keys);
+    free(idx);
+    return s;
+}
+
+/* ------------------------------------------------------------ histograms */
+
+static inline double sc_ld(gx_dtype t, const void *p, int64_t i)
+{
+    switch (t) {
+    case GX_BOOL:
+    case GX_U8: return ((const uint8_t *)p)[i];
+    case GX_I8: return ((const int8_t *)p)[i];
+    case GX_U16: return ((const uint16_t *)p)[i];
+    case GX_I16: return ((const int16_t *)p)[i];
+    case GX_U32: return ((const uint32_t *)p)[i];
+    case GX_I32: return ((const int32_t *)p)[i];
+    case GX_U64: return (double)((const uint64_t *)p)[i];
+    case GX_I64: return (double)((const int64_t *)p)[i];
+    case GX_F32: return ((const float *)p)[i];
+    case GX_F64: return ((const double *)p)[i];
+    default: return 0;
+    }
+}
+
+/* The bin of value i of x, or -1 when it is dropped (NaN, outside). */
+static inline int64_t sc_bin(const gx__hist_req *r, int64_t i)
+{
+    if (r->kind == GX__HIST_INT) {
+        if (r->xdtype == GX_U64) {
+            uint64_t u = ((const uint64_t *)r->x)[i];
+            return u < (uint64_t)r->nbins ? (int64_t)u : -1;
+        }
+        if (r->xdtype == GX_I64) {
+            int64_t v = ((const int64_t *)r->x)[i];
+            return v >= 0 && v < r->nbins ? v : -1;
+        }
+        double v = sc_ld(r->xdtype, r->x, i);
+        return v >= 0 && v < (double)r->nbins ? (int64_t)v : -1;
+    }
+    double v = sc_ld(r->xdtype, r->x, i);
+    if (r->kind == GX__HIST_EVEN) {
+        if (!(v >= r->lo && v < r->hi))
+            return -1;
+        int64_t b = (int64_t)floor((v - r->lo) * (double)r->nbins / (r->hi - r->lo));
+        return b < r->nbins ? b : r->nbins - 1; /* rounding of the product just below hi */
+    }
+    if (!(v >= r->edges[0] && v < r->edges[r->nbins]))
+        return -1;
+    int64_t lo = 0, hi = r->nbins; /* edges[lo] <= v < edges[hi] */
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (r->edges[mid] <= v)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+typedef struct sc_hist_job {
+    const gx__hist_req *r;
+    int64_t chunk;
+    char *bins;      /* per chunk: nbins int64 or f64 */
+    int64_t *dropped; /* per chunk */
+} sc_hist_job;
+
+static void sc_hist_part(const void *args, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const sc_hist_job *j = args;
+    const gx__hist_req *r = j->r;
+    bool w = r->wdtype != GX_DTYPE_DEFAULT;
+    for (int64_t c = begin; c < end; c++) {
+        int64_t lo = c * j->chunk, hi = lo + j->chunk < r->n ? lo + j->chunk : r->n, drop = 0;
+        int64_t *ci = (int64_t *)(j->bins + (size_t)c * (size_t)r->nbins * 8);
+        double *cw = (double *)ci;
+        memset(ci, 0, (size_t)r->nbins * 8);
+        for (int64_t i = lo; i < hi; i++) {
+            int64_t b = sc_bin(r, i);
+            if (b < 0)
+                drop++;
+            else if (w)
+                cw[b] += sc_ld(r->wdtype, r->w, i);
+            else
+                ci[b]++;
+        }
+        j->dropped[c] = drop;
+    }
+}
+
+/* Per-chunk private bins, added in chunk order (reproducible for one thread count). */
+gx_status sc_hist(gx_ctx *ctx, const gx__hist_req *r)
+{
+    int64_t nch = gx__ctx_workers(ctx);
+    if (r->n < nch * 4096 || r->nbins > r->n / 4)
+        nch = 1;
+    sc_hist_job j = {r, r->n ? (r->n + nch - 1) / nch : 1, malloc((size_t)nch * (size_t)r->nbins * 8 + 8),
+                     malloc((size_t)nch * 8)};
+    gx_status s = j.bins && j.dropped ? GX_OK : gx__err(GX_ERR_OUT_OF_MEMORY, "histogram: out of host memory for "
+                                                                              "%lld bins",
+                                                        (long long)r->nbins);
+    if (s == GX_OK)
+        s = sc_run(ctx, sc_hist_part, &j, sizeof j, nch);
+    if (s == GX_OK) {
+        bool w = r->wdtype != GX_DTYPE_DEFAULT;
+        memcpy(r->counts_out, j.bins, (size_t)r->nbins * 8);
+        *r->dropped_out = j.dropped[0];
+        for (int64_t c = 1; c < nch; c++) {
+            const char *b = j.bins + (size_t)c * (size_t)r->nbins * 8;
+            for (int64_t i = 0; i < r->nbins; i++) {
+                if (w)
+                    ((double *)r->counts_out)[i] += ((const double *)b)[i];
+                else
+                    ((int64_t *)r->counts_out)[i] += ((const int64_t *)b)[i];
+            }
+            *r->dropped_out += j.dropped[c];
+        }
+    }
+    free(j.bins);
+    free(j.dropped);
+    return s;
+}

@@ -1,0 +1,806 @@
+/* test_sort.c -- gx/sort.h against host references: a stable qsort on (key, position)
+ * with NumPy's float order written out by hand (NaNs last and equal, -0.0 == 0.0),
+ * every key dtype, many ties, lengths 0, 1, 2, around 32 and 1024 (merge/radix
+ * switch) and the parallel radix sort, 2^20 + 7, rows of length 0, 1 and odd,
+ * descending, values of every width, views and in place; top-k, unique,
+ * searchsorted, histograms, bincount; bad input with status and message. */
+#include "gx_test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const gx_dtype key_dt[] = {GX_BOOL, GX_I8, GX_I16, GX_I32, GX_I64, GX_U8,
+                                  GX_U16,  GX_U32, GX_U64, GX_F32, GX_F64};
+#define NKDT ((int)(sizeof key_dt / sizeof key_dt[0]))
+
+/* ------------------------------------------------------------ host reference */
+
+static bool isfl(gx_dtype t) { return t == GX_F32 || t == GX_F64; }
+
+static double rd_f(gx_dtype t, const void *p) { return t == GX_F32 ? *(const float *)p : *(const double *)p; }
+
+/* NumPy's order: -1, 0, 1.  Ints compared exactly in their own type. */
+static int ref_cmp_asc(gx_dtype t, const void *a, const void *b)
+{
+    if (isfl(t)) {
+        double x = rd_f(t, a), y = rd_f(t, b);
+        bool nx = x != x, ny = y != y;
+        if (nx || ny)
+            return nx && ny ? 0 : nx ? 1 : -1;
+        return x < y ? -1 : x > y ? 1 : 0;
+    }
+    switch (t) {
+#define CMPT(D, T)                                                   \
+    case D: {                                                        \
+        T x = *(const T *)a, y = *(const T *)b;                      \
+        return x < y ? -1 : x > y ? 1 : 0;                           \
+    }
+        CMPT(GX_BOOL, uint8_t)
+        CMPT(GX_U8, uint8_t)
+        CMPT(GX_I8, int8_t)
+        CMPT(GX_U16, uint16_t)
+        CMPT(GX_I16, int16_t)
+        CMPT(GX_U32, uint32_t)
+        CMPT(GX_I32, int32_t)
+        CMPT(GX_U64, uint64_t)
+        CMPT(GX_I64, int64_t)
+#undef CMPT
+    default: return 0;
+    }
+}
+
+static bool ref_isnan(gx_dtype t, const void *p) { return isfl(t) && rd_f(t, p) != rd_f(t, p); }
+
+/* Descending: non-NaN reversed, NaNs still last. */
+static int ref_cmp(gx_dtype t, const void *a, const void *b, bool desc)
+{
+    if (!desc)
+        return ref_cmp_asc(t, a, b);
+    bool na = ref_isnan(t, a), nb = ref_isnan(t, b);
+    if (na || nb)
+        return na && nb ? 0 : na ? 1 : -1;
+    return -ref_cmp_asc(t, a, b);
+}
+
+static struct {
+    gx_dtype t;
+    const char *base;
+    size_t es;
+    bool desc;
+} rs;
+
+static int ref_qcmp(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    int c = ref_cmp(rs.t, rs.base + a * rs.es, rs.base + b * rs.es, rs.desc);
+    return c ? c : a < b ? -1 : a > b ? 1 : 0; /* stable: position breaks ties */
+}
+
+/* idx[r * len + j] = the stable order of row r (positions within the row). */
+static void ref_argsort(gx_dtype t, const void *keys, int64_t nrows, int64_t len, bool desc, int64_t *idx)
+{
+    rs.t = t, rs.es = gx_dtype_size(t), rs.desc = desc;
+    for (int64_t r = 0; r < nrows; r++) {
+        rs.base = (const char *)keys + r * len * rs.es;
+        for (int64_t j = 0; j < len; j++)
+            idx[r * len + j] = j;
+        qsort(idx + r * len, (size_t)len, sizeof *idx, ref_qcmp);
+    }
+}
+
+/* ------------------------------------------------------------ data */
+
+/* Random keys of dtype t with many ties; floats also get NaNs of both signs and
+ * several payloads, -0.0, 0.0 and infinities. */
+static void fill_keys(gx_dtype t, void *p, int64_t n, int range)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t r = gxt_rand_u64();
+        int64_t v = (int64_t)(r % (uint64_t)range) - (t == GX_BOOL || t == GX_U8 || t == GX_U16 || t == GX_U32 || t == GX_U64 ? 0 : range / 2);
+        switch (t) {
+        case GX_BOOL: ((uint8_t *)p)[i] = (uint8_t)(r & 1); break;
+        case GX_I8: ((int8_t *)p)[i] = (int8_t)v; break;
+        case GX_U8: ((uint8_t *)p)[i] = (uint8_t)(r >> 7); break;
+        case GX_I16: ((int16_t *)p)[i] = (int16_t)v; break;
+        case GX_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+        case GX_I32: ((int32_t *)p)[i] = (int32_t)(i % 3 ? v : (int64_t)(int32_t)r); break;
+        case GX_U32: ((uint32_t *)p)[i] = (uint32_t)(i % 3 ? (uint64_t)v : r); break;
+        case GX_I64: ((int64_t *)p)[i] = i % 3 ? v : (int64_t)r; break;
+        case GX_U64: ((uint64_t *)p)[i] = i % 3 ? (uint64_t)v : r; break;
+        case GX_F32:
+        case GX_F64: {
+            double d = (double)v / 4;
+            int k = (int)(r >> 60);
+            if (k == 0)
+                d = -0.0;
+            else if (k == 1)
+                d = (r >> 59) & 1 ? INFINITY : -INFINITY;
+            if (t == GX_F32) {
+                float f = (float)d;
+                uint32_t nan = 0x7FC00000u | (uint32_t)((r >> 20) & 0xFF) | (k == 2 ? 0x80000000u : 0);
+                if (k == 2 || k == 3)
+                    memcpy(&f, &nan, 4);
+                ((float *)p)[i] = f;
+            } else {
+                uint64_t nan = 0x7FF8000000000000ull | ((r >> 20) & 0xFF) | (k == 2 ? 1ull << 63 : 0);
+                if (k == 2 || k == 3)
+                    memcpy(&d, &nan, 8);
+                ((double *)p)[i] = d;
+            }
+            break;
+        }
+        default: break;
+        }
+    }
+}
+
+static gx_array *mk_keys(gx_ctx *ctx, gx_dtype t, int nd, const int64_t *shape, void **host, int range)
+{
+    int64_t n = 1;
+    for (int d = 0; d < nd; d++)
+        n *= shape[d];
+    *host = malloc((size_t)n * gx_dtype_size(t) + 16);
+    fill_keys(t, *host, n, range);
+    gx_array *a = NULL;
+    GXT_CHECK(gx_array_from_host(ctx, t, nd, shape, *host, &a) == GX_OK);
+    return a;
+}
+
+static void *to_host(const gx_array *a)
+{
+    gx_array_desc d;
+    if (gx_array_describe(a, &d) != GX_OK)
+        return NULL;
+    size_t b = (size_t)d.size * gx_dtype_size(d.dtype);
+    void *h = malloc(b + 16);
+    GXT_CHECK(gx_array_to_host(a, h, b) == GX_OK);
+    return h;
+}
+
+/* Checks sorted keys (bits) and argsort indices of rows against the reference. */
+static int check_rows(gx_dtype t, const void *in, int64_t nrows, int64_t len, bool desc, const void *keys,
+                      const int64_t *idx)
+{
+    size_t es = gx_dtype_size(t);
+    int64_t n = nrows * len;
+    int64_t *ref = malloc((size_t)n * 8 + 8);
+    ref_argsort(t, in, nrows, len, desc, ref);
+    int bad = 0;
+    for (int64_t i = 0; i < n && bad < 5; i++) {
+        int64_t r = i / len, src = r * len + ref[i];
+        if (keys && memcmp((const char *)keys + i * es, (const char *)in + src * es, es) != 0) {
+            fprintf(stderr, "  %s len %lld desc %d: key %lld differs (want position %lld)\n", gx_dtype_name(t),
+                    (long long)len, desc, (long long)i, (long long)ref[i]);
+            bad++;
+        }
+        if (idx && idx[i] != ref[i]) {
+            fprintf(stderr, "  %s len %lld desc %d: idx[%lld] = %lld, want %lld\n", gx_dtype_name(t),
+                    (long long)len, desc, (long long)i, (long long)idx[i], (long long)ref[i]);
+            bad++;
+        }
+    }
+    free(ref);
+    return bad;
+}
+
+/* Sort and argsort of x (nd, shape) in both directions against the reference. */
+static void check_sort_case(gx_ctx *ctx, gx_dtype t, int nd, const int64_t *shape, int range, bool flatten)
+{
+    void *h;
+    gx_array *x = mk_keys(ctx, t, nd, shape, &h, range);
+    int64_t n = 1, len = nd ? shape[nd - 1] : 1;
+    for (int d = 0; d < nd; d++)
+        n *= shape[d];
+    if (flatten)
+        len = n;
+    int64_t nrows = len ? n / len : 0;
+    for (int desc = 0; desc < 2; desc++) {
+        gx_sort_opts o = {.descending = desc, .flatten = flatten};
+        gx_array *s = NULL, *ix = NULL;
+        GXT_OK(gx_sort(ctx, x, &o, &s));
+        GXT_OK(gx_argsort(ctx, x, &o, &ix));
+        void *sh = to_host(s);
+        int64_t *ih = to_host(ix);
+        GXT_CHECK(check_rows(t, h, nrows, len, desc, sh, ih) == 0);
+        free(sh);
+        free(ih);
+        gx_array_release(s);
+        gx_array_release(ix);
+    }
+    gx_array_release(x);
+    free(h);
+}
+
+/* ------------------------------------------------------------ sort / argsort */
+
+GXT_TEST(sort_every_dtype_and_length)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const int64_t lens[] = {0, 1, 2, 31, 32, 33, 1023, 1024, 1025, 4097};
+    for (int d = 0; d < NKDT; d++)
+        for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
+            check_sort_case(ctx, key_dt[d], 1, &lens[l], 21, false);
+}
+
+GXT_TEST(sort_long_rows_parallel_radix)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const int64_t lens[] = {(1 << 15) - 1, (1 << 15) + 1, 100003};
+    for (int d = 0; d < NKDT; d++)
+        for (size_t l = 0; l < 3; l++)
+            check_sort_case(ctx, key_dt[d], 1, &lens[l], d % 2 ? 1000 : 7, false);
+}
+
+GXT_TEST(sort_2p20_plus_7)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t n = (1 << 20) + 7;
+    check_sort_case(ctx, GX_F32, 1, &n, 1 << 30, false);
+    check_sort_case(ctx, GX_I32, 1, &n, 1 << 30, false);
+    check_sort_case(ctx, GX_U32, 1, &n, 50, false);
+}
+
+GXT_TEST(sort_rows)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const int64_t shapes[][3] = {{5, 0, 0}, {7, 1, 0}, {33, 17, 0}, {3, 2001, 0}, {2, 3, 5}, {0, 4, 0}};
+    const int nds[] = {2, 2, 2, 2, 3, 2};
+    const gx_dtype dts[] = {GX_F32, GX_I16, GX_U64, GX_F64, GX_BOOL, GX_I8};
+    for (int s = 0; s < 6; s++)
+        for (int d = 0; d < 6; d++) {
+            check_sort_case(ctx, dts[d], nds[s], shapes[s], 9, false);
+            check_sort_case(ctx, dts[d], nds[s], shapes[s], 9, true);
+        }
+}
+
+GXT_TEST(sort_float_specials_exact)
+{
+    gx_ctx *ctx = gxt_ctx();
+    uint32_t bits[] = {0x7FC00001u, 0x00000000u, 0xFFC00000u, 0x3F800000u, 0x80000000u, 0xFF800000u,
+                       0x7F800000u, 0x80000000u, 0x00000000u, 0x7FC00000u, 0xBF800000u};
+    int64_t n = 11;
+    /* ascending: -inf, -1, then zeros in input order (+0 @1, -0 @4, -0 @7, +0 @8), 1, inf, NaNs in input order */
+    const int64_t want_asc[] = {5, 10, 1, 4, 7, 8, 3, 6, 0, 2, 9};
+    const int64_t want_desc[] = {6, 3, 1, 4, 7, 8, 10, 5, 0, 2, 9};
+    gx_array *x = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, bits, &x));
+    for (int desc = 0; desc < 2; desc++) {
+        gx_sort_opts o = {.descending = desc};
+        gx_array *s = NULL, *ix = NULL;
+        GXT_OK(gx_sort(ctx, x, &o, &s));
+        GXT_OK(gx_argsort(ctx, x, &o, &ix));
+        uint32_t got[11];
+        int64_t gi[11];
+        GXT_OK(gx_array_to_host(s, got, sizeof got));
+        GXT_OK(gx_array_to_host(ix, gi, sizeof gi));
+        const int64_t *w = desc ? want_desc : want_asc;
+        for (int i = 0; i < 11; i++) {
+            GXT_EQ_I64(gi[i], w[i]);
+            GXT_EQ_I64(got[i], bits[w[i]]);
+        }
+        gx_array_release(s);
+        gx_array_release(ix);
+    }
+    gx_array_release(x);
+}
+
+GXT_TEST(sort_views_and_in_place)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t shape[2] = {9, 40};
+    void *h;
+    gx_array *x = mk_keys(ctx, GX_F64, 2, shape, &h, 30), *v = NULL, *s = NULL;
+    gx_slice sl[2] = {{8, GX_END, -2}, {1, 39, 3}}; /* rows 8, 6, 4, 2, 0; every third column from 1 */
+    GXT_OK(gx_array_view(x, sl, &v));
+    gx_array *vd = NULL;
+    GXT_OK(gx_array_clone(v, GX_DTYPE_DEFAULT, &vd));
+    void *vh = to_host(vd);
+    gx_array_desc d;
+    GXT_OK(gx_array_describe(v, &d));
+    GXT_OK(gx_sort(ctx, v, NULL, &s));
+    void *sh = to_host(s);
+    GXT_CHECK(check_rows(GX_F64, vh, d.shape[0], d.shape[1], false, sh, NULL) == 0);
+    free(sh);
+    /* in place on the strided view itself: x's other elements stay */
+    GXT_OK(gx_sort_into(ctx, v, NULL, v));
+    void *xh = to_host(x);
+    GXT_OK(gx_array_to_host(v, sh = malloc((size_t)d.size * 8), (size_t)d.size * 8));
+    GXT_CHECK(check_rows(GX_F64, vh, d.shape[0], d.shape[1], false, sh, NULL) == 0);
+    GXT_CHECK(memcmp((double *)xh + 40 + 5, (double *)h + 40 + 5, 8) == 0); /* row 1 is not */
+    GXT_CHECK(memcmp((double *)xh + 8 * 40 + 2, (double *)h + 8 * 40 + 2, 8) == 0); /* column 2 is not */
+    /* in place on a dense array */
+    gx_array *y = NULL;
+    GXT_OK(gx_array_clone(vd, GX_DTYPE_DEFAULT, &y));
+    GXT_OK(gx_sort_into(ctx, y, &(gx_sort_opts){.descending = 1}, y));
+    free(sh);
+    sh = to_host(y);
+    GXT_CHECK(check_rows(GX_F64, vh, d.shape[0], d.shape[1], true, sh, NULL) == 0);
+    free(sh);
+    free(xh);
+    free(vh);
+    free(h);
+    gx_array_release(y);
+    gx_array_release(vd);
+    gx_array_release(s);
+    gx_array_release(v);
+    gx_array_release(x);
+}
+
+GXT_TEST(sort_by_key_every_value_width)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const gx_dtype vdt[] = {GX_U8, GX_I16, GX_F32, GX_I64, GX_C128, GX_BOOL};
+    const int64_t shapes[][2] = {{1, 1000}, {1, 70001}, {13, 37}};
+    for (int s = 0; s < 3; s++)
+        for (int v = 0; v < 6; v++) {
+            void *kh, *vh;
+            gx_array *k = mk_keys(ctx, GX_F32, 2, shapes[s], &kh, 11);
+            int64_t n = shapes[s][0] * shapes[s][1];
+            size_t vs = gx_dtype_size(vdt[v]);
+            vh = malloc((size_t)n * vs);
+            for (size_t i = 0; i < (size_t)n * vs; i++)
+                ((uint8_t *)vh)[i] = (uint8_t)gxt_rand_u64();
+            if (vdt[v] == GX_BOOL)
+                for (int64_t i = 0; i < n; i++)
+                    ((uint8_t *)vh)[i] &= 1;
+            gx_array *va = NULL, *ko = NULL, *vo = NULL;
+            GXT_OK(gx_array_from_host(ctx, vdt[v], 2, shapes[s], vh, &va));
+            GXT_OK(gx_sort_by_key(ctx, k, va, &(gx_sort_opts){.descending = v & 1}, &ko, &vo));
+            void *koh = to_host(ko), *voh = to_host(vo);
+            GXT_CHECK(check_rows(GX_F32, kh, shapes[s][0], shapes[s][1], v & 1, koh, NULL) == 0);
+            int64_t *ref = malloc((size_t)n * 8);
+            ref_argsort(GX_F32, kh, shapes[s][0], shapes[s][1], v & 1, ref);
+            int bad = 0;
+            for (int64_t i = 0; i < n; i++) {
+                int64_t src = (i / shapes[s][1]) * shapes[s][1] + ref[i];
+                bad += memcmp((char *)voh + i * vs, (char *)vh + src * vs, vs) != 0;
+            }
+            GXT_EQ_I64(bad, 0);
+            gx_array *vo2 = NULL;
+            GXT_OK(gx_sort_by_key(ctx, k, va, NULL, NULL, &vo2)); /* keys not wanted */
+            gx_array_release(vo2);
+            free(ref);
+            free(koh);
+            free(voh);
+            free(kh);
+            free(vh);
+            gx_array_release(k);
+            gx_array_release(va);
+            gx_array_release(ko);
+            gx_array_release(vo);
+        }
+}
+
+GXT_TEST(sort_bad_input)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t n = 4, m = 5;
+    gx_array *c = NULL, *x = NULL, *o = NULL, *oi = NULL, *v = NULL;
+    GXT_OK(gx_array_zeros(ctx, GX_C64, 1, &n, &c));
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &x));
+    GXT_OK(gx_array_zeros(ctx, GX_F64, 1, &n, &o));
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &m, &oi));
+    GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &m, &v));
+    gx_array *r = NULL;
+    GXT_STATUS(gx_sort(ctx, c, NULL, &r), GX_ERR_DTYPE);
+    GXT_MSG_HAS("c64");
+    GXT_STATUS(gx_sort(ctx, NULL, NULL, &r), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_sort(ctx, x, NULL, NULL), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_sort(ctx, x, &(gx_sort_opts){.reserved = {1}}, &r), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_sort_into(ctx, x, NULL, o), GX_ERR_DTYPE);
+    GXT_MSG_HAS("f64");
+    GXT_STATUS(gx_sort_into(ctx, x, NULL, oi), GX_ERR_SHAPE);
+    GXT_MSG_HAS("(5,)");
+    GXT_STATUS(gx_argsort_into(ctx, x, NULL, x), GX_ERR_DTYPE);
+    GXT_STATUS(gx_sort_by_key(ctx, x, v, NULL, &r, &r), GX_ERR_SHAPE);
+    GXT_MSG_HAS("(4,)");
+    GXT_CHECK(r == NULL);
+    gx_array_release(c);
+    gx_array_release(x);
+    gx_array_release(o);
+    gx_array_release(oi);
+    gx_array_release(v);
+}
+
+/* More than 2^31 keys: the GPU only (the CPU machine's memory is the limit). */
+GXT_TEST(sort_beyond_2p31_gpu)
+{
+    gx_ctx *ctx = gxt_cuda_ctx();
+    if (!ctx)
+        return;
+    gx_device_info di;
+    GXT_OK(gx_device_info_get(ctx, &di));
+    int64_t n = (1ll << 31) + 5;
+    if (di.mem_free < (size_t)n * 4 * 3 + (1ull << 30)) {
+        gxt_skip("needs about 26 GiB of free device memory");
+        return;
+    }
+    gx_array *x = NULL, *s = NULL;
+    GXT_OK(gx_array_iota(ctx, GX_U32, n, 0, 1, &x)); /* wraps at 2^32: no, n < 2^32 */
+    gx_array *neg = NULL;
+    GXT_OK(gx_map(ctx, "v -> 4294967295u - v", 1, &x, NULL, &neg)); /* descending input */
+    GXT_OK(gx_sort(ctx, neg, NULL, &s));
+    uint32_t head[3], tail[3];
+    gx_array *hv = NULL, *tv = NULL;
+    gx_slice h = {0, 3, 1}, t = {n - 3, GX_END, 1};
+    GXT_OK(gx_array_view(s, &h, &hv));
+    GXT_OK(gx_array_view(s, &t, &tv));
+    GXT_OK(gx_array_to_host(hv, head, sizeof head));
+    GXT_OK(gx_array_to_host(tv, tail, sizeof tail));
+    uint32_t lo = (uint32_t)(4294967295u - (uint32_t)(n - 1));
+    for (int i = 0; i < 3; i++) {
+        GXT_EQ_I64(head[i], lo + (uint32_t)i);
+        GXT_EQ_I64(tail[i], 4294967295u - 2 + (uint32_t)i);
+    }
+    gx_array_release(hv);
+    gx_array_release(tv);
+    gx_array_release(x);
+    gx_array_release(neg);
+    gx_array_release(s);
+}
+
+/* ------------------------------------------------------------ top-k */
+
+GXT_TEST(topk_rows_nan_ties)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const int64_t shapes[][2] = {{1, 1000}, {17, 33}, {4, 5000}, {1, 70001}};
+    const int64_t ks[] = {1, 7, 100, 33};
+    const gx_dtype dts[] = {GX_F32, GX_I32, GX_F64, GX_U8};
+    for (int s = 0; s < 4; s++)
+        for (int d = 0; d < 4; d++)
+            for (int smallest = 0; smallest < 2; smallest++) {
+                int64_t k = ks[s] < shapes[s][1] ? ks[s] : shapes[s][1];
+                void *h;
+                gx_array *x = mk_keys(ctx, dts[d], 2, shapes[s], &h, 40), *v = NULL, *ix = NULL;
+                GXT_OK(gx_topk(ctx, x, k, &(gx_topk_opts){.smallest = smallest}, &v, &ix));
+                gx_array_desc dd;
+                GXT_OK(gx_array_describe(v, &dd));
+                GXT_EQ_I64(dd.shape[1], k);
+                void *vh = to_host(v);
+                int64_t *ih = to_host(ix);
+                int64_t nr = shapes[s][0], len = shapes[s][1];
+                int64_t *ref = malloc((size_t)(nr * len) * 8);
+                ref_argsort(dts[d], h, nr, len, !smallest, ref);
+                size_t es = gx_dtype_size(dts[d]);
+                int bad = 0;
+                for (int64_t r = 0; r < nr; r++)
+                    for (int64_t j = 0; j < k; j++) {
+                        int64_t want = ref[r * len + j];
+                        bad += ih[r * k + j] != want;
+                        bad += memcmp((char *)vh + (r * k + j) * es, (char *)h + (r * len + want) * es, es) != 0;
+                    }
+                GXT_EQ_I64(bad, 0);
+                free(ref);
+                free(vh);
+                free(ih);
+                free(h);
+                gx_array_release(x);
+                gx_array_release(v);
+                gx_array_release(ix);
+            }
+}
+
+GXT_TEST(topk_bad_input)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t n = 10;
+    gx_array *x = NULL, *v = NULL, *c = NULL;
+    GXT_OK(gx_array_iota(ctx, GX_F32, n, 0, 1, &x));
+    GXT_STATUS(gx_topk(ctx, x, 11, NULL, &v, NULL), GX_ERR_INVALID_ARGUMENT);
+    GXT_MSG_HAS("k = 11");
+    GXT_STATUS(gx_topk(ctx, x, -1, NULL, &v, NULL), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_topk(ctx, x, 1, NULL, NULL, NULL), GX_ERR_INVALID_ARGUMENT);
+    GXT_OK(gx_array_zeros(ctx, GX_C128, 1, &n, &c));
+    GXT_STATUS(gx_topk(ctx, c, 1, NULL, &v, NULL), GX_ERR_DTYPE);
+    GXT_OK(gx_topk(ctx, x, 0, NULL, &v, NULL)); /* k = 0: empty */
+    int64_t sz = -1;
+    GXT_OK(gx_array_size(v, &sz));
+    GXT_EQ_I64(sz, 0);
+    gx_array_release(v);
+    GXT_OK(gx_topk(ctx, x, 3, NULL, &v, NULL));
+    float top[3];
+    GXT_OK(gx_array_to_host(v, top, sizeof top));
+    GXT_CHECK(top[0] == 9 && top[1] == 8 && top[2] == 7);
+    gx_array_release(v);
+    gx_array_release(x);
+    gx_array_release(c);
+}
+
+/* ------------------------------------------------------------ unique */
+
+static void check_unique(gx_ctx *ctx, gx_dtype t, int64_t n, int range)
+{
+    void *h;
+    gx_array *x = mk_keys(ctx, t, 1, &n, &h, range), *u = NULL, *c = NULL, *f = NULL, *inv = NULL;
+    GXT_OK(gx_unique(ctx, x, NULL, &u, &c, &f, &inv));
+    int64_t *ref = malloc((size_t)n * 8 + 8);
+    ref_argsort(t, h, 1, n, false, ref);
+    size_t es = gx_dtype_size(t);
+    /* reference runs */
+    int64_t nu = 0;
+    int64_t *rstart = malloc((size_t)n * 8 + 8), *rinv = malloc((size_t)n * 8 + 8);
+    for (int64_t i = 0; i < n; i++) {
+        if (i == 0 || ref_cmp_asc(t, (char *)h + ref[i] * es, (char *)h + ref[i - 1] * es) != 0)
+            rstart[nu++] = i;
+        rinv[ref[i]] = nu - 1;
+    }
+    gx_array_desc d;
+    GXT_OK(gx_array_describe(u, &d));
+    GXT_EQ_I64(d.size, nu);
+    if (d.size == nu) {
+        void *uh = to_host(u);
+        int64_t *ch = to_host(c), *fh = to_host(f), *ih = to_host(inv);
+        int bad = 0;
+        for (int64_t j = 0; j < nu; j++) {
+            int64_t end = j + 1 < nu ? rstart[j + 1] : n;
+            bad += memcmp((char *)uh + j * es, (char *)h + ref[rstart[j]] * es, es) != 0;
+            bad += ch[j] != end - rstart[j];
+            bad += fh[j] != ref[rstart[j]];
+        }
+        for (int64_t i = 0; i < n; i++)
+            bad += ih[i] != rinv[i];
+        GXT_EQ_I64(bad, 0);
+        free(uh);
+        free(ch);
+        free(fh);
+        free(ih);
+    }
+    free(ref);
+    free(rstart);
+    free(rinv);
+    free(h);
+    gx_array_release(x);
+    gx_array_release(u);
+    gx_array_release(c);
+    gx_array_release(f);
+    gx_array_release(inv);
+}
+
+GXT_TEST(unique_values_counts_first_inverse)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const int64_t lens[] = {0, 1, 2, 33, 5000, 70001};
+    for (int d = 0; d < NKDT; d++)
+        for (int l = 0; l < 6; l++)
+            check_unique(ctx, key_dt[d], lens[l], l == 5 ? 1 << 16 : 13);
+    gx_array *x = NULL, *u = NULL;
+    int64_t n = 3;
+    GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &n, &x));
+    GXT_OK(gx_unique(ctx, x, NULL, &u, NULL, NULL, NULL)); /* optional outputs NULL */
+    GXT_STATUS(gx_unique(ctx, x, NULL, NULL, NULL, NULL, NULL), GX_ERR_INVALID_ARGUMENT);
+    gx_array_release(u);
+    gx_array_release(x);
+}
+
+/* ------------------------------------------------------------ searchsorted */
+
+static int64_t ref_ss(gx_dtype t, const char *hay, int64_t m, const void *v, bool right)
+{
+    size_t es = gx_dtype_size(t);
+    int64_t c = 0;
+    for (int64_t i = 0; i < m; i++) {
+        int k = ref_cmp_asc(t, hay + i * es, v);
+        c += right ? k <= 0 : k < 0;
+    }
+    return c;
+}
+
+GXT_TEST(searchsorted_left_right_rows)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const gx_dtype dts[] = {GX_F32, GX_F64, GX_I32, GX_U8, GX_I64, GX_U16};
+    const int64_t ms[] = {0, 1, 33, 1000};
+    for (int d = 0; d < 6; d++)
+        for (int mi = 0; mi < 4; mi++)
+            for (int rows = 0; rows < 2; rows++) {
+                gx_dtype t = dts[d];
+                size_t es = gx_dtype_size(t);
+                int64_t R = rows ? 3 : 1, m = ms[mi], q = 37;
+                int64_t hs[2] = {R, m}, ns[2] = {R, q};
+                void *hh, *nh;
+                gx_array *h0 = mk_keys(ctx, t, rows ? 2 : 1, rows ? hs : &m, &hh, 15);
+                gx_array *hay = NULL, *nd = mk_keys(ctx, t, rows ? 2 : 1, rows ? ns : &q, &nh, 17), *o = NULL;
+                GXT_OK(gx_sort(ctx, h0, NULL, &hay));
+                free(hh);
+                hh = to_host(hay);
+                for (int right = 0; right < 2; right++) {
+                    GXT_OK(gx_searchsorted(ctx, hay, nd, &(gx_searchsorted_opts){.right = right}, &o));
+                    int64_t *oh = to_host(o);
+                    int bad = 0;
+                    for (int64_t i = 0; i < R * q; i++)
+                        bad += oh[i] != ref_ss(t, (char *)hh + (i / q) * m * es, m, (char *)nh + i * es, right);
+                    GXT_EQ_I64(bad, 0);
+                    free(oh);
+                    gx_array_release(o);
+                }
+                free(hh);
+                free(nh);
+                gx_array_release(h0);
+                gx_array_release(hay);
+                gx_array_release(nd);
+            }
+}
+
+GXT_TEST(searchsorted_bad_input)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t n = 100, s2[2] = {2, 50}, s3[2] = {3, 4};
+    gx_array *h = NULL, *nf = NULL, *ni = NULL, *h2 = NULL, *n3 = NULL, *o = NULL;
+    GXT_OK(gx_array_iota(ctx, GX_F32, n, 50, -1, &h)); /* descending: unsorted */
+    GXT_OK(gx_array_iota(ctx, GX_F32, n, -60, 1.5, &nf));
+    GXT_OK(gx_searchsorted(ctx, h, nf, NULL, &o)); /* undefined positions, never a crash */
+    int64_t *oh = to_host(o);
+    int bad = 0;
+    for (int i = 0; i < n; i++)
+        bad += oh[i] < 0 || oh[i] > n;
+    GXT_EQ_I64(bad, 0);
+    free(oh);
+    gx_array_release(o);
+    GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &n, &ni));
+    GXT_STATUS(gx_searchsorted(ctx, h, ni, NULL, &o), GX_ERR_DTYPE);
+    GXT_MSG_HAS("i32");
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 2, s2, &h2));
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 2, s3, &n3));
+    GXT_STATUS(gx_searchsorted(ctx, h2, n3, NULL, &o), GX_ERR_SHAPE);
+    GXT_MSG_HAS("(3, 4)");
+    GXT_STATUS(gx_searchsorted(ctx, h, nf, NULL, NULL), GX_ERR_INVALID_ARGUMENT);
+    gx_array_release(h);
+    gx_array_release(nf);
+    gx_array_release(ni);
+    gx_array_release(h2);
+    gx_array_release(n3);
+}
+
+/* ------------------------------------------------------------ histograms */
+
+GXT_TEST(histogram_even_edges_weights)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const gx_dtype dts[] = {GX_F32, GX_F64, GX_I32, GX_U8, GX_I64};
+    const int64_t lens[] = {0, 1, 31, 33, 100003};
+    for (int d = 0; d < 5; d++)
+        for (int l = 0; l < 5; l++) {
+            gx_dtype t = dts[d];
+            int64_t n = lens[l];
+            void *h;
+            gx_array *x = mk_keys(ctx, t, 1, &n, &h, 40), *c = NULL, *cw = NULL, *ce = NULL, *w = NULL, *e = NULL;
+            double *wh = malloc((size_t)n * 8 + 8), lo = -5, hi = 5;
+            for (int64_t i = 0; i < n; i++)
+                wh[i] = gxt_rand01();
+            if (n > 0 && isfl(t)) /* exactly hi, exactly lo */
+                t == GX_F32 ? (((float *)h)[0] = 5.0f) : (((double *)h)[0] = 5.0);
+            if (n > 1 && isfl(t))
+                t == GX_F32 ? (((float *)h)[1] = -5.0f) : (((double *)h)[1] = -5.0);
+            gx_array_release(x);
+            GXT_OK(gx_array_from_host(ctx, t, 1, &n, h, &x));
+            GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, wh, &w));
+            int64_t nb = 7, drop = -1, dropw = -1, drope = -1;
+            GXT_OK(gx_histogram(ctx, x, &(gx_histogram_opts){.nbins = nb, .lo = lo, .hi = hi}, &c, &drop));
+            GXT_OK(gx_histogram(ctx, x, &(gx_histogram_opts){.nbins = nb, .lo = lo, .hi = hi, .weights = w}, &cw,
+                                &dropw));
+            double edges[5] = {-5, -1, 0, 0.5, 3};
+            int64_t ne = 5;
+            GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &ne, edges, &e));
+            GXT_OK(gx_histogram(ctx, x, &(gx_histogram_opts){.edges = e}, &ce, &drope));
+            int64_t rc[7] = {0}, re[4] = {0}, rdrop = 0, redrop = 0;
+            double rw[7] = {0};
+            for (int64_t i = 0; i < n; i++) {
+                double v = t == GX_F32 ? ((float *)h)[i] : t == GX_F64 ? ((double *)h)[i]
+                         : t == GX_I32 ? ((int32_t *)h)[i] : t == GX_U8 ? ((uint8_t *)h)[i] : (double)((int64_t *)h)[i];
+                if (v >= lo && v < hi) {
+                    int64_t b = (int64_t)floor((v - lo) * nb / (hi - lo));
+                    rc[b]++, rw[b] += wh[i];
+                } else
+                    rdrop++;
+                int eb = -1;
+                for (int k = 0; k < 4; k++)
+                    if (v >= edges[k] && v < edges[k + 1])
+                        eb = k;
+                if (eb < 0)
+                    redrop++;
+                else
+                    re[eb]++;
+            }
+            int64_t *ch = to_host(c), *ceh = to_host(ce);
+            double *cwh = to_host(cw);
+            for (int b = 0; b < 7; b++) {
+                GXT_EQ_I64(ch[b], rc[b]);
+                GXT_NEAR(cwh[b], rw[b], 1e-12);
+            }
+            for (int b = 0; b < 4; b++)
+                GXT_EQ_I64(ceh[b], re[b]);
+            GXT_EQ_I64(drop, rdrop);
+            GXT_EQ_I64(dropw, rdrop);
+            GXT_EQ_I64(drope, redrop);
+            free(ch), free(ceh), free(cwh), free(wh), free(h);
+            gx_array_release(x), gx_array_release(c), gx_array_release(cw), gx_array_release(ce);
+            gx_array_release(w), gx_array_release(e);
+        }
+}
+
+GXT_TEST(histogram_bad_input)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t n = 10, three = 3;
+    gx_array *x = NULL, *c = NULL, *cx = NULL, *w = NULL, *e = NULL;
+    GXT_OK(gx_array_iota(ctx, GX_F32, n, 0, 1, &x));
+    GXT_STATUS(gx_histogram(ctx, x, &(gx_histogram_opts){.nbins = 0, .lo = 0, .hi = 1}, &c, NULL),
+               GX_ERR_INVALID_ARGUMENT);
+    GXT_MSG_HAS("nbins");
+    GXT_STATUS(gx_histogram(ctx, x, &(gx_histogram_opts){.nbins = -3, .lo = 0, .hi = 1}, &c, NULL),
+               GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_histogram(ctx, x, &(gx_histogram_opts){.nbins = 4, .lo = 1, .hi = 1}, &c, NULL),
+               GX_ERR_INVALID_ARGUMENT);
+    GXT_MSG_HAS("lo < hi");
+    GXT_STATUS(gx_histogram(ctx, x, &(gx_histogram_opts){.nbins = 4, .lo = 0, .hi = NAN}, &c, NULL),
+               GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_histogram(ctx, x, NULL, &c, NULL), GX_ERR_INVALID_ARGUMENT);
+    GXT_OK(gx_array_zeros(ctx, GX_C64, 1, &n, &cx));
+    GXT_STATUS(gx_histogram(ctx, cx, &(gx_histogram_opts){.nbins = 4, .lo = 0, .hi = 1}, &c, NULL), GX_ERR_DTYPE);
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &three, &w));
+    GXT_STATUS(gx_histogram(ctx, x, &(gx_histogram_opts){.nbins = 4, .lo = 0, .hi = 1, .weights = w}, &c, NULL),
+               GX_ERR_SHAPE);
+    GXT_OK(gx_array_iota(ctx, GX_F64, 3, 2, -1, &e)); /* decreasing edges */
+    GXT_STATUS(gx_histogram(ctx, x, &(gx_histogram_opts){.edges = e}, &c, NULL), GX_ERR_INVALID_ARGUMENT);
+    GXT_MSG_HAS("increase");
+    GXT_STATUS(gx_histogram(ctx, x, &(gx_histogram_opts){.edges = e, .nbins = 3}, &c, NULL), GX_ERR_INVALID_ARGUMENT);
+    GXT_CHECK(c == NULL);
+    gx_array_release(x), gx_array_release(cx), gx_array_release(w), gx_array_release(e);
+}
+
+GXT_TEST(bincount_counts_weights)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const gx_dtype dts[] = {GX_I32, GX_U8, GX_I64, GX_U16, GX_BOOL};
+    const int64_t lens[] = {0, 1, 33, 100003};
+    for (int d = 0; d < 5; d++)
+        for (int l = 0; l < 4; l++) {
+            int64_t n = lens[l];
+            double *v = malloc((size_t)n * 8 + 8), *wv = malloc((size_t)n * 8 + 8);
+            int64_t mx = -1;
+            for (int64_t i = 0; i < n; i++) {
+                v[i] = (double)(gxt_rand_u64() % (dts[d] == GX_BOOL ? 2 : 50));
+                wv[i] = gxt_rand01();
+                mx = v[i] > mx ? (int64_t)v[i] : mx;
+            }
+            gx_array *xd = NULL, *x = NULL, *w = NULL, *c = NULL, *cw = NULL;
+            GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, v, &xd));
+            GXT_OK(gx_array_clone(xd, dts[d], &x));
+            GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, wv, &w));
+            GXT_OK(gx_bincount(ctx, x, &(gx_bincount_opts){.minlength = 3}, &c));
+            GXT_OK(gx_bincount(ctx, x, &(gx_bincount_opts){.weights = w}, &cw));
+            int64_t nb = mx + 1 > 3 ? mx + 1 : 3;
+            gx_array_desc dc, dw;
+            GXT_OK(gx_array_describe(c, &dc));
+            GXT_OK(gx_array_describe(cw, &dw));
+            GXT_EQ_I64(dc.size, nb);
+            GXT_EQ_I64(dw.size, mx + 1);
+            int64_t *ch = to_host(c);
+            double *cwh = to_host(cw);
+            for (int64_t b = 0; b < nb; b++) {
+                int64_t rc = 0;
+                double rw = 0;
+                for (int64_t i = 0; i < n; i++)
+                    if (v[i] == (double)b)
+                        rc++, rw += wv[i];
+                GXT_EQ_I64(ch[b], rc);
+                if (b <= mx)
+                    GXT_NEAR(cwh[b], rw, 1e-12);
+            }
+            free(ch), free(cwh), free(v), free(wv);
+            gx_array_release(xd), gx_array_release(x), gx_array_release(w), gx_array_release(c);
+            gx_array_release(cw);
+        }
+    int64_t n = 4;
+    double bad[4] = {1, 2, -3, 4};
+    gx_array *b = NULL, *bi = NULL, *c = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, bad, &b));
+    GXT_STATUS(gx_bincount(ctx, b, NULL, &c), GX_ERR_DTYPE);
+    GXT_OK(gx_array_clone(b, GX_I32, &bi));
+    GXT_STATUS(gx_bincount(ctx, bi, NULL, &c), GX_ERR_INVALID_ARGUMENT);
+    GXT_MSG_HAS("-3");
+    GXT_STATUS(gx_bincount(ctx, bi, &(gx_bincount_opts){.minlength = -1}, &c), GX_ERR_INVALID_ARGUMENT);
+    gx_array_release(b), gx_array_release(bi);
+}
