@@ -52,6 +52,7 @@
  *   or f64 sums), flushed with one global atomic per non-empty bin; otherwise global
  *   atomics; dropped values are summed per block, one atomic per block. */
 #include "ops/sort_priv.h"
+#include "ops/sort_cuda.h"
 #include "ops/sort_cuda_src.h"
 
 #include <stdio.h>
@@ -84,6 +85,8 @@ static gx_status sc_key_of(const char *fn, gx_dtype t, sc_key *k)
     return gx__err(GX_ERR_DTYPE, "%s: keys of dtype %s cannot be sorted on the GPU (use bool, an integer, f32 or f64)",
                    fn, gx_dtype_name(t));
 }
+
+static bool sc_vb_ok(size_t vb) { return vb == 0 || vb == 1 || vb == 2 || vb == 4 || vb == 8 || vb == 16; }
 
 static const char *sc_uint(int bytes)
 {
@@ -138,6 +141,35 @@ static void sc_helpers(gx__sbuf *b, sc_key k, int vb)
 static int sc_items(sc_key k, int vb) { return (k.kb > vb ? k.kb : vb) <= 8 ? 16 : 8; }
 static int64_t sc_tile(sc_key k, int vb) { return 256 * (int64_t)sc_items(k, vb); }
 
+/* The whole unit of one sort family (key type, direction, value width). */
+static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb)
+{
+    sc_head(b, k, desc, vb);
+    gx__sb_printf(b, "#define GX_IT %d\n#define GX_SB %d\n", sc_items(k, vb), k.kb > vb ? k.kb : vb);
+    gx__sb_puts(b, sc_cuda_keys);
+    sc_helpers(b, k, vb);
+    gx__sb_puts(b, sc_cuda_onesweep);
+    if (k.kind == 2)
+        gx__sb_puts(b, sc_cuda_fix);
+    gx__sb_puts(b, sc_cuda_rows);
+}
+
+gx_status gx__sort_cuda_source(gx_dtype kdtype, int desc, int vbytes, char **out)
+{
+    sc_key k;
+    *out = NULL;
+    GX__CHECK(sc_key_of("gx__sort_cuda_source", kdtype, &k));
+    GX__ARG(sc_vb_ok((size_t)vbytes), "gx__sort_cuda_source: vbytes %d", vbytes);
+    gx__sbuf b = {0};
+    sc_source(&b, k, desc, vbytes);
+    if (b.oom) {
+        gx__sb_free(&b);
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "gx__sort_cuda_source: out of host memory");
+    }
+    *out = b.p;
+    return GX_OK;
+}
+
 /* One sort family's kernel `entry` (every entry shares one source): from the memo,
  * else generated and compiled. */
 static gx_status sc_kernel(gx_ctx *ctx, sc_key k, int desc, int vb, const char *entry, gx__kernel *out)
@@ -148,16 +180,8 @@ static gx_status sc_kernel(gx_ctx *ctx, sc_key k, int desc, int vb, const char *
         ctx->cstats.mem_hits++;
         return GX_OK;
     }
-    int sb = k.kb > vb ? k.kb : vb;
     gx__sbuf b = {0};
-    sc_head(&b, k, desc, vb);
-    gx__sb_printf(&b, "#define GX_IT %d\n#define GX_SB %d\n", sc_items(k, vb), sb);
-    gx__sb_puts(&b, sc_cuda_keys);
-    sc_helpers(&b, k, vb);
-    gx__sb_puts(&b, sc_cuda_onesweep);
-    if (k.kind == 2)
-        gx__sb_puts(&b, sc_cuda_fix);
-    gx__sb_puts(&b, sc_cuda_rows);
+    sc_source(&b, k, desc, vb);
     gx_status s = b.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "gx sort: out of host memory") : GX_OK;
     if (s == GX_OK)
         s = gx__kernel_get(ctx, b.p, "gx_sort", entry, out);
@@ -452,7 +476,6 @@ static gx_status sc_onesweep(gx_ctx *ctx, const sc_job *j)
 
 /* ------------------------------------------------------------ the seam */
 
-static bool sc_vb_ok(size_t vb) { return vb == 0 || vb == 1 || vb == 2 || vb == 4 || vb == 8 || vb == 16; }
 
 static gx_status sc_check(const gx__sort_req *r, sc_key *k)
 {
@@ -562,6 +585,9 @@ static int64_t sc_hist_sbins(const gx__hist_req *r)
     return r->nbins * per <= SC_HIST_SHARED_BYTES ? SC_HIST_SHARED_BYTES / per : 0;
 }
 
+static void sc_hist_source(gx__sbuf *b, const gx__hist_req *r);
+static gx_status sc_hist_check(const gx__hist_req *r);
+
 static gx_status sc_hist_kernel(gx_ctx *ctx, const gx__hist_req *r, const char *entry, gx__kernel *out)
 {
     int64_t sbins = sc_hist_sbins(r);
@@ -574,15 +600,7 @@ static gx_status sc_hist_kernel(gx_ctx *ctx, const gx__hist_req *r, const char *
         return GX_OK;
     }
     gx__sbuf b = {0};
-    gx__sb_puts(&b, "typedef signed char int8_t;\ntypedef short int16_t;\ntypedef int int32_t;\n"
-                    "typedef long long int64_t;\ntypedef unsigned char uint8_t;\ntypedef unsigned short uint16_t;\n"
-                    "typedef unsigned int uint32_t;\ntypedef unsigned long long uint64_t;\n"
-                    "#define GXF static __device__ __forceinline__\n");
-    gx__sb_printf(&b, "typedef %s gx_xt;\ntypedef %s gx_wt;\n", sc_ctype(r->xdtype), w ? sc_ctype(r->wdtype) : "double");
-    gx__sb_printf(&b, "#define GX_XFLOAT %d\n#define GX_HKIND %d\n#define GX_WT %d\n#define GX_SHARED %d\n",
-                  gx__dtype_is_float(r->xdtype) ? 1 : 0, (int)r->kind, w ? 1 : 0, sbins > 0 ? 1 : 0);
-    gx__sb_printf(&b, "#define GX_SBINS %lld\n", (long long)(sbins > 0 ? sbins : 1));
-    gx__sb_puts(&b, sc_cuda_hist);
+    sc_hist_source(&b, r);
     gx_status s = b.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "gx histogram: out of host memory") : GX_OK;
     if (s == GX_OK)
         s = gx__kernel_get(ctx, b.p, "gx_histogram", entry, out);
@@ -590,6 +608,35 @@ static gx_status sc_hist_kernel(gx_ctx *ctx, const gx__hist_req *r, const char *
     if (s == GX_OK)
         gx__memo_put(ctx, key, out, sizeof *out);
     return s;
+}
+
+static void sc_hist_source(gx__sbuf *b, const gx__hist_req *r)
+{
+    int64_t sbins = sc_hist_sbins(r);
+    bool w = r->wdtype != GX_DTYPE_DEFAULT;
+    gx__sb_puts(b, "typedef signed char int8_t;\ntypedef short int16_t;\ntypedef int int32_t;\n"
+                    "typedef long long int64_t;\ntypedef unsigned char uint8_t;\ntypedef unsigned short uint16_t;\n"
+                    "typedef unsigned int uint32_t;\ntypedef unsigned long long uint64_t;\n"
+                    "#define GXF static __device__ __forceinline__\n");
+    gx__sb_printf(b, "typedef %s gx_xt;\ntypedef %s gx_wt;\n", sc_ctype(r->xdtype), w ? sc_ctype(r->wdtype) : "double");
+    gx__sb_printf(b, "#define GX_XFLOAT %d\n#define GX_HKIND %d\n#define GX_WT %d\n#define GX_SHARED %d\n",
+                  gx__dtype_is_float(r->xdtype) ? 1 : 0, (int)r->kind, w ? 1 : 0, sbins > 0 ? 1 : 0);
+    gx__sb_printf(b, "#define GX_SBINS %lld\n", (long long)(sbins > 0 ? sbins : 1));
+    gx__sb_puts(b, sc_cuda_hist);
+}
+
+gx_status gx__hist_cuda_source(const gx__hist_req *r, char **out)
+{
+    *out = NULL;
+    GX__CHECK(sc_hist_check(r));
+    gx__sbuf b = {0};
+    sc_hist_source(&b, r);
+    if (b.oom) {
+        gx__sb_free(&b);
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "gx__hist_cuda_source: out of host memory");
+    }
+    *out = b.p;
+    return GX_OK;
 }
 
 static gx_status sc_hist_check(const gx__hist_req *r)
