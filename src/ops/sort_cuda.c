@@ -457,9 +457,9 @@ static gx_status sc_onesweep(gx_ctx *ctx, const sc_job *j)
 {
     sc_mem m;
     memset(&m, 0, sizeof m);
-    uint32_t trivial[8];
+    uint32_t trivial[8] = {0};
     uint64_t lossy = 0;
-    int run[8];
+    int run[8] = {0};
     gx_status s = sc_mem_meta(ctx, j, &m);
     if (s == GX_OK)
         s = sc_count(ctx, j, &m, trivial, &lossy);
