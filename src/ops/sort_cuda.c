@@ -1,0 +1,690 @@
+/* sort_cuda.c -- the CUDA kernels of sorting, top-k and histograms (sort_priv.h is
+ * the contract; src/ops/sort.c calls these).  The kernels are fixed CUDA text
+ * (sort_cuda_src.h) behind a few #defines generated here, compiled by NVRTC through
+ * gx__kernel_get and launched through the backend table like every other op.
+ *
+ * Keys.  Each key's bits map to an unsigned integer whose unsigned order is the
+ * wanted order (sort_priv.h): ints flip the sign bit, floats flip all bits of
+ * negatives and set the sign bit of positives, -0.0 maps as 0.0, every NaN to one
+ * value past +inf; descending complements the result, except NaN, which maps to the
+ * all-ones value so it still sorts last.  8-bit digits: a key of B bytes needs B
+ * passes at most.
+ *
+ * Long rows (more than SC_CAP keys): onesweep (Adinets & Merrill 2022).
+ *   1. upsweep: every digit histogram of every pass in one read of the keys,
+ *      counted per block in shared memory and flushed with one global atomic per bin;
+ *      it also notes whether any key was mapped lossily (-0.0, a non-canonical NaN);
+ *   2. a tiny scan of each pass's histogram gives each digit's start, and flags
+ *      passes whose digit is the same for every key: those are skipped.  The host
+ *      reads these flags back (the sort waits here, once per device-wide sort);
+ *   3. one kernel per remaining digit: 256 threads x 16 keys (8 with 16-byte values)
+ *      per tile.  A block takes its tile from an atomic counter, not from blockIdx,
+ *      so every tile it waits on belongs to a block that is already running.  Keys
+ *      are ranked by digit inside the warp (__match_any_sync: the leader of each digit
+ *      group bumps the warp's shared counter), warps in order give the tile's ranks,
+ *      which follow input order: the pass is stable.  Thread d then publishes the
+ *      tile's count of digit d in a status word (count | AGGREGATE flag) and looks
+ *      back over the earlier tiles' words for digit d, adding aggregates until it
+ *      meets an INCLUSIVE prefix; it publishes its own inclusive prefix.  The count
+ *      and flag share one 32-bit word, so no fence is needed between them.  Keys
+ *      (then values) are staged in shared memory in sorted order and written out
+ *      from there, so a warp writes runs of consecutive addresses.
+ *   Status words hold 30-bit counts, so a pass runs as launches over segments of at
+ *   most SC_SEG keys; the upsweep counts per segment and the scan gives each
+ *   segment's digit starts (positions are int64: n above 2^31 works).  The first pass
+ *   reads the input keys and transforms them; the last writes the original form; the
+ *   passes ping-pong between the output and one scratch buffer so that the last
+ *   lands in the output.  A float sort whose upsweep saw a lossy key then rewrites
+ *   the zero and NaN ranges of the output from the input in input order (a stable
+ *   compaction: count per chunk, scan, write), which restores -0.0 and NaN payloads.
+ *   Argsort without an index array generates the int64 indices in the first pass.
+ *   Several long rows: this sort once per row (rows that long are few).
+ * Short rows (up to SC_CAP = 2048 keys): several rows per block, a bitonic network
+ *   over (transformed key, index in row) composites in shared memory, one launch for
+ *   all rows.  The composite is a total order, so the result is the stable order;
+ *   keys and values are then gathered from the input by index, which keeps the
+ *   original bits (no fix-up).
+ * Top-k: rows up to SC_CAP keys use the short-row kernel, writing only the first k
+ *   (descending for the largest); NaNs sort last both ways and ties keep index order,
+ *   which is the contract.  Longer rows: a full device-wide sort of the row with its
+ *   indices, then the first k (correct, but not yet the one-pass radix select).
+ * Histograms: bins privatised per block in shared memory when they fit (u32 counts
+ *   or f64 sums), flushed with one global atomic per non-empty bin; otherwise global
+ *   atomics; dropped values are summed per block, one atomic per block. */
+#include "ops/sort_priv.h"
+#include "ops/sort_cuda.h"
+#include "ops/sort_cuda_src.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define SC_CAP 2048               /* keys of the longest row the short-row kernel takes */
+#define SC_SEG (1ll << 29)        /* keys per look-back launch (30-bit status counts) */
+#define SC_FIX_CHUNK 4096         /* keys per chunk of the float fix-up */
+#define SC_HIST_SHARED_BYTES 32768 /* shared memory for privatised histogram bins */
+
+/* ------------------------------------------------------------ key types */
+
+typedef struct sc_key {
+    int kb;   /* key bytes: 1, 2, 4, 8 */
+    int kind; /* 0 unsigned (bool too), 1 signed, 2 float */
+} sc_key;
+
+static gx_status sc_key_of(const char *fn, gx_dtype t, sc_key *k)
+{
+    if (t == GX_F32 || t == GX_F64) {
+        k->kb = (int)gx_dtype_size(t);
+        k->kind = 2;
+        return GX_OK;
+    }
+    if (t == GX_BOOL || gx__dtype_is_int(t)) {
+        k->kb = (int)gx_dtype_size(t);
+        k->kind = gx__dtype_is_signed(t) ? 1 : 0;
+        return GX_OK;
+    }
+    return gx__err(GX_ERR_DTYPE, "%s: keys of dtype %s cannot be sorted on the GPU (use bool, an integer, f32 or f64)",
+                   fn, gx_dtype_name(t));
+}
+
+static bool sc_vb_ok(size_t vb) { return vb == 0 || vb == 1 || vb == 2 || vb == 4 || vb == 8 || vb == 16; }
+
+static const char *sc_uint(int bytes)
+{
+    switch (bytes) {
+    case 1:
+        return "uint8_t";
+    case 2:
+        return "uint16_t";
+    case 4:
+        return "uint32_t";
+    case 8:
+        return "uint64_t";
+    default:
+        return "gx_v16";
+    }
+}
+
+/* The #defines in front of the fixed text: key and value types, direction. */
+static void sc_head(gx__sbuf *b, sc_key k, int desc, int vb)
+{
+    unsigned long long top = 1ull << (8 * k.kb - 1);
+    unsigned long long inf = k.kb == 8 ? 0x7ff0000000000000ull : 0x7f800000ull;
+    unsigned long long qnan = k.kb == 8 ? 0x7ff8000000000000ull : 0x7fc00000ull;
+    gx__sb_printf(b, "#define GX_KB %d\n#define GX_KIND %d\n#define GX_DESC %d\n#define GX_VB %d\n", k.kb, k.kind,
+                  desc ? 1 : 0, vb);
+    gx__sb_printf(b, "#define GX_TOP %lluull\n#define GX_INF %lluull\n#define GX_QNAN %lluull\n", top, inf, qnan);
+    gx__sb_printf(b, "#define gx_ut %s\n#define gx_vt %s\n", sc_uint(k.kb), sc_uint(vb ? vb : 1));
+}
+
+/* The iota value and the short-row composite, after the fixed key text. */
+static void sc_helpers(gx__sbuf *b, sc_key k, int vb)
+{
+    if (vb == 16)
+        gx__sb_puts(b, "GXF gx_vt gx_iota(long long i) { gx_vt v; v.a = (unsigned long long)i; v.b = 0; return v; }\n");
+    else
+        gx__sb_puts(b, "GXF gx_vt gx_iota(long long i) { return (gx_vt)i; }\n");
+    if (k.kb <= 4)
+        gx__sb_puts(b, "typedef unsigned long long gx_ck;\n"
+                       "GXF gx_ck gx_ck_pad() { return ~0ull; }\n"
+                       "GXF gx_ck gx_ck_make(gx_ut t, unsigned q) { return ((unsigned long long)t << 32) | q; }\n"
+                       "GXF bool gx_ck_less(gx_ck x, gx_ck y) { return x < y; }\n"
+                       "GXF unsigned gx_ck_idx(gx_ck c) { return (unsigned)c; }\n");
+    else
+        gx__sb_puts(b, "typedef struct { unsigned long long k; unsigned i; } gx_ck;\n"
+                       "GXF gx_ck gx_ck_pad() { gx_ck c; c.k = ~0ull; c.i = ~0u; return c; }\n"
+                       "GXF gx_ck gx_ck_make(gx_ut t, unsigned q) { gx_ck c; c.k = t; c.i = q; return c; }\n"
+                       "GXF bool gx_ck_less(gx_ck x, gx_ck y) { return x.k < y.k || (x.k == y.k && x.i < y.i); }\n"
+                       "GXF unsigned gx_ck_idx(gx_ck c) { return c.i; }\n");
+}
+
+/* Keys per thread of a pass: the tile's staging buffer stays within 32 KB. */
+static int sc_items(sc_key k, int vb) { return (k.kb > vb ? k.kb : vb) <= 8 ? 16 : 8; }
+static int64_t sc_tile(sc_key k, int vb) { return 256 * (int64_t)sc_items(k, vb); }
+
+/* The whole unit of one sort family (key type, direction, value width). */
+static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb)
+{
+    sc_head(b, k, desc, vb);
+    gx__sb_printf(b, "#define GX_IT %d\n#define GX_SB %d\n", sc_items(k, vb), k.kb > vb ? k.kb : vb);
+    gx__sb_puts(b, sc_cuda_keys);
+    sc_helpers(b, k, vb);
+    gx__sb_puts(b, sc_cuda_onesweep);
+    if (k.kind == 2)
+        gx__sb_puts(b, sc_cuda_fix);
+    gx__sb_puts(b, sc_cuda_rows);
+}
+
+gx_status gx__sort_cuda_source(gx_dtype kdtype, int desc, int vbytes, char **out)
+{
+    sc_key k;
+    *out = NULL;
+    GX__CHECK(sc_key_of("gx__sort_cuda_source", kdtype, &k));
+    GX__ARG(sc_vb_ok((size_t)vbytes), "gx__sort_cuda_source: vbytes %d", vbytes);
+    gx__sbuf b = {0};
+    sc_source(&b, k, desc, vbytes);
+    if (b.oom) {
+        gx__sb_free(&b);
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "gx__sort_cuda_source: out of host memory");
+    }
+    *out = b.p;
+    return GX_OK;
+}
+
+/* One sort family's kernel `entry` (every entry shares one source): from the memo,
+ * else generated and compiled. */
+static gx_status sc_kernel(gx_ctx *ctx, sc_key k, int desc, int vb, const char *entry, gx__kernel *out)
+{
+    char key[128];
+    gx__fmt(key, sizeof key, "sort_cuda|%d|%d|%d|%d|%s", k.kb, k.kind, desc, vb, entry);
+    if (gx__memo_get(ctx, key, out, sizeof *out)) {
+        ctx->cstats.mem_hits++;
+        return GX_OK;
+    }
+    gx__sbuf b = {0};
+    sc_source(&b, k, desc, vb);
+    gx_status s = b.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "gx sort: out of host memory") : GX_OK;
+    if (s == GX_OK)
+        s = gx__kernel_get(ctx, b.p, "gx_sort", entry, out);
+    gx__sb_free(&b);
+    if (s == GX_OK)
+        gx__memo_put(ctx, key, out, sizeof *out);
+    return s;
+}
+
+/* ------------------------------------------------------------ launches */
+
+static gx_status sc_launch(gx_ctx *ctx, const gx__kernel *k, const void *args, size_t size, int64_t grid)
+{
+    if (grid > 0x7fffffffll)
+        return gx__err(GX_ERR_LAUNCH, "gx sort: %lld blocks exceed the grid limit", (long long)grid);
+    return gx__launch_1d(ctx, k, args, size, 1, 1, grid, 256);
+}
+
+/* Grid-stride kernels: enough blocks to fill the device, not one per item. */
+static int64_t sc_fill_grid(const gx__kernel *k, int64_t items)
+{
+    int64_t want = (items + 255) / 256;
+    int64_t cap = k->min_grid > 0 ? 4 * (int64_t)k->min_grid : 1024;
+    return want < 1 ? 1 : want < cap ? want : cap;
+}
+
+
+
+
+/* ------------------------------------------------------------ short rows */
+
+typedef struct sc_sr_args {
+    uint64_t keys, vals, okeys, ovals;
+    int64_t nrows, rowlen, ocols;
+    int32_t np, lg, rpb, iota;
+} sc_sr_args;
+
+/* Rows of at most SC_CAP keys: the first ocols of each sorted row into okeys
+ * (NULL: not wanted) and ovals (vals NULL with vb 8: the indices). */
+static gx_status sc_rows(gx_ctx *ctx, sc_key k, int desc, int vb, const void *keys, const void *vals, void *okeys,
+                         void *ovals, int64_t nrows, int64_t rowlen, int64_t ocols)
+{
+    gx__kernel kr;
+    GX__CHECK(sc_kernel(ctx, k, desc, vb, "gx_sr_rows", &kr));
+    int lg = 0;
+    while ((1ll << lg) < rowlen)
+        lg++;
+    sc_sr_args a = {(uint64_t)(uintptr_t)keys, (uint64_t)(uintptr_t)vals, (uint64_t)(uintptr_t)okeys,
+                    (uint64_t)(uintptr_t)ovals, nrows, rowlen, ocols, 1 << lg, lg, SC_CAP >> lg, vals == NULL};
+    if (a.rpb > nrows)
+        a.rpb = (int32_t)nrows;
+    return sc_launch(ctx, &kr, &a, sizeof a, (nrows + a.rpb - 1) / a.rpb);
+}
+
+/* ------------------------------------------------------------ device-wide sort */
+
+/* One contiguous sort of n keys: inputs, outputs (kout NULL: not wanted; vin NULL
+ * with vb 8: indices 0..n-1). */
+typedef struct sc_job {
+    sc_key k;
+    int desc, vb;
+    const void *kin, *vin;
+    void *kout, *vout;
+    int64_t n;
+} sc_job;
+
+typedef struct sc_zero_args {
+    uint64_t p;
+    int64_t nwords;
+} sc_zero_args;
+
+/* Zeroes bytes (a multiple of 8) at p, on the stream (a kernel of j's family). */
+static gx_status sc_zero(gx_ctx *ctx, const sc_job *j, void *p, size_t bytes)
+{
+    gx__kernel z;
+    GX__CHECK(sc_kernel(ctx, j->k, j->desc, j->vb, "gx_sc_zero", &z));
+    sc_zero_args a = {(uint64_t)(uintptr_t)p, (int64_t)(bytes / 8)};
+    return sc_launch(ctx, &z, &a, sizeof a, sc_fill_grid(&z, a.nwords));
+}
+
+/* The scratch of one device-wide sort: one block of counters and status words
+ * ("meta"), and the ping-pong buffers. */
+typedef struct sc_mem {
+    void *meta;
+    size_t meta_bytes;
+    uint64_t *hist, *offs, *lossy, *counters;
+    uint32_t *trivial, *status;
+    size_t status_bytes;
+    void *kbuf[2], *vbuf;
+    size_t kbytes, vbytes;
+    int64_t nseg;
+} sc_mem;
+
+static void sc_mem_free(gx_ctx *ctx, sc_mem *m)
+{
+    if (m->meta)
+        gx__scratch_free(ctx, m->meta, m->meta_bytes);
+    for (int i = 0; i < 2; i++)
+        if (m->kbuf[i])
+            gx__scratch_free(ctx, m->kbuf[i], m->kbytes);
+    if (m->vbuf)
+        gx__scratch_free(ctx, m->vbuf, m->vbytes);
+    memset(m, 0, sizeof *m);
+}
+
+/* Meta layout (8-byte words): hist and offs [nseg][kb][256], trivial (kb u32, 4
+ * words) + lossy (1 word) read back together, tile counters [kb][nseg] (u32),
+ * the status words of one segment's tiles. */
+static gx_status sc_mem_meta(gx_ctx *ctx, const sc_job *j, sc_mem *m)
+{
+    int64_t segn = j->n < SC_SEG ? j->n : SC_SEG;
+    int64_t tiles = (segn + sc_tile(j->k, j->vb) - 1) / sc_tile(j->k, j->vb);
+    m->nseg = (j->n + SC_SEG - 1) / SC_SEG;
+    size_t hw = (size_t)m->nseg * (size_t)j->k.kb * 256;
+    size_t cw = ((size_t)j->k.kb * (size_t)m->nseg + 1) / 2;
+    m->status_bytes = (size_t)tiles * 256 * 4;
+    m->meta_bytes = (2 * hw + 5 + cw) * 8 + m->status_bytes;
+    GX__CHECK(gx__scratch_alloc(ctx, m->meta_bytes, &m->meta));
+    uint64_t *w = m->meta;
+    m->hist = w;
+    m->offs = w + hw;
+    m->trivial = (uint32_t *)(w + 2 * hw);
+    m->lossy = w + 2 * hw + 4;
+    m->counters = w + 2 * hw + 5;
+    m->status = (uint32_t *)(w + 2 * hw + 5 + cw);
+    /* Everything before the status words starts at zero (they are zeroed per launch). */
+    return sc_zero(ctx, j, m->meta, m->meta_bytes - m->status_bytes);
+}
+
+typedef struct sc_up_args {
+    uint64_t keys, hist, lossy;
+    int64_t n;
+} sc_up_args;
+typedef struct sc_scan_args {
+    uint64_t hist, offs, trivial;
+    int64_t nseg, n;
+} sc_scan_args;
+
+/* Upsweep and scan; *trivial[p] and *lossy read back to the host. */
+static gx_status sc_count(gx_ctx *ctx, const sc_job *j, sc_mem *m, uint32_t *trivial, uint64_t *lossy)
+{
+    gx__kernel ku, ks;
+    GX__CHECK(sc_kernel(ctx, j->k, j->desc, j->vb, "gx_sc_up", &ku));
+    GX__CHECK(sc_kernel(ctx, j->k, j->desc, j->vb, "gx_sc_scan", &ks));
+    for (int64_t s = 0; s < m->nseg; s++) {
+        int64_t at = s * SC_SEG, len = j->n - at < SC_SEG ? j->n - at : SC_SEG;
+        sc_up_args a = {(uint64_t)(uintptr_t)((const char *)j->kin + at * j->k.kb),
+                        (uint64_t)(uintptr_t)(m->hist + s * j->k.kb * 256), (uint64_t)(uintptr_t)m->lossy, len};
+        int64_t grid = (len + 4095) / 4096;
+        GX__CHECK(sc_launch(ctx, &ku, &a, sizeof a, grid < 2048 ? grid : 2048));
+    }
+    sc_scan_args a = {(uint64_t)(uintptr_t)m->hist, (uint64_t)(uintptr_t)m->offs, (uint64_t)(uintptr_t)m->trivial,
+                      m->nseg, j->n};
+    GX__CHECK(sc_launch(ctx, &ks, &a, sizeof a, j->k.kb));
+    uint64_t back[5];
+    GX__CHECK(ctx->be.iface->mem.d2h(&ctx->be, back, m->trivial, sizeof back));
+    memcpy(trivial, back, (size_t)j->k.kb * 4);
+    *lossy = back[4];
+    return GX_OK;
+}
+
+typedef struct sc_pass_args {
+    uint64_t src_k, src_v, dst_k, dst_v, offs, status, counter;
+    int64_t n, base;
+    int32_t shift, in_raw, out_raw, iota;
+} sc_pass_args;
+
+/* One digit pass (all segments): src -> dst. */
+static gx_status sc_pass(gx_ctx *ctx, const sc_job *j, sc_mem *m, int p, int e, const void *sk, const void *sv,
+                         void *dk, void *dv, bool last)
+{
+    gx__kernel kp;
+    GX__CHECK(sc_kernel(ctx, j->k, j->desc, j->vb, "gx_sc_pass", &kp));
+    int64_t tile = sc_tile(j->k, j->vb);
+    for (int64_t s = 0; s < m->nseg; s++) {
+        int64_t at = s * SC_SEG, len = j->n - at < SC_SEG ? j->n - at : SC_SEG;
+        int64_t tiles = (len + tile - 1) / tile;
+        GX__CHECK(sc_zero(ctx, j, m->status, (size_t)tiles * 256 * 4));
+        sc_pass_args a;
+        memset(&a, 0, sizeof a);
+        a.src_k = (uint64_t)(uintptr_t)((const char *)sk + at * j->k.kb);
+        a.src_v = sv ? (uint64_t)(uintptr_t)((const char *)sv + at * j->vb) : 0;
+        a.dst_k = (uint64_t)(uintptr_t)dk;
+        a.dst_v = (uint64_t)(uintptr_t)dv;
+        a.offs = (uint64_t)(uintptr_t)(m->offs + (s * j->k.kb + p) * 256);
+        a.status = (uint64_t)(uintptr_t)m->status;
+        a.counter = (uint64_t)(uintptr_t)((uint32_t *)m->counters + (int64_t)e * m->nseg + s);
+        a.n = len;
+        a.base = at;
+        a.shift = 8 * p;
+        a.in_raw = e == 0;
+        a.out_raw = last;
+        a.iota = e == 0 && j->vb && !j->vin;
+        GX__CHECK(sc_launch(ctx, &kp, &a, sizeof a, tiles));
+    }
+    return GX_OK;
+}
+
+typedef struct sc_fx_args {
+    uint64_t keys, out, cnt, lossy;
+    int64_t n, nchunks;
+} sc_fx_args;
+
+/* Float keys: the zero and NaN ranges of the output rewritten from the input. */
+static gx_status sc_fixup(gx_ctx *ctx, const sc_job *j, sc_mem *m)
+{
+    int64_t nch = (j->n + SC_FIX_CHUNK - 1) / SC_FIX_CHUNK;
+    size_t bytes = ((size_t)nch * 3 + 2) * 8;
+    void *cnt = NULL;
+    GX__CHECK(gx__scratch_alloc(ctx, bytes, &cnt));
+    sc_fx_args a = {(uint64_t)(uintptr_t)j->kin, (uint64_t)(uintptr_t)j->kout, (uint64_t)(uintptr_t)cnt,
+                    (uint64_t)(uintptr_t)m->lossy, j->n, nch};
+    gx__kernel k1, k2, k3;
+    gx_status s = sc_kernel(ctx, j->k, j->desc, j->vb, "gx_fx_count", &k1);
+    if (s == GX_OK)
+        s = sc_kernel(ctx, j->k, j->desc, j->vb, "gx_fx_scan", &k2);
+    if (s == GX_OK)
+        s = sc_kernel(ctx, j->k, j->desc, j->vb, "gx_fx_write", &k3);
+    if (s == GX_OK)
+        s = sc_launch(ctx, &k1, &a, sizeof a, nch);
+    if (s == GX_OK)
+        s = sc_launch(ctx, &k2, &a, sizeof a, 1);
+    if (s == GX_OK)
+        s = sc_launch(ctx, &k3, &a, sizeof a, nch);
+    gx__scratch_free(ctx, cnt, bytes);
+    return s;
+}
+
+/* The passes that run (digit not constant; at least one) into run[], their count. */
+static int sc_plan(const sc_job *j, const uint32_t *trivial, int *run)
+{
+    int np = 0;
+    for (int p = 0; p < j->k.kb; p++)
+        if (!trivial[p])
+            run[np++] = p;
+    if (np == 0)
+        run[np++] = 0; /* all keys equal: one (stable) pass still moves them */
+    return np;
+}
+
+/* Scratch buffers for the ping-pong: kbuf[0] when passes > 1, kbuf[1] when keys
+ * are not wanted and 3 or more passes run (the last pass then writes no keys). */
+static gx_status sc_mem_bufs(gx_ctx *ctx, const sc_job *j, sc_mem *m, int np)
+{
+    m->kbytes = (size_t)j->n * (size_t)j->k.kb;
+    m->vbytes = (size_t)j->n * (size_t)j->vb;
+    if (np > 1)
+        GX__CHECK(gx__scratch_alloc(ctx, m->kbytes, &m->kbuf[0]));
+    if (!j->kout && np > 2)
+        GX__CHECK(gx__scratch_alloc(ctx, m->kbytes, &m->kbuf[1]));
+    if (np > 1 && j->vb)
+        GX__CHECK(gx__scratch_alloc(ctx, m->vbytes, &m->vbuf));
+    return GX_OK;
+}
+
+static gx_status sc_passes(gx_ctx *ctx, const sc_job *j, sc_mem *m, const int *run, int np)
+{
+    const void *sk = j->kin, *sv = j->vin;
+    for (int e = 0; e < np; e++) {
+        bool last = e == np - 1;
+        /* Counting back from the last pass (into the output), buffers alternate. */
+        bool to_out = (np - 1 - e) % 2 == 0;
+        void *dk = to_out ? (last ? j->kout : (j->kout ? j->kout : m->kbuf[1])) : m->kbuf[0];
+        void *dv = to_out ? j->vout : m->vbuf;
+        GX__CHECK(sc_pass(ctx, j, m, run[e], e, sk, sv, dk, dv, last));
+        sk = dk;
+        sv = dv;
+    }
+    return GX_OK;
+}
+
+static gx_status sc_onesweep(gx_ctx *ctx, const sc_job *j)
+{
+    sc_mem m;
+    memset(&m, 0, sizeof m);
+    uint32_t trivial[8] = {0};
+    uint64_t lossy = 0;
+    int run[8] = {0};
+    gx_status s = sc_mem_meta(ctx, j, &m);
+    if (s == GX_OK)
+        s = sc_count(ctx, j, &m, trivial, &lossy);
+    int np = s == GX_OK ? sc_plan(j, trivial, run) : 0;
+    if (s == GX_OK)
+        s = sc_mem_bufs(ctx, j, &m, np);
+    if (s == GX_OK)
+        s = sc_passes(ctx, j, &m, run, np);
+    if (s == GX_OK && j->k.kind == 2 && j->kout && lossy)
+        s = sc_fixup(ctx, j, &m);
+    sc_mem_free(ctx, &m);
+    return s;
+}
+
+/* ------------------------------------------------------------ the seam */
+
+
+static gx_status sc_check(const gx__sort_req *r, sc_key *k)
+{
+    GX__ARG(r, "gx sort (GPU): no request");
+    GX__CHECK(sc_key_of("gx sort (GPU)", r->kdtype, k));
+    GX__ARG(sc_vb_ok(r->vbytes), "gx sort (GPU): values of %zu bytes; 1, 2, 4, 8 or 16 are supported", r->vbytes);
+    GX__ARG(r->vbytes != 0 || r->keys_out, "gx sort (GPU): keys_out is needed without values");
+    GX__ARG(r->vals_in || r->vbytes == 0 || r->vbytes == 8,
+            "gx sort (GPU): generated indices are int64 (vbytes 8), not %zu bytes", r->vbytes);
+    GX__ARG(r->vbytes == 0 || r->vals_out, "gx sort (GPU): vals_out is NULL with %zu-byte values", r->vbytes);
+    GX__ARG(r->n >= 0 && r->nrows >= 0 && r->rowlen >= 0 && r->nrows * r->rowlen == r->n,
+            "gx sort (GPU): n = %lld is not nrows (%lld) x rowlen (%lld)", (long long)r->n, (long long)r->nrows,
+            (long long)r->rowlen);
+    GX__ARG(r->n == 0 || r->keys_in, "gx sort (GPU): keys_in is NULL");
+    return GX_OK;
+}
+
+gx_status gx__sort_cuda(gx_ctx *ctx, const gx__sort_req *r)
+{
+    sc_key k;
+    GX__CHECK(sc_check(r, &k));
+    if (r->n == 0)
+        return GX_OK;
+    int vb = (int)r->vbytes;
+    if (r->rowlen <= SC_CAP)
+        return sc_rows(ctx, k, r->descending, vb, r->keys_in, r->vals_in, r->keys_out, r->vals_out, r->nrows,
+                       r->rowlen, r->rowlen);
+    for (int64_t row = 0; row < r->nrows; row++) {
+        int64_t at = row * r->rowlen;
+        sc_job j = {k,
+                    r->descending != 0,
+                    vb,
+                    (const char *)r->keys_in + at * k.kb,
+                    r->vals_in ? (const char *)r->vals_in + at * vb : NULL,
+                    r->keys_out ? (char *)r->keys_out + at * k.kb : NULL,
+                    vb ? (char *)r->vals_out + at * vb : NULL,
+                    r->rowlen};
+        GX__CHECK(sc_onesweep(ctx, &j));
+    }
+    return GX_OK;
+}
+
+typedef struct sc_head_args {
+    uint64_t src, dst;
+    int64_t nrows, rowlen, ocols;
+} sc_head_args;
+
+/* Top-k of one long row: the sorted row with its indices in scratch, its first k. */
+static gx_status sc_topk_row(gx_ctx *ctx, sc_key k, const gx__topk_req *r, int64_t row, void *ks, int64_t *is)
+{
+    sc_job j = {k, r->largest != 0, 8, (const char *)r->keys_in + row * r->rowlen * k.kb, NULL, ks, is, r->rowlen};
+    GX__CHECK(sc_onesweep(ctx, &j));
+    gx__kernel hk, hv;
+    GX__CHECK(sc_kernel(ctx, k, r->largest != 0, 8, "gx_sr_head_k", &hk));
+    GX__CHECK(sc_kernel(ctx, k, r->largest != 0, 8, "gx_sr_head_v", &hv));
+    sc_head_args a = {(uint64_t)(uintptr_t)ks, (uint64_t)(uintptr_t)((char *)r->vals_out + row * r->k * k.kb), 1,
+                      r->rowlen, r->k};
+    GX__CHECK(sc_launch(ctx, &hk, &a, sizeof a, sc_fill_grid(&hk, r->k)));
+    a.src = (uint64_t)(uintptr_t)is;
+    a.dst = (uint64_t)(uintptr_t)(r->idx_out + row * r->k);
+    return sc_launch(ctx, &hv, &a, sizeof a, sc_fill_grid(&hv, r->k));
+}
+
+gx_status gx__topk_cuda(gx_ctx *ctx, const gx__topk_req *r)
+{
+    GX__ARG(r, "gx topk (GPU): no request");
+    sc_key k;
+    GX__CHECK(sc_key_of("gx topk (GPU)", r->kdtype, &k));
+    GX__ARG(r->nrows >= 0 && r->rowlen >= 1 && r->k >= 1 && r->k <= r->rowlen,
+            "gx topk (GPU): k = %lld must be between 1 and the row length %lld", (long long)r->k,
+            (long long)r->rowlen);
+    GX__ARG(r->nrows == 0 || (r->keys_in && r->vals_out && r->idx_out), "gx topk (GPU): a NULL buffer");
+    if (r->nrows == 0)
+        return GX_OK;
+    if (r->rowlen <= SC_CAP)
+        return sc_rows(ctx, k, r->largest, 8, r->keys_in, NULL, r->vals_out, r->idx_out, r->nrows, r->rowlen, r->k);
+    size_t kbytes = (size_t)r->rowlen * (size_t)k.kb, ibytes = (size_t)r->rowlen * 8;
+    void *ks = NULL, *is = NULL;
+    gx_status s = gx__scratch_alloc(ctx, kbytes, &ks);
+    if (s == GX_OK)
+        s = gx__scratch_alloc(ctx, ibytes, &is);
+    for (int64_t row = 0; s == GX_OK && row < r->nrows; row++)
+        s = sc_topk_row(ctx, k, r, row, ks, is);
+    if (is)
+        gx__scratch_free(ctx, is, ibytes);
+    if (ks)
+        gx__scratch_free(ctx, ks, kbytes);
+    return s;
+}
+
+/* ------------------------------------------------------------ histograms */
+
+typedef struct sc_hi_args {
+    uint64_t x, w, edges, counts, dropped;
+    int64_t n, nbins;
+    double lo, hi;
+} sc_hi_args;
+
+static const char *sc_ctype(gx_dtype t) { return t == GX_BOOL ? "uint8_t" : gx__dtype_ctype(t); }
+
+static bool sc_real(gx_dtype t) { return t == GX_BOOL || gx__dtype_is_int(t) || t == GX_F32 || t == GX_F64; }
+
+/* Bins per block in shared memory (0: global atomics). */
+static int64_t sc_hist_sbins(const gx__hist_req *r)
+{
+    int64_t per = r->wdtype != GX_DTYPE_DEFAULT ? 8 : 4;
+    return r->nbins * per <= SC_HIST_SHARED_BYTES ? SC_HIST_SHARED_BYTES / per : 0;
+}
+
+static void sc_hist_source(gx__sbuf *b, const gx__hist_req *r);
+static gx_status sc_hist_check(const gx__hist_req *r);
+
+static gx_status sc_hist_kernel(gx_ctx *ctx, const gx__hist_req *r, const char *entry, gx__kernel *out)
+{
+    int64_t sbins = sc_hist_sbins(r);
+    bool w = r->wdtype != GX_DTYPE_DEFAULT;
+    char key[128];
+    gx__fmt(key, sizeof key, "hist_cuda|%d|%d|%d|%d|%lld|%s", (int)r->kind, (int)r->xdtype, (int)r->wdtype, (int)w,
+            (long long)sbins, entry);
+    if (gx__memo_get(ctx, key, out, sizeof *out)) {
+        ctx->cstats.mem_hits++;
+        return GX_OK;
+    }
+    gx__sbuf b = {0};
+    sc_hist_source(&b, r);
+    gx_status s = b.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "gx histogram: out of host memory") : GX_OK;
+    if (s == GX_OK)
+        s = gx__kernel_get(ctx, b.p, "gx_histogram", entry, out);
+    gx__sb_free(&b);
+    if (s == GX_OK)
+        gx__memo_put(ctx, key, out, sizeof *out);
+    return s;
+}
+
+static void sc_hist_source(gx__sbuf *b, const gx__hist_req *r)
+{
+    int64_t sbins = sc_hist_sbins(r);
+    bool w = r->wdtype != GX_DTYPE_DEFAULT;
+    gx__sb_puts(b, "typedef signed char int8_t;\ntypedef short int16_t;\ntypedef int int32_t;\n"
+                    "typedef long long int64_t;\ntypedef unsigned char uint8_t;\ntypedef unsigned short uint16_t;\n"
+                    "typedef unsigned int uint32_t;\ntypedef unsigned long long uint64_t;\n"
+                    "#define GXF static __device__ __forceinline__\n");
+    gx__sb_printf(b, "typedef %s gx_xt;\ntypedef %s gx_wt;\n", sc_ctype(r->xdtype), w ? sc_ctype(r->wdtype) : "double");
+    gx__sb_printf(b, "#define GX_XFLOAT %d\n#define GX_HKIND %d\n#define GX_WT %d\n#define GX_SHARED %d\n",
+                  gx__dtype_is_float(r->xdtype) ? 1 : 0, (int)r->kind, w ? 1 : 0, sbins > 0 ? 1 : 0);
+    gx__sb_printf(b, "#define GX_SBINS %lld\n", (long long)(sbins > 0 ? sbins : 1));
+    gx__sb_puts(b, sc_cuda_hist);
+}
+
+gx_status gx__hist_cuda_source(const gx__hist_req *r, char **out)
+{
+    *out = NULL;
+    GX__CHECK(sc_hist_check(r));
+    gx__sbuf b = {0};
+    sc_hist_source(&b, r);
+    if (b.oom) {
+        gx__sb_free(&b);
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "gx__hist_cuda_source: out of host memory");
+    }
+    *out = b.p;
+    return GX_OK;
+}
+
+static gx_status sc_hist_check(const gx__hist_req *r)
+{
+    GX__ARG(r, "gx histogram (GPU): no request");
+    if (!sc_real(r->xdtype))
+        return gx__err(GX_ERR_DTYPE, "gx histogram (GPU): values of dtype %s (use bool, an integer, f32 or f64)",
+                       gx_dtype_name(r->xdtype));
+    if (r->wdtype != GX_DTYPE_DEFAULT && !sc_real(r->wdtype))
+        return gx__err(GX_ERR_DTYPE, "gx histogram (GPU): weights of dtype %s (use a real dtype)",
+                       gx_dtype_name(r->wdtype));
+    GX__ARG(r->kind == GX__HIST_EVEN || r->kind == GX__HIST_EDGES || r->kind == GX__HIST_INT,
+            "gx histogram (GPU): unknown kind %d", (int)r->kind);
+    GX__ARG(r->nbins >= 1 && r->n >= 0, "gx histogram (GPU): nbins = %lld, n = %lld (nbins >= 1, n >= 0)",
+            (long long)r->nbins, (long long)r->n);
+    GX__ARG(r->counts_out && r->dropped_out, "gx histogram (GPU): counts_out and dropped_out are needed");
+    GX__ARG(r->n == 0 || r->x, "gx histogram (GPU): x is NULL");
+    GX__ARG(r->kind != GX__HIST_EDGES || r->edges, "gx histogram (GPU): edges are NULL");
+    GX__ARG(r->wdtype == GX_DTYPE_DEFAULT || r->n == 0 || r->w, "gx histogram (GPU): weights are NULL");
+    return GX_OK;
+}
+
+typedef struct sc_hz_args {
+    uint64_t p;
+    int64_t nwords;
+} sc_hz_args;
+
+gx_status gx__hist_cuda(gx_ctx *ctx, const gx__hist_req *r)
+{
+    GX__CHECK(sc_hist_check(r));
+    gx__kernel kz, kh;
+    GX__CHECK(sc_hist_kernel(ctx, r, "gx_hi_zero", &kz));
+    GX__CHECK(sc_hist_kernel(ctx, r, "gx_hi", &kh));
+    /* Both outputs are overwritten: zero them first (8-byte counts or sums). */
+    sc_hz_args z = {(uint64_t)(uintptr_t)r->counts_out, r->nbins};
+    GX__CHECK(sc_launch(ctx, &kz, &z, sizeof z, sc_fill_grid(&kz, r->nbins)));
+    z.p = (uint64_t)(uintptr_t)r->dropped_out;
+    z.nwords = 1;
+    GX__CHECK(sc_launch(ctx, &kz, &z, sizeof z, 1));
+    if (r->n == 0)
+        return GX_OK;
+    sc_hi_args a = {(uint64_t)(uintptr_t)r->x,        (uint64_t)(uintptr_t)r->w,
+                    (uint64_t)(uintptr_t)r->edges,    (uint64_t)(uintptr_t)r->counts_out,
+                    (uint64_t)(uintptr_t)r->dropped_out, r->n,
+                    r->nbins,                         r->lo,
+                    r->hi};
+    /* Per-block u32 counters must not overflow: at most 2^30 values per block. */
+    int64_t grid = sc_fill_grid(&kh, r->n);
+    int64_t least = (r->n >> 30) + 1;
+    return sc_launch(ctx, &kh, &a, sizeof a, grid > least ? grid : least);
+}
