@@ -387,7 +387,7 @@ static void sct_hist_case(gx_ctx *ctx, gx__hist_kind kind, gx_dtype xt, gx_dtype
         w[i] = (float)(gxt_rand01() * 4 - 1);
     double lo = -3.0, hi = 2.5;
     for (int64_t b = 0; b <= nbins; b++)
-        edges[b] = -4.0 + 7.0 * (double)b / (double)nbins + (b % 3) * 0.01;
+        edges[b] = -4.0 + 7.0 * ((double)b + (b % 3) * 0.25) / (double)nbins; /* increasing, uneven */
     int64_t dropped = 0;
     for (int64_t i = 0; i < n; i++) {
         double v = gx__dtype_to_f64(xt, x + i * xb);

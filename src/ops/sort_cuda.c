@@ -313,29 +313,36 @@ static gx_status sc_mem_meta(gx_ctx *ctx, const sc_job *j, sc_mem *m)
 
 typedef struct sc_up_args {
     uint64_t keys, hist, lossy;
-    int64_t n;
+    int64_t n, raw;
 } sc_up_args;
 typedef struct sc_scan_args {
     uint64_t hist, offs, trivial;
     int64_t nseg, n;
 } sc_scan_args;
 
-/* Upsweep and scan; *trivial[p] and *lossy read back to the host. */
-static gx_status sc_count(gx_ctx *ctx, const sc_job *j, sc_mem *m, uint32_t *trivial, uint64_t *lossy)
+/* Upsweep and scan of src (raw: the input's keys, else keys already transformed by a
+ * pass) into hist / offs, per segment of SC_SEG keys. */
+static gx_status sc_hist_all(gx_ctx *ctx, const sc_job *j, sc_mem *m, const void *src, int raw)
 {
     gx__kernel ku, ks;
     GX__CHECK(sc_kernel(ctx, j->k, j->desc, j->vb, "gx_sc_up", &ku));
     GX__CHECK(sc_kernel(ctx, j->k, j->desc, j->vb, "gx_sc_scan", &ks));
     for (int64_t s = 0; s < m->nseg; s++) {
         int64_t at = s * SC_SEG, len = j->n - at < SC_SEG ? j->n - at : SC_SEG;
-        sc_up_args a = {(uint64_t)(uintptr_t)((const char *)j->kin + at * j->k.kb),
-                        (uint64_t)(uintptr_t)(m->hist + s * j->k.kb * 256), (uint64_t)(uintptr_t)m->lossy, len};
+        sc_up_args a = {(uint64_t)(uintptr_t)((const char *)src + at * j->k.kb),
+                        (uint64_t)(uintptr_t)(m->hist + s * j->k.kb * 256), (uint64_t)(uintptr_t)m->lossy, len, raw};
         int64_t grid = (len + 4095) / 4096;
         GX__CHECK(sc_launch(ctx, &ku, &a, sizeof a, grid < 2048 ? grid : 2048));
     }
     sc_scan_args a = {(uint64_t)(uintptr_t)m->hist, (uint64_t)(uintptr_t)m->offs, (uint64_t)(uintptr_t)m->trivial,
                       m->nseg, j->n};
-    GX__CHECK(sc_launch(ctx, &ks, &a, sizeof a, j->k.kb));
+    return sc_launch(ctx, &ks, &a, sizeof a, j->k.kb);
+}
+
+/* Upsweep and scan; *trivial[p] and *lossy read back to the host. */
+static gx_status sc_count(gx_ctx *ctx, const sc_job *j, sc_mem *m, uint32_t *trivial, uint64_t *lossy)
+{
+    GX__CHECK(sc_hist_all(ctx, j, m, j->kin, 1));
     uint64_t back[5];
     GX__CHECK(ctx->be.iface->mem.d2h(&ctx->be, back, m->trivial, sizeof back));
     memcpy(trivial, back, (size_t)j->k.kb * 4);
@@ -446,6 +453,12 @@ static gx_status sc_passes(gx_ctx *ctx, const sc_job *j, sc_mem *m, const int *r
         bool to_out = (np - 1 - e) % 2 == 0;
         void *dk = to_out ? (last ? j->kout : (j->kout ? j->kout : m->kbuf[1])) : m->kbuf[0];
         void *dv = to_out ? j->vout : m->vbuf;
+        /* Above SC_SEG keys a pass runs segment by segment, and each segment's digit
+         * counts must be those of the keys it reads now, not of the input's. */
+        if (e > 0 && m->nseg > 1) {
+            GX__CHECK(sc_zero(ctx, j, m->hist, (size_t)m->nseg * (size_t)j->k.kb * 256 * 8));
+            GX__CHECK(sc_hist_all(ctx, j, m, sk, 0));
+        }
         GX__CHECK(sc_pass(ctx, j, m, run[e], e, sk, sv, dk, dv, last));
         sk = dk;
         sv = dv;
@@ -482,10 +495,10 @@ static gx_status sc_check(const gx__sort_req *r, sc_key *k)
     GX__ARG(r, "gx sort (GPU): no request");
     GX__CHECK(sc_key_of("gx sort (GPU)", r->kdtype, k));
     GX__ARG(sc_vb_ok(r->vbytes), "gx sort (GPU): values of %zu bytes; 1, 2, 4, 8 or 16 are supported", r->vbytes);
-    GX__ARG(r->vbytes != 0 || r->keys_out, "gx sort (GPU): keys_out is needed without values");
+    GX__ARG(r->n == 0 || r->vbytes != 0 || r->keys_out, "gx sort (GPU): keys_out is needed without values");
     GX__ARG(r->vals_in || r->vbytes == 0 || r->vbytes == 8,
             "gx sort (GPU): generated indices are int64 (vbytes 8), not %zu bytes", r->vbytes);
-    GX__ARG(r->vbytes == 0 || r->vals_out, "gx sort (GPU): vals_out is NULL with %zu-byte values", r->vbytes);
+    GX__ARG(r->n == 0 || r->vbytes == 0 || r->vals_out, "gx sort (GPU): vals_out is NULL with %zu-byte values", r->vbytes);
     GX__ARG(r->n >= 0 && r->nrows >= 0 && r->rowlen >= 0 && r->nrows * r->rowlen == r->n,
             "gx sort (GPU): n = %lld is not nrows (%lld) x rowlen (%lld)", (long long)r->n, (long long)r->nrows,
             (long long)r->rowlen);

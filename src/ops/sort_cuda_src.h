@@ -2,7 +2,8 @@
  * once, by sort_cuda.c).  sort_cuda.c puts a few #defines in front (key and value
  * types, tile size, descending) and hands the whole unit to NVRTC; every kernel of a
  * family is an entry of that one unit.  Kept as plain text with no string assembly
- * so that what NVRTC compiles can be read here as written. */
+ * so that what NVRTC compiles can be read here as written.  Every kernel takes ONE
+ * struct by value: gx's launches pass the argument block as a single parameter. */
 #ifndef GX_OPS_SORT_CUDA_SRC_H
 #define GX_OPS_SORT_CUDA_SRC_H
 
@@ -63,10 +64,11 @@ static const char sc_cuda_keys[] =
     "#endif\n"
     "}\n"
     "GXF unsigned gx_digit(gx_ut t, int shift) { return (unsigned)(t >> shift) & 255u; }\n"
-    "extern \"C\" __global__ void gx_sc_zero(unsigned long long p, long long nwords)\n"
+    "struct gx_sc_zero_args { unsigned long long p; long long nwords; };\n"
+    "extern \"C\" __global__ void gx_sc_zero(const gx_sc_zero_args a)\n"
     "{\n"
-    "  unsigned long long *w = (unsigned long long *)p;\n"
-    "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < nwords;\n"
+    "  unsigned long long *w = (unsigned long long *)a.p;\n"
+    "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < a.nwords;\n"
     "       i += (long long)gridDim.x * blockDim.x)\n"
     "    w[i] = 0;\n"
     "}\n";
@@ -81,7 +83,7 @@ static const char sc_cuda_onesweep[] =
     "#define GX_ST_AGG 0x40000000u\n"
     "#define GX_ST_INC 0x80000000u\n"
     "#define GX_ST_VAL 0x3fffffffu\n"
-    "typedef struct { unsigned long long keys, hist, lossy; long long n; } gx_up_args;\n"
+    "typedef struct { unsigned long long keys, hist, lossy; long long n, raw; } gx_up_args;\n"
     "/* All digit counts of one segment: per-block counters in shared memory, then one\n"
     " * global atomic per non-empty bin; whether any key was mapped lossily. */\n"
     "extern \"C\" __global__ void __launch_bounds__(256) gx_sc_up(const gx_up_args a)\n"
@@ -93,7 +95,7 @@ static const char sc_cuda_onesweep[] =
     "  unsigned lossy = 0;\n"
     "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < a.n;\n"
     "       i += (long long)gridDim.x * blockDim.x) {\n"
-    "    const gx_ut t = gx_tkey(k[i], &lossy);\n"
+    "    const gx_ut t = a.raw ? gx_tkey(k[i], &lossy) : k[i];\n"
     "#pragma unroll\n"
     "    for (int p = 0; p < GX_KB; p++) atomicAdd(&sh[p * 256 + gx_digit(t, 8 * p)], 1u);\n"
     "  }\n"
@@ -537,10 +539,11 @@ static const char sc_cuda_hist[] =
     "#endif\n"
     "  if (threadIdx.x == 0 && s_drop) atomicAdd((unsigned long long *)a.dropped, s_drop);\n"
     "}\n"
-    "extern \"C\" __global__ void gx_hi_zero(unsigned long long p, long long nwords)\n"
+    "struct gx_hi_zero_args { unsigned long long p; long long nwords; };\n"
+    "extern \"C\" __global__ void gx_hi_zero(const gx_hi_zero_args a)\n"
     "{\n"
-    "  unsigned long long *w = (unsigned long long *)p;\n"
-    "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < nwords;\n"
+    "  unsigned long long *w = (unsigned long long *)a.p;\n"
+    "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < a.nwords;\n"
     "       i += (long long)gridDim.x * blockDim.x)\n"
     "    w[i] = 0;\n"
     "}\n";
