@@ -690,7 +690,7 @@ GXT_TEST(histogram_even_edges_weights)
                 double v = t == GX_F32 ? ((float *)h)[i] : t == GX_F64 ? ((double *)h)[i]
                          : t == GX_I32 ? ((int32_t *)h)[i] : t == GX_U8 ? ((uint8_t *)h)[i] : (double)((int64_t *)h)[i];
                 if (v >= lo && v < hi) {
-                    int64_t b = (int64_t)floor((v - lo) * nb / (hi - lo));
+                    int64_t b = (int64_t)floor((v - lo) * (nb / (hi - lo)));
                     rc[b]++, rw[b] += wh[i];
                 } else
                     rdrop++;

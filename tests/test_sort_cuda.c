@@ -393,7 +393,7 @@ static void sct_hist_case(gx_ctx *ctx, gx__hist_kind kind, gx_dtype xt, gx_dtype
         double v = gx__dtype_to_f64(xt, x + i * xb);
         int64_t b = -1;
         if (kind == GX__HIST_EVEN && v >= lo && v < hi) {
-            b = (int64_t)floor((v - lo) * (double)nbins / (hi - lo));
+            b = (int64_t)floor((v - lo) * ((double)nbins / (hi - lo)));
             b = b >= nbins ? nbins - 1 : b;
         } else if (kind == GX__HIST_EDGES && v >= edges[0] && v < edges[nbins]) {
             b = 0;

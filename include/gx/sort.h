@@ -132,7 +132,7 @@ typedef struct gx_histogram_opts {
 } gx_histogram_opts;
 
 /* Histogram of x (any shape, flattened; bool, integer, f32 or f64 values).  Uniform
- * bins: value v goes to bin floor((v - lo) * nbins / (hi - lo)) (computed in f64) for
+ * bins: value v goes to bin floor((v - lo) * (nbins / (hi - lo))) (in f64, NumPy's formula) for
  * lo <= v < hi: the range is half-open, v == hi is OUTSIDE.  Explicit edges: bin i
  * holds edges[i] <= v < edges[i+1] (the last edge is outside too).  NaNs and values
  * outside are not binned; *dropped (may be NULL) receives how many there were.

@@ -475,7 +475,7 @@ static inline int64_t sc_bin(const gx__hist_req *r, int64_t i)
     if (r->kind == GX__HIST_EVEN) {
         if (!(v >= r->lo && v < r->hi))
             return -1;
-        int64_t b = (int64_t)floor((v - r->lo) * (double)r->nbins / (r->hi - r->lo));
+        int64_t b = (int64_t)((v - r->lo) * ((double)r->nbins / (r->hi - r->lo))); /* NumPy's formula */
         return b < r->nbins ? b : r->nbins - 1; /* rounding of the product just below hi */
     }
     if (!(v >= r->edges[0] && v < r->edges[r->nbins]))

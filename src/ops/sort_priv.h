@@ -69,7 +69,7 @@ typedef struct gx__topk_req {
 gx_status gx__topk_cuda(gx_ctx *ctx, const gx__topk_req *r);
 
 /* Histogram of n values of dtype xdtype (ints, bool, f32, f64) into nbins bins:
- *   GX__HIST_EVEN:  bin = floor((x - lo) * nbins / (hi - lo)) for lo <= x < hi, the
+ *   GX__HIST_EVEN:  bin = floor((x - lo) * (nbins / (hi - lo))) for lo <= x < hi, the
  *                   value x == hi is dropped ([lo, hi) half-open, as the issue says);
  *                   computed in f64 so the host reference agrees;
  *   GX__HIST_EDGES: edges[0..nbins] (f64, increasing, device): bin i holds
