@@ -286,6 +286,44 @@ def case_where(n):
     return Case(call, 1, lambda: 13.0 * n, lambda: f64sum(last["o"]))
 
 
+def seg_mix(z):
+    """splitmix64 of uint64 array z (tools/bench_segment.c's seg_mix)."""
+    with np.errstate(over="ignore"):
+        z = z + np.uint64(0x9e3779b97f4a7c15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xbf58476d1ce4e5b9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94d049bb133111eb)
+        return z ^ (z >> np.uint64(31))
+
+
+def case_segsum(n):
+    """gx bench's segsum_f32: 2^20 segments of random lengths (never empty, as
+    np.add.reduceat needs), x of seed 43; np.add.reduceat into an existing array."""
+    nseg = 1 << 20
+    if nseg > n // 2:
+        nseg = max(1, n // 2)
+    avg = n // nseg
+    s_ = np.arange(1, nseg, dtype=np.uint64)
+    o = np.empty(nseg, dtype=np.int64)
+    o[0] = 0
+    o[1:] = s_.astype(np.int64) * avg + (seg_mix(s_) % np.uint64(avg)).astype(np.int64) - avg // 2
+    x, out = data(n, 43), np.empty(nseg, np.float32)
+
+    def call(k):
+        np.add.reduceat(x, o, out=out)
+    return Case(call, 1, lambda: 4.0 * n + 12.0 * nseg, lambda: f64sum(out))
+
+
+def case_concat4(n):
+    """gx bench's concat4: four quarters of x (seed 41) concatenated into an array."""
+    n -= n % 4
+    x, q, out = data(n, 41), n // 4, np.empty(n - n % 4, np.float32)
+    parts = [x[j * q:(j + 1) * q] for j in range(4)]
+
+    def call(k):
+        np.concatenate(parts, out=out)
+    return Case(call, 1, lambda: 8.0 * n, lambda: f64sum(out))
+
+
 # (name, dtype, size factor, maker): gx bench's cases, in its order.
 CASES = [
     ("copy", "f32", 1, lambda n: case_copy(n, 1)),
@@ -311,6 +349,8 @@ CASES = [
     ("scatter_add_f32", "f32", 1, case_scatter_add),
     ("scatter_add_det_f32", "f32", 1, case_scatter_add),
     ("where_f32", "f32", 1, case_where),
+    ("segsum_f32", "f32", 1, case_segsum),
+    ("concat4", "f32", 1, case_concat4),
 ]
 
 
