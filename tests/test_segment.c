@@ -596,3 +596,70 @@ GXT_TEST(segment_reduce_by_key_and_rle)
     free(k);
     free(v);
 }
+
+/* Pipeline terminals: iota | map | filter | segment reduce / scan against host folds
+ * of the same values; the pipe stays usable; bad arity and a wrong last offset. */
+GXT_TEST(segment_pipe_terminals)
+{
+    gx_ctx *ctx = gxt_ctx();
+    if (!ctx)
+        return;
+    const int64_t n = 100003;
+    /* i -> (i * 7919) % 1001, kept where odd: the host side of the same stream */
+    int64_t m = 0;
+    double *v = malloc((size_t)n * sizeof *v);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t y = (i * 7919) % 1001;
+        if (y % 2)
+            v[m++] = (double)y;
+    }
+    int64_t o[64], nseg = 0;
+    o[0] = 0;
+    for (int64_t s = 1; s < 63; s++) /* uneven, with empty segments */
+        o[++nseg] = s * m / 70 + (s % 5 == 0 ? 0 : s % 3);
+    o[++nseg] = m;
+    gx_array *off = mk_off(ctx, GX_I64, o, nseg);
+    gx_pipe *p = NULL;
+    GXT_OK(gx_pipe_iota(ctx, GX_I64, n, 0, 1, &p));
+    GXT_OK(gx_pipe_map(p, "i -> (i * 7919) % 1001", NULL));
+    GXT_OK(gx_pipe_filter(p, "y -> y % 2 == 1", NULL));
+    gx_array *r = NULL, *c = NULL;
+    GXT_OK(gx_pipe_segment_reduce(p, "+", off, NULL, &r));
+    GXT_OK(gx_pipe_segment_scan(p, "max", off, NULL, &c));
+    double *got = r ? to_f64(r) : NULL, *gs = c ? to_f64(c) : NULL;
+    GXT_CHECK(r && sz(r) == nseg && c && sz(c) == m);
+    for (int64_t s = 0; got && gs && s < nseg; s++) {
+        double acc = 0, mx = -1e300;
+        for (int64_t k = o[s]; k < o[s + 1]; k++) {
+            acc += v[k];
+            mx = v[k] > mx ? v[k] : mx;
+            if (gs[k] != mx) {
+                GXT_FAIL_AT(__FILE__, __LINE__, "scan at %lld: %g, want %g", (long long)k, gs[k], mx);
+                break;
+            }
+        }
+        GXT_CHECK(got[s] == acc);
+    }
+    /* wrong last offset: names both counts */
+    o[nseg] = m + 1;
+    gx_array *bad = mk_off(ctx, GX_I64, o, nseg), *junk = NULL;
+    GXT_STATUS(gx_pipe_segment_reduce(p, "+", bad, NULL, &junk), GX_ERR_INVALID_ARGUMENT);
+    GXT_MSG_HAS("n = ");
+    GXT_CHECK(junk == NULL);
+    /* two values per item */
+    gx_pipe *p2 = NULL;
+    GXT_OK(gx_pipe_iota(ctx, GX_I64, 10, 0, 1, &p2));
+    GXT_OK(gx_pipe_enumerate(p2));
+    GXT_STATUS(gx_pipe_segment_scan(p2, "+", off, NULL, &junk), GX_ERR_SHAPE);
+    GXT_MSG_HAS("values per item");
+    GXT_STATUS(gx_pipe_segment_reduce(NULL, "+", off, NULL, &junk), GX_ERR_INVALID_ARGUMENT);
+    free(got);
+    free(gs);
+    free(v);
+    gx_array_release(r);
+    gx_array_release(c);
+    gx_array_release(off);
+    gx_array_release(bad);
+    gx_pipe_destroy(p);
+    gx_pipe_destroy(p2);
+}

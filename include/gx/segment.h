@@ -109,6 +109,21 @@ GX_API gx_status gx_reduce_by_key(gx_ctx *ctx, const char *op, gx_array *keys, g
 GX_API gx_status gx_run_length_encode(gx_ctx *ctx, gx_array *x, gx_array **values, gx_array **counts,
                                       int64_t *nruns);
 
+struct gx_pipe; /* gx/range.h */
+
+/* Pipeline terminals (gx/range.h): gx_segment_reduce / gx_segment_scan over the values
+ * a one-value pipeline produces (after its maps and filters), with CSR offsets whose
+ * last value must equal the number of values produced (GX_ERR_INVALID_ARGUMENT naming
+ * both otherwise).  The values are collected once into a temporary array (the
+ * segmented kernels need each value's position, which a filter only fixes after its
+ * compaction), then reduced or scanned as above; opts and results as there.  A
+ * pipeline of more than one value per item is GX_ERR_SHAPE (map it to one value
+ * first).  The pipeline is left as it was (run it again, or gx_pipe_destroy it). */
+GX_API gx_status gx_pipe_segment_reduce(struct gx_pipe *p, const char *op, gx_array *offsets,
+                                        const gx_segment_opts *opts, gx_array **out);
+GX_API gx_status gx_pipe_segment_scan(struct gx_pipe *p, const char *op, gx_array *offsets,
+                                      const gx_segment_opts *opts, gx_array **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1001,3 +1001,43 @@ gx_status gx_run_length_encode(gx_ctx *ctx, gx_array *x, gx_array **values, gx_a
     gx__unlock(ctx);
     return s;
 }
+
+/* ------------------------------------------------------------ pipeline terminals */
+
+/* The pipeline's values, collected (one-value pipelines only). */
+static gx_status sg_pipe_values(gx_pipe *p, const char *fn, gx_array *offsets, gx_array **vals)
+{
+    int ar = 0;
+    GX__ARG(p && offsets, "%s: the pipeline and offsets must not be NULL", fn);
+    GX__CHECK(gx_pipe_arity(p, &ar));
+    if (ar != 1)
+        return gx__err(GX_ERR_SHAPE,
+                       "%s: the pipeline carries %d values per item; segment terminals take one (gx_pipe_map the "
+                       "tuple to one value first)",
+                       fn, ar);
+    return gx_pipe_collect(p, 1, vals);
+}
+
+gx_status gx_pipe_segment_reduce(gx_pipe *p, const char *op, gx_array *offsets, const gx_segment_opts *opts,
+                                 gx_array **out)
+{
+    GX__ARG(out, "gx_pipe_segment_reduce: out must not be NULL");
+    *out = NULL;
+    gx_array *v = NULL;
+    GX__CHECK(sg_pipe_values(p, "gx_pipe_segment_reduce", offsets, &v));
+    gx_status s = gx_segment_reduce(v->ctx, op, v, offsets, opts, out);
+    gx_array_release(v);
+    return s;
+}
+
+gx_status gx_pipe_segment_scan(gx_pipe *p, const char *op, gx_array *offsets, const gx_segment_opts *opts,
+                               gx_array **out)
+{
+    GX__ARG(out, "gx_pipe_segment_scan: out must not be NULL");
+    *out = NULL;
+    gx_array *v = NULL;
+    GX__CHECK(sg_pipe_values(p, "gx_pipe_segment_scan", offsets, &v));
+    gx_status s = gx_segment_scan(v->ctx, op, v, offsets, opts, out);
+    gx_array_release(v);
+    return s;
+}
