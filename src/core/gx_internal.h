@@ -212,6 +212,9 @@ typedef enum gx__cap {
     GX__CAP_USER_KERNELS = 1u << 7, /* launch.user, launch.func_attrs: gx_kernel_* */
     GX__CAP_MATMUL = 1u << 8,       /* lib.gemm */
     GX__CAP_FFT = 1u << 9,          /* lib.fft */
+    GX__CAP_GRAPHS = 1u << 10,      /* stream.capture_begin ... graph_free: native graphs
+                                     * (CUDA stream capture); without it src/core/graph.c
+                                     * records launches and replays them itself */
 } gx__cap;
 
 /* One matrix product, or a strided batch of them, in row-major terms:
@@ -288,6 +291,15 @@ typedef struct gx__backend_stream {
     gx_status (*event_elapsed)(gx__backend *be, void *start, void *end, float *ms);
     gx_status (*event_sync)(gx__backend *be, void *ev);
     void (*event_destroy)(gx__backend *be, void *ev);
+    /* GX__CAP_GRAPHS.  capture_begin starts recording the current stream's work (no
+     * work runs until graph_launch); allocations made meanwhile must stay outside the
+     * graph.  capture_end stops and gives an executable graph (*exec), also when the
+     * capture failed (then an error and *exec NULL).  graph_launch queues it on the
+     * current stream. */
+    gx_status (*capture_begin)(gx__backend *be);
+    gx_status (*capture_end)(gx__backend *be, void **exec);
+    gx_status (*graph_launch)(gx__backend *be, void *exec);
+    void (*graph_free)(gx__backend *be, void *exec);
 } gx__backend_stream;
 
 /* Code: build turns generated source into a binary blob (a shared object on CPU, a
@@ -513,6 +525,7 @@ struct gx_ctx {
     } ext[GX__CTX_EXT_MAX];
     int next; /* slots of ext in use */
     struct gx__dlx *dl_exports; /* DLPack tensors exported and not yet deleted (interop.c) */
+    struct gx__graph_rec *rec;  /* graph.c: the recording under way (gx_graph_begin), else NULL */
 };
 #define GX__CTX_MAGIC 0x6778637478212121ull
 
@@ -533,6 +546,19 @@ gx_status gx__ctx_open(const gx__backend_iface *iface, int device, gx_ctx **out)
 /* gx_ctx_destroy, before the arrays go: DLPack tensors still held by consumers
  * forget the context, so their deleters later do nothing (src/core/interop.c). */
 void gx__dlpack_orphan_all(gx_ctx *ctx);
+
+/* Graphs (src/core/graph.c).  Whether a gx_graph_begin recording is under way: ops
+ * that would wait for the device or do host work between launches check it and
+ * refuse (GX_ERR_UNSUPPORTED, naming the call) or take their device path. */
+static inline bool gx__graph_recording(const gx_ctx *ctx) { return ctx->rec != NULL; }
+/* The refusal of `call` inside a recording: sets the message, spoils the recording. */
+gx_status gx__graph_refuse(gx_ctx *ctx, const char *call, const char *instead);
+/* A one-time write of fresh scratch (zeroing counters when they grow), not part of
+ * any call's work: it runs now, also inside a recording, and is never replayed.
+ * Anything a call writes to the device every time goes through mem.h2d instead. */
+gx_status gx__mem_setup_h2d(gx_ctx *ctx, void *dst, const void *src, size_t n);
+/* gx_ctx_destroy: ends a recording left open (caller holds the lock). */
+void gx__graph_ctx_destroy(gx_ctx *ctx);
 
 /* Handle table: detects stale / foreign handles. */
 void gx__handle_add(const void *h);

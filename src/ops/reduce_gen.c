@@ -129,7 +129,7 @@ static gx_status rg_zero(gx_ctx *ctx, void *p, size_t n)
     void *zeros = calloc(n ? n : 1, 1);
     if (!zeros)
         return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for %zu bytes of zeros", n);
-    gx_status st = ctx->be.iface->mem.h2d(&ctx->be, p, zeros, n);
+    gx_status st = gx__mem_setup_h2d(ctx, p, zeros, n); /* runs now, also inside a graph recording */
     free(zeros);
     return st;
 }
