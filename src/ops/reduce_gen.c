@@ -89,6 +89,10 @@ typedef struct rg_slot {
     void *lb[2];
     size_t lb_cap[2], lb_dirty[2];
     int lb_next;
+    /* Zeros, for graph recordings only (rg_lookback_mem): a recorded look-back launch
+     * starts with a copy from here, since a replay cannot rely on the launch before. */
+    void *zero;
+    size_t zero_cap;
     /* RG_RES_BYTES of page-locked host memory that kernels write results into, so
      * the host reads them after a sync without a copy; NULL: not available. */
     void *hres;
@@ -114,6 +118,7 @@ static void rg_scr_release(gx_ctx *ctx, void *state)
         gx__scratch_free(ctx, sl->res, RG_RES_BYTES);
         for (int i = 0; i < 2; i++)
             gx__scratch_free(ctx, sl->lb[i], sl->lb_cap[i]);
+        gx__scratch_free(ctx, sl->zero, sl->zero_cap);
         if (sl->hres)
             ctx->be.iface->mem.host_free(&ctx->be, sl->hres);
         free(sl);
@@ -213,6 +218,31 @@ gx_status rg_scratch(gx_ctx *ctx, size_t part_bytes, int64_t ncounters, uint64_t
     return GX_OK;
 }
 
+/* Inside a graph recording (gx/graph.h) the buffers' turns are those of the recording,
+ * replayed again and again: the last look-back launch of one replay may leave dirty
+ * the buffer that the first of the next one reads.  So each recorded launch is
+ * preceded by a recorded copy of zeros over its buffer (a memcpy node on CUDA, tiny
+ * next to a launch).  Measured: not yet (GPU only). */
+static gx_status rg_lookback_zero_recorded(gx_ctx *ctx, rg_slot *s, void *buf, size_t bytes)
+{
+    if (bytes > s->zero_cap) {
+        void *p = NULL;
+        GX__CHECK(gx__scratch_alloc(ctx, bytes, &p));
+        void *z = calloc(1, bytes);
+        gx_status st = z ? gx__mem_setup_h2d(ctx, p, z, bytes)
+                         : gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for %zu bytes of zeros", bytes);
+        free(z);
+        if (st != GX_OK) {
+            gx__scratch_free(ctx, p, bytes);
+            return st;
+        }
+        gx__scratch_free(ctx, s->zero, s->zero_cap);
+        s->zero = p;
+        s->zero_cap = bytes;
+    }
+    return ctx->be.iface->mem.d2d(&ctx->be, buf, s->zero, bytes);
+}
+
 gx_status rg_lookback_mem(gx_ctx *ctx, size_t bytes, void **use, void **clr, size_t *nclr)
 {
     rg_slot *s;
@@ -234,6 +264,8 @@ gx_status rg_lookback_mem(gx_ctx *ctx, size_t bytes, void **use, void **clr, siz
             return gx__err_prefix(st, "zeroing look-back status memory");
         s->lb_dirty[i] = 0;
     }
+    if (gx__graph_recording(ctx))
+        GX__CHECK(rg_lookback_zero_recorded(ctx, s, s->lb[i], bytes));
     *use = s->lb[i];
     *clr = s->lb[1 - i];
     *nclr = s->lb_dirty[1 - i];
