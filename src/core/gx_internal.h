@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <stdbool.h>
 
 /* ------------------------------------------------------------ errors */
@@ -518,6 +519,7 @@ struct gx_ctx {
     gx_device_info dinfo; /* filled at creation */
     gx_array *arrays;     /* live arrays, released at destroy */
     gx__map *memo;        /* memo.c: finished products of repeated calls */
+    struct gx__memo_fast *memo_fast; /* memo.c: recent entries under binary keys */
     struct gx__kx *kx;    /* streams, user kernels, profiler (src/core/stream.c) */
     struct gx__ctx_ext_slot {
         const struct gx__ctx_ext *ext;
@@ -588,6 +590,36 @@ void gx__memo_put(gx_ctx *ctx, const char *key, const void *val, size_t len);
 /* The stored value itself (valid until the context is destroyed), or NULL. */
 const void *gx__memo_find(gx_ctx *ctx, const char *key, size_t *len);
 void gx__memo_free(gx_ctx *ctx);
+
+/* The memo's front for the hottest keys: a binary key, built with plain copies (no
+ * formatting), in a small table of recent entries (a newer key may evict an older
+ * one; the caller then takes its text-keyed path).  Build keys in a gx__bkey; one
+ * that overflowed is never found and never stored. */
+typedef struct gx__bkey {
+    unsigned char b[1024];
+    size_t len;
+    bool over;
+} gx__bkey;
+static inline void gx__bkey_bytes(gx__bkey *k, const void *p, size_t n)
+{
+    if (k->over || n > sizeof k->b - k->len) {
+        k->over = true;
+        return;
+    }
+    memcpy(k->b + k->len, p, n);
+    k->len += n;
+}
+static inline void gx__bkey_int(gx__bkey *k, int64_t v) { gx__bkey_bytes(k, &v, sizeof v); }
+/* A text with its length in front (NULL differs from ""). */
+static inline void gx__bkey_str(gx__bkey *k, const char *s)
+{
+    int64_t n = s ? (int64_t)strlen(s) : -1;
+    gx__bkey_int(k, n);
+    if (s)
+        gx__bkey_bytes(k, s, (size_t)n);
+}
+bool gx__memo_bget(gx_ctx *ctx, const gx__bkey *key, void *val, size_t len);
+void gx__memo_bput(gx_ctx *ctx, const gx__bkey *key, const void *val, size_t len);
 
 /* ------------------------------------------------------------ misc */
 

@@ -103,32 +103,14 @@ typedef struct rg_slot {
 
 #define RG_RES_BYTES 64
 
-/* The kernel pair of a recent rg_spec, found without formatting its memo key (see
- * rg_kernels_fast): the spec's numbers as they are and its texts concatenated. */
-typedef struct rg_fhdr {
-    int unroll, fin, target, acc, out, vec, filtered, with_index, nstreams;
-    int sdt[RG_MAXSTREAMS];
-} rg_fhdr;
-typedef struct rg_fast {
-    uint64_t h;
-    rg_fhdr hd;
-    char *texts; /* per text: 'N' (NULL), or 'S', its bytes and a NUL */
-    size_t tlen;
-    gx__kernel k[2];
-} rg_fast;
-#define RG_NFAST 64
-
 typedef struct rg_scr {
     rg_slot *slots;
-    rg_fast fast[RG_NFAST];
 } rg_scr;
 
 /* Frees the scratch at gx_ctx_destroy (the backend is still open then). */
 static void rg_scr_release(gx_ctx *ctx, void *state)
 {
     rg_scr *s = state;
-    for (int i = 0; i < RG_NFAST; i++)
-        free(s->fast[i].texts);
     for (rg_slot *sl = s->slots, *nx; sl; sl = nx) {
         nx = sl->next;
         gx__scratch_free(ctx, sl->part, sl->part_bytes);
@@ -833,104 +815,36 @@ static void rg_key(gx_ctx *ctx, const rg_spec *sp, int vec, gx__sbuf *b)
         gx__sb_printf(b, "|%zu:%s", parts[i] ? strlen(parts[i]) : 0, parts[i] ? parts[i] : "");
 }
 
-#define RG_NTEXTS 8
-static void rg_texts(const rg_spec *sp, const char **t)
+/* rg_key's fields as a binary key (gx__memo_bget): the same fields, copied. */
+static void rg_bkey(gx_ctx *ctx, const rg_spec *sp, int vec, gx__bkey *k)
 {
-    const char *parts[RG_NTEXTS] = {sp->combine, sp->better, sp->sel,         sp->identity,
-                                    sp->elem,    sp->final,  sp->user_fields, sp->user_code};
-    memcpy(t, parts, sizeof parts);
-}
-
-static uint64_t rg_fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ c[i]) * 0x100000001b3ull;
-    return h;
-}
-
-/* The spec's numbers, its hash (numbers and texts) and the texts' total length. */
-static uint64_t rg_fast_hash(gx_ctx *ctx, const rg_spec *sp, int vec, rg_fhdr *hd, size_t *tlen)
-{
-    memset(hd, 0, sizeof *hd);
-    *hd = (rg_fhdr){RG_UNROLL,     rg_fin(),          (int)gx__ctx_target(ctx), (int)sp->acc, (int)sp->out_dtype, vec,
-                    sp->filtered, sp->with_index, sp->nstreams,            {0}};
-    for (int k = 0; k < sp->nstreams; k++)
-        hd->sdt[k] = (int)sp->stream_dt[k];
-    uint64_t h = rg_fnv(0xcbf29ce484222325ull, hd, sizeof *hd);
-    const char *t[RG_NTEXTS];
-    rg_texts(sp, t);
-    *tlen = 0;
-    for (int i = 0; i < RG_NTEXTS; i++) {
-        size_t n = t[i] ? strlen(t[i]) + 2 : 1;
-        h = rg_fnv(h, t[i] ? t[i] : "", n - 1) * 31 + (t[i] ? 1 : 2);
-        *tlen += n;
-    }
-    return h;
-}
-
-static bool rg_fast_same(const rg_fast *e, uint64_t h, const rg_fhdr *hd, size_t tlen, const rg_spec *sp)
-{
-    if (!e->texts || e->h != h || e->tlen != tlen || memcmp(&e->hd, hd, sizeof *hd) != 0)
-        return false;
-    const char *t[RG_NTEXTS], *p = e->texts;
-    rg_texts(sp, t);
-    for (int i = 0; i < RG_NTEXTS; i++) {
-        if (*p++ != (t[i] ? 'S' : 'N'))
-            return false;
-        if (!t[i])
-            continue;
-        size_t n = strlen(t[i]);
-        if (memcmp(p, t[i], n + 1) != 0)
-            return false;
-        p += n + 1;
-    }
-    return true;
-}
-
-static void rg_fast_store(rg_fast *e, uint64_t h, const rg_fhdr *hd, size_t tlen, const rg_spec *sp,
-                          const gx__kernel *k)
-{
-    char *b = malloc(tlen);
-    if (!b)
-        return; /* only the fast path is lost */
-    const char *t[RG_NTEXTS];
-    rg_texts(sp, t);
-    char *p = b;
-    for (int i = 0; i < RG_NTEXTS; i++) {
-        *p++ = t[i] ? 'S' : 'N';
-        if (t[i]) {
-            size_t n = strlen(t[i]) + 1;
-            memcpy(p, t[i], n);
-            p += n;
-        }
-    }
-    free(e->texts);
-    *e = (rg_fast){h, *hd, b, tlen, {k[0], k[1]}};
+    const int64_t nums[] = {0x7267, RG_UNROLL,     rg_fin(),        (int64_t)gx__ctx_target(ctx), (int64_t)sp->acc,
+                            (int64_t)sp->out_dtype, vec, sp->filtered, sp->with_index,               sp->nstreams};
+    gx__bkey_bytes(k, nums, sizeof nums);
+    for (int i = 0; i < sp->nstreams; i++)
+        gx__bkey_int(k, (int64_t)sp->stream_dt[i]);
+    const char *parts[] = {sp->combine, sp->better, sp->sel,         sp->identity,
+                           sp->elem,    sp->final,  sp->user_fields, sp->user_code};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        gx__bkey_str(k, parts[i]);
 }
 
 /* The kernels go into the context's memo by a short description of what they
  * compute (rg_key): generating and hashing the full source (prelude included) costs
  * tens of microseconds per call, more than a small reduction takes on the GPU.
- * In front of the memo, a small table keyed by a hash of the spec's fields skips
- * formatting that key.  Host time per warm gx_reduce_into of 1024 f32 to a 0-d
- * array (CPU backend, one thread, this machine): 4.6 us before, of which the key
- * (gx__sb_printf of the texts, its reallocations, the memo's string hash) was ~41%
- * (perf); after: see the note in rg_run's caller and the report of gx issue 22. */
+ * The same fields as a binary key (gx__memo_bget) find recent kernels without
+ * formatting that text: it was ~41% of a warm gx_reduce_into's host time (1024 f32
+ * into a 0-d array, CPU backend, one thread, perf; memo.c has the numbers). */
 static gx_status rg_kernels(gx_ctx *ctx, const rg_spec *sp, int vec, gx__kernel *k)
 {
     bool cuda = rg_is_cuda(ctx);
     if (cuda)
         memset(&k[1], 0, sizeof k[1]); /* CUDA folds in the same kernel: no second one */
-    rg_scr *scr = NULL;
-    GX__CHECK(rg_scr_get(ctx, &scr));
-    rg_fhdr hd;
-    size_t tlen = 0;
-    uint64_t h = rg_fast_hash(ctx, sp, vec, &hd, &tlen);
-    rg_fast *fe = &scr->fast[h % RG_NFAST];
-    if (rg_fast_same(fe, h, &hd, tlen, sp)) {
-        k[0] = fe->k[0];
-        k[1] = fe->k[1];
+    gx__bkey bk;
+    bk.len = 0;
+    bk.over = false;
+    rg_bkey(ctx, sp, vec, &bk);
+    if (gx__memo_bget(ctx, &bk, k, 2 * sizeof *k)) {
         ctx->cstats.mem_hits++;
         return GX_OK;
     }
@@ -942,7 +856,7 @@ static gx_status rg_kernels(gx_ctx *ctx, const rg_spec *sp, int vec, gx__kernel 
     }
     if (gx__memo_get(ctx, key.p, k, 2 * sizeof *k)) {
         gx__sb_free(&key);
-        rg_fast_store(fe, h, &hd, tlen, sp, k);
+        gx__memo_bput(ctx, &bk, k, 2 * sizeof *k);
         return GX_OK;
     }
     gx__sbuf src = {0};
@@ -953,7 +867,7 @@ static gx_status rg_kernels(gx_ctx *ctx, const rg_spec *sp, int vec, gx__kernel 
         s = gx__kernel_get(ctx, src.p, sp->label, "gx_rg_fin", &k[1]);
     if (s == GX_OK) {
         gx__memo_put(ctx, key.p, k, 2 * sizeof *k);
-        rg_fast_store(fe, h, &hd, tlen, sp, k);
+        gx__memo_bput(ctx, &bk, k, 2 * sizeof *k);
     }
     gx__sb_free(&src);
     gx__sb_free(&key);
