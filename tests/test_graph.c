@@ -329,3 +329,50 @@ GXT_TEST(graph_bad_input)
     GXT_OK(gx_map_into(c2, "x -> x + 1", 1, &a, NULL, a));
     GXT_OK(gx_ctx_destroy(c2));
 }
+
+/* Fills and strided copies, which the CPU backend otherwise runs as host loops at
+ * once: inside a recording they are kernels, run only by gx_graph_launch. */
+GXT_TEST(graph_fill_and_strided_copy_replay)
+{
+    gx_ctx *ctx = gxt_ctx();
+    static const int64_t sizes[] = {1, 31, 32, 33, 257};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        int64_t n = sizes[si];
+        gx_array *a = NULL, *src = NULL, *dst = NULL, *rev = NULL;
+        GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &n, &a));
+        GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &n, &src));
+        GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &n, &dst));
+        gx_slice sl = {-1, GX_END, -1};
+        GXT_OK(gx_array_view(src, &sl, &rev));
+        gx_graph *g = NULL;
+        GXT_OK(gx_graph_begin(ctx));
+        GXT_OK(gx_array_fill_f64(a, 7));
+        GXT_OK(gx_array_copy_into(rev, dst));
+        GXT_OK(gx_graph_end(ctx, &g));
+        int32_t *h = malloc((size_t)n * 4), *o = malloc((size_t)n * 4);
+        GXT_OK(gx_array_to_host(a, o, (size_t)n * 4));
+        GXT_CHECK(o[0] == 0); /* recorded, not run */
+        for (int round = 0; round < 2; round++) {
+            for (int64_t i = 0; i < n; i++)
+                h[i] = (int32_t)(i * 3 + round * 1000 + 1);
+            GXT_OK(gx_array_from_host_into(h, (size_t)n * 4, src));
+            GXT_OK(gx_graph_launch(g));
+            GXT_OK(gx_array_to_host(dst, o, (size_t)n * 4));
+            for (int64_t i = 0; i < n; i++)
+                if (o[i] != h[n - 1 - i]) {
+                    GXT_FAIL_AT(__FILE__, __LINE__, "n=%lld dst[%lld] = %d, want %d", (long long)n, (long long)i,
+                                o[i], h[n - 1 - i]);
+                    break;
+                }
+            GXT_OK(gx_array_to_host(a, o, (size_t)n * 4));
+            GXT_CHECK(o[0] == 7 && o[n - 1] == 7);
+        }
+        free(h);
+        free(o);
+        GXT_OK(gx_graph_destroy(g));
+        gx_array_release(rev);
+        gx_array_release(a);
+        gx_array_release(src);
+        gx_array_release(dst);
+    }
+}
