@@ -507,5 +507,6 @@ GX_API gx_status gx_map_source(gx_ctx *ctx, const char *lambda, int nin, gx_arra
 #include "gx/segment.h" /* ragged segments: segmented reduce/scan/argmin, reduce_by_key, RLE */
 #include "gx/index.h"    /* take, put, scatter-reduce, mask assignment, where */
 #include "gx/sort.h"     /* sort, argsort, top-k, unique, searchsorted, histogram, bincount */
+#include "gx/graph.h"    /* record a sequence of calls, replay it (CUDA graphs) */
 
 #endif /* GX_H */

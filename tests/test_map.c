@@ -585,3 +585,45 @@ GXT_TEST(map_many_kernels_in_one_process)
     }
     gx_array_release(x);
 }
+
+/* Warm calls find their kernels by a binary key (memo.c's front): one lambda text on
+ * alternating dtypes, layouts and constant dtypes must each get its own kernel. */
+GXT_TEST(map_warm_calls_alternate_dtypes_and_layouts)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t n = 33;
+    gx_array *xf = NULL, *xi = NULL, *xd = NULL, *of = NULL, *oi = NULL, *od = NULL, *rv = NULL;
+    GXT_OK(gx_array_iota(ctx, GX_F32, n, 0.5, 1, &xf));
+    GXT_OK(gx_array_iota(ctx, GX_I32, n, -7, 1, &xi));
+    GXT_OK(gx_array_iota(ctx, GX_F64, n, 0.25, 1, &xd));
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &of));
+    GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &n, &oi));
+    GXT_OK(gx_array_zeros(ctx, GX_F64, 1, &n, &od));
+    gx_slice sl = {-1, GX_END, -1};
+    GXT_OK(gx_array_view(xd, &sl, &rv));
+    gx_map_opts ci = {.consts = (gx_const[]){{"c", {GX_I32, {.i = 3}}}}, .nconsts = 1};
+    gx_map_opts cd = {.consts = (gx_const[]){{"c", {GX_F64, {.f = 0.5}}}}, .nconsts = 1};
+    for (int round = 0; round < 3; round++) {
+        GXT_OK(gx_map_into(ctx, "x -> x * c", 1, &xf, &ci, of));
+        GXT_OK(gx_map_into(ctx, "x -> x * c", 1, &xi, &ci, oi));
+        GXT_OK(gx_map_into(ctx, "x -> x * c", 1, &xd, &cd, od));
+        float hf[33];
+        int32_t hi[33];
+        double hd[33];
+        GXT_OK(gx_array_to_host(of, hf, sizeof hf));
+        GXT_OK(gx_array_to_host(oi, hi, sizeof hi));
+        GXT_OK(gx_array_to_host(od, hd, sizeof hd));
+        for (int i = 0; i < n; i++) {
+            GXT_CHECK(hf[i] == (0.5f + (float)i) * 3);
+            GXT_CHECK(hi[i] == (-7 + i) * 3);
+            GXT_CHECK(hd[i] == (0.25 + i) * 0.5);
+        }
+        GXT_OK(gx_map_into(ctx, "x -> x * c", 1, &rv, &cd, od)); /* the reversed view: strided plan */
+        GXT_OK(gx_array_to_host(od, hd, sizeof hd));
+        for (int i = 0; i < n; i++)
+            GXT_CHECK(hd[i] == (0.25 + (double)(n - 1 - i)) * 0.5);
+    }
+    gx_array *all[] = {xf, xi, xd, of, oi, od, rv};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gx_array_release(all[i]);
+}

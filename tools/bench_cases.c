@@ -645,5 +645,10 @@ const bench_case bench_cases[] = {
     {"scatter_add_det_f32", bench_case_scatter_add_det, 0},
     {"index_add_rows_f32", bench_case_index_add_rows, 0},
     {"where_f32", bench_case_where, 0},
+    {"host_overhead_map", bench_case_host_overhead_map, 1},
+    {"host_overhead_reduce", bench_case_host_overhead_reduce, 1},
+    {"host_overhead_scan", bench_case_host_overhead_scan, 1},
+    {"host_overhead_filter", bench_case_host_overhead_filter, 1},
+    {"graph_chain10", bench_case_graph_chain10, 0},
     {NULL, NULL, 0},
 };

@@ -73,6 +73,18 @@ gx_status bench_case_pipeline_count(gx_ctx *ctx, gx_backend_kind k, int64_t n, i
 gx_status bench_case_pipeline_l2count(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
                                       int *nrows);
 
+/* bench_latency.c: host time of warm small calls; a 10-call chain direct vs graph replay */
+gx_status bench_case_host_overhead_map(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                       int *nrows);
+gx_status bench_case_host_overhead_reduce(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                          int *nrows);
+gx_status bench_case_host_overhead_scan(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                        int *nrows);
+gx_status bench_case_host_overhead_filter(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                          int *nrows);
+gx_status bench_case_graph_chain10(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                   int *nrows);
+
 /* bench_gather.c: gathers fused into maps (gx_bind) */
 gx_status bench_case_gather_map(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 /* bench_kernel.c: a user kernel (vadd through gx_at), unchecked and checked */

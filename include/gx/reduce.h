@@ -56,7 +56,11 @@
  * reduced axes) at once, so the result can feed the next map or reduction without a
  * host round trip; the *_into calls write into yours instead (contiguous, the same
  * element count; its dtype is the result dtype unless it differs: then each value is
- * converted as gx.h's conventions say, or GX_ERR_DTYPE with opts->exact_dtype). */
+ * converted as gx.h's conventions say, or GX_ERR_DTYPE with opts->exact_dtype).
+ * These are the asynchronous forms: into a 0-d (or size-1) device array the result
+ * needs no host round trip, a chain of small reductions and maps queues without a
+ * synchronisation, and reading the value (gx_array_get, gx_array_to_host) waits for
+ * it.  They can be recorded in a graph (gx/graph.h); the host-scalar forms cannot. */
 #ifndef GX_REDUCE_H
 #define GX_REDUCE_H
 #include "../gx.h"

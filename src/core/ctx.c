@@ -187,6 +187,7 @@ gx_status gx_ctx_destroy(gx_ctx *ctx)
     GX__CHECK(gx__ctx_check(ctx));
     gx__handle_remove(ctx);
     gx__lock(ctx);
+    gx__graph_ctx_destroy(ctx); /* a recording left open: the real backend table back */
     /* A fault reported earlier is no news: the context is released all the same and
      * the call succeeds.  One that surfaces here (queued work failed) is reported. */
     bool known_fault = ctx->be.iface->stream.faulted && ctx->be.iface->stream.faulted(&ctx->be);

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <stdbool.h>
 
 /* ------------------------------------------------------------ errors */
@@ -212,6 +213,9 @@ typedef enum gx__cap {
     GX__CAP_USER_KERNELS = 1u << 7, /* launch.user, launch.func_attrs: gx_kernel_* */
     GX__CAP_MATMUL = 1u << 8,       /* lib.gemm */
     GX__CAP_FFT = 1u << 9,          /* lib.fft */
+    GX__CAP_GRAPHS = 1u << 10,      /* stream.capture_begin ... graph_free: native graphs
+                                     * (CUDA stream capture); without it src/core/graph.c
+                                     * records launches and replays them itself */
 } gx__cap;
 
 /* One matrix product, or a strided batch of them, in row-major terms:
@@ -288,6 +292,15 @@ typedef struct gx__backend_stream {
     gx_status (*event_elapsed)(gx__backend *be, void *start, void *end, float *ms);
     gx_status (*event_sync)(gx__backend *be, void *ev);
     void (*event_destroy)(gx__backend *be, void *ev);
+    /* GX__CAP_GRAPHS.  capture_begin starts recording the current stream's work (no
+     * work runs until graph_launch); allocations made meanwhile must stay outside the
+     * graph.  capture_end stops and gives an executable graph (*exec), also when the
+     * capture failed (then an error and *exec NULL).  graph_launch queues it on the
+     * current stream. */
+    gx_status (*capture_begin)(gx__backend *be);
+    gx_status (*capture_end)(gx__backend *be, void **exec);
+    gx_status (*graph_launch)(gx__backend *be, void *exec);
+    void (*graph_free)(gx__backend *be, void *exec);
 } gx__backend_stream;
 
 /* Code: build turns generated source into a binary blob (a shared object on CPU, a
@@ -506,6 +519,7 @@ struct gx_ctx {
     gx_device_info dinfo; /* filled at creation */
     gx_array *arrays;     /* live arrays, released at destroy */
     gx__map *memo;        /* memo.c: finished products of repeated calls */
+    struct gx__memo_fast *memo_fast; /* memo.c: recent entries under binary keys */
     struct gx__kx *kx;    /* streams, user kernels, profiler (src/core/stream.c) */
     struct gx__ctx_ext_slot {
         const struct gx__ctx_ext *ext;
@@ -513,6 +527,7 @@ struct gx_ctx {
     } ext[GX__CTX_EXT_MAX];
     int next; /* slots of ext in use */
     struct gx__dlx *dl_exports; /* DLPack tensors exported and not yet deleted (interop.c) */
+    struct gx__graph_rec *rec;  /* graph.c: the recording under way (gx_graph_begin), else NULL */
 };
 #define GX__CTX_MAGIC 0x6778637478212121ull
 
@@ -533,6 +548,19 @@ gx_status gx__ctx_open(const gx__backend_iface *iface, int device, gx_ctx **out)
 /* gx_ctx_destroy, before the arrays go: DLPack tensors still held by consumers
  * forget the context, so their deleters later do nothing (src/core/interop.c). */
 void gx__dlpack_orphan_all(gx_ctx *ctx);
+
+/* Graphs (src/core/graph.c).  Whether a gx_graph_begin recording is under way: ops
+ * that would wait for the device or do host work between launches check it and
+ * refuse (GX_ERR_UNSUPPORTED, naming the call) or take their device path. */
+static inline bool gx__graph_recording(const gx_ctx *ctx) { return ctx->rec != NULL; }
+/* The refusal of `call` inside a recording: sets the message, spoils the recording. */
+gx_status gx__graph_refuse(gx_ctx *ctx, const char *call, const char *instead);
+/* A one-time write of fresh scratch (zeroing counters when they grow), not part of
+ * any call's work: it runs now, also inside a recording, and is never replayed.
+ * Anything a call writes to the device every time goes through mem.h2d instead. */
+gx_status gx__mem_setup_h2d(gx_ctx *ctx, void *dst, const void *src, size_t n);
+/* gx_ctx_destroy: ends a recording left open (caller holds the lock). */
+void gx__graph_ctx_destroy(gx_ctx *ctx);
 
 /* Handle table: detects stale / foreign handles. */
 void gx__handle_add(const void *h);
@@ -562,6 +590,36 @@ void gx__memo_put(gx_ctx *ctx, const char *key, const void *val, size_t len);
 /* The stored value itself (valid until the context is destroyed), or NULL. */
 const void *gx__memo_find(gx_ctx *ctx, const char *key, size_t *len);
 void gx__memo_free(gx_ctx *ctx);
+
+/* The memo's front for the hottest keys: a binary key, built with plain copies (no
+ * formatting), in a small table of recent entries (a newer key may evict an older
+ * one; the caller then takes its text-keyed path).  Build keys in a gx__bkey; one
+ * that overflowed is never found and never stored. */
+typedef struct gx__bkey {
+    unsigned char b[1024];
+    size_t len;
+    bool over;
+} gx__bkey;
+static inline void gx__bkey_bytes(gx__bkey *k, const void *p, size_t n)
+{
+    if (k->over || n > sizeof k->b - k->len) {
+        k->over = true;
+        return;
+    }
+    memcpy(k->b + k->len, p, n);
+    k->len += n;
+}
+static inline void gx__bkey_int(gx__bkey *k, int64_t v) { gx__bkey_bytes(k, &v, sizeof v); }
+/* A text with its length in front (NULL differs from ""). */
+static inline void gx__bkey_str(gx__bkey *k, const char *s)
+{
+    int64_t n = s ? (int64_t)strlen(s) : -1;
+    gx__bkey_int(k, n);
+    if (s)
+        gx__bkey_bytes(k, s, (size_t)n);
+}
+bool gx__memo_bget(gx_ctx *ctx, const gx__bkey *key, void *val, size_t len);
+void gx__memo_bput(gx_ctx *ctx, const gx__bkey *key, const void *val, size_t len);
 
 /* ------------------------------------------------------------ misc */
 

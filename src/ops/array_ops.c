@@ -17,6 +17,9 @@
 /* ------------------------------------------------------------ host transfers */
 
 static bool is_cpu(const gx_ctx *ctx) { return gx__ctx_supports(ctx, GX__CAP_HOST); }
+/* Host loops over device memory (the CPU's fill and strided copy) run at once: inside
+ * a graph recording (gx/graph.h) the kernel path is taken instead, so it is replayed. */
+static bool host_now(const gx_ctx *ctx) { return is_cpu(ctx) && !gx__graph_recording(ctx); }
 
 /* Walks every element of a view in row-major order, calling fn with its byte offset
  * from the first element (host-side; used by the CPU backend and host staging). */
@@ -69,6 +72,9 @@ static gx_status upload(gx_array *a, const void *host)
 {
     gx_ctx *ctx = a->ctx;
     size_t bytes = (size_t)a->size * gx_dtype_size(a->dtype);
+    if (gx__graph_recording(ctx))
+        return gx__graph_refuse(ctx, "gx_array_from_host_into (a host-to-device copy)",
+                                "write the inputs before gx_graph_launch, outside the recording");
     if (a->size == 0)
         return GX_OK;
     if (gx__array_contiguous(a))
@@ -91,6 +97,8 @@ static gx_status download(const gx_array *a, void *host)
 {
     gx_ctx *ctx = a->ctx;
     size_t bytes = (size_t)a->size * gx_dtype_size(a->dtype);
+    if (gx__graph_recording(ctx))
+        return gx__graph_refuse(ctx, "gx_array_to_host", "read the results after gx_graph_launch");
     if (a->size == 0)
         return ctx->be.iface->stream.sync(&ctx->be);
     if (gx__array_contiguous(a))
@@ -230,7 +238,7 @@ static gx_status fill_locked(gx_array *a, const void *value)
     gx_ctx *ctx = a->ctx;
     if (a->size == 0)
         return GX_OK;
-    if (is_cpu(ctx) && gx__array_contiguous(a)) {
+    if (host_now(ctx) && gx__array_contiguous(a)) {
         /* Dense: write one element, then double the filled prefix with memcpy. */
         char *p = gx__array_ptr(a);
         size_t esz = gx_dtype_size(a->dtype), total = (size_t)a->size * esz, done = esz;
@@ -242,7 +250,7 @@ static gx_status fill_locked(gx_array *a, const void *value)
         }
         return GX_OK;
     }
-    if (is_cpu(ctx)) {
+    if (host_now(ctx)) {
         fillx f = {value, gx_dtype_size(a->dtype), gx__array_ptr(a)};
         walk(a, fill_elem, &f);
         return GX_OK;
@@ -370,7 +378,7 @@ gx_status gx_array_iota(gx_ctx *ctx, gx_dtype dtype, int64_t count, double start
     gx_array *a = NULL;
     gx_status s = gx__array_new(ctx, dtype, 1, &count, &a);
     if (s == GX_OK && count > 0) {
-        if (is_cpu(ctx))
+        if (host_now(ctx))
             iota_host(a, start, step);
         else
             s = iota_device(a, start, step);
@@ -415,7 +423,7 @@ static gx_status copy_locked(gx_array *dst, const gx_array *src)
     if (gx__array_contiguous(dst) && gx__array_contiguous(src))
         return ctx->be.iface->mem.d2d(&ctx->be, gx__array_ptr(dst), gx__array_ptr(src),
                                       (size_t)dst->size * gx_dtype_size(dst->dtype));
-    if (is_cpu(ctx)) {
+    if (host_now(ctx)) {
         cpu_copy(dst, src);
         return GX_OK;
     }

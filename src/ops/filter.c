@@ -78,6 +78,9 @@ gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in,
     for (int i = 0; i < nin && i < RP_MAXC; i++)
         out[i] = NULL;
     GX__CHECK(gx__ctx_check(ctx));
+    if (gx__graph_recording(ctx))
+        return gx__graph_refuse(ctx, "gx_filter", "its output's length is read to the host to size it; filter "
+                                                  "outside the recording");
     GX__OPTS_CHECK(opts, "gx_filter");
     gx_pipe_opts po = pipe_opts_of(opts);
     gx_array *flat[RP_MAXC];
@@ -128,6 +131,9 @@ gx_status gx_findall(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in
     *out = NULL;
     GX__ARG(pred, "gx_findall: pred is NULL (pass text such as \"x -> x > 0\")");
     GX__CHECK(gx__ctx_check(ctx));
+    if (gx__graph_recording(ctx))
+        return gx__graph_refuse(ctx, "gx_findall", "its output's length is read to the host to size it; call it "
+                                                   "outside the recording");
     GX__OPTS_CHECK(opts, "gx_findall");
     gx_pipe_opts po = pipe_opts_of(opts);
     gx_array *flat[RP_MAXC];

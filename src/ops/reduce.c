@@ -616,6 +616,12 @@ static gx_status rd_scalar(gx_ctx *ctx, const char *fn, const char *map, const c
     GX__CHECK(gx__ctx_check(ctx));
     GX__ARG(val || idx, "%s: the result pointer is NULL", fn);
     gx__lock(ctx);
+    if (gx__graph_recording(ctx)) {
+        gx_status r = gx__graph_refuse(ctx, fn, "reduce into a device array (gx_reduce_into / gx_reduce_to, "
+                                                "gx_mapreduce_into) inside a graph and read it after gx_graph_launch");
+        gx__unlock(ctx);
+        return r;
+    }
     rd_job job;
     gx_status s = rd_prepare(&job, ctx, fn, map, op, find, nin, in, opts);
     if (s == GX_OK && !rd_all_reduced(&job))

@@ -89,6 +89,10 @@ typedef struct rg_slot {
     void *lb[2];
     size_t lb_cap[2], lb_dirty[2];
     int lb_next;
+    /* Zeros, for graph recordings only (rg_lookback_mem): a recorded look-back launch
+     * starts with a copy from here, since a replay cannot rely on the launch before. */
+    void *zero;
+    size_t zero_cap;
     /* RG_RES_BYTES of page-locked host memory that kernels write results into, so
      * the host reads them after a sync without a copy; NULL: not available. */
     void *hres;
@@ -114,6 +118,7 @@ static void rg_scr_release(gx_ctx *ctx, void *state)
         gx__scratch_free(ctx, sl->res, RG_RES_BYTES);
         for (int i = 0; i < 2; i++)
             gx__scratch_free(ctx, sl->lb[i], sl->lb_cap[i]);
+        gx__scratch_free(ctx, sl->zero, sl->zero_cap);
         if (sl->hres)
             ctx->be.iface->mem.host_free(&ctx->be, sl->hres);
         free(sl);
@@ -129,7 +134,7 @@ static gx_status rg_zero(gx_ctx *ctx, void *p, size_t n)
     void *zeros = calloc(n ? n : 1, 1);
     if (!zeros)
         return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for %zu bytes of zeros", n);
-    gx_status st = ctx->be.iface->mem.h2d(&ctx->be, p, zeros, n);
+    gx_status st = gx__mem_setup_h2d(ctx, p, zeros, n); /* runs now, also inside a graph recording */
     free(zeros);
     return st;
 }
@@ -213,6 +218,31 @@ gx_status rg_scratch(gx_ctx *ctx, size_t part_bytes, int64_t ncounters, uint64_t
     return GX_OK;
 }
 
+/* Inside a graph recording (gx/graph.h) the buffers' turns are those of the recording,
+ * replayed again and again: the last look-back launch of one replay may leave dirty
+ * the buffer that the first of the next one reads.  So each recorded launch is
+ * preceded by a recorded copy of zeros over its buffer (a memcpy node on CUDA, tiny
+ * next to a launch).  Measured: not yet (GPU only). */
+static gx_status rg_lookback_zero_recorded(gx_ctx *ctx, rg_slot *s, void *buf, size_t bytes)
+{
+    if (bytes > s->zero_cap) {
+        void *p = NULL;
+        GX__CHECK(gx__scratch_alloc(ctx, bytes, &p));
+        void *z = calloc(1, bytes);
+        gx_status st = z ? gx__mem_setup_h2d(ctx, p, z, bytes)
+                         : gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for %zu bytes of zeros", bytes);
+        free(z);
+        if (st != GX_OK) {
+            gx__scratch_free(ctx, p, bytes);
+            return st;
+        }
+        gx__scratch_free(ctx, s->zero, s->zero_cap);
+        s->zero = p;
+        s->zero_cap = bytes;
+    }
+    return ctx->be.iface->mem.d2d(&ctx->be, buf, s->zero, bytes);
+}
+
 gx_status rg_lookback_mem(gx_ctx *ctx, size_t bytes, void **use, void **clr, size_t *nclr)
 {
     rg_slot *s;
@@ -234,6 +264,8 @@ gx_status rg_lookback_mem(gx_ctx *ctx, size_t bytes, void **use, void **clr, siz
             return gx__err_prefix(st, "zeroing look-back status memory");
         s->lb_dirty[i] = 0;
     }
+    if (gx__graph_recording(ctx))
+        GX__CHECK(rg_lookback_zero_recorded(ctx, s, s->lb[i], bytes));
     *use = s->lb[i];
     *clr = s->lb[1 - i];
     *nclr = s->lb_dirty[1 - i];
@@ -783,12 +815,39 @@ static void rg_key(gx_ctx *ctx, const rg_spec *sp, int vec, gx__sbuf *b)
         gx__sb_printf(b, "|%zu:%s", parts[i] ? strlen(parts[i]) : 0, parts[i] ? parts[i] : "");
 }
 
+/* rg_key's fields as a binary key (gx__memo_bget): the same fields, copied. */
+static void rg_bkey(gx_ctx *ctx, const rg_spec *sp, int vec, gx__bkey *k)
+{
+    const int64_t nums[] = {0x7267, RG_UNROLL,     rg_fin(),        (int64_t)gx__ctx_target(ctx), (int64_t)sp->acc,
+                            (int64_t)sp->out_dtype, vec, sp->filtered, sp->with_index,               sp->nstreams};
+    gx__bkey_bytes(k, nums, sizeof nums);
+    for (int i = 0; i < sp->nstreams; i++)
+        gx__bkey_int(k, (int64_t)sp->stream_dt[i]);
+    const char *parts[] = {sp->combine, sp->better, sp->sel,         sp->identity,
+                           sp->elem,    sp->final,  sp->user_fields, sp->user_code};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        gx__bkey_str(k, parts[i]);
+}
+
 /* The kernels go into the context's memo by a short description of what they
  * compute (rg_key): generating and hashing the full source (prelude included) costs
- * tens of microseconds per call, more than a small reduction takes on the GPU. */
+ * tens of microseconds per call, more than a small reduction takes on the GPU.
+ * The same fields as a binary key (gx__memo_bget) find recent kernels without
+ * formatting that text: it was ~41% of a warm gx_reduce_into's host time (1024 f32
+ * into a 0-d array, CPU backend, one thread, perf; memo.c has the numbers). */
 static gx_status rg_kernels(gx_ctx *ctx, const rg_spec *sp, int vec, gx__kernel *k)
 {
     bool cuda = rg_is_cuda(ctx);
+    if (cuda)
+        memset(&k[1], 0, sizeof k[1]); /* CUDA folds in the same kernel: no second one */
+    gx__bkey bk;
+    bk.len = 0;
+    bk.over = false;
+    rg_bkey(ctx, sp, vec, &bk);
+    if (gx__memo_bget(ctx, &bk, k, 2 * sizeof *k)) {
+        ctx->cstats.mem_hits++;
+        return GX_OK;
+    }
     gx__sbuf key = {0};
     rg_key(ctx, sp, vec, &key);
     if (key.oom) {
@@ -797,6 +856,7 @@ static gx_status rg_kernels(gx_ctx *ctx, const rg_spec *sp, int vec, gx__kernel 
     }
     if (gx__memo_get(ctx, key.p, k, 2 * sizeof *k)) {
         gx__sb_free(&key);
+        gx__memo_bput(ctx, &bk, k, 2 * sizeof *k);
         return GX_OK;
     }
     gx__sbuf src = {0};
@@ -805,8 +865,10 @@ static gx_status rg_kernels(gx_ctx *ctx, const rg_spec *sp, int vec, gx__kernel 
         s = gx__kernel_get(ctx, src.p, sp->label, "gx_rg", &k[0]);
     if (s == GX_OK && !cuda)
         s = gx__kernel_get(ctx, src.p, sp->label, "gx_rg_fin", &k[1]);
-    if (s == GX_OK)
+    if (s == GX_OK) {
         gx__memo_put(ctx, key.p, k, 2 * sizeof *k);
+        gx__memo_bput(ctx, &bk, k, 2 * sizeof *k);
+    }
     gx__sb_free(&src);
     gx__sb_free(&key);
     return s;

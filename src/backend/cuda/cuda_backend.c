@@ -68,6 +68,12 @@ typedef struct cuda_impl {
     atomic_int bounce_busy;
     bool bounce_failed;
     struct cuda_modx *modx; /* user modules gx must remember something about */
+    /* Graph capture (gx_graph_begin): `capturing` is the stream being captured, and
+     * allocations meanwhile go through `side` (made on first need), so that the pool's
+     * blocks belong to gx, not to the graph (a captured cuMemAllocFromPoolAsync would
+     * become a graph allocation node, freed and re-made at every launch). */
+    CUstream capturing;
+    CUstream side;
 } cuda_impl;
 
 /* A user module with a checked-mode failure record (a __device__ global that gx/
@@ -284,6 +290,9 @@ static void destroy_resources(cuda_impl *im)
     im->bounce = NULL;
     if (im->stream)
         (void)cuda_drv.StreamDestroy(im->stream);
+    if (im->side)
+        (void)cuda_drv.StreamDestroy(im->side);
+    im->side = NULL;
     im->pool = NULL;
     im->stream = NULL;
     while (im->modx) {
@@ -437,6 +446,21 @@ static CUresult sync_both(cuda_impl *im)
     return r;
 }
 
+/* An allocation while a graph is recorded: on the side stream, waited for there
+ * (relaxed capture mode allows it), so the block is ready for the captured stream and
+ * stays gx's after the capture. */
+static CUresult cuda_capture_alloc(cuda_impl *im, CUdeviceptr *p, size_t bytes)
+{
+    CUresult r = CUDA_SUCCESS;
+    if (!im->side)
+        r = cuda_drv.StreamCreate(&im->side, CU_STREAM_NON_BLOCKING);
+    if (r == CUDA_SUCCESS)
+        r = cuda_drv.MemAllocFromPoolAsync(p, bytes, im->pool, im->side);
+    if (r == CUDA_SUCCESS)
+        r = cuda_drv.StreamSynchronize(im->side);
+    return r;
+}
+
 static gx_status cuda_alloc(gx__backend *be, size_t bytes, void **ptr)
 {
     cuda_impl *im = IM(be);
@@ -446,7 +470,11 @@ static gx_status cuda_alloc(gx__backend *be, size_t bytes, void **ptr)
     GX__CHECK(enter(im));
     CUdeviceptr p = 0;
     CUresult r;
-    if (im->pool) {
+    if (im->pool && im->capturing) {
+        r = cuda_capture_alloc(im, &p, bytes);
+        if (r != CUDA_SUCCESS)
+            return fail(im, r, "cuMemAllocFromPoolAsync(%zu bytes, outside the graph being recorded)", bytes);
+    } else if (im->pool) {
         r = cuda_drv.MemAllocFromPoolAsync(&p, bytes, im->pool, im->cur);
         if (r != CUDA_SUCCESS)
             return fail(im, r, "cuMemAllocFromPoolAsync(%zu bytes)", bytes);
@@ -530,6 +558,20 @@ static gx_status cuda_h2d(gx__backend *be, void *dst, const void *src, size_t n)
 {
     if (n == 0)
         return GX_OK;
+    cuda_impl *im = IM(be);
+    if (im->capturing) {
+        /* Only gx__mem_setup_h2d reaches here while a graph is recorded (the recorder
+         * refuses the others): fresh scratch, written now on the side stream. */
+        GX__CHECK(enter(im));
+        CUresult r = CUDA_SUCCESS;
+        if (!im->side)
+            r = cuda_drv.StreamCreate(&im->side, CU_STREAM_NON_BLOCKING);
+        if (r == CUDA_SUCCESS)
+            r = cuda_drv.MemcpyHtoDAsync((CUdeviceptr)(uintptr_t)dst, src, n, im->side);
+        if (r == CUDA_SUCCESS)
+            r = cuda_drv.StreamSynchronize(im->side);
+        return r == CUDA_SUCCESS ? GX_OK : fail(im, r, "cuMemcpyHtoDAsync(%zu bytes, outside a graph recording)", n);
+    }
     GX__CHECK(cuda_h2d_async(be, dst, src, n));
     return wait_copy(IM(be), "host-to-device", n);
 }
@@ -878,6 +920,66 @@ static gx_status launch_failed(cuda_impl *im, CUresult r, CUfunction fn, const g
         return gx__err_prefix(GX_ERR_LAUNCH, "launch configuration rejected");
     }
     return s;
+}
+
+/* ------------------------------------------------------------ graphs (stream capture) */
+
+static gx_status graph_syms(void)
+{
+    if (!cuda_drv.StreamBeginCapture || !cuda_drv.StreamEndCapture || !cuda_drv.GraphInstantiate ||
+        !cuda_drv.GraphLaunch || !cuda_drv.GraphExecDestroy || !cuda_drv.GraphDestroy)
+        return gx__err(GX_ERR_UNSUPPORTED, "gx_graph: this NVIDIA driver lacks the CUDA graph API (cuStreamBeginCapture,"
+                                           " cuGraphInstantiate...); update the driver or do not record graphs");
+    return GX_OK;
+}
+
+/* Relaxed mode: gx may still allocate on the side stream (cuda_capture_alloc) and
+ * query attributes while the stream is captured. */
+static gx_status cuda_capture_begin(gx__backend *be)
+{
+    cuda_impl *im = IM(be);
+    GX__CHECK(enter(im));
+    GX__CHECK(graph_syms());
+    CUresult r = cuda_drv.StreamBeginCapture(im->cur, CU_STREAM_CAPTURE_MODE_RELAXED);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuStreamBeginCapture");
+    im->capturing = im->cur;
+    return GX_OK;
+}
+
+static gx_status cuda_capture_end(gx__backend *be, void **exec)
+{
+    cuda_impl *im = IM(be);
+    *exec = NULL;
+    if (!im->capturing)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_graph_end: no CUDA stream capture is in progress");
+    CUgraph g = NULL;
+    CUresult r = cuda_drv.StreamEndCapture(im->capturing, &g);
+    im->capturing = NULL;
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuStreamEndCapture (a call inside the recording did something a CUDA graph cannot hold)");
+    CUgraphExec ge = NULL;
+    r = cuda_drv.GraphInstantiate(&ge, g, 0);
+    (void)cuda_drv.GraphDestroy(g);
+    if (r != CUDA_SUCCESS)
+        return fail(im, r, "cuGraphInstantiate");
+    *exec = (void *)ge;
+    return GX_OK;
+}
+
+static gx_status cuda_graph_launch(gx__backend *be, void *exec)
+{
+    cuda_impl *im = IM(be);
+    GX__CHECK(enter(im));
+    CUresult r = cuda_drv.GraphLaunch((CUgraphExec)exec, im->cur);
+    return r == CUDA_SUCCESS ? GX_OK : fail(im, r, "cuGraphLaunch");
+}
+
+static void cuda_graph_free(gx__backend *be, void *exec)
+{
+    (void)be;
+    if (exec && cuda_drv.GraphExecDestroy)
+        (void)cuda_drv.GraphExecDestroy((CUgraphExec)exec);
 }
 
 static gx_status cuda_launch(gx__backend *be, gx__func f, const gx__launch *l)
@@ -1260,7 +1362,7 @@ const gx__backend_iface gx__cuda_iface = {
     .name = "cuda",
     .target = GX__TARGET_CUDA,
     .caps = GX__CAP_EVENTS | GX__CAP_STREAMS | GX__CAP_ASYNC_COPY | GX__CAP_PINNED_HOST | GX__CAP_MAPPED_HOST |
-            GX__CAP_OCCUPANCY | GX__CAP_USER_KERNELS | GX__CAP_MATMUL | GX__CAP_FFT,
+            GX__CAP_OCCUPANCY | GX__CAP_USER_KERNELS | GX__CAP_MATMUL | GX__CAP_FFT | GX__CAP_GRAPHS,
     .open = cuda_open,
     .close = cuda_close,
     .info = cuda_info,
@@ -1297,6 +1399,10 @@ const gx__backend_iface gx__cuda_iface = {
             .event_elapsed = cuda_event_elapsed,
             .event_sync = cuda_event_sync,
             .event_destroy = cuda_event_destroy,
+            .capture_begin = cuda_capture_begin,
+            .capture_end = cuda_capture_end,
+            .graph_launch = cuda_graph_launch,
+            .graph_free = cuda_graph_free,
         },
     .code =
         {

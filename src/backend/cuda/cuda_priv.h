@@ -71,7 +71,13 @@
     X(MemHostGetDevicePointer, cuMemHostGetDevicePointer, 0)                                     \
     X(PointerGetAttribute, cuPointerGetAttribute, 0)                                             \
     X(PointerGetAttributes, cuPointerGetAttributes, 0)                                           \
-    X(ModuleGetGlobal, cuModuleGetGlobal, 0)
+    X(ModuleGetGlobal, cuModuleGetGlobal, 0)                                                     \
+    X(StreamBeginCapture, cuStreamBeginCapture, 0)                                               \
+    X(StreamEndCapture, cuStreamEndCapture, 0)                                                   \
+    X(GraphInstantiate, cuGraphInstantiate, 0)                                                   \
+    X(GraphLaunch, cuGraphLaunch, 0)                                                             \
+    X(GraphExecDestroy, cuGraphExecDestroy, 0)                                                   \
+    X(GraphDestroy, cuGraphDestroy, 0)
 
 #define CUDA_NVRTC_FUNCS(X)                               \
     X(Version, nvrtcVersion, 1)                           \

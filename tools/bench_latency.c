@@ -1,0 +1,280 @@
+/* bench_latency.c -- small calls at the floor (gx issue 22).
+ *
+ * host_overhead_{map,reduce,scan,filter}: the host's time per warm call on a tiny
+ * array (1024 f32), timed with the host clock around each call: on CUDA the call only
+ * queues work, so this is gx's own cost up to and including the launch call (queued
+ * work is drained with gx_sync every 32 calls, outside the timing); on the CPU it
+ * includes running the kernel on the worker threads.
+ *
+ * graph_chain10: ten dependent small calls (maps, reductions into 0-d device arrays,
+ * a scan, a copy, a mapreduce) issued one by one ("gx direct") against the same ten
+ * recorded once and replayed as one graph ("gx graph", gx/graph.h), timed with events
+ * around the whole chain.  Both rows check their final values against the host. */
+#include "bench_cases.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* ------------------------------------------------------------ host overhead */
+
+enum { HO_MAP, HO_REDUCE, HO_SCAN, HO_FILTER };
+#define HO_N 1024
+
+typedef struct ho_state {
+    gx_ctx *ctx;
+    int op;
+    gx_array *x, *out, *s0; /* s0: 0-d result of the reduction */
+    gx_array *kept;         /* the filter's latest result */
+} ho_state;
+
+static gx_status ho_call(ho_state *h)
+{
+    switch (h->op) {
+    case HO_MAP: return gx_map_into(h->ctx, "x -> 2*x + 1", 1, &h->x, NULL, h->out);
+    case HO_REDUCE: return gx_reduce_into(h->ctx, "+", h->x, NULL, h->s0);
+    case HO_SCAN: return gx_scan_into(h->ctx, "+", h->x, NULL, h->out);
+    default: {
+        gx_array_release(h->kept);
+        h->kept = NULL;
+        return gx_filter(h->ctx, "x -> x > 0.5", 1, &h->x, NULL, &h->kept);
+    }
+    }
+}
+
+/* The result of the last call against the host, from the same inputs. */
+static gx_status ho_check(ho_state *h, bench_result *r)
+{
+    const float *x = bench_inputs_f32(HO_N, 31);
+    if (!x)
+        return GX_ERR_OUT_OF_MEMORY;
+    if (h->op == HO_REDUCE) {
+        double got = 0;
+        GX_TRY(bench_read_f64(h->s0, &got));
+        long double want = 0;
+        for (int i = 0; i < HO_N; i++)
+            want += x[i];
+        bench_check_f32_sum(r, got, want, HO_N, "sum");
+        return GX_OK;
+    }
+    if (h->op == HO_FILTER) {
+        int64_t n = 0, want = 0;
+        GX_TRY(gx_array_size(h->kept, &n));
+        for (int i = 0; i < HO_N; i++)
+            want += x[i] > 0.5f;
+        bench_verdict(r, n == want, "filter kept %lld, host %lld", (long long)n, (long long)want);
+        return GX_OK;
+    }
+    float *o = NULL;
+    GX_TRY(bench_fetch(h->out, (void **)&o));
+    double acc = 0, worst = 0;
+    for (int i = 0; i < HO_N; i++) {
+        acc += x[i];
+        double want = h->op == HO_MAP ? (double)(2 * x[i] + 1) : acc;
+        /* map: exact (the same f32 operations); scan: gx/range.h's bound with
+         * sum|x| = the prefix itself (x >= 0), u = 2^-24. */
+        double tol = h->op == HO_MAP ? 0 : (double)((i + 1 < 4096 ? i + 1 : 4096) + (i + 1) / 1024 + 64) * 0x1p-24 * acc;
+        double e = fabs((double)o[i] - want) - tol;
+        worst = e > worst ? e : worst;
+    }
+    free(o);
+    bench_verdict(r, worst <= 0, "off by %.3g beyond the documented bound", worst);
+    return GX_OK;
+}
+
+static gx_status ho_case(gx_ctx *ctx, int op, const char *name, int reps, bench_result *rows, int *nrows)
+{
+    ho_state h = {.ctx = ctx, .op = op};
+    int64_t n = HO_N;
+    int calls = reps < 200 ? 200 : reps;
+    double *t = calloc((size_t)calls, sizeof *t);
+    gx_status s = t ? bench_random_f32(ctx, n, 31, &h.x) : GX_ERR_OUT_OF_MEMORY;
+    if (s == GX_OK)
+        s = bench_output_f32(ctx, n, &h.out);
+    if (s == GX_OK)
+        s = gx_array_zeros(ctx, GX_F32, 0, NULL, &h.s0);
+    for (int i = 0; s == GX_OK && i < 8; i++) /* warm: compiled, cached, pooled */
+        s = ho_call(&h);
+    if (s == GX_OK)
+        s = gx_sync(ctx);
+    for (int i = 0; s == GX_OK && i < calls; i++) {
+        double t0 = now_us();
+        s = ho_call(&h);
+        t[i] = now_us() - t0;
+        if (s == GX_OK && i % 32 == 31)
+            s = gx_sync(ctx);
+    }
+    if (s == GX_OK)
+        s = gx_sync(ctx);
+    if (s == GX_OK) {
+        qsort(t, (size_t)calls, sizeof *t, cmp_dbl);
+        bench_result *r = &rows[*nrows];
+        *r = bench_row("gx host", name, "f32", n, t[calls / 2], (double)n * 8, 0, 0, 0);
+        s = ho_check(&h, r);
+        if (s == GX_OK)
+            (*nrows)++;
+    }
+    free(t);
+    gx_array_release(h.x);
+    gx_array_release(h.out);
+    gx_array_release(h.s0);
+    gx_array_release(h.kept);
+    return s;
+}
+
+gx_status bench_case_host_overhead_map(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                       int *nrows)
+{
+    (void)k, (void)n;
+    return ho_case(ctx, HO_MAP, "host_overhead_map", reps, rows, nrows);
+}
+
+gx_status bench_case_host_overhead_reduce(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                          int *nrows)
+{
+    (void)k, (void)n;
+    return ho_case(ctx, HO_REDUCE, "host_overhead_reduce", reps, rows, nrows);
+}
+
+gx_status bench_case_host_overhead_scan(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                        int *nrows)
+{
+    (void)k, (void)n;
+    return ho_case(ctx, HO_SCAN, "host_overhead_scan", reps, rows, nrows);
+}
+
+gx_status bench_case_host_overhead_filter(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                          int *nrows)
+{
+    (void)k, (void)n;
+    return ho_case(ctx, HO_FILTER, "host_overhead_filter", reps, rows, nrows);
+}
+
+/* ------------------------------------------------------------ graph_chain10 */
+
+typedef struct g10 {
+    gx_ctx *ctx;
+    gx_array *x, *y, *z, *w, *u, *v, *q; /* n elements */
+    gx_array *s, *mx, *t, *mn;           /* 0-d */
+    gx_graph *g;
+} g10;
+
+static gx_status g10_make(gx_ctx *ctx, int64_t n, g10 *c)
+{
+    memset(c, 0, sizeof *c);
+    c->ctx = ctx;
+    GX_TRY(bench_random_f32(ctx, n, 41, &c->x));
+    gx_array **a1[] = {&c->y, &c->z, &c->w, &c->u, &c->v, &c->q};
+    for (size_t i = 0; i < sizeof a1 / sizeof a1[0]; i++)
+        GX_TRY(bench_output_f32(ctx, n, a1[i]));
+    gx_array **a0[] = {&c->s, &c->mx, &c->t, &c->mn};
+    for (size_t i = 0; i < sizeof a0 / sizeof a0[0]; i++)
+        GX_TRY(gx_array_zeros(ctx, GX_F32, 0, NULL, a0[i]));
+    return GX_OK;
+}
+
+static void g10_free(g10 *c)
+{
+    gx_graph_destroy(c->g);
+    gx_array *all[] = {c->x, c->y, c->z, c->w, c->u, c->v, c->q, c->s, c->mx, c->t, c->mn};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gx_array_release(all[i]);
+}
+
+static gx_status g10_direct(void *p)
+{
+    g10 *c = p;
+    gx_ctx *ctx = c->ctx;
+    GX_TRY(gx_map_into(ctx, "x -> 2*x + 1", 1, &c->x, NULL, c->y));
+    GX_TRY(gx_map_into(ctx, "x, y -> x*y", 2, (gx_array *[]){c->x, c->y}, NULL, c->z));
+    GX_TRY(gx_reduce_into(ctx, "+", c->z, NULL, c->s));
+    GX_TRY(gx_scan_into(ctx, "+", c->z, NULL, c->w));
+    GX_TRY(gx_reduce_into(ctx, "max", c->w, NULL, c->mx));
+    GX_TRY(gx_map_into(ctx, "w, m -> m - w", 2, (gx_array *[]){c->w, c->mx}, NULL, c->u));
+    GX_TRY(gx_array_copy_into(c->u, c->v));
+    GX_TRY(gx_mapreduce_into(ctx, "a, b -> a*b", "+", 2, (gx_array *[]){c->v, c->x}, NULL, c->t));
+    GX_TRY(gx_map_into(ctx, "x -> x * 0.5", 1, &c->y, NULL, c->q));
+    return gx_reduce_into(ctx, "min", c->q, NULL, c->mn);
+}
+
+static gx_status g10_replay(void *p) { return gx_graph_launch(((g10 *)p)->g); }
+
+/* s = sum z (gx/reduce.h's bound), mx = the scan's last prefix (gx/range.h's bound at
+ * i = n - 1; z >= 0 so the largest prefix is the last), mn exactly (f32 ops alike). */
+static gx_status g10_check(g10 *c, int64_t n, bench_result *r)
+{
+    const float *x = bench_inputs_f32(n, 41);
+    if (!x)
+        return GX_ERR_OUT_OF_MEMORY;
+    long double sum = 0;
+    float mn = INFINITY;
+    for (int64_t i = 0; i < n; i++) {
+        float y = 2 * x[i] + 1;
+        sum += (long double)(x[i] * y);
+        float q = y * 0.5f;
+        mn = q < mn ? q : mn;
+    }
+    double s = 0, mx = 0, gmn = 0;
+    GX_TRY(bench_read_f64(c->s, &s));
+    GX_TRY(bench_read_f64(c->mx, &mx));
+    GX_TRY(bench_read_f64(c->mn, &gmn));
+    bench_check_f32_sum(r, s, sum, n, "sum z");
+    double tol = (double)((n < 4096 ? n : 4096) + n / 1024 + 64) * 0x1p-24 * (double)sum;
+    bench_verdict(r, fabs(mx - (double)sum) <= tol, "max prefix %.9g, host %.9Lg (bound %.3g)", mx, sum, tol);
+    bench_verdict(r, gmn == (double)mn, "min %.9g, host %.9g", gmn, (double)mn);
+    return GX_OK;
+}
+
+gx_status bench_case_graph_chain10(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                   int *nrows)
+{
+    (void)k;
+    g10 d = {0}, g = {0};
+    gx_status s = g10_make(ctx, n, &d);
+    if (s == GX_OK)
+        s = g10_make(ctx, n, &g);
+    if (s == GX_OK)
+        s = g10_direct(&g); /* compiled and cached before the recording */
+    if (s == GX_OK)
+        s = gx_graph_begin(ctx);
+    if (s == GX_OK) {
+        gx_status r = g10_direct(&g);
+        s = gx_graph_end(ctx, &g.g);
+        s = r != GX_OK ? r : s;
+    }
+    double bytes = 12.0 * (double)n * 4; /* about what the ten calls read and write, once */
+    double us[2] = {0, 0};
+    if (s == GX_OK)
+        s = bench_time(ctx, g10_direct, &d, reps, &us[0]);
+    if (s == GX_OK)
+        s = bench_time(ctx, g10_replay, &g, reps, &us[1]);
+    if (s == GX_OK)
+        s = gx_sync(ctx);
+    static const char *impl[2] = {"gx direct", "gx graph"};
+    g10 *cs[2] = {&d, &g};
+    for (int i = 0; s == GX_OK && i < 2; i++) {
+        bench_result *r = &rows[*nrows];
+        *r = bench_row(impl[i], "graph_chain10", "f32", n, us[i], bytes, 0, 0, 0);
+        s = g10_check(cs[i], n, r);
+        if (s == GX_OK)
+            (*nrows)++;
+    }
+    g10_free(&d);
+    g10_free(&g);
+    return s;
+}
