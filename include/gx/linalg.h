@@ -34,18 +34,29 @@ typedef struct gx_matmul_opts {
                            * converted to the matrices' dtype (real dtypes take the real part) */
     gx_scalar beta;  /* dtype GX_DTYPE_DEFAULT (0) = 0 */
     gx_math_mode math;
+    gx_dtype dtype;       /* C's dtype for gx_matmul: GX_DTYPE_DEFAULT (0) = A's; with f16 or bf16
+                           * inputs also GX_F32.  *_into: 0 or out's dtype. */
     uint64_t reserved[6]; /* zero (see the conventions in gx.h) */
 } gx_matmul_opts;
 
 /* A new C = alpha·op(A)·op(B) (beta is ignored).  A and B have one dtype (f32, f64,
- * c64 or c128).  2-D: A is (m,k) after op, B (k,n), C (m,n).  3-D (strided batch, batch
+ * c64 or c128; or both f16 or both bf16, see below).  2-D: A is (m,k) after op, B (k,n), C (m,n).  3-D (strided batch, batch
  * on axis 0): C is (batch,m,n); A and B are 3-D with the same batch or 2-D (shared by
  * every batch entry).  Views work; those without a unit stride in one dimension are
  * copied (counted by gx_vendor_copies).  opts may be NULL.  Sizes above INT32_MAX per
  * dimension are GX_ERR_UNSUPPORTED. */
 GX_API gx_status gx_matmul(const gx_array *a, const gx_array *b, const gx_matmul_opts *opts, gx_array **out);
 /* C = alpha·op(A)·op(B) + beta·C into your C (`out`, the same dtype as A and B, any
- * view); it must not overlap A or B. */
+ * view; f32 also for half inputs); it must not overlap A or B.
+ *
+ * Halves: A and B both f16 or both bf16 (a mix of f16 and bf16, or a half and f32, is
+ * GX_ERR_DTYPE naming the dtypes: convert with gx_array_clone).  C is the inputs' dtype
+ * or f32 (opts->dtype for gx_matmul, out's dtype for the _into forms).  The products
+ * are exact and accumulate in f32 (CUBLAS_COMPUTE_32F: tensor cores on CUDA); alpha and
+ * beta are applied in f32 and C is rounded to its dtype once, at the end (round to
+ * nearest even).  opts->math is ignored.  On the CPU backend: OpenBLAS's cblas_sbgemm
+ * for bf16 where the library has it, else blocks of 256 along k converted to f32 and
+ * cblas_sgemm (the same f32 accumulation, only its order differs). */
 GX_API gx_status gx_matmul_into(const gx_array *a, const gx_array *b, const gx_matmul_opts *opts, gx_array *out);
 /* Batched over lists: out[i] = alpha·op(a[i])·op(b[i]) + beta·out[i] for i < count
  * (each a 2-D gx_matmul_into; the arrays may differ in shape). */

@@ -1,0 +1,251 @@
+/* test_half_ops.c -- f16 and bf16 beyond maps and reductions: matrix products (f32
+ * accumulation, against an f64 host product), random numbers, scans, filters,
+ * bound arrays, user kernels through gx/device.h, DLPack.  Half values on the host
+ * come from the library's host conversions, which test_half.c checks bit by bit
+ * against an independent reference. */
+#include "gx_test.h"
+
+static uint16_t to_half(gx_dtype t, double v) { return t == GX_F16 ? gx_f64_to_f16(v) : gx_f64_to_bf16(v); }
+static double from_half(gx_dtype t, uint16_t h) { return t == GX_F16 ? gx_f16_to_f32(h) : gx_bf16_to_f32(h); }
+static bool is_half(gx_dtype t) { return t == GX_F16 || t == GX_BF16; }
+
+/* ------------------------------------------------------------ matmul */
+
+/* A logical (batch, rows, cols) matrix of half values (batch 0: 2-D) made on the
+ * device as: mode 0 dense; mode 1 a permuted view of transposed storage (unit row
+ * stride: folded into the op, no copy); mode 2 every other column of wider storage
+ * (copied by gx).  vals receives the logical values. */
+static gx_status hm_make(gx_dtype t, int64_t batch, int64_t rows, int64_t cols, int mode, double *vals,
+                         gx_array **out, gx_array **store)
+{
+    int64_t nb = batch ? batch : 1, wide = mode == 2 ? 2 * cols : cols;
+    size_t n = (size_t)(nb * rows * wide);
+    uint16_t *h = calloc(n + 1, 2);
+    for (int64_t b = 0; b < nb; b++)
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t c = 0; c < cols; c++) {
+                uint16_t v = to_half(t, gxt_rand01() * 2 - 1);
+                vals[(b * rows + r) * cols + c] = from_half(t, v);
+                int64_t at = mode == 1 ? (b * cols + c) * rows + r : (b * rows + r) * wide + (mode == 2 ? 2 * c : c);
+                h[at] = v;
+            }
+    int nd = batch ? 3 : 2;
+    int64_t sh[3] = {batch, mode == 1 ? cols : rows, mode == 1 ? rows : wide};
+    gx_status s = gx_array_from_host(gxt_ctx(), t, nd, batch ? sh : sh + 1, h, store);
+    free(h);
+    if (s != GX_OK)
+        return s;
+    if (mode == 0)
+        return *out = *store, *store = NULL, GX_OK;
+    if (mode == 1) {
+        int p3[3] = {0, 2, 1}, p2[2] = {1, 0};
+        return gx_array_permute(*store, batch ? p3 : p2, out);
+    }
+    gx_slice sl[3] = {{0, batch, 1}, {0, rows, 1}, {0, wide, 2}};
+    return gx_array_view(*store, batch ? sl : sl + 1, out);
+}
+
+typedef struct hm_case {
+    gx_dtype tin, tout;
+    int64_t batch, m, n, k; /* batch 0: 2-D */
+    gx_op oa, ob;
+    double alpha, beta;
+    int mode_a, mode_b;
+} hm_case;
+
+/* Bound for one element: the products of halves are exact in f32; the f32 sum of k
+ * terms errs by at most gamma_k * sum|terms| (Higham 3.5) -- taken as (k + 2) * 2^-20
+ * rather than 2^-24 because tensor cores align and add with fewer guard bits than
+ * IEEE f32; alpha and beta are exact in f32 here; then C rounds once to its dtype
+ * (relative u_out, plus half the smallest subnormal). */
+static double hm_tol(const hm_case *c, double mag, double w)
+{
+    double acc = (double)(c->k + 2) * 0x1p-20 * mag;
+    double u = c->tout == GX_F16 ? 0x1p-11 : c->tout == GX_BF16 ? 0x1p-8 : 0x1p-24;
+    double tiny = c->tout == GX_F16 ? 0x1p-25 : 0x1p-140;
+    return acc + u * (fabs(w) + acc) + tiny;
+}
+
+static void hm_check(const hm_case *c)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t nb = c->batch ? c->batch : 1, m = c->m, n = c->n, k = c->k;
+    int64_t ar = c->oa == GX_OP_N ? m : k, ac = c->oa == GX_OP_N ? k : m;
+    int64_t br = c->ob == GX_OP_N ? k : n, bc = c->ob == GX_OP_N ? n : k;
+    double *va = malloc(sizeof(double) * (size_t)(nb * ar * ac + 1)),
+           *vb = malloc(sizeof(double) * (size_t)(nb * br * bc + 1)),
+           *vc = malloc(sizeof(double) * (size_t)(nb * m * n + 1));
+    gx_array *A = NULL, *As = NULL, *B = NULL, *Bs = NULL, *C = NULL;
+    GXT_OK(hm_make(c->tin, c->batch, ar, ac, c->mode_a, va, &A, &As));
+    GXT_OK(hm_make(c->tin, c->batch, br, bc, c->mode_b, vb, &B, &Bs));
+    size_t csz = gx_dtype_size(c->tout), cn = (size_t)(nb * m * n);
+    char *hc = malloc(cn * csz + 1);
+    for (size_t i = 0; i < cn; i++) { /* C's old values, for beta */
+        double v = gxt_rand01() * 2 - 1;
+        if (is_half(c->tout)) {
+            uint16_t h = to_half(c->tout, v);
+            memcpy(hc + 2 * i, &h, 2);
+            vc[i] = from_half(c->tout, h);
+        } else {
+            float f = (float)v;
+            memcpy(hc + 4 * i, &f, 4);
+            vc[i] = f;
+        }
+    }
+    int64_t cs[3] = {c->batch, m, n};
+    GXT_OK(gx_array_from_host(ctx, c->tout, c->batch ? 3 : 2, c->batch ? cs : cs + 1, hc, &C));
+    gx_matmul_opts o = {.op_a = c->oa, .op_b = c->ob};
+    if (c->alpha != 1)
+        o.alpha = GX_SCALAR_F64(c->alpha);
+    if (c->beta != 0)
+        o.beta = GX_SCALAR_F64(c->beta);
+    GXT_OK(gx_matmul_into(A, B, &o, C));
+    GXT_OK(gx_array_to_host(C, hc, cn * csz));
+    for (int64_t b = 0; b < nb; b++)
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double s = 0, mag = 0;
+                for (int64_t p = 0; p < k; p++) {
+                    double x = c->oa == GX_OP_N ? va[(b * ar + i) * ac + p] : va[(b * ar + p) * ac + i];
+                    double y = c->ob == GX_OP_N ? vb[(b * br + p) * bc + j] : vb[(b * br + j) * bc + p];
+                    s += x * y, mag += fabs(x * y);
+                }
+                size_t at = (size_t)((b * m + i) * n + j);
+                double w = c->alpha * s + c->beta * vc[at];
+                double got;
+                if (is_half(c->tout)) {
+                    uint16_t h;
+                    memcpy(&h, hc + 2 * at, 2);
+                    got = from_half(c->tout, h);
+                } else {
+                    float f;
+                    memcpy(&f, hc + 4 * at, 4);
+                    got = f;
+                }
+                double tol = hm_tol(c, fabs(c->alpha) * mag + fabs(c->beta * vc[at]), w);
+                if (!(fabs(got - w) <= tol)) {
+                    GXT_FAIL_AT(__FILE__, __LINE__,
+                                "%s->%s batch %lld m=%lld n=%lld k=%lld ops %d,%d modes %d,%d at (%lld,%lld,%lld): "
+                                "%.9g want %.9g (bound %.3g)",
+                                gx_dtype_name(c->tin), gx_dtype_name(c->tout), (long long)c->batch, (long long)m,
+                                (long long)n, (long long)k, c->oa, c->ob, c->mode_a, c->mode_b, (long long)b,
+                                (long long)i, (long long)j, got, w, tol);
+                    b = nb, i = m;
+                    break;
+                }
+            }
+    gx_array_release(A), gx_array_release(As), gx_array_release(B), gx_array_release(Bs), gx_array_release(C);
+    free(va), free(vb), free(vc), free(hc);
+}
+
+/* A gx without CBLAS has no matmul on the CPU backend: skip, naming the package. */
+static bool hm_here(void)
+{
+    int64_t s11[2] = {1, 1};
+    gx_array *a = NULL, *b = NULL, *c = NULL;
+    gx_array_zeros(gxt_ctx(), GX_F16, 2, s11, &a);
+    gx_array_zeros(gxt_ctx(), GX_F16, 2, s11, &b);
+    gx_array_zeros(gxt_ctx(), GX_F16, 2, s11, &c);
+    gx_status s = gx_matmul_into(a, b, NULL, c);
+    gx_array_release(a), gx_array_release(b), gx_array_release(c);
+    if (s == GX_ERR_UNSUPPORTED && strstr(gx_last_error(), "without CBLAS")) {
+        gxt_skip("this gx was built without CBLAS: install libopenblas-dev and rebuild");
+        return false;
+    }
+    return true;
+}
+
+GXT_TEST(half_matmul_values)
+{
+    if (!hm_here())
+        return;
+    gx_dtype ins[2] = {GX_F16, GX_BF16};
+    for (int ti = 0; ti < 2; ti++) {
+        gx_dtype outs[2] = {ins[ti], GX_F32};
+        for (int to = 0; to < 2; to++) {
+            gx_dtype a = ins[ti], c = outs[to];
+            hm_case cases[] = {
+                {a, c, 0, 1, 1, 1, GX_OP_N, GX_OP_N, 1, 0, 0, 0},
+                {a, c, 0, 33, 17, 65, GX_OP_N, GX_OP_N, 1, 0, 0, 0},
+                {a, c, 0, 33, 17, 65, GX_OP_T, GX_OP_N, 0.5, -1.25, 0, 0},
+                {a, c, 0, 31, 32, 300, GX_OP_N, GX_OP_T, 1, 1, 0, 0}, /* k over one 256 block */
+                {a, c, 0, 7, 5, 0, GX_OP_N, GX_OP_N, 1, 0.5, 0, 0},   /* k = 0: C = beta C */
+                {a, c, 0, 9, 13, 33, GX_OP_N, GX_OP_N, 1, 0, 1, 2},   /* transposed view, strided copy */
+                {a, c, 0, 9, 13, 33, GX_OP_T, GX_OP_T, -1, 0, 2, 1},
+                {a, c, 3, 17, 9, 31, GX_OP_N, GX_OP_N, 1, 0.25, 0, 0}, /* strided batch */
+                {a, c, 2, 8, 6, 40, GX_OP_T, GX_OP_N, 2, 0, 1, 0},
+            };
+            for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+                hm_check(&cases[i]);
+        }
+    }
+}
+
+GXT_TEST(half_matmul_allocating_and_dtypes)
+{
+    if (!hm_here())
+        return;
+    gx_ctx *ctx = gxt_ctx();
+    int64_t s23[2] = {2, 3}, s32[2] = {3, 2};
+    uint16_t ha[6], hb[6];
+    double a[6], b[6];
+    for (int i = 0; i < 6; i++) {
+        ha[i] = gx_f32_to_f16((float)(i + 1)), a[i] = i + 1;
+        hb[i] = gx_f32_to_f16((float)(i - 2) * 0.5f), b[i] = (i - 2) * 0.5;
+    }
+    gx_array *A = NULL, *B = NULL, *C = NULL, *C32 = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F16, 2, s23, ha, &A));
+    GXT_OK(gx_array_from_host(ctx, GX_F16, 2, s32, hb, &B));
+    GXT_OK(gx_matmul(A, B, NULL, &C));
+    gx_matmul_opts o = {.dtype = GX_F32};
+    GXT_OK(gx_matmul(A, B, &o, &C32));
+    gx_array_desc d;
+    GXT_OK(gx_array_describe(C, &d));
+    GXT_CHECK(d.dtype == GX_F16 && d.ndim == 2 && d.shape[0] == 2 && d.shape[1] == 2);
+    GXT_OK(gx_array_describe(C32, &d));
+    GXT_CHECK(d.dtype == GX_F32);
+    uint16_t hc[4];
+    float fc[4];
+    GXT_OK(gx_array_to_host(C, hc, sizeof hc));
+    GXT_OK(gx_array_to_host(C32, fc, sizeof fc));
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            double s = 0;
+            for (int p = 0; p < 3; p++)
+                s += a[i * 3 + p] * b[p * 2 + j];
+            GXT_CHECK(gx_f16_to_f32(hc[i * 2 + j]) == s && fc[i * 2 + j] == s); /* small integers: exact */
+        }
+    gx_array_release(A), gx_array_release(B), gx_array_release(C), gx_array_release(C32);
+}
+
+GXT_TEST(half_matmul_bad_input)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t s22[2] = {2, 2};
+    gx_array *H = NULL, *Bf = NULL, *F = NULL, *D = NULL, *N = NULL;
+    GXT_OK(gx_array_zeros(ctx, GX_F16, 2, s22, &H));
+    GXT_OK(gx_array_zeros(ctx, GX_BF16, 2, s22, &Bf));
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 2, s22, &F));
+    GXT_OK(gx_array_zeros(ctx, GX_F64, 2, s22, &D));
+    GXT_OK(gx_array_zeros(ctx, GX_F16, 2, s22, &N));
+    GXT_STATUS(gx_matmul_into(H, Bf, NULL, F), GX_ERR_DTYPE); /* f16 x bf16 */
+    GXT_MSG_HAS("a=f16");
+    GXT_MSG_HAS("b=bf16");
+    GXT_STATUS(gx_matmul_into(H, F, NULL, F), GX_ERR_DTYPE); /* f16 x f32 */
+    GXT_MSG_HAS("b=f32");
+    GXT_STATUS(gx_matmul_into(H, N, NULL, Bf), GX_ERR_DTYPE); /* f16 inputs, bf16 out */
+    GXT_MSG_HAS("c=bf16");
+    GXT_STATUS(gx_matmul_into(H, N, NULL, D), GX_ERR_DTYPE); /* f16 inputs, f64 out */
+    gx_array *out = NULL;
+    GXT_STATUS(gx_matmul(H, Bf, NULL, &out), GX_ERR_DTYPE);
+    GXT_MSG_HAS("bf16");
+    gx_matmul_opts o = {.dtype = GX_F64};
+    GXT_STATUS(gx_matmul(H, N, &o, &out), GX_ERR_DTYPE);
+    GXT_MSG_HAS("f64");
+    o.dtype = GX_F16;
+    GXT_STATUS(gx_matmul(F, F, &o, &out), GX_ERR_DTYPE); /* f32 inputs: C is f32 */
+    GXT_CHECK(out == NULL);
+    o.dtype = GX_F32;
+    GXT_STATUS(gx_matmul_into(H, N, &o, Bf), GX_ERR_DTYPE); /* opts->dtype disagrees with out */
+    gx_array_release(H), gx_array_release(Bf), gx_array_release(F), gx_array_release(D), gx_array_release(N);
+}
