@@ -249,3 +249,89 @@ GXT_TEST(half_matmul_bad_input)
     GXT_STATUS(gx_matmul_into(H, N, &o, Bf), GX_ERR_DTYPE); /* opts->dtype disagrees with out */
     gx_array_release(H), gx_array_release(Bf), gx_array_release(F), gx_array_release(D), gx_array_release(N);
 }
+
+/* ------------------------------------------------------------ random numbers */
+
+/* Philox4x32-10 (Random123 constants), written again here: the words of block b. */
+static void hr_philox(uint64_t b, gx_rng r, uint32_t w[4])
+{
+    uint32_t c0 = (uint32_t)b, c1 = (uint32_t)(b >> 32), c2 = (uint32_t)r.offset, c3 = (uint32_t)(r.offset >> 32);
+    uint32_t k0 = (uint32_t)r.seed, k1 = (uint32_t)(r.seed >> 32);
+    for (int i = 0; i < 10; i++) {
+        uint64_t p = 0xD2511F53ull * c0, q = 0xCD9E8D57ull * c2;
+        uint32_t n0 = (uint32_t)(q >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p >> 32) ^ c3 ^ k1;
+        c0 = n0, c1 = (uint32_t)q, c2 = n2, c3 = (uint32_t)p;
+        k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
+    }
+    w[0] = c0, w[1] = c1, w[2] = c2, w[3] = c3;
+}
+
+/* Uniform halves are bit-exact grid values (top 11 / 8 bits), in [0, 1); normal
+ * halves are the f32 Box-Muller value rounded (within the unit roundoff of the double
+ * formula, plus f32's); statistics; a strided view; odd sizes. */
+GXT_TEST(half_rand_uniform_and_normal)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_dtype ts[2] = {GX_F16, GX_BF16};
+    for (int ti = 0; ti < 2; ti++) {
+        gx_dtype t = ts[ti];
+        int bits = t == GX_F16 ? 11 : 8;
+        double u = t == GX_F16 ? 0x1p-11 : 0x1p-8;
+        const int64_t sizes[] = {1, 31, 33, 100001};
+        for (size_t z = 0; z < 4; z++) {
+            int64_t n = sizes[z];
+            gx_rng r = {77 + (uint64_t)z, 5, 3};
+            gx_array *U = NULL, *N = NULL;
+            GXT_OK(gx_rand(ctx, r, t, 1, &n, &U));
+            GXT_OK(gx_randn(ctx, r, t, 1, &n, &N));
+            uint16_t *hu = malloc((size_t)n * 2), *hn = malloc((size_t)n * 2);
+            GXT_OK(gx_array_to_host(U, hu, (size_t)n * 2));
+            GXT_OK(gx_array_to_host(N, hn, (size_t)n * 2));
+            double s1 = 0, s2 = 0, m1 = 0, m2 = 0;
+            int bad = 0;
+            for (int64_t i = 0; i < n && bad < 3; i++) {
+                uint64_t g = r.start + (uint64_t)i;
+                uint32_t w[4];
+                hr_philox(g / 4, r, w);
+                double want = (double)(w[g % 4] >> (32 - bits)) * ldexp(1, -bits), got = from_half(t, hu[i]);
+                int q = (int)(g % 4) / 2;
+                double u1 = ((double)w[2 * q] + 0.5) * 0x1p-32, u2 = (double)w[2 * q + 1] * 0x1p-32;
+                double rad = sqrt(-2 * log(u1)), ang = 6.283185307179586477 * u2;
+                double nw = g % 2 ? rad * sin(ang) : rad * cos(ang), ng = from_half(t, hn[i]);
+                if (got != want || !(got >= 0 && got < 1) || !(fabs(ng - nw) <= (u + 0x1p-23) * fabs(nw) + 0x1p-25)) {
+                    GXT_FAIL_AT(__FILE__, __LINE__, "%s n=%lld i=%lld: uniform %.9g want %.9g, normal %.9g want %.9g",
+                                gx_dtype_name(t), (long long)n, (long long)i, got, want, ng, nw);
+                    bad++;
+                }
+                s1 += got, s2 += got * got, m1 += ng, m2 += ng * ng;
+            }
+            if (n > 1000) {
+                double mean = s1 / (double)n, var = s2 / (double)n - mean * mean;
+                GXT_NEAR(mean, 0.5 - u / 2, 5e-3); /* the grid's mean */
+                GXT_NEAR(var, 1.0 / 12 - u * u / 12, 5e-3);
+                double nm = m1 / (double)n, nv = m2 / (double)n - nm * nm;
+                GXT_CHECK(fabs(nm) < 0.02 && fabs(nv - 1) < 0.03);
+            }
+            /* into every other element of a wider array: the same numbers, untouched gaps */
+            int64_t n2 = 2 * n;
+            gx_array *W = NULL, *V = NULL;
+            GXT_OK(gx_array_zeros(ctx, t, 1, &n2, &W));
+            gx_slice sl = {0, n2, 2};
+            GXT_OK(gx_array_view(W, &sl, &V));
+            GXT_OK(gx_rand_into(r, V));
+            uint16_t *hw = malloc((size_t)n2 * 2);
+            GXT_OK(gx_array_to_host(W, hw, (size_t)n2 * 2));
+            for (int64_t i = 0; i < n; i++)
+                if (hw[2 * i] != hu[i] || hw[2 * i + 1] != 0) {
+                    GXT_FAIL_AT(__FILE__, __LINE__, "%s view i=%lld", gx_dtype_name(t), (long long)i);
+                    break;
+                }
+            free(hu), free(hn), free(hw);
+            gx_array_release(U), gx_array_release(N), gx_array_release(W), gx_array_release(V);
+        }
+    }
+    int64_t n = 4;
+    gx_array *o = NULL;
+    GXT_STATUS(gx_rand_int(ctx, (gx_rng){0, 0, 0}, 0, 10, GX_F16, 1, &n, &o), GX_ERR_DTYPE);
+    GXT_MSG_HAS("f16");
+}

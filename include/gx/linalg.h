@@ -79,6 +79,9 @@ GX_API gx_status gx_matmul_batched_into(int count, const gx_array *const *a, con
  *       f32: W = 4, pair j = (g % 4) / 2 uses u1 = (w[2j] + 0.5) * 2^-32, u2 = w[2j+1] * 2^-32
  *       f64: W = 2, u1 = ((w0:w1 >> 11) + 0.5) * 2^-53, u2 = (w2:w3 >> 11) * 2^-53
  *       r = sqrt(-2 ln u1); element g is r cos(2 pi u2) when g is even in its pair, r sin(2 pi u2) when odd.
+ *   f16 / bf16 (W = 4, the f32 words): uniform = (w >> 21) * 2^-11 (f16) or (w >> 24) * 2^-8
+ *       (bf16): the format's grid in [0, 1), exact, never 1 (a rounded f32 draw could reach
+ *       1.0); randn: the f32 value above rounded to the half (to nearest even).
  * Uniform and integer outputs are bit-identical on every backend.  randn goes through
  * the platform's double log/sin/cos: f32 results are equal in practice (rounding from
  * double hides their last-ulp differences), f64 results agree within 2 ulp.
@@ -91,11 +94,11 @@ typedef struct gx_rng {
     uint64_t start;  /* index of out's first element in the stream */
 } gx_rng;
 
-/* A new array (f32 or f64) of uniform numbers in [0, 1). */
+/* A new array (f16, bf16, f32 or f64) of uniform numbers in [0, 1). */
 GX_API gx_status gx_rand(gx_ctx *ctx, gx_rng rng, gx_dtype dtype, int ndim, const int64_t *shape, gx_array **out);
-/* Fills `out` (f32 or f64, any view) with uniform numbers in [0, 1). */
+/* Fills `out` (f16, bf16, f32 or f64, any view) with uniform numbers in [0, 1). */
 GX_API gx_status gx_rand_into(gx_rng rng, gx_array *out);
-/* A new array / your array (f32 or f64) of standard normal numbers. */
+/* A new array / your array (f16, bf16, f32 or f64) of standard normal numbers. */
 GX_API gx_status gx_randn(gx_ctx *ctx, gx_rng rng, gx_dtype dtype, int ndim, const int64_t *shape, gx_array **out);
 GX_API gx_status gx_randn_into(gx_rng rng, gx_array *out);
 /* A new array / your array (an integer dtype) of integers in [lo, hi): lo < hi and
