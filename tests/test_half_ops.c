@@ -470,3 +470,63 @@ GXT_TEST(half_filter_and_findall)
     GXT_MSG_HAS("gx_array_clone");
     gx_array_release(a);
 }
+
+/* ------------------------------------------------------------ bound arrays */
+
+#include "gx/reduce.h"
+
+/* A gather from a bound f16 / bf16 table (read as f32, exactly the stored values),
+ * a reversed (negatively strided) view, a 2-d table, an out-of-range index; a map
+ * over an i32 index array with an f32 result, and a reduction over the same reads. */
+GXT_TEST(half_bound_arrays)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_dtype ts[2] = {GX_F16, GX_BF16};
+    for (int ti = 0; ti < 2; ti++) {
+        gx_dtype t = ts[ti];
+        int64_t nt = 37, ni = 33, sh2[2] = {37, 1};
+        uint16_t tab[37];
+        int32_t idx[33];
+        for (int i = 0; i < 37; i++)
+            tab[i] = to_half(t, (gxt_rand01() - 0.5) * 100);
+        for (int i = 0; i < 33; i++)
+            idx[i] = (i * 7) % 37;
+        gx_array *T = NULL, *R = NULL, *T2 = NULL, *I = NULL, *O = NULL, *O2 = NULL, *O3 = NULL;
+        GXT_OK(gx_array_from_host(ctx, t, 1, &nt, tab, &T));
+        GXT_OK(gx_array_from_host(ctx, t, 2, sh2, tab, &T2));
+        gx_slice rev = {36, -38, -1}; /* Python: stop -38 is before element 0 */
+        GXT_OK(gx_array_view(T, &rev, &R));
+        GXT_OK(gx_array_from_host(ctx, GX_I32, 1, &ni, idx, &I));
+        gx_bind b[3] = {GX_BIND("tab", T), GX_BIND("rev", R), GX_BIND("m", T2)};
+        gx_map_opts o = {0};
+        o.arrays = b, o.narrays = 3;
+        GXT_OK(gx_map(ctx, "i -> tab[i] + 2 * rev[i]", 1, &I, &o, &O));
+        GXT_OK(gx_map(ctx, "i -> m[i, 0]", 1, &I, &o, &O2));
+        gx_array_desc d;
+        GXT_OK(gx_array_describe(O, &d));
+        GXT_CHECK(d.dtype == GX_F32);
+        float f[33], g[33];
+        GXT_OK(gx_array_to_host(O, f, sizeof f));
+        GXT_OK(gx_array_to_host(O2, g, sizeof g));
+        for (int i = 0; i < 33; i++) {
+            float want = (float)from_half(t, tab[idx[i]]) + 2 * (float)from_half(t, tab[36 - idx[i]]);
+            if (f[i] != want || g[i] != (float)from_half(t, tab[idx[i]])) {
+                GXT_FAIL_AT(__FILE__, __LINE__, "%s i=%d: %g %g want %g %g", gx_dtype_name(t), i, f[i], g[i], want,
+                            from_half(t, tab[idx[i]]));
+                break;
+            }
+        }
+        gx_scalar s;
+        gx_reduce_opts ro = {0};
+        ro.arrays = b, ro.narrays = 1;
+        GXT_OK(gx_mapreduce(ctx, "i -> tab[i]", "max", 1, &I, &ro, &s));
+        double best = -INFINITY;
+        for (int i = 0; i < 33; i++)
+            best = from_half(t, tab[idx[i]]) > best ? from_half(t, tab[idx[i]]) : best;
+        GXT_CHECK(s.v.f == best);
+        GXT_STATUS(gx_map(ctx, "i -> tab[i + 5]", 1, &I, &o, &O3), GX_ERR_INDEX);
+        GXT_MSG_HAS("tab");
+        gx_array_release(T), gx_array_release(R), gx_array_release(T2), gx_array_release(I);
+        gx_array_release(O), gx_array_release(O2), gx_array_release(O3);
+    }
+}

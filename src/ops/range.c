@@ -236,6 +236,7 @@ static gx_status merge_binds(const gx_pipe *p, const char *what, const gx_pipe_o
         if (out->n == BD_MAX)
             return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: at most %d bound arrays over a whole pipeline", what, BD_MAX);
         out->arr[out->n] = st.arr[k];
+        out->sdt[out->n] = st.sdt[k];
         out->a[out->n++] = st.a[k];
     }
     return GX_OK;
