@@ -1,6 +1,6 @@
 /* test_half_ops.c -- f16 and bf16 beyond maps and reductions: matrix products (f32
  * accumulation, against an f64 host product), random numbers, scans, filters,
- * bound arrays, user kernels through gx/device.h, DLPack.  Half values on the host
+ * bound arrays (user kernels: test_kernel.c; DLPack: test_interop.c).  Half values on the host
  * come from the library's host conversions, which test_half.c checks bit by bit
  * against an independent reference. */
 #include "gx_test.h"
