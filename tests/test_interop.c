@@ -454,7 +454,7 @@ static const struct {
     {GX_BOOL, 6, 8},           {GX_I8, kDLInt, 8},    {GX_I16, kDLInt, 16},   {GX_I32, kDLInt, 32},
     {GX_I64, kDLInt, 64},      {GX_U8, kDLUInt, 8},   {GX_U16, kDLUInt, 16},  {GX_U32, kDLUInt, 32},
     {GX_U64, kDLUInt, 64},     {GX_F32, kDLFloat, 32}, {GX_F64, kDLFloat, 64}, {GX_C64, kDLComplex, 64},
-    {GX_C128, kDLComplex, 128},
+    {GX_C128, kDLComplex, 128}, {GX_F16, kDLFloat, 16}, {GX_BF16, kDLBfloat, 16},
 };
 
 GXT_TEST(interop_dlpack_export_import_roundtrip)
@@ -599,12 +599,12 @@ GXT_TEST(interop_dlpack_import_handbuilt)
 
     /* What gx cannot hold: named, and the tensor stays the caller's. */
     t.dl_tensor.strides = NULL;
-    t.dl_tensor.dtype = (DLDataType){kDLFloat, 16, 1};
+    t.dl_tensor.dtype = (DLDataType){kDLFloat, 8, 1};
     GXT_STATUS(gx_array_from_dlpack(ctx, &t, &a), GX_ERR_DTYPE);
-    GXT_MSG_HAS("float16");
-    t.dl_tensor.dtype = (DLDataType){kDLBfloat, 16, 1};
+    GXT_MSG_HAS("float8");
+    t.dl_tensor.dtype = (DLDataType){kDLBfloat, 32, 1};
     GXT_STATUS(gx_array_from_dlpack(ctx, &t, &a), GX_ERR_DTYPE);
-    GXT_MSG_HAS("bfloat16");
+    GXT_MSG_HAS("bfloat32");
     t.dl_tensor.dtype = (DLDataType){kDLFloat, 32, 4};
     GXT_STATUS(gx_array_from_dlpack(ctx, &t, &a), GX_ERR_DTYPE);
     GXT_MSG_HAS("float32x4");

@@ -843,3 +843,113 @@ GXT_TEST(kernel_divergent_barrier_is_reported)
     gx_kernel_destroy(k);
     gx_kernel_destroy(k2);
 }
+
+/* gx/device.h's halves in a user kernel (CPU and CUDA backends): every f16 and bf16
+ * pattern widened, and floats narrowed -- random bit patterns (NaNs, infinities,
+ * subnormals), exact f16 midpoints and exact bf16 midpoints (the ties) -- each
+ * bit-identical with the host functions of gx.h.  gx_f16 / gx_bf16 pointer
+ * parameters take f16 / bf16 arrays. */
+static const char *HALVES = "#include <gx/device.h>\n"
+                            "extern \"C\" __global__ void halves(const gx_f16 *h, const gx_bf16 *hb, const float *f,\n"
+                            "    float *wide, float *wideb, gx_f16 *nh, gx_bf16 *nb, int64_t n)\n"
+                            "{\n"
+                            "    GX_FOR_EACH(i, n) {\n"
+                            "        wide[i] = gx_f16_to_float(h[i]);\n"
+                            "        wideb[i] = gx_bf16_to_float(hb[i]);\n"
+                            "        nh[i] = gx_float_to_f16(f[i]);\n"
+                            "        nb[i] = gx_float_to_bf16(f[i]);\n"
+                            "    }\n"
+                            "}\n";
+
+static uint32_t f_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+GXT_TEST(kernel_device_halves_match_host)
+{
+    gx_ctx *ctx = gxt_ctx();
+    if (!ctx)
+        return;
+    int64_t n = 3 * 65536;
+    uint16_t *h = malloc((size_t)n * 2), *nh = malloc((size_t)n * 2), *nb = malloc((size_t)n * 2);
+    float *f = malloc((size_t)n * 4), *w = malloc((size_t)n * 4), *wb = malloc((size_t)n * 4);
+    uint64_t st = 0x9E3779B97F4A7C15ull;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t p = (uint32_t)(i & 0xffff), bits;
+        h[i] = (uint16_t)p;
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        if (i < 65536) {
+            bits = (uint32_t)(st >> 32); /* any pattern */
+        } else if (i < 2 * 65536) { /* halfway between f16 p and its successor (p < 0x7c00 and sign) */
+            uint16_t q = (uint16_t)(p & 0x7bff);
+            double mid = ((double)gx_f16_to_f32(q) + (double)gx_f16_to_f32((uint16_t)(q + 1))) / 2;
+            float m = (float)(p & 0x8000 ? -mid : mid);
+            memcpy(&bits, &m, 4);
+        } else {
+            bits = p << 16 | 0x8000u; /* a bf16 tie */
+        }
+        memcpy(&f[i], &bits, 4);
+    }
+    gx_array *H = NULL, *HB = NULL, *F = NULL, *W = NULL, *WB = NULL, *NH = NULL, *NB = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F16, 1, &n, h, &H));
+    GXT_OK(gx_array_from_host(ctx, GX_BF16, 1, &n, h, &HB));
+    GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, f, &F));
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &W));
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &WB));
+    GXT_OK(gx_array_zeros(ctx, GX_F16, 1, &n, &NH));
+    GXT_OK(gx_array_zeros(ctx, GX_BF16, 1, &n, &NB));
+    gx_kernel *k = NULL;
+    GXT_OK(gx_kernel_compile(ctx, HALVES, "halves", NULL, &k));
+    gx_launch_cfg cfg;
+    unsigned fill = 0;
+    GXT_OK(gx_kernel_suggest(k, n, 0, &cfg, &fill));
+    gx_karg args[] = {GX_KARG_ARRAY(H),  GX_KARG_ARRAY(HB), GX_KARG_ARRAY(F),  GX_KARG_ARRAY(W),
+                      GX_KARG_ARRAY(WB), GX_KARG_ARRAY(NH), GX_KARG_ARRAY(NB), GX_KARG_I64(n)};
+    GXT_OK(gx_kernel_launch(k, &cfg, 8, args));
+    GXT_OK(gx_array_to_host(W, w, (size_t)n * 4));
+    GXT_OK(gx_array_to_host(WB, wb, (size_t)n * 4));
+    GXT_OK(gx_array_to_host(NH, nh, (size_t)n * 2));
+    GXT_OK(gx_array_to_host(NB, nb, (size_t)n * 2));
+    int bad = 0;
+    for (int64_t i = 0; i < n && bad < 10; i++) {
+        bool ok = f_bits(w[i]) == f_bits(gx_f16_to_f32(h[i])) && f_bits(wb[i]) == f_bits(gx_bf16_to_f32(h[i])) &&
+                  nh[i] == gx_f32_to_f16(f[i]) && nb[i] == gx_f32_to_bf16(f[i]);
+        if (!ok) {
+            GXT_FAIL_AT(__FILE__, __LINE__,
+                        "i=%lld: widen %04x -> %08x / %08x (host %08x / %08x); narrow %08x -> %04x / %04x (host "
+                        "%04x / %04x)",
+                        (long long)i, h[i], f_bits(w[i]), f_bits(wb[i]), f_bits(gx_f16_to_f32(h[i])),
+                        f_bits(gx_bf16_to_f32(h[i])), f_bits(f[i]), nh[i], nb[i], gx_f32_to_f16(f[i]),
+                        gx_f32_to_bf16(f[i]));
+            bad++;
+        }
+    }
+    /* and on the host, through this header's portable part */
+    for (int64_t i = 0; i < n && bad < 10; i++) {
+        gx_f16 a = gx_f16_make(h[i]);
+        gx_bf16 b = gx_bf16_make(h[i]);
+        if (f_bits(gx_f16_to_float(a)) != f_bits(w[i]) || f_bits(gx_bf16_to_float(b)) != f_bits(wb[i]) ||
+            gx_float_to_f16(f[i]).b != nh[i] || gx_float_to_bf16(f[i]).b != nb[i]) {
+            GXT_FAIL_AT(__FILE__, __LINE__, "host device.h i=%lld", (long long)i);
+            bad++;
+        }
+    }
+    GXT_OK(gx_kernel_destroy(k));
+    gx_array_release(H), gx_array_release(HB), gx_array_release(F), gx_array_release(W), gx_array_release(WB);
+    gx_array_release(NH), gx_array_release(NB);
+    free(h), free(nh), free(nb), free(f), free(w), free(wb);
+}
+
+/* The same kernel through NVRTC (no GPU needed): gx/device.h's halves compile as CUDA. */
+GXT_TEST(kernel_device_halves_ptx_offline)
+{
+    if (!gxt_have_nvrtc())
+        return;
+    char *ptx = NULL;
+    GXT_OK(gx_kernel_ptx_offline(HALVES, "halves", "sm_90", NULL, &ptx));
+    GXT_CHECK(strstr(ptx, ".entry halves") != NULL);
+    gx_text_free(ptx);
+}

@@ -299,6 +299,7 @@ GXT_TEST(rand_cuda_source_compiles)
     } v[] = {
         {0, GX_F32, 0},    {0, GX_F64, 0},          {1, GX_F32, 0}, {1, GX_F64, 0},          {2, GX_I8, 10},
         {2, GX_U16, 1000}, {2, GX_I32, 1ull << 32}, {2, GX_I64, 5}, {2, GX_I64, 1ull << 40}, {2, GX_U64, 0},
+        {0, GX_F16, 0},    {0, GX_BF16, 0},         {1, GX_F16, 0}, {1, GX_BF16, 0},
     };
     for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
         gx__sbuf src = {0};

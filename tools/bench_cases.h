@@ -103,6 +103,13 @@ gx_status bench_case_scatter_add_det(gx_ctx *ctx, gx_backend_kind k, int64_t n, 
                                      int *nrows);
 gx_status bench_case_where(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 
+/* bench_half.c: f16 / bf16 (sum, sin^2+cos^2, l2 distance; GEMM in TFLOP/s) */
+gx_status bench_case_sum_f16(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_sin2cos2_f16(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                  int *nrows);
+gx_status bench_case_l2dist_f16(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_gemm_f16(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_gemm_bf16(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 /* bench_sort.c: sorting and histograms */
 gx_status bench_case_sort_f32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 gx_status bench_case_sort_u32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);

@@ -22,10 +22,13 @@
 //   {"impl":"cuda-hand"|"cuda-hand-sr",...,"ref":true}   hand-written reference
 //    kernels for the iota pipeline (listed in the report, not compared against)
 // bytes = the fewest bytes the operation must move (0 for sort and sgemm);
-// flops = 2*m^3 for sgemm, 0 elsewhere.
+// flops = 2*m^3 for sgemm and gemm_f16 / gemm_bf16 (cublasGemmEx, f16 / bf16 A, B
+// and C, CUBLAS_COMPUTE_32F: gx's gemm_f16 / gemm_bf16), 0 elsewhere.
 
 #include <cub/cub.cuh>
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 #include <cuda_runtime.h>
@@ -558,6 +561,71 @@ static void bench_sgemm(cublasHandle_t h, int m) {
   emit("cublas", "sgemm", "f32", (size_t)m, s, 0, 2.0 * m * (double)m * m, 1, ok, extra);
 }
 
+// f16 / bf16 copies of f32 data (round to nearest even)
+__global__ void f32_to_f16(const float* x, __half* y, size_t n) {
+  size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) y[i] = __float2half_rn(x[i]);
+}
+__global__ void f32_to_bf16(const float* x, __nv_bfloat16* y, size_t n) {
+  size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    y[i] = __float2bfloat16_rn(x[i]);
+}
+
+// The value of a finite half's bits on the host (the inputs here are finite).
+static double half_value(uint16_t h, bool bf) {
+  if (bf) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+  int e = (h >> 10) & 31, m = h & 1023;
+  double v = e == 0 ? std::ldexp((double)m, -24) : std::ldexp((double)(m | 1024), e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+// cublasGemmEx on f16 or bf16 (A, B, C of that type, f32 accumulation): the peer
+// of gx's gemm_f16 / gemm_bf16 (cuBLAS called directly).
+static void bench_hgemm(cublasHandle_t h, int m, bool bf) {
+  size_t mm = (size_t)m * m;
+  DevBuf F(mm * 4), A(mm * 2), B(mm * 2), C(mm * 2);
+  cudaDataType dt = bf ? CUDA_R_16BF : CUDA_R_16F;
+  DevBuf* ab[2] = {&A, &B};
+  for (int q = 0; q < 2; ++q) {
+    fill<float>((float*)F.p, mm);
+    if (bf)
+      f32_to_bf16<<<g_fill_blocks, 256>>>((const float*)F.p, (__nv_bfloat16*)ab[q]->p, mm);
+    else
+      f32_to_f16<<<g_fill_blocks, 256>>>((const float*)F.p, (__half*)ab[q]->p, mm);
+    CK(cudaGetLastError());
+  }
+  CK(cudaMemset(C.p, 0, mm * 2));
+  CK(cudaDeviceSynchronize());
+  const float alpha = 1.0f, beta = 0.0f;
+  auto call = [&](int) {
+    CKB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &alpha, A.p, dt, m, B.p, dt, m, &beta, C.p, dt, m,
+                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  };
+  Stat s = time_op(call, g_reps);
+  bool ok = true;
+  if (g_verify) {
+    std::vector<uint16_t> a = to_host((const uint16_t*)A.p, mm), b = to_host((const uint16_t*)B.p, mm),
+                          c = to_host((const uint16_t*)C.p, mm);
+    for (int t = 0; t < 8 && ok; ++t) {
+      size_t i = (size_t)(mix64(777 + t) % (uint64_t)m), j = (size_t)(mix64(999 + t) % (uint64_t)m);
+      double ref = 0;
+      for (int l = 0; l < m; ++l) ref += half_value(a[i + (size_t)l * m], bf) * half_value(b[l + j * m], bf);
+      ok = warn(rel_ok(half_value(c[i + j * m], bf), ref, bf ? 1.6e-2 : 2e-3), bf ? "gemm_bf16 entry" : "gemm_f16 entry",
+                (size_t)m, "got %.9g want %.9g", half_value(c[i + j * m], bf), ref);
+    }
+  }
+  char extra[112];
+  std::snprintf(extra, sizeof extra, ",\"m\":%d,\"k\":%d,\"math\":\"CUBLAS_COMPUTE_32F\"", m, m);
+  emit("cublas", bf ? "gemm_bf16" : "gemm_f16", bf ? "bf16" : "f16", (size_t)m, s, 0, 2.0 * m * (double)m * m, 1, ok,
+       extra);
+}
+
 // ------------------------------------------------------------- arguments --
 static std::vector<size_t> parse_sizes(const char* s) {
   std::vector<size_t> v;
@@ -721,6 +789,8 @@ int main(int argc, char** argv) {
   }
   if (blas) {
     for (size_t m : gemms) bench_sgemm(blas, (int)m);
+    for (size_t m : gemms) bench_hgemm(blas, (int)m, false);
+    for (size_t m : gemms) bench_hgemm(blas, (int)m, true);
     CKB(cublasDestroy(blas));
   }
   for (cudaEvent_t e : g_ev) CK(cudaEventDestroy(e));

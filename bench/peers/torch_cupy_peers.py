@@ -51,7 +51,9 @@ DEFAULT_GEMM = "4096,8192"
 ALL_OPS = ["sum", "max", "mean", "argmin", "argmax", "map_sin2cos2", "map_saxpy", "l2dist",
            "scan_sum", "select_gt05", "sum_rows", "sum_cols", "fill_f32", "rand_f32",
             "pipeline_l2count", "sort_f32", "concat4", "gather_map_f32", "take_f32", "scatter_add_f32",
-            "scatter_add_det_f32", "index_add_rows_f32", "where_f32", "sgemm"]
+            "scatter_add_det_f32", "index_add_rows_f32", "where_f32", "sgemm",
+            "sum_f16", "map_sin2cos2_f16", "l2dist_f16", "gemm_f16", "gemm_bf16"]
+HALF_OPS = ("sum_f16", "map_sin2cos2_f16", "l2dist_f16")  # torch only (run_half)
 SCAT_BINS = 1 << 20  # gx bench's scatter-add bins (tools/bench_index.c)
 
 
@@ -620,6 +622,85 @@ def run_lib(L, ops, sizes, gemms, args):
             L.free()
 
 
+def half_form(t, op):
+    """gx bench's f16 cases (tools/bench_half.c) in PyTorch eager: the sum with an f32
+    result (an f16 sum of 2^28 values in [0, 1) overflows), sin^2+cos^2 into an f16
+    out=, and torch.linalg.vector_norm(x - y) (x - y materialised in f16, as eager
+    does)."""
+    if op == "sum_f16":
+        return lambda i, o: t.sum(i[0], dtype=t.float32)
+    if op == "map_sin2cos2_f16":
+        return lambda i, o: t.add(t.sin(i[0]) ** 2, t.cos(i[0]) ** 2, out=o)
+    return lambda i, o: t.linalg.vector_norm(i[0] - i[1])
+
+
+def half_ok(L, op, ins, out):
+    t = L.t
+    x = ins[0].double()
+    if op == "sum_f16":
+        return close(as_float(L, out), as_float(L, x.sum()), 1e-4)
+    if op == "map_sin2cos2_f16":
+        return maxabs(L, out.double() - 1) <= 2 ** -10
+    return close(as_float(L, out), as_float(L, ((x - ins[1].double()) ** 2).sum()) ** 0.5, 2e-3)
+
+
+def run_half(L, sizes, gemms, args, wanted):
+    """torch f16 / bf16 peers of gx bench's bench_half.c cases, and torch.matmul on
+    f16 / bf16 (f32 accumulation: cuBLAS; reduced-precision reductions left off so the
+    accumulation matches gx's)."""
+    t = L.t
+    try:
+        t.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+        t.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+    except Exception:
+        pass
+    for n in sizes:
+        for op in HALF_OPS:
+            if op not in wanted:
+                continue
+            arity = 2 if op == "l2dist_f16" else 1
+            k = rot_count(L.l2, (arity + (1 if op == "map_sin2cos2_f16" else 0)) * n * 2)
+            try:
+                pool = [[L.rand(n).half() for _ in range(arity)] for _ in range(k)]
+                outs = [t.empty(n, device=L.dev, dtype=t.float16) for _ in range(k)]
+                fn = half_form(t, op)
+                ok = half_ok(L, op, pool[0], fn(pool[0], outs[0]))
+                if not ok:
+                    note(f"WARNING torch: {op} n={n}: wrong result")
+                med, mn, reps, warm = time_calls(L, lambda i: fn(pool[i % k], outs[i % k]), args)
+                nbytes = {"sum_f16": 2 * n, "map_sin2cos2_f16": 4 * n, "l2dist_f16": 4 * n}[op]
+                emit({"impl": "torch", "op": op, "dtype": "f16", "n": n, "median_us": round(med, 3),
+                      "bytes": nbytes, "flops": 0, "min_us": round(mn, 3), "reps": reps, "warmup": warm,
+                      "rot": k, "ok": ok})
+                del pool, outs
+            except Exception as e:
+                note(f"note torch: {op} n={n} failed: {type(e).__name__}: {e}")
+            L.free()
+    for op, dt in (("gemm_f16", t.float16), ("gemm_bf16", t.bfloat16)):
+        if op not in wanted:
+            continue
+        for m in gemms:
+            try:
+                a, b = L.rand(m * m).reshape(m, m).to(dt), L.rand(m * m).reshape(m, m).to(dt)
+                mm = lambda i: a @ b  # noqa: E731
+                c = mm(0)
+                rows = [0, m // 3, m - 1]
+                ref = a[rows].double() @ b.double()
+                err = as_float(L, (abs(c[rows].double() - ref) / ref).max())
+                ok = err < (2e-3 if dt == t.float16 else 1.6e-2)
+                if not ok:
+                    note(f"WARNING torch: {op} m={m}: max rel err {err:.3g}")
+                del c, ref
+                med, mn, reps, warm = time_calls(L, mm, args)
+                emit({"impl": "torch", "op": op, "dtype": "f16" if dt == t.float16 else "bf16", "n": m,
+                      "median_us": round(med, 3), "bytes": 0, "flops": 2 * m ** 3, "min_us": round(mn, 3),
+                      "reps": reps, "warmup": warm, "rot": 1, "ok": ok, "m": m, "k": m})
+                del a, b
+            except Exception as e:
+                note(f"note torch: {op} m={m} failed: {type(e).__name__}: {e}")
+            L.free()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default=os.environ.get("GX_BENCH_SIZES", DEFAULT_SIZES))
@@ -650,6 +731,7 @@ def main():
             emit({"impl": "meta", "lib": "torch", "version": torch.__version__,
                   "cuda": torch.version.cuda, "device": L.device_name, "math": L.math})
             run_lib(L, build_ops_torch(L), sizes, gemms, args)
+            run_half(L, sizes, gemms, args, set(args.ops.split(",")) if args.ops else set(ALL_OPS))
             del L
 
     if "cupy" in libs:

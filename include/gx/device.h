@@ -13,6 +13,8 @@
  *   gx_block_sum/min/max, gx_block_inclusive_sum, gx_block_exclusive_sum
  *   cf32 / cf64 and c32, cadd, csub, cmul, cconj, cabs2 (..64) -- as in gx lambdas
  *   gx_philox4x32_10, gx_uniform_f32, gx_uniform_f64 -- counter-based random numbers
+ *   gx_f16 / gx_bf16, gx_f16_to_float, gx_float_to_f16, gx_bf16_to_float,
+ *   gx_float_to_bf16, gx_f16_make, gx_bf16_make (from bits) -- halves without cuda_fp16.h
  *   gx_at(p, i, n)                                 -- p[i], bounds-checked in checked mode
  *
  * Checked mode (gx_kernel_opts.checked or GX_KERNEL_CHECKS=1; gx then defines
@@ -113,6 +115,63 @@ GX_DEVFN float gx_uniform_f32(uint32_t x) { return (float)(x >> 8) * 0x1p-24f; }
 GX_DEVFN double gx_uniform_f64(uint32_t hi, uint32_t lo)
 {
     return (double)((((uint64_t)hi << 32) | lo) >> 11) * 0x1p-53;
+}
+
+/* Half precision without cuda_fp16.h / cuda_bf16.h.  gx_f16 (IEEE binary16) and
+ * gx_bf16 (bfloat16) are 16-bit storage structs with the bits in .b: a kernel
+ * parameter `gx_f16 *` / `const gx_bf16 *` takes a gx array of GX_F16 / GX_BF16.
+ * Arithmetic is done in float: widen with gx_f16_to_float / gx_bf16_to_float (exact)
+ * and narrow with gx_float_to_f16 / gx_float_to_bf16 (round to nearest, ties to even;
+ * overflow gives infinity; a NaN stays a NaN with its sign and top payload bits,
+ * quieted).  Bit-exact with the host's gx_f16_to_f32, gx_f32_to_f16, gx_bf16_to_f32
+ * and gx_f32_to_bf16 (gx.h) on every input.  (The names differ from those host
+ * functions so that host code may include gx.h and this header together.)  Skipped
+ * when gx's lambda prelude, which has the same types, is already present. */
+#ifndef GX__FBITS
+typedef struct gx_f16 { uint16_t b; } gx_f16;
+typedef struct gx_bf16 { uint16_t b; } gx_bf16;
+#endif
+GX_DEVFN uint32_t gx__dev_fbits(float f) { union { float f; uint32_t u; } x; x.f = f; return x.u; }
+GX_DEVFN float gx__dev_bitsf(uint32_t u) { union { float f; uint32_t u; } x; x.u = u; return x.f; }
+/* v >> s rounded to nearest, ties to even (1 <= s <= 31). */
+GX_DEVFN uint32_t gx__dev_rne(uint32_t v, int s)
+{
+    uint32_t r = v >> s, rem = v & ((1u << s) - 1u), h = 1u << (s - 1);
+    return r + (rem > h || (rem == h && (r & 1u)));
+}
+GX_DEVFN gx_f16 gx_f16_make(uint16_t b) { gx_f16 r; r.b = b; return r; }
+GX_DEVFN gx_bf16 gx_bf16_make(uint16_t b) { gx_bf16 r; r.b = b; return r; }
+GX_DEVFN float gx_f16_to_float(gx_f16 h)
+{
+    uint32_t s = (uint32_t)(h.b & 0x8000u) << 16, e = (h.b >> 10) & 31u, m = h.b & 1023u;
+    if (e == 31u) /* infinity, NaN (payload kept) */
+        return gx__dev_bitsf(s | 0x7f800000u | (m << 13));
+    if (e == 0u) { /* zero, subnormal: m * 2^-24, exact in float */
+        float v = (float)m * 5.9604644775390625e-8f;
+        return s ? -v : v;
+    }
+    return gx__dev_bitsf(s | ((e + 112u) << 23) | (m << 13));
+}
+GX_DEVFN gx_f16 gx_float_to_f16(float f)
+{
+    uint32_t u = gx__dev_fbits(f), s = (u >> 16) & 0x8000u, a = u & 0x7fffffffu, e = a >> 23;
+    if (a > 0x7f800000u) /* NaN: quiet, top 10 payload bits */
+        return gx_f16_make((uint16_t)(s | 0x7e00u | ((a >> 13) & 1023u)));
+    if (a >= 0x477ff000u) /* rounds past 65504: infinity */
+        return gx_f16_make((uint16_t)(s | 0x7c00u));
+    if (a >= 0x38800000u) /* normal: rebias the exponent, round the mantissa */
+        return gx_f16_make((uint16_t)(s | gx__dev_rne(a - 0x38000000u, 13)));
+    if (e < 102u) /* below half the smallest subnormal */
+        return gx_f16_make((uint16_t)s);
+    return gx_f16_make((uint16_t)(s | gx__dev_rne((a & 0x7fffffu) | 0x800000u, (int)(126u - e))));
+}
+GX_DEVFN float gx_bf16_to_float(gx_bf16 h) { return gx__dev_bitsf((uint32_t)h.b << 16); }
+GX_DEVFN gx_bf16 gx_float_to_bf16(float f)
+{
+    uint32_t u = gx__dev_fbits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN: quiet, top payload bits */
+        return gx_bf16_make((uint16_t)((u >> 16) | 0x40u));
+    return gx_bf16_make((uint16_t)gx__dev_rne(u, 16)); /* a carry into the exponent is right */
 }
 
 /* ------------------------------------------------------------ CUDA part */

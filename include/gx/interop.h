@@ -72,8 +72,7 @@ typedef struct gx_wrap_opts {
  * under which two elements share bytes are GX_ERR_INVALID_ARGUMENT unless
  * opts->readonly (the check is exact for layouts whose axes, sorted by |stride|, each
  * step over all the smaller ones -- dense, sliced, permuted, reversed; rarer
- * interleavings are refused too).  dtype: any array dtype (not f16/bf16:
- * GX_ERR_DTYPE).  The array behaves as any other (views, every op as input and
+ * interleavings are refused too).  dtype: any array dtype.  The array behaves as any other (views, every op as input and
  * output); gx_array_describe reports it as not a view.  Its bytes are not counted in
  * gx_memory_stats.  On failure the deleter is NOT called. */
 GX_API gx_status gx_array_wrap(gx_ctx *ctx, void *ptr, gx_dtype dtype, int ndim, const int64_t *shape,
@@ -109,7 +108,8 @@ typedef struct gx_dlpack_opts {
  * consumer (torch.from_dlpack and cupy.from_dlpack do).  The consumer must not
  * outlive the context: gx_ctx_destroy frees the memory, and a deleter called
  * after that does nothing.  dtype map: bool -> kDLBool (DLPack >= 0.8's code 6),
- * i* -> kDLInt, u* -> kDLUInt, f32/f64 -> kDLFloat, c64/c128 -> kDLComplex.
+ * i* -> kDLInt, u* -> kDLUInt, f16/f32/f64 -> kDLFloat (16/32/64 bits), bf16 ->
+ * kDLBfloat (16 bits), c64/c128 -> kDLComplex.
  * opts may be NULL (the legacy default stream).  GX_ERR_UNSUPPORTED when gx was
  * built without DLPack's header. */
 GX_API gx_status gx_array_to_dlpack(gx_array *a, const gx_dlpack_opts *opts, struct DLManagedTensor **out);
@@ -119,9 +119,10 @@ GX_API gx_status gx_array_to_dlpack(gx_array *a, const gx_dlpack_opts *opts, str
  * the context is destroyed.  On failure t stays the caller's (call its deleter).
  * Accepted: device kDLCPU on the CPU backend; kDLCUDA (or kDLCUDAManaged) with the
  * context's device index on the CUDA backend; dtypes kDLBool of 8 bits (bool),
- * kDLInt/kDLUInt of 8..64 bits, kDLFloat of 32/64 bits, kDLComplex of 64/128 bits,
+ * kDLInt/kDLUInt of 8..64 bits, kDLFloat of 16/32/64 bits (f16/f32/f64), kDLBfloat of
+ * 16 bits (bf16), kDLComplex of 64/128 bits,
  * lanes 1 (a kDLUInt of 8 bits is u8, never bool).  Anything
- * else is refused naming what it got: a dtype (f16, bf16, 1-bit, lanes > 1) is
+ * else is refused naming what it got: a dtype (bfloat32, 1-bit, lanes > 1) is
  * GX_ERR_DTYPE, a device GX_ERR_INVALID_ARGUMENT.  strides NULL = dense row-major;
  * data + byte_offset is element (0, ..., 0).  Strides whose elements overlap (an
  * expanded tensor) make a read-only array (gx_array_readonly).  The checks of

@@ -20,7 +20,8 @@
  *   - Outside the subset, refused at compile time with GX_ERR_UNSUPPORTED naming
  *     the construct and its file:line:column: inline PTX (asm), tensor cores
  *     (wmma, mma_sync), textures and surfaces, cooperative groups (grid sync),
- *     device-side launches, __half/__nv_bfloat16, CUB, libcu++, __match_*_sync.
+ *     device-side launches, __half/__nv_bfloat16 (gx/device.h's gx_f16 / gx_bf16 and
+ *     their conversions work on both backends), CUB, libcu++, __match_*_sync.
  *     Template kernels (name_expressions) and checked mode's records are CUDA-only.
  *   - The model: a grid's blocks are spread over the pool's workers (all cores); a
  *     worker runs one block at a time.  A kernel with no barrier or warp intrinsic
@@ -193,7 +194,7 @@ typedef struct gx_launch_cfg {
  * (int/int32_t = i32, long long/int64_t = i64, unsigned = u32, size_t/uint64_t = u64,
  * float = f32, double = f64, bool = bool, ...); an array's dtype must match a pointer
  * to a known element type (float * = f32...; void * and unknown types accept any;
- * __half * takes an f16 array and __nv_bfloat16 * a bf16 one, or either a u16
+ * __half * and gx_f16 * take an f16 array, __nv_bfloat16 * and gx_bf16 * a bf16 one, or a u16
  * array, the same 16 bits per element).
  * A mismatch is GX_ERR_TYPE naming the parameter ("argument 2 (n): the kernel
  * declares int64_t, got f32").  Templates/unreadable lists: only the count of

@@ -34,18 +34,29 @@ typedef struct gx_matmul_opts {
                            * converted to the matrices' dtype (real dtypes take the real part) */
     gx_scalar beta;  /* dtype GX_DTYPE_DEFAULT (0) = 0 */
     gx_math_mode math;
+    gx_dtype dtype;       /* C's dtype for gx_matmul: GX_DTYPE_DEFAULT (0) = A's; with f16 or bf16
+                           * inputs also GX_F32.  *_into: 0 or out's dtype. */
     uint64_t reserved[6]; /* zero (see the conventions in gx.h) */
 } gx_matmul_opts;
 
 /* A new C = alpha·op(A)·op(B) (beta is ignored).  A and B have one dtype (f32, f64,
- * c64 or c128).  2-D: A is (m,k) after op, B (k,n), C (m,n).  3-D (strided batch, batch
+ * c64 or c128; or both f16 or both bf16, see below).  2-D: A is (m,k) after op, B (k,n), C (m,n).  3-D (strided batch, batch
  * on axis 0): C is (batch,m,n); A and B are 3-D with the same batch or 2-D (shared by
  * every batch entry).  Views work; those without a unit stride in one dimension are
  * copied (counted by gx_vendor_copies).  opts may be NULL.  Sizes above INT32_MAX per
  * dimension are GX_ERR_UNSUPPORTED. */
 GX_API gx_status gx_matmul(const gx_array *a, const gx_array *b, const gx_matmul_opts *opts, gx_array **out);
 /* C = alpha·op(A)·op(B) + beta·C into your C (`out`, the same dtype as A and B, any
- * view); it must not overlap A or B. */
+ * view; f32 also for half inputs); it must not overlap A or B.
+ *
+ * Halves: A and B both f16 or both bf16 (a mix of f16 and bf16, or a half and f32, is
+ * GX_ERR_DTYPE naming the dtypes: convert with gx_array_clone).  C is the inputs' dtype
+ * or f32 (opts->dtype for gx_matmul, out's dtype for the _into forms).  The products
+ * are exact and accumulate in f32 (CUBLAS_COMPUTE_32F: tensor cores on CUDA); alpha and
+ * beta are applied in f32 and C is rounded to its dtype once, at the end (round to
+ * nearest even).  opts->math is ignored.  On the CPU backend: OpenBLAS's cblas_sbgemm
+ * for bf16 where the library has it, else blocks of 256 along k converted to f32 and
+ * cblas_sgemm (the same f32 accumulation, only its order differs). */
 GX_API gx_status gx_matmul_into(const gx_array *a, const gx_array *b, const gx_matmul_opts *opts, gx_array *out);
 /* Batched over lists: out[i] = alpha·op(a[i])·op(b[i]) + beta·out[i] for i < count
  * (each a 2-D gx_matmul_into; the arrays may differ in shape). */
@@ -68,6 +79,9 @@ GX_API gx_status gx_matmul_batched_into(int count, const gx_array *const *a, con
  *       f32: W = 4, pair j = (g % 4) / 2 uses u1 = (w[2j] + 0.5) * 2^-32, u2 = w[2j+1] * 2^-32
  *       f64: W = 2, u1 = ((w0:w1 >> 11) + 0.5) * 2^-53, u2 = (w2:w3 >> 11) * 2^-53
  *       r = sqrt(-2 ln u1); element g is r cos(2 pi u2) when g is even in its pair, r sin(2 pi u2) when odd.
+ *   f16 / bf16 (W = 4, the f32 words): uniform = (w >> 21) * 2^-11 (f16) or (w >> 24) * 2^-8
+ *       (bf16): the format's grid in [0, 1), exact, never 1 (a rounded f32 draw could reach
+ *       1.0); randn: the f32 value above rounded to the half (to nearest even).
  * Uniform and integer outputs are bit-identical on every backend.  randn goes through
  * the platform's double log/sin/cos: f32 results are equal in practice (rounding from
  * double hides their last-ulp differences), f64 results agree within 2 ulp.
@@ -80,11 +94,11 @@ typedef struct gx_rng {
     uint64_t start;  /* index of out's first element in the stream */
 } gx_rng;
 
-/* A new array (f32 or f64) of uniform numbers in [0, 1). */
+/* A new array (f16, bf16, f32 or f64) of uniform numbers in [0, 1). */
 GX_API gx_status gx_rand(gx_ctx *ctx, gx_rng rng, gx_dtype dtype, int ndim, const int64_t *shape, gx_array **out);
-/* Fills `out` (f32 or f64, any view) with uniform numbers in [0, 1). */
+/* Fills `out` (f16, bf16, f32 or f64, any view) with uniform numbers in [0, 1). */
 GX_API gx_status gx_rand_into(gx_rng rng, gx_array *out);
-/* A new array / your array (f32 or f64) of standard normal numbers. */
+/* A new array / your array (f16, bf16, f32 or f64) of standard normal numbers. */
 GX_API gx_status gx_randn(gx_ctx *ctx, gx_rng rng, gx_dtype dtype, int ndim, const int64_t *shape, gx_array **out);
 GX_API gx_status gx_randn_into(gx_rng rng, gx_array *out);
 /* A new array / your array (an integer dtype) of integers in [lo, hi): lo < hi and

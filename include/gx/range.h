@@ -47,7 +47,10 @@ typedef struct gx_scan_opts {
  * integer and order-free scans (max, min, &, |) everywhere; a float "+" or lambda scan
  * on a GPU is not: each tile adds the sums of the tiles before it in the order they
  * were published (the single-pass look-back), so the last bits may differ run to
- * run, within the bound above. */
+ * run, within the bound above.
+ * Halves (f16, bf16 x; or a half opts->dtype / out): the scan runs on x widened to f32
+ * and accumulates in f32 (u = 2^-24 above); each output is rounded once to the half
+ * dtype, which is the default result dtype of a float operator on a half x. */
 GX_API gx_status gx_scan(gx_ctx *ctx, const char *op, gx_array *x, const gx_scan_opts *opts, gx_array **out);
 /* The same into `out`, of x's shape (it may be x itself).  The scan accumulates in
  * out's dtype unless opts->dtype names another (then each value is converted), or
@@ -69,7 +72,8 @@ typedef struct gx_filter_opts {
  * row-major order), a new 1-d array of the elements where pred(x0[i], x1[i], ...)
  * holds, in order: out[k] for input k (out has nin entries, all NULL on failure;
  * caller releases).  Inputs of different shapes are GX_ERR_SHAPE, even with one
- * element count.  opts may be NULL. */
+ * element count.  opts may be NULL.  f16 / bf16 inputs reach pred as f32 values and
+ * come out in their own dtype (exactly the selected elements). */
 GX_API gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in, const gx_filter_opts *opts,
                            gx_array **out);
 /* A new 1-d i64 array of the flat (row-major) indices where pred holds, ascending.
@@ -96,7 +100,9 @@ typedef struct gx_pipe gx_pipe;
 /* The n arrays (1 <= n <= 8) zipped: tuples (a0[i], a1[i], ...), i the row-major
  * position.  They need one element count, not one shape (a (3, 4) zips with a (12,)),
  * and each must be contiguous or a 1-d view with any stride; else GX_ERR_SHAPE
- * (gx_array_clone makes a dense copy of an N-d view; gx_filter takes any views). */
+ * (gx_array_clone makes a dense copy of an N-d view; gx_filter takes any views).
+ * f16 / bf16 arrays are not pipeline sources yet (GX_ERR_DTYPE): gx_scan, gx_filter
+ * and gx_findall take them, or gx_array_clone them to f32 for a pipeline. */
 GX_API gx_status gx_pipe_from_arrays(gx_ctx *ctx, int n, gx_array *const *arrays, gx_pipe **out);
 /* count values start, start+step, ... computed in dtype's arithmetic (integers wrap). */
 GX_API gx_status gx_pipe_iota(gx_ctx *ctx, gx_dtype dtype, int64_t count, double start, double step, gx_pipe **out);

@@ -223,7 +223,8 @@ typedef enum gx__cap {
  * op_b(B) k x n.  src/linalg/matmul.c has checked every size against the 32-bit
  * limits of the BLAS libraries and folded transposed layouts into op_a/op_b. */
 typedef struct gx__gemm {
-    gx_dtype dtype; /* f32, f64, c64 or c128: all three operands */
+    gx_dtype dtype;   /* f32, f64, c64 or c128: all three operands; or f16 / bf16: A and B */
+    gx_dtype c_dtype; /* C: dtype, or f32 / the half dtype when dtype is a half (f32 accumulation) */
     gx_math_mode math;
     gx_op op_a, op_b; /* GX_OP_C only for complex dtypes */
     int m, n, k, batch;

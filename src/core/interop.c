@@ -212,6 +212,8 @@ static DLDataType dl_of_dtype(gx_dtype t)
     DLDataType d = {0, (uint8_t)(gx_dtype_size(t) * 8), 1};
     if (t == GX_BOOL)
         d.code = GX_DL_BOOL;
+    else if (t == GX_BF16)
+        d.code = kDLBfloat; /* f16 is kDLFloat of 16 bits, below */
     else if (gx__dtype_is_complex(t))
         d.code = kDLComplex;
     else if (gx__dtype_is_float(t))
@@ -244,8 +246,10 @@ static gx_status dl_to_dtype(DLDataType d, gx_dtype *out)
             *out = ints[k];
         else if (d.code == kDLUInt)
             *out = uints[k];
-        else if (d.code == kDLFloat && k >= 2)
-            *out = k == 2 ? GX_F32 : GX_F64;
+        else if (d.code == kDLFloat && k >= 1)
+            *out = k == 1 ? GX_F16 : k == 2 ? GX_F32 : GX_F64;
+        else if (d.code == kDLBfloat && k == 1)
+            *out = GX_BF16;
         else if (d.code == kDLComplex && k >= 3)
             *out = GX_C64;
         else if (d.code == GX_DL_BOOL && k == 0)
@@ -259,8 +263,8 @@ static gx_status dl_to_dtype(DLDataType d, gx_dtype *out)
     dl_dtype_str(d, s, sizeof s);
     return gx__err(GX_ERR_DTYPE,
                    "gx_array_from_dlpack: the tensor's dtype %s has no gx array dtype (gx holds bool, int8..64, "
-                   "uint8..64, float32/64, complex64/128 with one lane; float16/bfloat16 do not cross DLPack yet): convert "
-                   "it before export (e.g. .float())",
+                   "uint8..64, float16/32/64, bfloat16, complex64/128 with one lane): convert it before export (e.g. "
+                   ".float())",
                    s);
 }
 

@@ -13,6 +13,8 @@
 
 #ifdef GX_HAVE_CBLAS
 #include <cblas.h>
+#include <dlfcn.h>
+#include <stdlib.h>
 #endif
 
 /* One operand as a library sees it. */
@@ -29,10 +31,12 @@ typedef struct mm_opts {
     gx_op op_a, op_b;
     double alpha[2], beta[2];
     gx_math_mode math;
+    gx_dtype dtype; /* opts->dtype: C's dtype, 0 = A's (gx_matmul) / out's (_into) */
 } mm_opts;
 
 typedef struct mm_call {
-    gx_dtype dt;
+    gx_dtype dt;  /* A and B */
+    gx_dtype cdt; /* C: dt, or f32 for half inputs */
     int64_t m, n, k, batch;
     mm_operand A, B, C;
     gx_array *c_user; /* C when the library writes a temporary instead */
@@ -40,6 +44,12 @@ typedef struct mm_call {
 } mm_call;
 
 static bool mm_dtype_ok(gx_dtype t) { return t == GX_F32 || t == GX_F64 || t == GX_C64 || t == GX_C128; }
+
+/* C's dtype for inputs of dtype `in`: the same, or f32 for halves (f32 accumulation). */
+static bool mm_out_ok(gx_dtype in, gx_dtype out)
+{
+    return (mm_dtype_ok(in) || gx__dtype_is_half(in)) && (out == in || (gx__dtype_is_half(in) && out == GX_F32));
+}
 
 /* Rows/cols strides of the last two axes. */
 static void mm_rc(const gx_array *a, int64_t *r, int64_t *c, int64_t *sr, int64_t *sc)
@@ -92,14 +102,17 @@ static gx_status mm_check(const gx_array *c, const gx_array *a, const gx_array *
     GX__CHECK(gx__array_check(b, "gx_matmul (b)"));
     if (a->ctx != c->ctx || b->ctx != c->ctx)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_matmul: a, b and c belong to different contexts");
-    if (a->dtype != c->dtype || b->dtype != c->dtype || !mm_dtype_ok(c->dtype))
+    if (a->dtype != b->dtype || !mm_out_ok(a->dtype, c->dtype))
         return gx__err(GX_ERR_DTYPE,
-                       "gx_matmul: dtypes a=%s, b=%s, c=%s; all three must be one of f32, f64, c64, c128 "
-                       "(convert with gx_array_clone)",
+                       "gx_matmul: dtypes a=%s, b=%s, c=%s; all three must be one of f32, f64, c64, c128, or a and "
+                       "b both f16 or both bf16 with c the same or f32 (convert with gx_array_clone)",
                        gx_dtype_name(a->dtype), gx_dtype_name(b->dtype), gx_dtype_name(c->dtype));
     if ((unsigned)o->op_a > GX_OP_C || (unsigned)o->op_b > GX_OP_C || (unsigned)o->math > GX_MATH_BF16)
         return gx__err(GX_ERR_INVALID_ARGUMENT,
                        "gx_matmul: op_a/op_b must be GX_OP_N, GX_OP_T or GX_OP_C and math a gx_math_mode");
+    if (o->dtype != GX_DTYPE_DEFAULT && o->dtype != c->dtype)
+        return gx__err(GX_ERR_DTYPE, "gx_matmul_into: opts->dtype is %s but out is %s; leave opts->dtype 0 (out's "
+                       "dtype decides) or make them agree", gx_dtype_name(o->dtype), gx_dtype_name(c->dtype));
     if (c->st == a->st || c->st == b->st)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_matmul: c shares storage with a or b; write into a separate array");
     return GX_OK;
@@ -133,7 +146,7 @@ static gx_status mm_shapes(const gx_array *c, const gx_array *a, const gx_array 
                        "gx_matmul: m=%lld, n=%lld, k=%lld, batch=%lld: the BLAS libraries take 32-bit "
                        "sizes (at most 2147483647); split the product into blocks",
                        (long long)m, (long long)n, (long long)ka, (long long)batch);
-    mc->dt = c->dtype, mc->m = m, mc->n = n, mc->k = ka, mc->batch = batch, mc->o = *o;
+    mc->dt = a->dtype, mc->cdt = c->dtype, mc->m = m, mc->n = n, mc->k = ka, mc->batch = batch, mc->o = *o;
     return GX_OK;
 }
 
@@ -198,8 +211,125 @@ static void mm_cblas_one(const gx__gemm *g, const char *a, const char *b, char *
     }
 }
 
+/* ---- halves on the host: f32 accumulation */
+
+enum { MM_KB = 256 }; /* k per converted block */
+
+/* OpenBLAS's bf16 product (bf16 A, B; f32 C), present only in builds with BFLOAT16;
+ * looked up at run time so that gx builds and runs against any OpenBLAS. */
+#ifdef OPENBLAS_CONST
+typedef blasint mm_bint;
+#else
+typedef int mm_bint; /* another CBLAS: its int */
+#endif
+typedef void (*mm_sbgemm_fn)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, mm_bint, mm_bint, mm_bint,
+                             float, const uint16_t *, mm_bint, const uint16_t *, mm_bint, float, float *, mm_bint);
+
+static mm_sbgemm_fn mm_sbgemm(void)
+{
+    static mm_sbgemm_fn fn;
+    static int looked; /* benign race: every thread finds the same symbol */
+    if (!looked) {
+        void *p = dlsym(RTLD_DEFAULT, "cblas_sbgemm");
+        memcpy(&fn, &p, sizeof fn);
+        looked = 1;
+    }
+    return fn;
+}
+
+static float mm_widen1(gx_dtype t, uint16_t v) { return t == GX_F16 ? gx_f16_to_f32(v) : gx_bf16_to_f32(v); }
+
+/* Rows [r0, r1) x columns [c0, c1) of a row-major half matrix (leading dimension ld)
+ * as a dense f32 matrix. */
+static void mm_widen(gx_dtype t, const uint16_t *src, int64_t ld, int r0, int r1, int c0, int c1, float *dst)
+{
+    for (int i = r0; i < r1; i++)
+        for (int j = c0; j < c1; j++)
+            *dst++ = mm_widen1(t, src[(int64_t)i * ld + j]);
+}
+
+/* The f32 C of one product: scaled by beta (or cleared) before the k blocks add in. */
+static void mm_c_start(const gx__gemm *g, const void *c, float *cw, int ldw)
+{
+    float beta = (float)g->beta[0];
+    for (int i = 0; i < g->m; i++)
+        for (int j = 0; j < g->n; j++) {
+            float v = 0;
+            if (beta != 0) /* beta 0: C's old values (maybe NaN) are not read, as in BLAS */
+                v = g->c_dtype == GX_F32 ? ((const float *)c)[(int64_t)i * g->ldc + j]
+                                         : mm_widen1(g->c_dtype, ((const uint16_t *)c)[(int64_t)i * g->ldc + j]);
+            cw[(int64_t)i * ldw + j] = beta * v;
+        }
+}
+
+/* One half product into cw (f32, row-major, ldw), which holds beta·C already. */
+static void mm_half_sum(const gx__gemm *g, const uint16_t *a, const uint16_t *b, float *cw, int ldw, float *ab,
+                        float *bb)
+{
+    int m = g->m, n = g->n, k = g->k;
+    bool ta = g->op_a != GX_OP_N, tb = g->op_b != GX_OP_N;
+    mm_sbgemm_fn sb = g->dtype == GX_BF16 ? mm_sbgemm() : NULL;
+    if (sb && k > 0) {
+        sb(CblasRowMajor, mm_cblas_op(g->op_a), mm_cblas_op(g->op_b), m, n, k, (float)g->alpha[0], a, g->lda, b,
+           g->ldb, 1.0f, cw, ldw);
+        return;
+    }
+    for (int k0 = 0; k0 < k; k0 += MM_KB) {
+        int kb = k - k0 < MM_KB ? k - k0 : MM_KB;
+        /* op(A) columns / op(B) rows k0 .. k0+kb, dense: ld kb or m / n or kb */
+        if (ta)
+            mm_widen(g->dtype, a, g->lda, k0, k0 + kb, 0, m, ab);
+        else
+            mm_widen(g->dtype, a, g->lda, 0, m, k0, k0 + kb, ab);
+        if (tb)
+            mm_widen(g->dtype, b, g->ldb, 0, n, k0, k0 + kb, bb);
+        else
+            mm_widen(g->dtype, b, g->ldb, k0, k0 + kb, 0, n, bb);
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, kb,
+                    (float)g->alpha[0], ab, ta ? m : kb, bb, tb ? kb : n, 1.0f, cw, ldw);
+    }
+}
+
+/* cw (f32) into C of a half dtype, rounded once. */
+static void mm_narrow(const gx__gemm *g, const float *cw, uint16_t *c)
+{
+    for (int i = 0; i < g->m; i++)
+        for (int j = 0; j < g->n; j++) {
+            float v = cw[(int64_t)i * g->n + j];
+            c[(int64_t)i * g->ldc + j] = g->c_dtype == GX_F16 ? gx_f32_to_f16(v) : gx_f32_to_bf16(v);
+        }
+}
+
+static gx_status mm_host_half(const gx__gemm *g)
+{
+    bool c32 = g->c_dtype == GX_F32;
+    size_t m = (size_t)g->m, n = (size_t)g->n, kb = (size_t)(g->k < MM_KB ? g->k : MM_KB);
+    float *cf = c32 ? NULL : malloc(m * n * sizeof(float) + 1);
+    float *ab = malloc(m * kb * sizeof(float) + 1), *bb = malloc(kb * n * sizeof(float) + 1);
+    gx_status s = GX_OK;
+    if ((!c32 && !cf) || !ab || !bb)
+        s = gx__err(GX_ERR_OUT_OF_MEMORY, "gx_matmul: no host memory for the f32 blocks of a %s product (%zu x %zu)",
+                    gx_dtype_name(g->dtype), m, n);
+    size_t esz = gx_dtype_size(g->dtype), csz = gx_dtype_size(g->c_dtype);
+    for (int64_t i = 0; s == GX_OK && i < g->batch; i++) {
+        const uint16_t *a = (const uint16_t *)((const char *)g->a + (size_t)(i * g->stride_a) * esz);
+        const uint16_t *b = (const uint16_t *)((const char *)g->b + (size_t)(i * g->stride_b) * esz);
+        char *c = (char *)g->c + (size_t)(i * g->stride_c) * csz;
+        float *cw = c32 ? (float *)c : cf;
+        int ldw = c32 ? g->ldc : g->n;
+        mm_c_start(g, c, cw, ldw);
+        mm_half_sum(g, a, b, cw, ldw, ab, bb);
+        if (!c32)
+            mm_narrow(g, cf, (uint16_t *)c);
+    }
+    free(cf), free(ab), free(bb);
+    return s;
+}
+
 static gx_status mm_host(const gx__gemm *g)
 {
+    if (gx__dtype_is_half(g->dtype))
+        return mm_host_half(g);
     size_t esz = gx_dtype_size(g->dtype);
     const char *a = g->a, *b = g->b;
     char *c = g->c;
@@ -221,7 +351,7 @@ static gx_status mm_host(const gx__gemm *g)
 static void mm_desc(const mm_call *mc, gx__gemm *g)
 {
     memset(g, 0, sizeof *g);
-    g->dtype = mc->dt, g->math = mc->o.math, g->op_a = mc->A.op, g->op_b = mc->B.op;
+    g->dtype = mc->dt, g->c_dtype = mc->cdt, g->math = mc->o.math, g->op_a = mc->A.op, g->op_b = mc->B.op;
     g->m = (int)mc->m, g->n = (int)mc->n, g->k = (int)mc->k, g->batch = (int)mc->batch;
     g->a = gx__array_ptr(mc->A.a), g->b = gx__array_ptr(mc->B.a), g->c = gx__array_ptr(mc->C.a);
     g->lda = (int)mc->A.ld, g->ldb = (int)mc->B.ld, g->ldc = (int)mc->C.ld;
@@ -291,6 +421,7 @@ static gx_status mm_opts_of(const gx_matmul_opts *opts, bool keep_beta, mm_opts 
     o->op_a = opts->op_a;
     o->op_b = opts->op_b;
     o->math = opts->math;
+    o->dtype = opts->dtype;
     GX__CHECK(mm_scalar(&opts->alpha, 1, o->alpha, "alpha"));
     GX__CHECK(mm_scalar(&opts->beta, 0, o->beta, "beta"));
     if (!keep_beta)
@@ -348,8 +479,16 @@ gx_status gx_matmul(const gx_array *a, const gx_array *b, const gx_matmul_opts *
         shape[0] = a->ndim == 3 ? a->shape[0] : b->shape[0];
     shape[nd - 2] = o.op_a == GX_OP_N ? a->shape[a->ndim - 2] : a->shape[a->ndim - 1];
     shape[nd - 1] = o.op_b == GX_OP_N ? b->shape[b->ndim - 1] : b->shape[b->ndim - 2];
+    gx_dtype cdt = o.dtype == GX_DTYPE_DEFAULT ? a->dtype : o.dtype;
+    if (a->dtype != b->dtype || !mm_out_ok(a->dtype, cdt))
+        return gx__err(GX_ERR_DTYPE,
+                       "gx_matmul: a is %s, b is %s, opts->dtype %s: a and b must share one of f32, f64, c64, c128 "
+                       "(C the same), or both be f16 or both bf16 (C the same or f32); convert with gx_array_clone",
+                       gx_dtype_name(a->dtype), gx_dtype_name(b->dtype),
+                       o.dtype == GX_DTYPE_DEFAULT ? "0 (a's)" : gx_dtype_name(o.dtype));
+    o.dtype = GX_DTYPE_DEFAULT; /* c is made with it */
     gx_array *c = NULL;
-    GX__CHECK(gx_array_zeros(a->ctx, a->dtype, nd, shape, &c));
+    GX__CHECK(gx_array_zeros(a->ctx, cdt, nd, shape, &c));
     gx_status s = mm_into(a, b, &o, c);
     if (s != GX_OK)
         gx_array_release(c);

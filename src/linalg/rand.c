@@ -74,6 +74,9 @@ static const char rng_code[] =
     "  return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);\n"
     "}\n"
     "GXF float gxr_u01_f32(const uint32_t *w, int j) { return (float)(w[j] >> 8) * 5.9604644775390625e-8f; }\n"
+    /* halves: the top 11 (f16) / 8 (bf16) bits on the format's grid, exact, below 1 */
+    "GXF float gxr_u01_h11(const uint32_t *w, int j) { return (float)(w[j] >> 21) * 4.8828125e-4f; }\n"
+    "GXF float gxr_u01_h8(const uint32_t *w, int j) { return (float)(w[j] >> 24) * 3.90625e-3f; }\n"
     "GXF double gxr_u01_f64(const uint32_t *w, int j) { return (double)(gxr_w64(w, j) >> 11) * "
     "1.1102230246251565404e-16; }\n"
     "GXF double gxr_bm(double u1, double u2, int odd)\n"
@@ -123,7 +126,9 @@ static void gen_block_head(gx__sbuf *b, const char *acc, int W)
         acc, W, acc, acc, W, acc);
 }
 
-static void gen_rng_source(gx__sbuf *b, bool cuda, const char *ctype, size_t esz, int W, const char *val)
+/* st: the cast or function that stores a value (gx__dtype_store: halves round). */
+static void gen_rng_source(gx__sbuf *b, bool cuda, const char *ctype, const char *st, size_t esz, int W,
+                           const char *val)
 {
     gx__sb_puts(b, lam_prelude(cuda ? GX__TARGET_CUDA : GX__TARGET_C));
     gx__sb_puts(b, "\n#line 1 \"gx-rand\"\n");
@@ -154,11 +159,11 @@ static void gen_rng_source(gx__sbuf *b, bool cuda, const char *ctype, size_t esz
                       ctype, ctype, W, W);
         gx__sb_printf(
             b,
-            "      if (g0 >= 0 && g0 + %d <= n) {\n        for (int j = 0; j < %d; j++) o[g0 + j] = (%s)(%s);\n"
+            "      if (g0 >= 0 && g0 + %d <= n) {\n        for (int j = 0; j < %d; j++) o[g0 + j] = %s(%s);\n"
             "        continue;\n      }\n"
-            "      for (int j = 0; j < %d; j++)\n        if (g0 + j >= 0 && g0 + j < n) o[g0 + j] = (%s)(%s);\n"
+            "      for (int j = 0; j < %d; j++)\n        if (g0 + j >= 0 && g0 + j < n) o[g0 + j] = %s(%s);\n"
             "    }\n  }\n}\n",
-            W, W, ctype, val, W, ctype, val);
+            W, W, st, val, W, st, val);
         return;
     }
     /* 16 bytes is the widest single store; a 32-byte block becomes two. */
@@ -176,10 +181,10 @@ static void gen_rng_source(gx__sbuf *b, bool cuda, const char *ctype, size_t esz
     gx__sb_printf(
         b,
         "    if (a.fast && g0 >= 0 && g0 + %d <= n) {\n      gxr_vec v;\n"
-        "#pragma unroll\n      for (int j = 0; j < %d; j++) v.e[j] = (%s)(%s);\n"
+        "#pragma unroll\n      for (int j = 0; j < %d; j++) v.e[j] = %s(%s);\n"
         "      *(gxr_vec *)(o + g0) = v;\n      continue;\n    }\n"
-        "    for (int j = 0; j < %d; j++)\n      if (g0 + j >= 0 && g0 + j < n) o[g0 + j] = (%s)(%s);\n  }\n}\n",
-        W, W, ctype, val, W, ctype, val);
+        "    for (int j = 0; j < %d; j++)\n      if (g0 + j >= 0 && g0 + j < n) o[g0 + j] = %s(%s);\n  }\n}\n",
+        W, W, st, val, W, st, val);
 }
 
 /* What one call generates: the kernel's element type, W and value expression. */
@@ -192,13 +197,17 @@ typedef struct rng_plan {
 static gx_status rng_choose(rng_kind kind, gx_dtype t, uint64_t range, rng_plan *p, const char *what)
 {
     if (kind != RNG_INT) {
-        if (t != GX_F32 && t != GX_F64)
+        if (t != GX_F32 && t != GX_F64 && !gx__dtype_is_half(t))
             return gx__err(GX_ERR_DTYPE,
-                           "%s: out has dtype %s; it fills f32 or f64 arrays (use gx_rand_int for integers)", what,
-                           gx_dtype_name(t));
-        p->W = t == GX_F32 ? 4 : 2;
-        p->fn = kind == RNG_UNIFORM ? (t == GX_F32 ? "gxr_u01_f32" : "gxr_u01_f64")
-                                    : (t == GX_F32 ? "gxr_n_f32" : "gxr_n_f64");
+                           "%s: out has dtype %s; it fills f16, bf16, f32 or f64 arrays (use gx_rand_int for "
+                           "integers)",
+                           what, gx_dtype_name(t));
+        bool f64 = t == GX_F64;
+        p->W = f64 ? 2 : 4; /* halves: the f32 words and mappings */
+        if (kind == RNG_NORMAL)
+            p->fn = f64 ? "gxr_n_f64" : "gxr_n_f32"; /* halves: the f32 value, rounded */
+        else
+            p->fn = f64 ? "gxr_u01_f64" : t == GX_F16 ? "gxr_u01_h11" : t == GX_BF16 ? "gxr_u01_h8" : "gxr_u01_f32";
         p->ints = false;
         return GX_OK;
     }
@@ -231,7 +240,7 @@ static gx_status rng_source(bool cuda, const rng_plan *p, gx_dtype t, gx__sbuf *
         snprintf(val, sizeof val, "%s(w, j, %slo, %srange)", p->fn, acc, acc);
     else
         snprintf(val, sizeof val, "%s(w, j)", p->fn);
-    gen_rng_source(src, cuda, gx__dtype_ctype(t), gx_dtype_size(t), p->W, val);
+    gen_rng_source(src, cuda, gx__dtype_ctype(t), gx__dtype_store(t), gx_dtype_size(t), p->W, val);
     if (src->oom)
         return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory generating the random-number kernel");
     return GX_OK;

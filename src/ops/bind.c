@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static bool bd_dtype_ok(gx_dtype t) { return gx__dtype_supported(t) && t != GX_F16 && t != GX_BF16; }
+static bool bd_dtype_ok(gx_dtype t) { return gx__dtype_supported(t); }
 
 gx_status bd_collect(gx_ctx *ctx, const char *fn, const gx_bind *arrays, int narrays, int unchecked,
                      const gx_const *consts, int nconsts, bd_set *set)
@@ -38,7 +38,9 @@ gx_status bd_collect(gx_ctx *ctx, const char *fn, const gx_bind *arrays, int nar
             if (consts[j].name && strcmp(consts[j].name, nm) == 0)
                 return gx__err(GX_ERR_INVALID_ARGUMENT,
                                "%s: '%.40s' names both a constant and a bound array; rename one of them", fn, nm);
-        set->arr[k] = (lam_arr){nm, a->dtype, a->ndim};
+        /* halves reach the lambda as f32 values, like its parameters */
+        set->arr[k] = (lam_arr){nm, gx__dtype_is_half(a->dtype) ? GX_F32 : a->dtype, a->ndim};
+        set->sdt[k] = a->dtype;
         set->a[k] = a;
     }
     set->n = narrays;
@@ -52,7 +54,8 @@ void bd_key(const bd_set *set, gx__sbuf *key)
         return;
     gx__sb_printf(key, "|bind%d%c:", set->n, set->checked ? 'c' : 'u');
     for (int k = 0; k < set->n; k++)
-        gx__sb_printf(key, "%s:%d:%d,", set->arr[k].name, (int)set->arr[k].dtype, set->arr[k].ndim);
+        gx__sb_printf(key, "%s:%d:%d:%d,", set->arr[k].name, (int)set->arr[k].dtype, (int)set->sdt[k],
+                      set->arr[k].ndim);
 }
 
 void bd_gen_types(gx__sbuf *b, const bd_set *set)
@@ -114,10 +117,13 @@ static void bd_gen_load(gx__sbuf *b, const bd_set *set, int k)
         else
             gx__sb_printf(b, "  (void)n%d;\n", d);
     }
-    gx__sb_printf(b, "  return ((const %s *)p)[0", t);
+    /* the element, widened to t when it is a half (gx__dtype_load) */
+    gx_dtype st = set->sdt[k];
+    gx__sb_printf(b, "  return %s(((const %s *)p)[0", gx__dtype_is_half(st) ? (st == GX_F16 ? "gx_ld_f16" : "gx_ld_bf16") : "",
+                  gx__dtype_ctype(st));
     for (int d = 0; d < r; d++)
         gx__sb_printf(b, " + j%d * s%d", d, d);
-    gx__sb_puts(b, "];\n}\n");
+    gx__sb_puts(b, "]);\n}\n");
 }
 
 void bd_gen(gx__sbuf *b, const bd_set *set, bool cuda, const char *acc, const char *pos)

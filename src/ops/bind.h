@@ -31,7 +31,8 @@ typedef struct bd_args {
 typedef struct bd_set {
     int n;        /* bound arrays; 0: the op generates exactly what it did without them */
     bool checked; /* bounds checks (opts.unchecked == 0) */
-    lam_arr arr[BD_MAX];
+    lam_arr arr[BD_MAX]; /* as the lambda sees them: f16 / bf16 arrays as f32 */
+    gx_dtype sdt[BD_MAX]; /* the stored dtypes (loads widen halves) */
     const gx_array *a[BD_MAX];
     void *flag; /* while running: the bounds flag */
 } bd_set;

@@ -42,11 +42,12 @@ static gx_status flat_inputs(gx_ctx *ctx, const char *what, int nin, gx_array *c
         }
     }
     for (int i = 0; i < nin; i++) {
-        if (gx__array_contiguous(in[i]) || in[i]->ndim <= 1) {
+        bool half = gx__dtype_is_half(in[i]->dtype); /* pipelines read halves as f32 copies */
+        if (!half && (gx__array_contiguous(in[i]) || in[i]->ndim <= 1)) {
             flat[i] = in[i];
             continue;
         }
-        gx_status s = gx_array_clone(in[i], GX_DTYPE_DEFAULT, &flat[i]);
+        gx_status s = gx_array_clone(in[i], half ? GX_F32 : GX_DTYPE_DEFAULT, &flat[i]);
         if (s != GX_OK) {
             flat_release(i, flat, owned);
             return s;
@@ -68,6 +69,18 @@ static gx_pipe_opts pipe_opts_of(const gx_filter_opts *o)
         po.unchecked = o->unchecked;
     }
     return po;
+}
+
+/* A half input's selected elements back in its dtype (exact: they were halves). */
+static gx_status filter_narrow(gx_dtype t, gx_array **a)
+{
+    if (!gx__dtype_is_half(t))
+        return GX_OK;
+    gx_array *h = NULL;
+    GX__CHECK(gx_array_clone(*a, t, &h));
+    gx_array_release(*a);
+    *a = h;
+    return GX_OK;
 }
 
 gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in, const gx_filter_opts *opts,
@@ -94,6 +107,13 @@ gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in,
         s = gx_pipe_filter(p, pred, &po);
     if (s == GX_OK)
         s = gx_pipe_collect(p, nin, out);
+    for (int i = 0; s == GX_OK && i < nin; i++)
+        s = filter_narrow(in[i]->dtype, &out[i]);
+    if (s != GX_OK)
+        for (int i = 0; i < nin; i++) {
+            gx_array_release(out[i]);
+            out[i] = NULL;
+        }
     gx_pipe_destroy(p);
     flat_release(nin, flat, owned);
     return s == GX_OK ? s : gx__err_prefix(s, "gx_filter");

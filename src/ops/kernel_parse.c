@@ -90,6 +90,8 @@ static const struct {
     {"__half", GX_F16},
     {"half", GX_F16},
     {"__nv_bfloat16", GX_BF16},
+    {"gx_f16", GX_F16}, /* gx/device.h's storage types */
+    {"gx_bf16", GX_BF16},
     {"cf32", GX_C64},
     {"float2", GX_C64},
     {"cf64", GX_C128},

@@ -57,8 +57,12 @@ gx_status gx_pipe_from_arrays(gx_ctx *ctx, int n, gx_array *const *arrays, gx_pi
         if (a->ctx != ctx)
             return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_pipe_from_arrays: array %d belongs to another context", i);
         if (!rp_dtype_ok(a->dtype))
-            return gx__err(GX_ERR_DTYPE, "gx_pipe_from_arrays: array %d has dtype %s, which pipelines do not support",
-                           i, gx_dtype_name(a->dtype));
+            return gx__err(GX_ERR_DTYPE,
+                           "gx_pipe_from_arrays: array %d has dtype %s, which pipelines do not support%s", i,
+                           gx_dtype_name(a->dtype),
+                           gx__dtype_is_half(a->dtype) ? " yet (gx_array_clone it to f32 first; gx_scan, gx_filter "
+                                                         "and gx_findall take halves)"
+                                                       : "");
         if (a->size != arrays[0]->size)
             return gx__err(GX_ERR_SHAPE,
                            "gx_pipe_from_arrays: array %d has %lld elements but array 0 has %lld; zipped arrays must "
@@ -232,6 +236,7 @@ static gx_status merge_binds(const gx_pipe *p, const char *what, const gx_pipe_o
         if (out->n == BD_MAX)
             return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: at most %d bound arrays over a whole pipeline", what, BD_MAX);
         out->arr[out->n] = st.arr[k];
+        out->sdt[out->n] = st.sdt[k];
         out->a[out->n++] = st.a[k];
     }
     return GX_OK;

@@ -282,7 +282,9 @@ static gx_status scan_impl(gx_ctx *ctx, const char *fn, const char *op, gx_array
     GX__CHECK(gx__array_check(x, "gx_scan (x)"));
     if (x->ctx != ctx)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: x belongs to another context", fn);
-    if (!rp_dtype_ok(x->dtype))
+    /* Halves scan a widened f32 copy and round the results once (f32 accumulation). */
+    bool half = gx__dtype_is_half(x->dtype);
+    if (!rp_dtype_ok(x->dtype) && !half)
         return gx__err(GX_ERR_DTYPE, "%s: x has dtype %s, which scans do not support", fn, gx_dtype_name(x->dtype));
     gx_scan_opts o = {0};
     if (opts)
@@ -294,22 +296,27 @@ static gx_status scan_impl(gx_ctx *ctx, const char *fn, const char *op, gx_array
     gx__lock(ctx);
     /* Into yours: accumulate in its dtype (unless opts says otherwise or forbids converting). */
     gx_dtype forced = o.dtype != GX_DTYPE_DEFAULT || !into || o.exact_dtype ? o.dtype : into->dtype;
+    /* A half result (asked for, or a half x's float result) is accumulated in f32. */
+    gx_dtype half_out = gx__dtype_is_half(forced) ? forced : half && forced == GX_DTYPE_DEFAULT ? x->dtype : 0;
+    if (gx__dtype_is_half(forced))
+        forced = GX_F32;
     rp_opjob j = {0};
     gx_array *src = x, *dst = NULL;
-    gx_status s = rp_op_prepare(ctx, fn, op, x->dtype, forced, o.consts, o.nconsts, &j);
+    gx_status s = rp_op_prepare(ctx, fn, op, half ? GX_F32 : x->dtype, forced, o.consts, o.nconsts, &j);
+    gx_dtype rdt = half_out && j.acc == GX_F32 ? half_out : j.acc; /* the result's dtype */
     if (s == GX_OK && o.exclusive && !o.init && j.named)
         o.init = &j.neutral;
     if (s == GX_OK && o.exclusive && !o.init)
         s = gx__err(GX_ERR_INVALID_ARGUMENT, "%s: an exclusive scan of a lambda needs opts->init (its first output)",
                     fn);
     if (s == GX_OK && into)
-        s = gx__into_dtype(fn, j.acc, into->dtype, o.exact_dtype);
+        s = gx__into_dtype(fn, rdt, into->dtype, o.exact_dtype);
     if (s == GX_OK && !into)
-        s = gx__array_new(ctx, j.acc, x->ndim, x->shape, made);
+        s = gx__array_new(ctx, rdt, x->ndim, x->shape, made);
     gx_array *out = into ? into : s == GX_OK ? *made : NULL;
     /* Dense working copies where the input or output is a view (or they overlap). */
-    if (s == GX_OK && !gx__array_contiguous(x))
-        s = gx_array_clone(x, GX_DTYPE_DEFAULT, &src);
+    if (s == GX_OK && (half || !gx__array_contiguous(x)))
+        s = gx_array_clone(x, half ? GX_F32 : GX_DTYPE_DEFAULT, &src);
     if (s == GX_OK) {
         dst = out;
         if (!gx__array_contiguous(dst) || gx__arrays_overlap(dst, src) || dst->dtype != j.acc)

@@ -99,12 +99,15 @@ static cudaDataType blas_dtype(gx_dtype t)
     case GX_F32: return CUDA_R_32F;
     case GX_F64: return CUDA_R_64F;
     case GX_C64: return CUDA_C_32F;
+    case GX_F16: return CUDA_R_16F;   /* 2 */
+    case GX_BF16: return CUDA_R_16BF; /* 14 */
     default: return CUDA_C_64F;
     }
 }
 
 /* The compute type, and alpha / beta in its precision (host memory, the default
- * pointer mode). */
+ * pointer mode).  Half inputs: CUBLAS_COMPUTE_32F (f32 accumulation on the tensor
+ * cores, float alpha / beta), whatever g->math says. */
 static cublasComputeType_t blas_compute(const gx__gemm *g, double *al, double *be)
 {
     bool wide = g->dtype == GX_F64 || g->dtype == GX_C128;
@@ -130,16 +133,16 @@ gx_status cuda_gemm(gx__backend *be, const gx__gemm *g)
     GX__CHECK(blas_handle(be, &h));
     double al[2], bt[2];
     cublasComputeType_t ct = blas_compute(g, al, bt);
-    cudaDataType dt = blas_dtype(g->dtype);
+    cudaDataType dt = blas_dtype(g->dtype), dc = blas_dtype(g->c_dtype);
     /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T. */
     cublasOperation_t ta = blas_op(g->op_b), tb = blas_op(g->op_a);
     cublasStatus_t st;
     if (g->batch == 1)
-        st = cublas.GemmEx(h, ta, tb, g->n, g->m, g->k, al, g->b, dt, g->ldb, g->a, dt, g->lda, bt, g->c, dt, g->ldc,
+        st = cublas.GemmEx(h, ta, tb, g->n, g->m, g->k, al, g->b, dt, g->ldb, g->a, dt, g->lda, bt, g->c, dc, g->ldc,
                            ct, CUBLAS_GEMM_DEFAULT);
     else
         st = cublas.GemmStridedBatchedEx(h, ta, tb, g->n, g->m, g->k, al, g->b, dt, g->ldb, g->stride_b, g->a, dt,
-                                         g->lda, g->stride_a, bt, g->c, dt, g->ldc, g->stride_c, g->batch, ct,
+                                         g->lda, g->stride_a, bt, g->c, dc, g->ldc, g->stride_c, g->batch, ct,
                                          CUBLAS_GEMM_DEFAULT);
     if (st != CUBLAS_STATUS_SUCCESS)
         return blas_err(st, g->batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx");
