@@ -57,7 +57,8 @@ GX_API gx_status gx_graph_end(gx_ctx *ctx, gx_graph **out);
  * recording is under way on the graph's context. */
 GX_API gx_status gx_graph_launch(gx_graph *g);
 /* The number of recorded device operations (kernels, copies) on backends that replay
- * them one by one (the CPU); on CUDA the number of gx calls' launches captured. */
+ * them one by one (the CPU); on CUDA the number of kernel launches and device-to-device
+ * copies captured. */
 GX_API gx_status gx_graph_size(const gx_graph *g, int64_t *out);
 /* Frees the graph and the temporaries it kept (after its queued launches finish).
  * NULL is accepted. */

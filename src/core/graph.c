@@ -169,6 +169,7 @@ static gx_status w_launch_user(gx__backend *be, gx__func f, const gx__launch *l,
 static gx_status w_d2d(gx__backend *be, void *dst, const void *src, size_t n)
 {
     gr_rec *r = REC(be);
+    r->g->launches++; /* a device operation too (gx_graph_size counts it on CUDA) */
     if (r->native)
         return r->real->mem.d2d(be, dst, src, n);
     gr_node nd = {.kind = GR_D2D, .dst = dst, .src = src, .n = n};
