@@ -232,6 +232,18 @@ GXT_TEST(sort_long_rows_parallel_radix)
             check_sort_case(ctx, key_dt[d], 1, &lens[l], d % 2 ? 1000 : 7, false);
 }
 
+/* The long-row sort's paths: one MSD split then per-bucket sorts (wide ranges), the
+ * parallel LSD sort (a bucket with over a quarter of the keys), every key equal. */
+GXT_TEST(sort_long_rows_msd_and_lsd_paths)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const int ranges[] = {1, 3, 1 << 12, 1 << 20, 1 << 30};
+    int64_t n = (1 << 16) + 33;
+    for (int d = 0; d < NKDT; d++)
+        for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++)
+            check_sort_case(ctx, key_dt[d], 1, &n, ranges[r], false);
+}
+
 GXT_TEST(sort_2p20_plus_7)
 {
     gx_ctx *ctx = gxt_ctx();
