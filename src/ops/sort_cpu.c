@@ -650,18 +650,41 @@ typedef struct sc_hist_job {
     int64_t *dropped; /* per chunk */
 } sc_hist_job;
 
+/* Even bins of unweighted floats, the common case, without sc_bin's per-element
+ * dtype and kind switches (the same arithmetic, so the same bins): 2^20 f32 into 256
+ * bins took 20-34 ms through sc_bin on the loaded 2-core VM, an OpenMP loop 1.3 ms. */
+#define SC_HIST_EVEN(T)                                                                  \
+    do {                                                                                 \
+        const T *x = (const T *)r->x;                                                    \
+        double elo = r->lo, ehi = r->hi, nb = (double)r->nbins, wd = r->hi - r->lo;      \
+        for (int64_t i = lo; i < hi; i++) {                                              \
+            double v = x[i];                                                             \
+            if (!(v >= elo && v < ehi)) {                                                \
+                drop++;                                                                  \
+                continue;                                                                \
+            }                                                                            \
+            int64_t b = (int64_t)((v - elo) * nb / wd); /* >= 0: truncation is floor */ \
+            ci[b < r->nbins ? b : r->nbins - 1]++;                                       \
+        }                                                                                \
+    } while (0)
+
 static void sc_hist_part(const void *args, int64_t begin, int64_t end, int thread)
 {
     (void)thread;
     const sc_hist_job *j = args;
     const gx__hist_req *r = j->r;
     bool w = r->wdtype != GX_DTYPE_DEFAULT;
+    bool fast = !w && r->kind == GX__HIST_EVEN && (r->xdtype == GX_F32 || r->xdtype == GX_F64);
     for (int64_t c = begin; c < end; c++) {
         int64_t lo = c * j->chunk, hi = lo + j->chunk < r->n ? lo + j->chunk : r->n, drop = 0;
         int64_t *ci = (int64_t *)(j->bins + (size_t)c * (size_t)r->nbins * 8);
         double *cw = (double *)ci;
         memset(ci, 0, (size_t)r->nbins * 8);
-        for (int64_t i = lo; i < hi; i++) {
+        if (fast && r->xdtype == GX_F32)
+            SC_HIST_EVEN(float);
+        else if (fast)
+            SC_HIST_EVEN(double);
+        for (int64_t i = fast ? hi : lo; i < hi; i++) {
             int64_t b = sc_bin(r, i);
             if (b < 0)
                 drop++;
