@@ -6,9 +6,11 @@
  * order (ints: sign bit flipped; floats: negatives complemented, positives with the
  * sign bit set, -0.0 as 0.0, every NaN to all ones, past +inf; descending: the
  * complement, NaN kept at all ones), so one stable unsigned sort serves every dtype
- * and both directions.  Long single rows: a parallel LSD radix sort (8-bit digits,
- * per-chunk counts, positions ordered by (digit, chunk), stable scatter).  Rows: one
- * row per worker at a time, merge sort when short, one-thread radix when long.
+ * and both directions.  Long single rows: one parallel stable MSD scatter into 2048
+ * buckets, then per-bucket one-thread LSD radix sorts in cache (see "one long row"),
+ * or a parallel LSD radix sort (11-bit digits, per-chunk counts, positions ordered by
+ * (digit, chunk), stable scatter) when the keys' top bits are too alike.  Rows: one
+ * row per worker at a time, merge sort up to 64 keys, 8-bit LSD radix sort above.
  *
  * Keys-only sorts write keys back from their mapped form; the mapping loses the bits
  * of -0.0 and of non-canonical NaNs, so when the mapping counted any, the zero and
