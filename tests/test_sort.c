@@ -232,6 +232,18 @@ GXT_TEST(sort_long_rows_parallel_radix)
             check_sort_case(ctx, key_dt[d], 1, &lens[l], d % 2 ? 1000 : 7, false);
 }
 
+/* The long-row sort's paths: one MSD split then per-bucket sorts (wide ranges), the
+ * parallel LSD sort (a bucket with over a quarter of the keys), every key equal. */
+GXT_TEST(sort_long_rows_msd_and_lsd_paths)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const int ranges[] = {1, 3, 1 << 12, 1 << 20, 1 << 30};
+    int64_t n = (1 << 16) + 33;
+    for (int d = 0; d < NKDT; d++)
+        for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++)
+            check_sort_case(ctx, key_dt[d], 1, &n, ranges[r], false);
+}
+
 GXT_TEST(sort_2p20_plus_7)
 {
     gx_ctx *ctx = gxt_ctx();
@@ -372,6 +384,149 @@ GXT_TEST(sort_by_key_every_value_width)
         }
 }
 
+/* ------------------------------------------------------------ complex keys */
+
+/* NumPy's complex order (npysort's CFLOAT_LT): (isnan(re), isnan(im), re, im). */
+static int cx_cmp(double ar, double ai, double br, double bi, bool desc)
+{
+    int ga = 2 * (ar != ar) + (ai != ai), gb = 2 * (br != br) + (bi != bi);
+    if (ga != gb)
+        return ga < gb ? -1 : 1;
+    double s = desc ? -1 : 1;
+    if (ar == ar && br == br && ar != br)
+        return s * ar < s * br ? -1 : 1;
+    if (ai == ai && bi == bi && ai != bi)
+        return s * ai < s * bi ? -1 : 1;
+    return 0;
+}
+
+/* Stable insertion argsort of each row of complex values (re, im pairs as doubles). */
+static void cx_ref(const double *z, int64_t nrows, int64_t len, bool desc, int64_t *idx)
+{
+    for (int64_t r = 0; r < nrows; r++) {
+        const double *row = z + 2 * r * len;
+        int64_t *p = idx + r * len;
+        for (int64_t i = 0; i < len; i++) {
+            int64_t j = i;
+            for (; j > 0 && cx_cmp(row[2 * i], row[2 * i + 1], row[2 * p[j - 1]], row[2 * p[j - 1] + 1], desc) < 0;
+                 j--)
+                p[j] = p[j - 1];
+            p[j] = i;
+        }
+    }
+}
+
+/* Complex keys of dtype t (re, im from a few values with NaNs, +-0.0 and ties). */
+static gx_array *cx_keys(gx_ctx *ctx, gx_dtype t, int nd, const int64_t *shape, double **zh)
+{
+    static const double pool[] = {1.5, -2.0, 0.0, -0.0, 1.5, 3.25, -7.0, NAN, INFINITY, -INFINITY};
+    int64_t n = 1;
+    for (int d = 0; d < nd; d++)
+        n *= shape[d];
+    double *z = malloc((size_t)(2 * n + 2) * sizeof *z);
+    float *f = malloc((size_t)(2 * n + 2) * sizeof *f);
+    uint64_t st = 12345;
+    for (int64_t i = 0; i < 2 * n; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        z[i] = pool[(st >> 33) % 10];
+        f[i] = (float)z[i];
+    }
+    gx_array *a = NULL;
+    GXT_CHECK(gx_array_from_host(ctx, t, nd, shape, t == GX_C64 ? (void *)f : (void *)z, &a) == GX_OK);
+    free(f);
+    *zh = z;
+    return a;
+}
+
+static void cx_check(gx_ctx *ctx, gx_dtype t, int nd, const int64_t *shape, bool flatten, bool desc)
+{
+    double *z;
+    gx_array *x = cx_keys(ctx, t, nd, shape, &z);
+    int64_t n = 1, len = nd ? shape[nd - 1] : 1;
+    for (int d = 0; d < nd; d++)
+        n *= shape[d];
+    if (flatten)
+        len = n;
+    int64_t nrows = len ? n / len : 0, *ref = malloc((size_t)n * 8 + 8);
+    cx_ref(z, nrows, len, desc, ref);
+    gx_sort_opts o = {.descending = desc, .flatten = flatten};
+    gx_array *s = NULL, *ix = NULL, *ks = NULL, *vs = NULL;
+    GXT_OK(gx_sort(ctx, x, &o, &s));
+    GXT_OK(gx_argsort(ctx, x, &o, &ix));
+    GXT_OK(gx_sort_by_key(ctx, x, x, &o, &ks, &vs)); /* values: the keys themselves */
+    size_t es = gx_dtype_size(t);
+    char *sh = to_host(s), *kh = to_host(ks), *vh = to_host(vs);
+    int64_t *ih = to_host(ix);
+    int bad = 0;
+    for (int64_t i = 0; i < n && bad < 3; i++) {
+        int64_t src = (i / len) * len + ref[i];
+        double re, im;
+        if (t == GX_C64) {
+            float f[2];
+            memcpy(f, sh + i * es, es);
+            re = f[0], im = f[1];
+        } else {
+            double d[2];
+            memcpy(d, sh + i * es, es);
+            re = d[0], im = d[1];
+        }
+        /* the value at i is the reference's (compare bits through the doubles: NaN == NaN, -0 vs 0) */
+        bool same = (re == z[2 * src] || (re != re && z[2 * src] != z[2 * src])) &&
+                    (im == z[2 * src + 1] || (im != im && z[2 * src + 1] != z[2 * src + 1])) &&
+                    signbit(re) == signbit(z[2 * src]) && signbit(im) == signbit(z[2 * src + 1]);
+        if (!same || ih[i] != ref[i] || memcmp(kh + i * es, sh + i * es, es) || memcmp(vh + i * es, sh + i * es, es)) {
+            fprintf(stderr, "  %s n %lld len %lld desc %d: at %lld idx %lld want %lld\n", gx_dtype_name(t),
+                    (long long)n, (long long)len, desc, (long long)i, (long long)ih[i], (long long)ref[i]);
+            bad++;
+        }
+    }
+    GXT_CHECK(bad == 0);
+    /* _into, in place on x itself */
+    GXT_OK(gx_sort_into(ctx, x, &(gx_sort_opts){.descending = desc}, x));
+    if (!flatten) {
+        char *xh = to_host(x);
+        GXT_CHECK(n == 0 || memcmp(xh, sh, (size_t)n * es) == 0);
+        free(xh);
+    }
+    free(sh), free(kh), free(vh), free(ih), free(ref), free(z);
+    gx_array_release(s), gx_array_release(ix), gx_array_release(ks), gx_array_release(vs);
+    gx_array_release(x);
+}
+
+GXT_TEST(sort_complex_numpy_order)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const int64_t lens[] = {0, 1, 2, 31, 32, 33, 1025};
+    const gx_dtype ts[] = {GX_C64, GX_C128};
+    for (int t = 0; t < 2; t++) {
+        for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
+            for (int desc = 0; desc < 2; desc++)
+                cx_check(ctx, ts[t], 1, &lens[l], false, desc);
+        int64_t rows[2] = {5, 37};
+        cx_check(ctx, ts[t], 2, rows, false, false);
+        cx_check(ctx, ts[t], 2, rows, false, true);
+        cx_check(ctx, ts[t], 2, rows, true, false);
+    }
+}
+
+/* A strided, reversed view of complex keys sorts as its dense copy. */
+GXT_TEST(sort_complex_views)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t shape[2] = {6, 20};
+    double *z;
+    gx_array *x = cx_keys(ctx, GX_C128, 2, shape, &z), *v = NULL, *d = NULL, *a = NULL, *b = NULL;
+    gx_slice sl[2] = {{5, GX_END, -2}, {1, 19, 3}};
+    GXT_OK(gx_array_view(x, sl, &v));
+    GXT_OK(gx_array_clone(v, GX_DTYPE_DEFAULT, &d));
+    GXT_OK(gx_argsort(ctx, v, NULL, &a));
+    GXT_OK(gx_argsort(ctx, d, NULL, &b));
+    int64_t *ah = to_host(a), *bh = to_host(b);
+    GXT_CHECK(memcmp(ah, bh, 3 * 6 * 8) == 0);
+    free(ah), free(bh), free(z);
+    gx_array_release(a), gx_array_release(b), gx_array_release(d), gx_array_release(v), gx_array_release(x);
+}
+
 GXT_TEST(sort_bad_input)
 {
     gx_ctx *ctx = gxt_ctx();
@@ -383,7 +538,7 @@ GXT_TEST(sort_bad_input)
     GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &m, &oi));
     GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &m, &v));
     gx_array *r = NULL;
-    GXT_STATUS(gx_sort(ctx, c, NULL, &r), GX_ERR_DTYPE);
+    GXT_STATUS(gx_topk(ctx, c, 1, NULL, &r, NULL), GX_ERR_DTYPE); /* complex keys: sort, argsort, by key only */
     GXT_MSG_HAS("c64");
     GXT_STATUS(gx_sort(ctx, NULL, NULL, &r), GX_ERR_INVALID_ARGUMENT);
     GXT_STATUS(gx_sort(ctx, x, NULL, NULL), GX_ERR_INVALID_ARGUMENT);

@@ -117,6 +117,12 @@ gx_status bench_case_argsort_f32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int 
 gx_status bench_case_sort_rows_f32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
                                    int *nrows);
 gx_status bench_case_hist256_f32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_sort_pairs_u32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                    int *nrows);
+gx_status bench_case_topk100_f32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_unique_i32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
+gx_status bench_case_searchsorted_f32(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                      int *nrows);
 
 /* Times gx_map of a user lambda over random f32 inputs (one per parameter).  The check
  * (on a GPU) runs the lambda on the CPU backend over the sampled inputs; define_name

@@ -324,6 +324,47 @@ def case_concat4(n):
     return Case(call, 1, lambda: 8.0 * n, lambda: f64sum(out))
 
 
+def data_u32(n, seed):
+    """gx bench's sort_u32 inputs: the top 32 bits of bench_bits(seed, i)."""
+    out = np.empty(n, dtype=np.uint32)
+    for lo in range(0, n, CHUNK):
+        z = bench_bits(lo, min(n, lo + CHUNK), seed)
+        out[lo:lo + len(z)] = (z >> np.uint64(32)).astype(np.uint32)
+    return out
+
+
+def case_sort(n, dtype="f32", rowlen=0):
+    """gx bench's sort_f32 / sort_u32 / sort_rows_f32 (rows of rowlen): np.sort along
+    the last axis (its default quicksort: the fastest NumPy sort, SIMD where the CPU
+    has it) into a new array, inputs of seed 51 rotated as gx's."""
+    x = data(n, 51) if dtype == "f32" else data_u32(n, 51)
+    if rowlen:
+        x = x.reshape(-1, rowlen)
+    xs, last = rotated(x, 8.0 * n), {}
+
+    def call(k):
+        last["o"] = np.sort(xs[k], axis=-1)
+    return Case(call, len(xs), lambda: 8.0 * n, lambda: f64sum(last["o"]))
+
+
+def case_argsort(n):
+    """gx bench's argsort_f32 (stable): np.argsort(kind="stable"), int64 positions."""
+    xs, last = rotated(data(n, 51), 12.0 * n), {}
+
+    def call(k):
+        last["o"] = np.argsort(xs[k], kind="stable")
+    return Case(call, len(xs), lambda: 12.0 * n, lambda: f64sum(last["o"]))
+
+
+def case_hist256(n):
+    """gx bench's hist256_f32: np.histogram(x, 256, (0, 1)) counts."""
+    xs, last = rotated(data(n, 51), 4.0 * n), {}
+
+    def call(k):
+        last["o"] = np.histogram(xs[k], bins=256, range=(0.0, 1.0))[0]
+    return Case(call, len(xs), lambda: 4.0 * n, lambda: f64sum(last["o"]))
+
+
 # (name, dtype, size factor, maker): gx bench's cases, in its order.
 CASES = [
     ("copy", "f32", 1, lambda n: case_copy(n, 1)),
@@ -351,6 +392,11 @@ CASES = [
     ("where_f32", "f32", 1, case_where),
     ("segsum_f32", "f32", 1, case_segsum),
     ("concat4", "f32", 1, case_concat4),
+    ("sort_f32", "f32", 1, case_sort),
+    ("sort_u32", "u32", 1, lambda n: case_sort(n, "u32")),
+    ("argsort_f32", "f32", 1, case_argsort),
+    ("sort_rows_f32", "f32", 1, lambda n: case_sort(max(n, 1024), "f32", 1024)),
+    ("hist256_f32", "f32", 1, case_hist256),
 ]
 
 

@@ -321,6 +321,35 @@ static void run_select(bench *b)
     }
 }
 
+/* gx bench's hist256_f32: 256 even bins over [0, 1), private bins per thread added
+ * at the end (the natural OpenMP histogram).  Sorting has no such natural OpenMP
+ * form (a parallel radix sort is a library, not a loop): NumPy is its CPU peer. */
+static void run_hist256(bench *b)
+{
+    const float *x = b->x;
+    int64_t bins[256] = {0};
+#pragma omp parallel
+    {
+        int64_t mine[256] = {0}, lo, hi;
+        share(b->n, &lo, &hi);
+        for (int64_t i = lo; i < hi; i++) {
+            float v = x[i];
+            if (v >= 0.0f && v < 1.0f) {
+                int k = (int)(v * 256.0f);
+                mine[k < 256 ? k : 255]++;
+            }
+        }
+        for (int k = 0; k < 256; k++) {
+#pragma omp atomic
+            bins[k] += mine[k];
+        }
+    }
+    int64_t tot = 0;
+    for (int k = 0; k < 256; k++)
+        tot += bins[k];
+    b->check = (double)tot;
+}
+
 static void run_sum_rows(bench *b)
 {
     const float *x = b->x;
@@ -407,6 +436,7 @@ static const omp_case cases[] = {
     {"scan_sum_new", "f32", run_scan_new, 1, {21, 0}, OUT_FRESH, true, false, 1, 2},
     {"select_gt05", "f32", run_select, 1, {22, 0}, OUT_N, true, false, 1, 1},
     {"iota_hash_sum_i64", "i64", run_iota_sum, 0, {0, 0}, OUT_NONE, false, false, 0, 0},
+    {"hist256_f32", "f32", run_hist256, 1, {51, 0}, OUT_NONE, true, false, 1, 1},
 };
 
 /* ------------------------------------------------------------ timing */

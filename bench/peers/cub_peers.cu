@@ -416,6 +416,144 @@ static void bench_sort(size_t n) {
   emit("cub", "sort_u32", "u32", n, s, 0, 0, k, ok, extra);
 }
 
+// gx bench's sort_f32: DeviceRadixSort::SortKeys on float keys (all 32 bits).
+static void bench_sort_f32(size_t n) {
+  int k = rot_count(2 * n * sizeof(float));
+  Rot<float> in(n, k, true), out(n, k, false);
+  size_t tb = 0;
+  CK(cub::DeviceRadixSort::SortKeys(nullptr, tb, in[0], out[0], (int)n, 0, 32, g_stream));
+  DevBuf tmp(tb);
+  Stat s = time_op([&](int i) {
+    size_t t = tb;
+    CK(cub::DeviceRadixSort::SortKeys(tmp.p, t, in[i], out[i], (int)n, 0, 32, g_stream));
+  });
+  bool ok = true;
+  if (g_verify) {
+    size_t t = tb;
+    CK(cub::DeviceRadixSort::SortKeys(tmp.p, t, in[0], out[0], (int)n, 0, 32, g_stream));
+    CK(cudaStreamSynchronize(g_stream));
+    std::vector<float> a = to_host(in[0], n), b = to_host(out[0], n);
+    double sa = 0, sb = 0;  // the inputs are k / 2^24 + 2^-25: exact in f64 sums below 2^28 terms
+    for (size_t i = 0; i < n; ++i) sa += a[i], sb += b[i];
+    ok = warn(std::is_sorted(b.begin(), b.end()), "sort_f32 order", n, "%g %g", 0, 0);
+    ok = warn(sa == sb, "sort_f32 sum", n, "got %.17g want %.17g", sb, sa) && ok;
+  }
+  char extra[64];
+  std::snprintf(extra, sizeof extra, ",\"elems\":%zu", n);
+  emit("cub", "sort_f32", "f32", n, s, 0, 0, k, ok, extra);
+}
+
+__global__ void iota_u32(unsigned* p, size_t n) {
+  size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) p[i] = (unsigned)i;
+}
+
+// gx bench's sort_pairs_u32: DeviceRadixSort::SortPairs, u32 keys, u32 values (the
+// positions: the check sees that each value carries its key, and stability).
+static void bench_sort_pairs(size_t n) {
+  int k = rot_count(4 * n * sizeof(unsigned));
+  Rot<unsigned> kin(n, k, true), kout(n, k, false), vin(n, k, false), vout(n, k, false);
+  for (int i = 0; i < k; ++i) iota_u32<<<g_fill_blocks, 256>>>(vin[i], n);
+  CK(cudaGetLastError());
+  size_t tb = 0;
+  CK(cub::DeviceRadixSort::SortPairs(nullptr, tb, kin[0], kout[0], vin[0], vout[0], (int)n, 0, 32, g_stream));
+  DevBuf tmp(tb);
+  Stat s = time_op([&](int i) {
+    size_t t = tb;
+    CK(cub::DeviceRadixSort::SortPairs(tmp.p, t, kin[i], kout[i], vin[i], vout[i], (int)n, 0, 32, g_stream));
+  });
+  bool ok = true;
+  if (g_verify) {
+    size_t t = tb;
+    CK(cub::DeviceRadixSort::SortPairs(tmp.p, t, kin[0], kout[0], vin[0], vout[0], (int)n, 0, 32, g_stream));
+    CK(cudaStreamSynchronize(g_stream));
+    std::vector<unsigned> a = to_host(kin[0], n), b = to_host(kout[0], n), v = to_host(vout[0], n);
+    bool good = true;
+    for (size_t i = 0; i < n && good; ++i) {
+      good = v[i] < n && a[v[i]] == b[i];
+      if (good && i > 0) good = b[i - 1] < b[i] || (b[i - 1] == b[i] && v[i - 1] < v[i]);
+    }
+    ok = warn(good, "sort_pairs_u32 pairs", n, "%g %g", 0, 0);
+  }
+  char extra[64];
+  std::snprintf(extra, sizeof extra, ",\"elems\":%zu", n);
+  emit("cub", "sort_pairs_u32", "u32", n, s, 0, 0, k, ok, extra);
+}
+
+__global__ void row_offsets(int* p, int rows, int len) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i <= rows) p[i] = i * len;
+}
+
+// gx bench's sort_rows_f32: rows of 1024, DeviceSegmentedSort::SortKeys.
+static void bench_sort_rows(size_t n) {
+  const int len = 1024;
+  if (n < (size_t)len) n = len;
+  int rows = (int)(n / len), k = rot_count(2 * n * sizeof(float));
+  Rot<float> in(n, k, true), out(n, k, false);
+  DevBuf off(sizeof(int) * (size_t)(rows + 1));
+  int* o = (int*)off.p;
+  row_offsets<<<(rows + 256) / 256, 256>>>(o, rows, len);
+  CK(cudaGetLastError());
+  size_t tb = 0;
+  CK(cub::DeviceSegmentedSort::SortKeys(nullptr, tb, in[0], out[0], (int)n, rows, o, o + 1, g_stream));
+  DevBuf tmp(tb);
+  Stat s = time_op([&](int i) {
+    size_t t = tb;
+    CK(cub::DeviceSegmentedSort::SortKeys(tmp.p, t, in[i], out[i], (int)n, rows, o, o + 1, g_stream));
+  });
+  bool ok = true;
+  if (g_verify) {
+    size_t t = tb;
+    CK(cub::DeviceSegmentedSort::SortKeys(tmp.p, t, in[0], out[0], (int)n, rows, o, o + 1, g_stream));
+    CK(cudaStreamSynchronize(g_stream));
+    std::vector<float> a = to_host(in[0], n), b = to_host(out[0], n);
+    bool good = true;
+    for (int r = 0; r < rows && r < 4096 && good; ++r) {  // the first 4096 rows: a host sort each
+      std::vector<float> want(a.begin() + (size_t)r * len, a.begin() + (size_t)(r + 1) * len);
+      std::sort(want.begin(), want.end());
+      good = std::equal(want.begin(), want.end(), b.begin() + (size_t)r * len);
+    }
+    ok = warn(good, "sort_rows_f32 rows", n, "%g %g", 0, 0);
+  }
+  char extra[64];
+  std::snprintf(extra, sizeof extra, ",\"elems\":%zu", n);
+  emit("cub", "sort_rows_f32", "f32", n, s, 0, 0, k, ok, extra);
+}
+
+// gx bench's hist256_f32: DeviceHistogram::HistogramEven, 256 bins over [0, 1)
+// (257 levels), int counts.
+static void bench_hist256(size_t n) {
+  int k = rot_count(n * sizeof(float));
+  Rot<float> in(n, k, true);
+  DevBuf bins(256 * sizeof(int));
+  int* h = (int*)bins.p;
+  size_t tb = 0;
+  CK(cub::DeviceHistogram::HistogramEven(nullptr, tb, in[0], h, 257, 0.0f, 1.0f, (int)n, g_stream));
+  DevBuf tmp(tb);
+  Stat s = time_op([&](int i) {
+    size_t t = tb;
+    CK(cub::DeviceHistogram::HistogramEven(tmp.p, t, in[i], h, 257, 0.0f, 1.0f, (int)n, g_stream));
+  });
+  bool ok = true;
+  if (g_verify) {
+    size_t t = tb;
+    CK(cub::DeviceHistogram::HistogramEven(tmp.p, t, in[0], h, 257, 0.0f, 1.0f, (int)n, g_stream));
+    CK(cudaStreamSynchronize(g_stream));
+    std::vector<float> a = to_host(in[0], n);
+    std::vector<int> got = to_host(h, 256);
+    std::vector<long long> want(256, 0);
+    for (float v : a) want[std::min(255, (int)(v * 256.0f))]++;
+    long long tot = 0, diff = 0;  // CUB's bin arithmetic may move a value at an edge by one bin
+    for (int b = 0; b < 256; ++b) tot += got[b], diff += std::llabs(got[b] - want[b]);
+    ok = warn(tot == (long long)n && diff <= 2 + (long long)n / 100000, "hist256_f32 counts", n,
+              "total %.0f, off by %.0f", (double)tot, (double)diff);
+  }
+  char extra[64];
+  std::snprintf(extra, sizeof extra, ",\"elems\":%zu", n);
+  emit("cub", "hist256_f32", "f32", n, s, 0, 0, k, ok, extra);
+}
+
 // The two iota pipelines of gx's range suite (n = 2 * size elements, as gx runs
 // them): CUB's reduction over a counting iterator transformed by gx's hash map
 // (iota_hash_sum_i64), and by the map and the filter of the count pipeline; the
@@ -712,7 +850,8 @@ int main(int argc, char** argv) {
       std::printf(
           "usage: cub_peers [--sizes 20,24,28] [--gemm 4096,8192|none] [--reps 50]\n"
           "                 [--warmup 5] [--ops copy,sum,max,argmin,scan_sum,\n"
-          "                  select_gt05,sort_u32,iota,sgemm] [--no-verify]\n"
+          "                  select_gt05,sort_u32,sort_f32,sort_pairs_u32,sort_rows_f32,\n"
+          "                  hist256_f32,iota,sgemm] [--no-verify]\n"
           "sizes < 64 are exponents of 2; 2^N also accepted.\n");
       return 0;
     } else {
@@ -785,6 +924,10 @@ int main(int argc, char** argv) {
     if (want(ops, "scan_sum")) bench_scan(n);
     if (want(ops, "select_gt05")) bench_select(n);
     if (want(ops, "sort_u32")) bench_sort(n);
+    if (want(ops, "sort_f32")) bench_sort_f32(n);
+    if (want(ops, "sort_pairs_u32")) bench_sort_pairs(n);
+    if (want(ops, "sort_rows_f32")) bench_sort_rows(n);
+    if (want(ops, "hist256_f32")) bench_hist256(n);
     if (want(ops, "iota")) bench_iota(n);
   }
   if (blas) {

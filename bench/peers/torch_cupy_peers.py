@@ -50,8 +50,9 @@ DEFAULT_SIZES = "20,24,28"
 DEFAULT_GEMM = "4096,8192"
 ALL_OPS = ["sum", "max", "mean", "argmin", "argmax", "map_sin2cos2", "map_saxpy", "l2dist",
            "scan_sum", "select_gt05", "sum_rows", "sum_cols", "fill_f32", "rand_f32",
-            "pipeline_l2count", "sort_f32", "concat4", "gather_map_f32", "take_f32", "scatter_add_f32",
-            "scatter_add_det_f32", "index_add_rows_f32", "where_f32", "sgemm",
+            "pipeline_l2count", "sort_f32", "sort_u32", "argsort_f32", "sort_rows_f32", "hist256_f32",
+            "sort_pairs_u32", "topk100_f32", "unique_i32", "searchsorted_f32", "concat4", "gather_map_f32",
+            "take_f32", "scatter_add_f32", "scatter_add_det_f32", "index_add_rows_f32", "where_f32", "sgemm",
             "sum_f16", "map_sin2cos2_f16", "l2dist_f16", "gemm_f16", "gemm_bf16"]
 HALF_OPS = ("sum_f16", "map_sin2cos2_f16", "l2dist_f16")  # torch only (run_half)
 SCAT_BINS = 1 << 20  # gx bench's scatter-add bins (tools/bench_index.c)
@@ -286,6 +287,20 @@ def build_ops_torch(L):
     ops["pipeline_l2count"] = [Form("torch", lambda i, o, n: (((i[0] - i[1]) ** 2) < 0.25).sum()),
                                Form("torch_compile", lambda i, o, n: lc(i[0], i[1]), compiled=True)]
     ops["sort_f32"] = [Form("torch", lambda i, o, n: t.sort(i[0])[0])]
+    # torch has no CUDA sort of uint32: sort_u32's torch inputs are int32 keys (same width)
+    ops["sort_u32"] = [Form("torch", lambda i, o, n: t.sort(i[0])[0])]
+    ops["argsort_f32"] = [Form("torch", lambda i, o, n: t.sort(i[0], stable=True)[1]),
+                          Form("torch_argsort", lambda i, o, n: t.argsort(i[0], stable=True))]
+    ops["sort_rows_f32"] = [Form("torch", lambda i, o, n: t.sort(i[0], dim=-1)[0])]
+    ops["hist256_f32"] = [Form("torch", lambda i, o, n: t.histc(i[0], bins=256, min=0, max=1))]
+
+    def pairs(i, o, n):
+        k, ix = t.sort(i[0], stable=True)
+        return k, i[1][ix]
+    ops["sort_pairs_u32"] = [Form("torch", pairs)]
+    ops["topk100_f32"] = [Form("torch", lambda i, o, n: t.topk(i[0], 100))]
+    ops["unique_i32"] = [Form("torch", lambda i, o, n: t.unique(i[0], sorted=True, return_counts=True))]
+    ops["searchsorted_f32"] = [Form("torch", lambda i, o, n: t.searchsorted(i[0], i[1]))]
     ops["concat4"] = [Form("torch", lambda i, o, n: t.cat(i)),
                       Form("torch_out", lambda i, o, n: t.cat(i, out=o[0]), ["n"])]
     # gather_map_f32: ins = (idx i64, table f32); out = table[idx] * 2 (gx fuses the gather)
@@ -371,6 +386,19 @@ def build_ops_cupy(L):
     ops["pipeline_l2count"] = [Form("cupy", lambda i, o, n: cp.count_nonzero((i[0] - i[1]) ** 2 < 0.25)),
                                Form("cupy_kernel", lambda i, o, n: rk_cnt(i[0], i[1]))]
     ops["sort_f32"] = [Form("cupy", lambda i, o, n: cp.sort(i[0]))]
+    ops["sort_u32"] = [Form("cupy", lambda i, o, n: cp.sort(i[0]))]
+    ops["argsort_f32"] = [Form("cupy", lambda i, o, n: cp.argsort(i[0]))]  # CuPy's argsort is stable
+    ops["sort_rows_f32"] = [Form("cupy", lambda i, o, n: cp.sort(i[0], axis=-1))]
+    ops["hist256_f32"] = [Form("cupy", lambda i, o, n: cp.histogram(i[0], bins=256, range=(0.0, 1.0))[0])]
+
+    def pairs(i, o, n):
+        ix = cp.argsort(i[0])
+        return i[0][ix], i[1][ix]
+    ops["sort_pairs_u32"] = [Form("cupy", pairs)]
+    # no top-k in CuPy: the whole sort, then the last 100 (a user's form)
+    ops["topk100_f32"] = [Form("cupy", lambda i, o, n: cp.sort(i[0])[-100:][::-1])]
+    ops["unique_i32"] = [Form("cupy", lambda i, o, n: cp.unique(i[0], return_counts=True))]
+    ops["searchsorted_f32"] = [Form("cupy", lambda i, o, n: cp.searchsorted(i[0], i[1]))]
     ops["concat4"] = [Form("cupy", lambda i, o, n: cp.concatenate(i)),
                       Form("cupy_out", lambda i, o, n: cp.concatenate(i, out=o[0]), ["n"])]
     # the best a CuPy user writes: one kernel reading the raw table by index
@@ -397,13 +425,15 @@ ARITY = {"sum": 1, "max": 1, "mean": 1, "argmin": 1, "argmax": 1, "map_sin2cos2"
          "map_saxpy": 2, "l2dist": 2, "scan_sum": 1, "select_gt05": 1, "sum_rows": 1,
          "sum_cols": 1, "fill_f32": 0, "rand_f32": 0, "pipeline_l2count": 2, "sort_f32": 1,
          "concat4": 4, "gather_map_f32": 2, "take_f32": 3, "scatter_add_f32": 3, "scatter_add_det_f32": 3,
-         "index_add_rows_f32": 3, "where_f32": 3}
+         "index_add_rows_f32": 3, "where_f32": 3, "sort_u32": 1, "argsort_f32": 1, "sort_rows_f32": 1,
+         "hist256_f32": 1, "sort_pairs_u32": 2, "topk100_f32": 1, "unique_i32": 1, "searchsorted_f32": 2}
 # f32 arrays of n each op writes (for the rotation estimate of forms that allocate)
 WRITES = {"map_sin2cos2": 1, "map_saxpy": 1, "scan_sum": 1, "select_gt05": 1,
           "fill_f32": 1, "rand_f32": 1, "sort_f32": 1, "concat4": 1, "gather_map_f32": 1, "take_f32": 1, "where_f32": 1}
 
 
 INDEX_OPS = ("take_f32", "scatter_add_f32", "scatter_add_det_f32", "index_add_rows_f32", "where_f32")
+SORT_OPS = ("sort_u32", "sort_rows_f32", "sort_pairs_u32", "unique_i32", "searchsorted_f32")
 
 
 def randint(L, n, hi):
@@ -425,6 +455,37 @@ def index_inputs(L, op, n):
         return [v.reshape(n // 16, 16), randint(L, n // 16, SCAT_BINS // 16)]
     if op == "where_f32":
         return [L.rand(n) > 0.5, L.rand(n), L.rand(n)]
+    return None
+
+
+def int_keys(L, n, hi):
+    """n integer keys uniform in [0, hi): u32 in CuPy; int32 in torch (no CUDA sort of
+    uint32: int32 keys of the same width, over the whole int32 range for hi = 2^32)."""
+    if L.name == "torch":
+        t = L.t
+        lo, top = (-(1 << 31), (1 << 31) - 1) if hi > (1 << 31) else (0, hi)
+        return t.randint(lo, top, (n,), device=L.dev, dtype=t.int32)
+    cp = L.cp
+    return cp.random.randint(0, hi, n, dtype=cp.int64).astype(cp.uint32 if hi > (1 << 31) else cp.int32)
+
+
+def sort_inputs(L, op, n):
+    """gx bench's sorting inputs (tools/bench_sort.c), or None: u32 keys (pairs: and u32
+    values, the positions), rows of 1024, i32 keys in [0, 2^16), a sorted haystack and
+    needles."""
+    if op == "sort_u32":
+        return [int_keys(L, n, 1 << 32)]
+    if op == "sort_pairs_u32":
+        pos = L.t.arange(n, device=L.dev, dtype=L.t.int32) if L.name == "torch" else \
+            L.cp.arange(n, dtype=L.cp.uint32)
+        return [int_keys(L, n, 1 << 32), pos]
+    if op == "sort_rows_f32":
+        return [L.rand(max(n, 1024)).reshape(-1, 1024)]
+    if op == "unique_i32":
+        return [int_keys(L, n, 1 << 16)]
+    if op == "searchsorted_f32":
+        hay = L.t.sort(L.rand(n))[0] if L.name == "torch" else L.cp.sort(L.rand(n))
+        return [hay, L.rand(n)]
     return None
 
 
@@ -506,8 +567,43 @@ def verify(L, op, ins, out, n):
     elif op == "where_f32":
         lib = L.t if L.name == "torch" else L.cp
         ok = bool(as_float(L, (out == lib.where(ins[0], ins[1], ins[2])).all()))
-    elif op == "sort_f32":
+    elif op in ("sort_f32", "sort_u32"):
         ok = bool(as_float(L, (out[1:] >= out[:-1]).all()))
+        extra["elems"] = n
+    elif op == "sort_rows_f32":
+        ok = bool(as_float(L, (out[:, 1:] >= out[:, :-1]).all()))
+        extra["elems"] = n
+    elif op == "argsort_f32":
+        v = x[out]
+        ok = bool(as_float(L, ((v[1:] > v[:-1]) | ((v[1:] == v[:-1]) & (out[1:] > out[:-1]))).all()))
+        extra["elems"] = n
+    elif op == "hist256_f32":
+        lib = L.t if L.name == "torch" else L.cp
+        want = lib.floor(xd * 256).clamp(0, 255) if L.name == "torch" else lib.clip(lib.floor(xd * 256), 0, 255)
+        ref = (lib.bincount(want.long(), minlength=256) if L.name == "torch"
+               else lib.bincount(want.astype(lib.int64), minlength=256))
+        # histc's float edges may move a value at a bin edge by one bin: the total is exact
+        ok = as_float(L, f64(L, out).sum()) == n and maxabs(L, f64(L, out) - f64(L, ref)) <= max(2, n // 10**5)
+        extra["elems"] = n
+    elif op == "sort_pairs_u32":
+        k, v = out
+        ok = bool(as_float(L, (k[1:] >= k[:-1]).all())) and bool(as_float(L, (x[v.long() if L.name == "torch"
+                                                                               else v] == k).all()))
+        extra["elems"] = n
+    elif op == "topk100_f32":
+        vals = out[0] if L.name == "torch" else out
+        ref = (L.t.sort(x, descending=True)[0][:100] if L.name == "torch" else L.cp.sort(x)[::-1][:100])
+        ok = maxabs(L, f64(L, vals) - f64(L, ref)) == 0
+        extra["elems"] = n
+    elif op == "unique_i32":
+        u, c = out
+        ok = int(as_float(L, c.sum())) == n and bool(as_float(L, (u[1:] > u[:-1]).all()))
+        extra["elems"] = n
+    elif op == "searchsorted_f32":
+        hay, nd = ins
+        p = out.long() if L.name == "torch" else out
+        lo_ok = (p == 0) | (hay[(p - 1).clamp(min=0) if L.name == "torch" else L.cp.maximum(p - 1, 0)] < nd)
+        ok = bool(as_float(L, lo_ok.all()))
         extra["elems"] = n
     else:
         ok = None
@@ -525,7 +621,7 @@ def op_bytes(op, n, extra):
         "gather_map_f32": 16 * n,  # idx (8n), the table once on average (4n), out (4n): as gx counts
         "take_f32": 16 * n, "scatter_add_f32": 12 * n + 8 * SCAT_BINS,
         "scatter_add_det_f32": 12 * n + 8 * SCAT_BINS, "where_f32": 13 * n,
-    }[op]
+    }.get(op, 0)  # the sorting ops: 0, as sort_f32
 
 
 def alloc(L, shape):
@@ -575,6 +671,8 @@ def run_lib(L, ops, sizes, gemms, args):
                     pool = [[L.randint(n), table] for _ in range(k)]
                 elif op in INDEX_OPS:
                     pool = [index_inputs(L, op, n) for _ in range(k)]
+                elif op in SORT_OPS:
+                    pool = [sort_inputs(L, op, n) for _ in range(k)]
                 else:
                     pool = [[L.rand(math.prod(in_shape(op, n))).reshape(in_shape(op, n)) for _ in range(arity)]
                             for _ in range(k)]

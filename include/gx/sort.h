@@ -2,9 +2,16 @@
  *
  * Sorting, top-k, unique, searchsorted, histograms and bincount.
  *
- * Key dtypes: bool, every integer dtype, f32 and f64.  Complex keys are GX_ERR_DTYPE
- * (sort re(x) and im(x) yourself, or argsort by one then the other: the sort is
- * stable).  f16/bf16 are not array dtypes yet.
+ * Key dtypes: bool, every integer dtype, f32 and f64; and c64/c128 keys for gx_sort,
+ * gx_argsort (and _into) and gx_sort_by_key (top-k, unique, searchsorted and the
+ * histograms refuse complex with GX_ERR_DTYPE).  f16/bf16 are not array dtypes yet.
+ *
+ * Complex order (NumPy's): lexicographic on (isnan(re), isnan(im), re, im), i.e.
+ *     R+Rj  <  R+nanj  <  nan+Rj  <  nan+nanj      (R: any non-NaN real)
+ * each group ordered by its non-NaN parts (re first, then im), -0.0 == 0.0 in each
+ * part, ties in input order.  Descending reverses re and im but keeps the NaN groups
+ * last.  It runs as three stable passes (by im, by re, by NaN group) of the real
+ * sorts below, so a complex sort costs about three real ones.
  *
  * Order (ascending is NumPy's): integers and bool by value.  Floats:
  *     -inf < ... < -0.0 == 0.0 < ... < inf < NaN
@@ -24,9 +31,12 @@
  * copy where needed.  Empty inputs give empty results.  Every array must belong to
  * ctx (else GX_ERR_INVALID_ARGUMENT).
  *
- * Backends: on the CPU an LSD radix sort over all cores for large rows (8-bit
- * digits on order-preserving bit-flipped keys; passes whose digit is the same for
- * every key are skipped), a merge sort for short rows, rows spread over the cores.
+ * Backends: on the CPU, long rows (2^15 keys and more): one parallel MSD radix pass
+ * on order-preserving bit-flipped keys (11 bits just under the highest bit where the
+ * keys differ), then each bucket sorted in cache by an 8-bit LSD radix sort, passes
+ * whose digit is the same for every key skipped (a parallel 11-bit LSD sort instead
+ * when one bucket holds over a quarter of the keys); rows: an 8-bit LSD radix sort
+ * per row (a merge sort up to 64 keys), rows spread over the cores.
  * On CUDA the device radix/segmented sorts (src/ops/sort_cuda.c).
  */
 #ifndef GX_SORT_H
@@ -46,7 +56,7 @@ typedef struct gx_sort_opts {
 
 /* A new array of x's values sorted along the last axis (x's shape and dtype), or the
  * whole array flattened (opts->flatten: shape (size,)).  opts may be NULL.
- * Errors: GX_ERR_DTYPE for complex keys, GX_ERR_INVALID_ARGUMENT for NULLs. */
+ * Errors: GX_ERR_INVALID_ARGUMENT for NULLs. */
 GX_API gx_status gx_sort(gx_ctx *ctx, gx_array *x, const gx_sort_opts *opts, gx_array **out);
 /* The same into `out`: x's dtype exactly (else GX_ERR_DTYPE: a sort does not
  * convert), x's shape (with flatten: any shape of x's size, filled row-major; else

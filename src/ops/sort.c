@@ -39,8 +39,8 @@ static gx_status st_check_keys(gx_ctx *ctx, const char *fn, const char *what, co
     GX__CHECK(st_check_in(ctx, fn, what, a));
     if (!st_key_dtype(a->dtype))
         return gx__err(GX_ERR_DTYPE,
-                       "%s: %s has dtype %s; keys must be bool, an integer dtype, f32 or f64 (complex: sort re() "
-                       "and im() as separate stable passes)",
+                       "%s: %s has dtype %s; keys must be bool, an integer dtype, f32 or f64 (complex keys: "
+                       "gx_sort, gx_argsort and gx_sort_by_key only)",
                        fn, what, gx_dtype_name(a->dtype));
     return GX_OK;
 }
@@ -199,12 +199,104 @@ static int st_out_shape(const gx_array *x, const gx_sort_opts *o, int64_t *shape
 
 typedef enum { ST_SORT, ST_ARG } st_kind;
 
+/* ---- complex keys: NumPy's order, (isnan(re), isnan(im), re, im) lexicographic
+ * (R+Rj < R+nanj < nan+Rj < nan+nanj, each group by its non-NaN parts), as three
+ * stable passes from the least significant key: im, then re, then the NaN group.
+ * Each pass sorts the complex values (and the positions, for an argsort) by a real
+ * key made by a map; composed of public ops, so it runs on every backend. */
+
+static const char *const st_cx_keys[3] = {"z -> im(z)", "z -> re(z)",
+                                          "z -> (isnan(re(z)) ? 2 : 0) + (isnan(im(z)) ? 1 : 0)"};
+
+/* One pass: *xs and *ps (NULL when no positions are carried) reordered by key `pass`
+ * of *xs, stable; the old arrays released. */
+static gx_status st_cx_pass(gx_ctx *ctx, int pass, const gx_sort_opts *o, gx_array **xs, gx_array **ps)
+{
+    gx_map_opts mo = {.dtype = pass == 2 ? GX_I32 : GX_DTYPE_DEFAULT};
+    gx_sort_opts so = *o;
+    so.descending = pass < 2 && o->descending; /* the NaN groups stay last */
+    gx_array *key = NULL, *nx = NULL, *np_ = NULL;
+    gx_status s = gx_map(ctx, st_cx_keys[pass], 1, xs, &mo, &key);
+    if (s == GX_OK && ps && *ps)
+        s = gx_sort_by_key(ctx, key, *ps, &so, NULL, &np_);
+    else if (s == GX_OK && ps)
+        s = gx_argsort(ctx, key, &so, &np_);
+    if (s == GX_OK)
+        s = gx_sort_by_key(ctx, key, *xs, &so, NULL, &nx);
+    gx_array_release(key);
+    if (s != GX_OK) {
+        gx_array_release(nx);
+        gx_array_release(np_);
+        return s;
+    }
+    gx_array_release(*xs);
+    *xs = nx;
+    if (ps) {
+        gx_array_release(*ps);
+        *ps = np_;
+    }
+    return GX_OK;
+}
+
+/* The sorted values (*xs) of complex x and, when ps is not NULL, *ps carried along:
+ * *ps NULL on entry gives the argsort, else it is a values array (owned: released
+ * and replaced by the values in the keys' order). */
+static gx_status st_cx_sort(gx_ctx *ctx, gx_array *x, const gx_sort_opts *o, gx_array **xs, gx_array **ps)
+{
+    gx_sort_opts first = *o;
+    gx_array *cur = NULL;
+    gx_status s = gx_array_clone(x, GX_DTYPE_DEFAULT, &cur); /* released by the first pass */
+    for (int pass = 0; s == GX_OK && pass < 3; pass++) {
+        s = st_cx_pass(ctx, pass, &first, &cur, ps);
+        first.flatten = o->flatten; /* after a flattened pass the arrays are 1-d already */
+    }
+    if (s != GX_OK) {
+        gx_array_release(cur);
+        if (ps) {
+            gx_array_release(*ps);
+            *ps = NULL;
+        }
+        cur = NULL;
+    }
+    *xs = cur;
+    return s;
+}
+
+/* gx_sort / gx_argsort (and _into) of complex x. */
+static gx_status st_cx_api(gx_ctx *ctx, const char *fn, st_kind kind, gx_array *x, const gx_sort_opts *o,
+                           gx_array **made, gx_array *into)
+{
+    int64_t shape[GX_MAX_DIMS];
+    int nd = o->flatten ? 1 : x->ndim;
+    if (o->flatten)
+        shape[0] = x->size;
+    else
+        memcpy(shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+    if (into)
+        GX__CHECK(st_check_out(ctx, fn, "out", into, kind == ST_ARG ? GX_I64 : x->dtype, nd, shape,
+                               o->flatten != 0));
+    gx_array *xs = NULL, *ps = NULL;
+    GX__CHECK(st_cx_sort(ctx, x, o, &xs, kind == ST_ARG ? &ps : NULL));
+    gx_array *res = kind == ST_ARG ? ps : xs, *other = kind == ST_ARG ? xs : ps;
+    gx_array_release(other);
+    if (!into) {
+        *made = res;
+        return GX_OK;
+    }
+    gx_status s = gx_array_copy_into(res, into);
+    gx_array_release(res);
+    return s;
+}
+
 /* gx_sort, gx_argsort and their _into forms. */
 static gx_status st_sort_api(gx_ctx *ctx, const char *fn, st_kind kind, gx_array *x, const gx_sort_opts *opts,
                              gx_array **made, gx_array *into)
 {
     GX__OPTS_CHECK(opts, fn);
     gx_sort_opts o = opts ? *opts : (gx_sort_opts){0};
+    GX__CHECK(st_check_in(ctx, fn, "x", x));
+    if (gx__dtype_is_complex(x->dtype))
+        return st_cx_api(ctx, fn, kind, x, &o, made, into);
     GX__CHECK(st_check_keys(ctx, fn, "x", x));
     int64_t shape[GX_MAX_DIMS];
     int nd = st_out_shape(x, &o, shape);
@@ -256,13 +348,34 @@ static gx_status st_by_key_checks(gx_ctx *ctx, gx_array *keys, gx_array *values,
 {
     const char *fn = "gx_sort_by_key";
     GX__ARG(values_out, "%s: values_out is NULL (it receives the sorted values)", fn);
-    GX__CHECK(st_check_keys(ctx, fn, "keys", keys));
+    if (keys && gx__dtype_is_complex(keys->dtype))
+        GX__CHECK(st_check_in(ctx, fn, "keys", keys));
+    else
+        GX__CHECK(st_check_keys(ctx, fn, "keys", keys));
     GX__CHECK(st_check_in(ctx, fn, "values", values));
     if (!gx__dtype_supported(values->dtype))
         return gx__err(GX_ERR_DTYPE, "%s: values have dtype %s, which arrays do not hold yet", fn,
                        gx_dtype_name(values->dtype));
     if (!gx__same_shape(keys, values))
         return st_shape_err(fn, "values", values, keys->ndim, keys->shape);
+    return GX_OK;
+}
+
+static gx_status st_by_key_checks(gx_ctx *ctx, gx_array *keys, gx_array *values, gx_array **values_out);
+
+/* gx_sort_by_key with complex keys: the values ride along the three passes. */
+static gx_status st_cx_by_key(gx_ctx *ctx, gx_array *keys, gx_array *values, const gx_sort_opts *o,
+                              gx_array **keys_out, gx_array **values_out)
+{
+    GX__CHECK(st_by_key_checks(ctx, keys, values, values_out));
+    gx_array *xs = NULL, *vs = NULL;
+    GX__CHECK(gx_array_clone(values, GX_DTYPE_DEFAULT, &vs));
+    GX__CHECK(st_cx_sort(ctx, keys, o, &xs, &vs));
+    if (keys_out)
+        *keys_out = xs;
+    else
+        gx_array_release(xs);
+    *values_out = vs;
     return GX_OK;
 }
 
@@ -274,8 +387,10 @@ gx_status gx_sort_by_key(gx_ctx *ctx, gx_array *keys, gx_array *values, const gx
     if (values_out)
         *values_out = NULL;
     GX__OPTS_CHECK(opts, "gx_sort_by_key");
-    GX__CHECK(st_by_key_checks(ctx, keys, values, values_out));
     gx_sort_opts o = opts ? *opts : (gx_sort_opts){0};
+    if (keys && gx__dtype_is_complex(keys->dtype) && gx__array_check(keys, "gx_sort_by_key") == GX_OK)
+        return st_cx_by_key(ctx, keys, values, &o, keys_out, values_out);
+    GX__CHECK(st_by_key_checks(ctx, keys, values, values_out));
     int64_t shape[GX_MAX_DIMS];
     int nd = st_out_shape(keys, &o, shape);
     gx__lock(ctx);
