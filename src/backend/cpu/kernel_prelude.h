@@ -123,11 +123,19 @@ static void fail(int code, const char *fmt, unsigned a = 0, unsigned b = 0, unsi
 }
 } // namespace gx_cpu
 
-#define threadIdx (gx_cpu::ts.tid)
-#define blockIdx (gx_cpu::ts.bid)
-#define blockDim (gx_cpu::ts.bdim)
-#define gridDim (gx_cpu::ts.gdim)
-static inline void *gx__dyn_smem(void) { return gx_cpu::ts.dyn; }
+namespace gx_cpu {
+/* The worker's launch state.  Each thread_local access from a loaded library is a
+ * call into the dynamic loader; through this const, out-of-line function the
+ * compiler asks once per kernel invocation (or hoists it out of the thread loop)
+ * instead of once per threadIdx.  Fibers never change OS threads, so the address
+ * holds for the whole call. */
+__attribute__((const, noinline)) static tstate *self(void) { return &ts; }
+} // namespace gx_cpu
+#define threadIdx (gx_cpu::self()->tid)
+#define blockIdx (gx_cpu::self()->bid)
+#define blockDim (gx_cpu::self()->bdim)
+#define gridDim (gx_cpu::self()->gdim)
+static inline void *gx__dyn_smem(void) { return gx_cpu::self()->dyn; }
 
 /* ------------------------------------------------------------ fibers */
 
@@ -311,27 +319,30 @@ static bool run_fibers(int n)
     }
 }
 
-template <class F, class Tup, size_t... I> static void call(F f, Tup &a, std::index_sequence<I...>)
-{
-    f(std::get<I>(a)...);
-}
-
-template <class... A> struct runner {
-    typedef std::tuple<typename std::decay<A>::type...> args_t;
-    void (*f)(A...);
-    args_t a;
-    static void body(void *p)
+/* The kernel is a template argument (not a stored pointer), so the thread loop
+ * below calls it directly and the compiler can inline it, keep the launch state in
+ * registers and vectorise a kernel without barriers. */
+template <class Fn> struct kargs;
+template <class... A> struct kargs<void (*)(A...)> {
+    typedef std::tuple<typename std::decay<A>::type...> type;
+    static const size_t n = sizeof...(A);
+    template <size_t... I> static void load(type &t, void **params, std::index_sequence<I...>)
     {
-        runner *r = (runner *)p;
-        call(r->f, r->a, std::index_sequence_for<A...>{});
+        ((std::get<I>(t) = *(typename std::tuple_element<I, type>::type *)params[I]), ...);
     }
 };
 
-template <class... A, size_t... I>
-static void load_args(std::tuple<A...> &t, void **params, std::index_sequence<I...>)
+template <auto F, class Tup, size_t... I>
+static inline __attribute__((always_inline)) void call(Tup &a, std::index_sequence<I...>)
 {
-    ((std::get<I>(t) = *(A *)params[I]), ...);
+    F(std::get<I>(a)...);
 }
+
+template <auto F> struct runner {
+    typedef kargs<decltype(F)> K;
+    typedef typename K::type args_t;
+    static void body(void *p) { call<F>(*(args_t *)p, std::make_index_sequence<K::n>{}); }
+};
 
 static bool dyn_for(size_t bytes)
 {
@@ -344,18 +355,35 @@ static bool dyn_for(size_t bytes)
     return t.dyn != NULL;
 }
 
-/* Blocks [b, e) of the launch, in this worker. */
-template <bool Fibers, class... A> static void run_blocks(void (*f)(A...), gx_cpu_launch *L, int64_t b, int64_t e)
+/* The threads of one block as a plain loop (a kernel with no barrier): the
+ * thread's index lives in the worker's launch state, which the inlined kernel
+ * reads; nothing else happens between two threads. */
+template <auto F> static void run_loop(typename runner<F>::args_t &a)
 {
+    tstate &t = *self();
+    const unsigned bx = t.bdim.x, by = t.bdim.y, bz = t.bdim.z;
+    for (unsigned z = 0; z < bz; z++)
+        for (unsigned y = 0; y < by; y++) {
+            t.tid.y = y, t.tid.z = z;
+            for (unsigned x = 0; x < bx; x++) {
+                t.tid.x = x;
+                call<F>(a, std::make_index_sequence<runner<F>::K::n>{});
+            }
+        }
+}
+
+/* Blocks [b, e) of the launch, in this worker. */
+template <bool Fibers, auto F> static void run_blocks(gx_cpu_launch *L, int64_t b, int64_t e)
+{
+    typedef runner<F> R;
     tstate &t = ts;
-    if (L->nparams != (int)sizeof...(A)) {
+    if (L->nparams != (int)R::K::n) {
         t.L = L;
-        fail(3, "the kernel takes %u arguments, the launch passed %u", (unsigned)sizeof...(A), (unsigned)L->nparams);
+        fail(3, "the kernel takes %u arguments, the launch passed %u", (unsigned)R::K::n, (unsigned)L->nparams);
         return;
     }
-    runner<A...> r;
-    r.f = f;
-    load_args(r.a, L->params, std::index_sequence_for<A...>{});
+    typename R::args_t a;
+    R::K::load(a, L->params, std::make_index_sequence<R::K::n>{});
     t.L = L;
     t.bdim = dim3(L->block[0], L->block[1], L->block[2]);
     t.gdim = dim3(L->grid[0], L->grid[1], L->grid[2]);
@@ -364,8 +392,8 @@ template <bool Fibers, class... A> static void run_blocks(void (*f)(A...), gx_cp
         fail(4, "out of memory for a block's shared memory or fiber stacks (%u threads)", (unsigned)n);
         return;
     }
-    t.body = runner<A...>::body;
-    t.body_arg = &r;
+    t.body = R::body;
+    t.body_arg = &a;
     t.in_fiber = Fibers;
     for (int64_t i = b; i < e; i++) {
         if (__atomic_load_n(&L->error, __ATOMIC_RELAXED))
@@ -373,16 +401,11 @@ template <bool Fibers, class... A> static void run_blocks(void (*f)(A...), gx_cp
         t.bid.x = (unsigned)(i % L->grid[0]);
         t.bid.y = (unsigned)((i / L->grid[0]) % L->grid[1]);
         t.bid.z = (unsigned)(i / ((int64_t)L->grid[0] * L->grid[1]));
-        if (Fibers) {
+        if constexpr (Fibers) {
             if (!run_fibers(n))
                 return;
         } else {
-            for (unsigned z = 0; z < t.bdim.z; z++)
-                for (unsigned y = 0; y < t.bdim.y; y++)
-                    for (unsigned x = 0; x < t.bdim.x; x++) {
-                        t.tid.x = x, t.tid.y = y, t.tid.z = z;
-                        runner<A...>::body(&r);
-                    }
+            run_loop<F>(a);
         }
     }
 }
