@@ -226,6 +226,7 @@ int main(int argc, char **argv)
     TRY(gx_array_device_ptr(bins, (void **)&gb));
     unsigned fillb = 1;
     TRY(gx_kernel_suggest(kh, n, 0, &j.cfg, &fillb));
+    j.cfg.grid[0] = fillb; /* grid-stride, as examples/histogram.c launches it */
     j.k = kh, j.nargs = 3;
     j.args[0] = GX_KARG_PTR(j.pix), j.args[1] = GX_KARG_I64(n), j.args[2] = GX_KARG_ARRAY(bins);
     double thgx = 1e30;

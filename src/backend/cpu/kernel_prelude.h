@@ -22,6 +22,7 @@
 #include <cmath>
 #include <assert.h>
 #include <sys/mman.h>
+#include <link.h>
 #include <time.h>
 #include <tuple>
 #include <utility>
@@ -96,6 +97,7 @@ struct tstate {
     dim3 bdim, gdim;
     unsigned char *dyn;
     size_t dyn_cap;
+    uintptr_t tls_lo, tls_hi; /* this module's thread_local block: the static __shared__ arrays */
     gx_cpu_launch *L;
     /* fibers */
     fiber *f;
@@ -344,6 +346,42 @@ template <auto F> struct runner {
     static void body(void *p) { call<F>(*(args_t *)p, std::make_index_sequence<K::n>{}); }
 };
 
+/* Finds this module's thread_local block in the calling worker (once per worker):
+ * the static __shared__ arrays live there. */
+static int tls_range_cb(struct dl_phdr_info *info, size_t, void *)
+{
+    tstate &t = ts;
+    uintptr_t me = (uintptr_t)&tls_range_cb;
+    bool mine = false;
+    const ElfW(Phdr) *tls = NULL;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
+        if (ph.p_type == PT_LOAD && me >= lo && me < lo + ph.p_memsz)
+            mine = true;
+        if (ph.p_type == PT_TLS)
+            tls = &ph;
+    }
+    if (!mine)
+        return 0;
+    if (tls && info->dlpi_tls_data) {
+        t.tls_lo = (uintptr_t)info->dlpi_tls_data;
+        t.tls_hi = t.tls_lo + tls->p_memsz;
+    }
+    return 1;
+}
+
+/* Whether p is the running block's shared memory.  A block runs on one OS thread
+ * and its fibers switch only at barriers and warp intrinsics, so an atomic on
+ * shared memory needs no lock prefix (the CPU's cost of a GPU's cheap shared
+ * atomics). */
+static inline bool block_local(const void *p)
+{
+    tstate *t = self();
+    uintptr_t a = (uintptr_t)p;
+    return (a - t->tls_lo < t->tls_hi - t->tls_lo) || (a - (uintptr_t)t->dyn < t->dyn_cap);
+}
+
 static bool dyn_for(size_t bytes)
 {
     tstate &t = ts;
@@ -395,6 +433,8 @@ template <bool Fibers, auto F> static void run_blocks(gx_cpu_launch *L, int64_t 
     t.body = R::body;
     t.body_arg = &a;
     t.in_fiber = Fibers;
+    if (!t.tls_hi)
+        dl_iterate_phdr(tls_range_cb, NULL);
     for (int64_t i = b; i < e; i++) {
         if (__atomic_load_n(&L->error, __ATOMIC_RELAXED))
             return;
@@ -542,9 +582,14 @@ static inline unsigned __activemask(void)
 
 /* ------------------------------------------------------------ atomics */
 
-#define GXC_AT(p) (p)
+/* Each atomic takes the plain path on the block's shared memory (block_local). */
 template <class T, class U> static inline T atomicAdd(T *p, U v)
 {
+    if (gx_cpu::block_local(p)) {
+        T old = *p;
+        *p = (T)(old + (T)v);
+        return old;
+    }
     if constexpr (std::is_floating_point<T>::value) {
         T old, nw;
         __atomic_load(p, &old, __ATOMIC_RELAXED);
@@ -556,10 +601,20 @@ template <class T, class U> static inline T atomicAdd(T *p, U v)
         return __atomic_fetch_add(p, (T)v, __ATOMIC_RELAXED);
     }
 }
-template <class T, class U> static inline T atomicSub(T *p, U v) { return __atomic_fetch_sub(p, (T)v, __ATOMIC_RELAXED); }
-template <class T, class U> static inline T atomicAnd(T *p, U v) { return __atomic_fetch_and(p, (T)v, __ATOMIC_RELAXED); }
-template <class T, class U> static inline T atomicOr(T *p, U v) { return __atomic_fetch_or(p, (T)v, __ATOMIC_RELAXED); }
-template <class T, class U> static inline T atomicXor(T *p, U v) { return __atomic_fetch_xor(p, (T)v, __ATOMIC_RELAXED); }
+#define GXC_ATOMIC_FETCH(NAME, OP, FETCH)                                                                    \
+    template <class T, class U> static inline T NAME(T *p, U v)                                              \
+    {                                                                                                        \
+        if (gx_cpu::block_local(p)) {                                                                        \
+            T old = *p;                                                                                      \
+            *p = (T)(old OP (T)v);                                                                           \
+            return old;                                                                                      \
+        }                                                                                                    \
+        return FETCH(p, (T)v, __ATOMIC_RELAXED);                                                             \
+    }
+GXC_ATOMIC_FETCH(atomicSub, -, __atomic_fetch_sub)
+GXC_ATOMIC_FETCH(atomicAnd, &, __atomic_fetch_and)
+GXC_ATOMIC_FETCH(atomicOr, |, __atomic_fetch_or)
+GXC_ATOMIC_FETCH(atomicXor, ^, __atomic_fetch_xor)
 template <class T, class U> static inline T atomicExch(T *p, U v)
 {
     T nv = (T)v, old;
@@ -576,6 +631,11 @@ template <class T, class U, class V> static inline T atomicCAS(T *p, U cmp, V v)
     template <class T, class U> static inline T NAME(T *p, U v_)                                             \
     {                                                                                                        \
         T v = (T)v_, old, nw;                                                                                \
+        if (gx_cpu::block_local(p)) {                                                                        \
+            old = *p;                                                                                        \
+            *p = (EXPR);                                                                                     \
+            return old;                                                                                      \
+        }                                                                                                    \
         __atomic_load(p, &old, __ATOMIC_RELAXED);                                                            \
         do                                                                                                   \
             nw = (EXPR);                                                                                     \
