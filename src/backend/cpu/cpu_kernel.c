@@ -249,7 +249,9 @@ static void ck_rewrite(gx__sbuf *b, const char *src, const char *code)
         if (c[0] == '#' && (strncmp(src + i, "#include <gx/device.h>", 22) == 0 ||
                             strncmp(src + i, "#include <cuda_runtime", 22) == 0 ||
                             strncmp(src + i, "#include <cuda.h>", 17) == 0 ||
-                            strncmp(src + i, "#include <device_launch_parameters.h>", 37) == 0)) {
+                            strncmp(src + i, "#include <device_launch_parameters.h>", 37) == 0 ||
+                            strncmp(src + i, "#include <assert.h>", 19) == 0 ||
+                            strncmp(src + i, "#include <cassert>", 18) == 0)) {
             while (i < n && src[i] != '\n')
                 i++;
             continue;
@@ -403,6 +405,25 @@ static const char *ck_user_text(const char *t)
     return e ? e + 1 : t;
 }
 
+/* assert() as the CUDA backend gives it (cuda_loader.c's in-memory assert.h), put
+ * after gx/device.h; the user's own #include <assert.h> lines are dropped (glibc's
+ * would abort the process).  Checked mode: gx's recorder, read at gx_sync.
+ * Unchecked: the launch reports it.  GXC_REC hands the launch the module's record. */
+static const char ck_assert_h[] = "#undef assert\n"
+                                  "#if defined(NDEBUG)\n"
+                                  "#define assert(e) ((void)0)\n"
+                                  "#elif defined(GX_KERNEL_CHECKS)\n"
+                                  "#define assert(e) ((e) ? (void)0 : gx__check_fail(\"assertion failed: \" #e, "
+                                  "__FILE__, __LINE__, __func__, 0, 0, 0))\n"
+                                  "#else\n"
+                                  "#define assert(e) ((e) ? (void)0 : gx_cpu::assert_fail(#e, __FILE__, __LINE__))\n"
+                                  "#endif\n"
+                                  "#if defined(GX_KERNEL_CHECKS)\n"
+                                  "#define GXC_REC(L) ((L)->rec = (void *)&gx__check_rec)\n"
+                                  "#else\n"
+                                  "#define GXC_REC(L) ((void)0)\n"
+                                  "#endif\n";
+
 static gx_status ck_generate(const char *wrapped, gx__sbuf *out)
 {
     ck_part parts[CK_MAX_PARTS];
@@ -437,6 +458,7 @@ static gx_status ck_generate(const char *wrapped, gx__sbuf *out)
         gx__sb_puts(out, "#line 1 \"gx/device.h\"\n");
         gx__sb_puts(out, gx_device_header());
         gx__sb_puts(out, "\n");
+        gx__sb_puts(out, ck_assert_h);
         gx__sb_puts(out, body.p ? body.p : "");
         gx__sb_puts(out, "\n#line 1 \"gx-cpu-entries\"\n");
         for (const char *p = names.p; p && *p;) {
@@ -450,7 +472,7 @@ static gx_status ck_generate(const char *wrapped, gx__sbuf *out)
             bool fibers = allcode.p && ck_kernel_needs_fibers(allcode.p, kn);
             gx__sb_printf(out,
                           "extern \"C\" __attribute__((visibility(\"default\"))) void gx__cpuk_%.*s"
-                          "(gx_cpu_launch *L, int64_t b, int64_t e) { gx_cpu::run_blocks<%s, &%.*s>(L, b, e); }\n",
+                          "(gx_cpu_launch *L, int64_t b, int64_t e) { gx_cpu::run_blocks<%s, &%.*s>(L, b, e); GXC_REC(L); }\n",
                           (int)l, p, fibers ? "true" : "false", (int)l, p);
             p += l;
         }

@@ -82,6 +82,7 @@ struct gx_cpu_launch {
     size_t shmem;
     int error;      /* 0, else the first failure's code (1 divergent barrier, 2 deadlock, 3 params, 4 oom, 5 trap) */
     char msg[256];  /* its description */
+    void *rec;      /* checked mode: the module's failure record (gx/device.h) */
 };
 
 namespace gx_cpu {
@@ -742,6 +743,20 @@ static inline long long clock64(void)
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
 }
+namespace gx_cpu {
+/* An unchecked assert() that fails: the CUDA backend traps the kernel; here the
+ * launch reports it (GX_ERR_KERNEL_FAULT) and the remaining blocks are skipped. */
+static void assert_fail(const char *e, const char *file, unsigned line)
+{
+    gx_cpu_launch *L = ts.L;
+    int z = 0;
+    if (L && __atomic_compare_exchange_n(&L->error, &z, -1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        snprintf(L->msg, sizeof L->msg, "assertion failed: %s (%s:%u), block (%u, %u, %u) thread (%u, %u, %u)", e,
+                 file, line, ts.bid.x, ts.bid.y, ts.bid.z, ts.tid.x, ts.tid.y, ts.tid.z);
+        __atomic_store_n(&L->error, 5, __ATOMIC_RELEASE);
+    }
+}
+} // namespace gx_cpu
 static inline void __trap(void)
 {
     gx_cpu::fail(5, "__trap() in block (%u, %u, %u)", gx_cpu::ts.bid.x, gx_cpu::ts.bid.y, gx_cpu::ts.bid.z);
