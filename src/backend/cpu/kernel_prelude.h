@@ -398,6 +398,24 @@ static bool dyn_for(size_t bytes)
     return t.dyn != NULL;
 }
 
+/* Gives a worker's stacks and shared buffer back when the worker exits (the pool's
+ * threads end at gx_ctx_destroy).  glibc keeps a module loaded until its pending
+ * thread_local destructors have run, so a dlclose before that is safe. */
+struct owner {
+    bool live = false;
+    ~owner()
+    {
+        tstate &t = ts;
+        if (t.stacks)
+            munmap(t.stacks, t.stacks_len);
+        free(t.f);
+        free(t.dyn);
+        t.stacks = NULL, t.f = NULL, t.dyn = NULL;
+        t.nf_cap = 0, t.dyn_cap = 0;
+    }
+};
+static thread_local owner own;
+
 /* The threads of one block as a plain loop (a kernel with no barrier): the
  * thread's index lives in the worker's launch state, which the inlined kernel
  * reads; nothing else happens between two threads. */
@@ -438,8 +456,10 @@ template <bool Fibers, auto F> static void run_blocks(gx_cpu_launch *L, int64_t 
     t.body = R::body;
     t.body_arg = &a;
     t.in_fiber = Fibers;
-    if (!t.tls_hi)
+    if (!t.tls_hi) {
         dl_iterate_phdr(tls_range_cb, NULL);
+        own.live = true; /* registers the destructor for this worker */
+    }
     for (int64_t i = b; i < e; i++) {
         if (__atomic_load_n(&L->error, __ATOMIC_RELAXED))
             return;
