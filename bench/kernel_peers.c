@@ -182,6 +182,8 @@ int main(int argc, char **argv)
 {
     int64_t n = argc > 1 ? atoll(argv[1]) : (int64_t)1 << 25;
     int mm = argc > 2 ? atoi(argv[2]) : 512, reps = 7;
+    while (mm > 1 && (int64_t)mm * mm > n) /* the matmul reuses the vadd arrays */
+        mm /= 2;
     gx_ctx *ctx;
     TRY(gx_ctx_create(&ctx, GX_BACKEND_CPU));
     gx_kernel *kv, *kh, *km;
