@@ -952,4 +952,217 @@ GXT_TEST(kernel_device_halves_ptx_offline)
     GXT_OK(gx_kernel_ptx_offline(HALVES, "halves", "sm_90", NULL, &ptx));
     GXT_CHECK(strstr(ptx, ".entry halves") != NULL);
     gx_text_free(ptx);
+
+/* Checked mode (gx_at, assert) on both backends: the launch returns, gx_sync reports
+ * the first failure (function, line, block, thread, index and bound), the next sync
+ * is clean and the context works.  An out-of-bounds write into a __shared__ array
+ * through gx_at is caught as well as one into global memory. */
+static const char *CHECKED = "#include <assert.h>\n"
+                             "#include <gx/device.h>\n"
+                             "extern \"C\" __global__ void chk(float *x, int n, int m, int limit, int sh)\n"
+                             "{\n"
+                             "    __shared__ float tile[32];\n"
+                             "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                             "    assert(i < limit);\n"
+                             "    gx_at(tile, threadIdx.x + sh - 32, 32) = 1.0f + i;\n"
+                             "    if (i < m) gx_at(x, i, n) = 2.0f * i + tile[threadIdx.x % 32];\n"
+                             "}\n";
+
+static void checked_case(gx_ctx *ctx, gx_kernel *k, int m, int limit, int sh, const char *want)
+{
+    int64_t n = 40;
+    gx_array *a = NULL;
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &a));
+    gx_launch_cfg cfg = {.grid = {2}, .block = {32}};
+    gx_karg args[] = {GX_KARG_ARRAY(a), GX_KARG_I32((int32_t)n), GX_KARG_I32(m), GX_KARG_I32(limit), GX_KARG_I32(sh)};
+    GXT_OK(gx_kernel_launch(k, &cfg, 5, args));
+    if (want) {
+        GXT_STATUS(gx_sync(ctx), GX_ERR_KERNEL_FAULT);
+        GXT_MSG_HAS("checked kernel failure in chk");
+        GXT_MSG_HAS(want);
+    }
+    GXT_OK(gx_sync(ctx)); /* reported once */
+    float h[40];
+    GXT_OK(gx_array_to_host(a, h, sizeof h));
+    for (int i = 0; i < 40 && i < m && sh == 32; i++)
+        GXT_NEAR(h[i], 2.0f * i + 1.0f + i, 0); /* each thread reads its own tile slot back */
+    gx_array_release(a);
+}
+
+GXT_TEST(kernel_checked_mode)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_kernel_opts o = {.checked = 1};
+    gx_kernel *k = NULL;
+    GXT_OK(gx_kernel_compile(ctx, CHECKED, "chk", &o, &k));
+    checked_case(ctx, k, 40, 64, 32, NULL);                          /* all in bounds */
+    checked_case(ctx, k, 64, 64, 32, "index out of bounds");         /* global x[40..63] */
+    GXT_MSG_HAS("(index 4");                                          /* 40..63: valid 0..39 */
+    GXT_MSG_HAS("valid 0..39)");
+    checked_case(ctx, k, 40, 64, 33, "index 32, valid 0..31");      /* tile[32]: shared */
+    checked_case(ctx, k, 40, 50, 32, "assertion failed: i < limit"); /* assert */
+    checked_case(ctx, k, 40, 64, 32, NULL);                          /* still usable */
+    gx_kernel_destroy(k);
+}
+
+/* Unchecked assert() on the CPU: the launch itself reports it (on a GPU it traps and
+ * poisons the context, see kernel_fault_*), naming the kernel and the expression;
+ * the process is not aborted. */
+GXT_TEST(kernel_cpu_unchecked_assert)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_backend_kind kind;
+    GXT_OK(gx_ctx_backend(ctx, &kind));
+    if (kind != GX_BACKEND_CPU) {
+        gxt_skip("an unchecked failed assert traps a GPU kernel (kernel_fault_* tests that in a child)");
+        return;
+    }
+    unsetenv("GX_KERNEL_CHECKS");
+    gx_kernel *k = NULL;
+    GXT_OK(gx_kernel_compile(ctx, CHECKED, "chk", NULL, &k));
+    int64_t n = 40;
+    gx_array *a = NULL;
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &a));
+    gx_launch_cfg cfg = {.grid = {2}, .block = {32}};
+    gx_karg args[] = {GX_KARG_ARRAY(a), GX_KARG_I32(40), GX_KARG_I32(40), GX_KARG_I32(50), GX_KARG_I32(32)};
+    GXT_STATUS(gx_kernel_launch(k, &cfg, 5, args), GX_ERR_KERNEL_FAULT);
+    GXT_MSG_HAS("kernel fault in chk");
+    GXT_MSG_HAS("assertion failed: i < limit");
+    args[3] = GX_KARG_I32(64);
+    GXT_OK(gx_kernel_launch(k, &cfg, 5, args));
+    GXT_OK(gx_sync(ctx));
+    gx_array_release(a);
+    gx_kernel_destroy(k);
+}
+
+/* PTX/SASS of a CPU kernel: a clear refusal that says what to use instead. */
+GXT_TEST(kernel_cpu_has_no_ptx)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_backend_kind kind;
+    GXT_OK(gx_ctx_backend(ctx, &kind));
+    if (kind != GX_BACKEND_CPU) {
+        gxt_skip("the CUDA backend has PTX (kernel_reflection)");
+        return;
+    }
+    gx_kernel *k = NULL;
+    GXT_OK(gx_kernel_compile(ctx, VADD, "vadd", NULL, &k));
+    char *t = NULL;
+    GXT_STATUS(gx_kernel_ptx(k, &t), GX_ERR_UNSUPPORTED);
+    GXT_MSG_HAS("the CPU backend has no PTX");
+    GXT_MSG_HAS("gx_kernel_attrs_get");
+    GXT_CHECK(t == NULL);
+    GXT_STATUS(gx_kernel_sass(k, &t), GX_ERR_UNSUPPORTED);
+    GXT_MSG_HAS("gx_kernel_sass");
+    gx_kernel_destroy(k);
+}
+
+/* One source on both backends, same inputs, same results: a kernel that mixes a
+ * plain thread loop kernel and one with shared memory, barriers, warp shuffles and
+ * shared atomics.  Runs where a GPU is present (the CPU half always runs). */
+static const char *CROSS = "#include <gx/device.h>\n"
+                           "extern \"C\" __global__ void scale(const float *x, float *y, int n, float s)\n"
+                           "{\n"
+                           "    GX_FOR_EACH(i, n) y[i] = s * x[i] + 1.0f;\n"
+                           "}\n"
+                           "extern \"C\" __global__ void blocks(const float *x, float *sum, int *cnt, int *hist, int n)\n"
+                           "{\n"
+                           "    __shared__ float part[32];\n"
+                           "    __shared__ int h[8];\n"
+                           "    if (threadIdx.x < 8) h[threadIdx.x] = 0;\n"
+                           "    __syncthreads();\n"
+                           "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                           "    float v = i < n ? x[i] : 0.0f;\n"
+                           "    if (i < n) atomicAdd(&h[((int)(v * 8.0f)) & 7], 1);\n"
+                           "    float w = v;\n"
+                           "    for (int d = 16; d > 0; d >>= 1) w += __shfl_down_sync(0xffffffffu, w, d);\n"
+                           "    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = w;\n"
+                           "    int c = __syncthreads_count(i < n && v > 0.5f);\n"
+                           "    if (threadIdx.x == 0) {\n"
+                           "        float t = 0.0f;\n"
+                           "        for (int k = 0; k < (int)(blockDim.x >> 5); k++) t += part[k];\n"
+                           "        sum[blockIdx.x] = t;\n"
+                           "        cnt[blockIdx.x] = c;\n"
+                           "    }\n"
+                           "    __syncthreads();\n"
+                           "    if (threadIdx.x < 8) atomicAdd(&hist[threadIdx.x], h[threadIdx.x]);\n"
+                           "}\n";
+
+typedef struct cross_out {
+    float y[1000], sum[8];
+    int32_t cnt[8], hist[8];
+} cross_out;
+
+static void cross_run(gx_ctx *ctx, const float *x, int n, cross_out *o)
+{
+    gx_kernel *ks = NULL, *kb = NULL;
+    GXT_OK(gx_kernel_compile(ctx, CROSS, "scale", NULL, &ks));
+    GXT_OK(gx_kernel_compile(ctx, CROSS, "blocks", NULL, &kb));
+    int64_t nn = n, nb = 8;
+    gx_array *dx = NULL, *dy = NULL, *ds = NULL, *dc = NULL, *dh = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &nn, x, &dx));
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &nn, &dy));
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &nb, &ds));
+    GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &nb, &dc));
+    GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &nb, &dh));
+    gx_launch_cfg c1 = {.grid = {3}, .block = {96}};
+    gx_karg a1[] = {GX_KARG_ARRAY(dx), GX_KARG_ARRAY(dy), GX_KARG_I32(n), GX_KARG_F32(3.0f)};
+    GXT_OK(gx_kernel_launch(ks, &c1, 4, a1));
+    gx_launch_cfg c2 = {.grid = {(unsigned)((n + 127) / 128)}, .block = {128}};
+    gx_karg a2[] = {GX_KARG_ARRAY(dx), GX_KARG_ARRAY(ds), GX_KARG_ARRAY(dc), GX_KARG_ARRAY(dh), GX_KARG_I32(n)};
+    GXT_OK(gx_kernel_launch(kb, &c2, 5, a2));
+    GXT_OK(gx_sync(ctx));
+    GXT_OK(gx_array_to_host(dy, o->y, sizeof(float) * (size_t)n));
+    GXT_OK(gx_array_to_host(ds, o->sum, sizeof o->sum));
+    GXT_OK(gx_array_to_host(dc, o->cnt, sizeof o->cnt));
+    GXT_OK(gx_array_to_host(dh, o->hist, sizeof o->hist));
+    gx_array_release(dx), gx_array_release(dy), gx_array_release(ds), gx_array_release(dc), gx_array_release(dh);
+    gx_kernel_destroy(ks), gx_kernel_destroy(kb);
+}
+
+GXT_TEST(kernel_cross_backend_same_results)
+{
+    enum { N = 1000 };
+    float x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = (float)gxt_rand01();
+    gx_ctx *cpu = NULL;
+    GXT_OK(gx_ctx_create(&cpu, GX_BACKEND_CPU));
+    static cross_out oc, og;
+    memset(&oc, 0, sizeof oc);
+    cross_run(cpu, x, N, &oc);
+    /* The CPU half against the host. */
+    int hist[8] = {0};
+    for (int i = 0; i < N; i++) {
+        GXT_NEAR(oc.y[i], 3.0 * x[i] + 1.0, 1e-6 * 4); /* an FMA or not: one rounding */
+        hist[((int)(x[i] * 8.0f)) & 7]++;
+    }
+    for (int b = 0; b < 8; b++) {
+        int c = 0;
+        double s = 0;
+        for (int i = b * 128; i < (b + 1) * 128 && i < N; i++)
+            c += x[i] > 0.5f, s += x[i];
+        GXT_EQ_I64(oc.cnt[b], c);
+        GXT_NEAR(oc.sum[b], s, 1e-4 * 128);
+        GXT_EQ_I64(oc.hist[b], hist[b]);
+    }
+    /* The cuda variant of this test compares with the GPU; the cpu one has checked
+     * the CPU against the host. */
+    gx_ctx *gpu = gxt_ctx();
+    gx_backend_kind kind;
+    GXT_OK(gx_ctx_backend(gpu, &kind));
+    if (kind != GX_BACKEND_CUDA) {
+        gx_ctx_destroy(cpu);
+        return;
+    }
+    memset(&og, 0, sizeof og);
+    cross_run(gpu, x, N, &og);
+    /* y: NVRTC contracts s * x + 1 into an FMA, the CPU build does not (one rounding
+     * apart); the sums follow the kernel's own shuffle tree on both: bit for bit. */
+    for (int i = 0; i < N; i++)
+        GXT_NEAR(og.y[i], oc.y[i], 1e-6 * (1 + fabs(oc.y[i])));
+    GXT_CHECK(memcmp(oc.sum, og.sum, sizeof oc.sum) == 0);
+    GXT_CHECK(memcmp(oc.cnt, og.cnt, sizeof oc.cnt) == 0);
+    GXT_CHECK(memcmp(oc.hist, og.hist, sizeof oc.hist) == 0);
+    gx_ctx_destroy(cpu);
 }

@@ -196,9 +196,24 @@ GX_DEV int gx_thread_rank(void)
 GX_DEV int gx_lane(void) { return gx_thread_rank() & 31; }
 GX_DEV int gx_warp_id(void) { return gx_thread_rank() >> 5; }
 
-/* for (int64_t i = first; i < n; i += stride): any grid covers any n. */
+/* for (int64_t i = first; i < n; i += stride): any grid covers any n.  On the CPU
+ * backend (GX_CPU_KERNEL) a block's threads run one after another, not in lockstep,
+ * so a strided walk would use one element of each cache line per thread: there each
+ * thread takes a contiguous share of [0, n) instead -- every index once, as on the
+ * GPU, in a different thread-to-index assignment. */
+#ifdef GX_CPU_KERNEL
+GX_DEV int64_t gx__share(int64_t n, int64_t g)
+{
+    int64_t G = gx_global_size(), q = n / G, r = n % G;
+    return g * q + (g < r ? g : r);
+}
+#define GX_FOR_EACH(i, n) \
+    for (int64_t i = gx__share((int64_t)(n), gx_global_id()), i##_gx_end = gx__share((int64_t)(n), gx_global_id() + 1); \
+         i < i##_gx_end; i++)
+#else
 #define GX_FOR_EACH(i, n) \
     for (int64_t i = gx_global_id(); i < (int64_t)(n); i += gx_global_size())
+#endif
 
 /* Warp collectives: every lane of the warp must call them (full 32-lane warps). */
 #define GX__FULL 0xffffffffu

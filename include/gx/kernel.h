@@ -22,21 +22,33 @@
  *     (wmma, mma_sync), textures and surfaces, cooperative groups (grid sync),
  *     device-side launches, __half/__nv_bfloat16 (gx/device.h's gx_f16 / gx_bf16 and
  *     their conversions work on both backends), CUB, libcu++, __match_*_sync.
- *     Template kernels (name_expressions) and checked mode's records are CUDA-only.
+ *     Template kernels (name_expressions) are CUDA-only.
+ *   - Checked mode works as on the GPU: gx_at (global or __shared__ arrays) and
+ *     assert() record the first failure, the launch returns GX_OK and the next
+ *     gx_sync returns GX_ERR_KERNEL_FAULT with the same message ("checked kernel
+ *     failure in <fn> (<file>:<line>), block .. thread ..: index out of bounds
+ *     (index i, valid 0..n-1)"); plain shared-array indexing is not checked.
+ *     Unchecked, a failed assert() makes the launch return GX_ERR_KERNEL_FAULT
+ *     naming the kernel and the expression (the process is never aborted).
  *   - The model: a grid's blocks are spread over the pool's workers (all cores); a
  *     worker runs one block at a time.  A kernel with no barrier or warp intrinsic
- *     runs its threads as a loop; otherwise each thread is a fiber (64 KiB stack)
- *     switched at barriers and warp intrinsics.  A missing __syncthreads() gives
+ *     (in its body or the device functions it calls; decided per kernel) runs its
+ *     threads as a loop, inlined; otherwise each thread is a fiber (64 KiB stack)
+ *     switched at barriers and warp intrinsics.  Atomics on the running block's
+ *     shared memory take a plain (unlocked) path.  GX_FOR_EACH gives each thread a
+ *     contiguous share of the range on the CPU (gx/device.h).  A missing __syncthreads() gives
  *     wrong results, never a hang; a barrier that some threads of a block skip
- *     (they returned) is GX_ERR_KERNEL_FAULT "__syncthreads() in divergent code",
+ *     (they returned) is GX_ERR_KERNEL_FAULT "kernel fault in <name> ...:
+ *     __syncthreads() in divergent code",
  *     returned by the launch itself (CPU launches are complete on return).
  *   - Limits (gx_device_info): 1024 threads per block (block dims 1024 x 1024 x 64),
  *     grid dims 2^31-1 x 65535 x 65535, 1 MiB of dynamic shared memory per block;
  *     above each, GX_ERR_LAUNCH naming it.  Cooperative launches: GX_ERR_UNSUPPORTED.
  *   - Occupancy model: gx_kernel_suggest gives blocks of 256 and fill_grid = 4
  *     blocks per worker; gx_kernel_active_blocks answers 4.  gx_kernel_attrs_get:
- *     registers 0, max_threads_per_block 1024, arch "cpu".  PTX and SASS are
- *     NVRTC's (gx_kernel_ptx_offline needs only NVRTC -- no GPU, no driver).
+ *     registers 0, max_threads_per_block 1024, arch "cpu".  gx_kernel_ptx/_sass
+ *     of a CPU kernel: GX_ERR_UNSUPPORTED (gx_kernel_ptx_offline needs only NVRTC
+ *     -- no GPU, no driver).
  * Streams on the CPU are no-ops that keep the semantics (the CPU backend's work is
  * complete when each call returns), and gx_host_alloc returns ordinary memory.
  *
@@ -248,7 +260,8 @@ typedef struct gx_kernel_attrs {
 /* Facts about the compiled kernel (cuFuncGetAttribute). */
 GX_API gx_status gx_kernel_attrs_get(gx_kernel *k, gx_kernel_attrs *out);
 /* The kernel's PTX (NVRTC, same source and options, the device's virtual arch).
- * *text is malloc'ed and NUL-terminated: free it with gx_text_free. */
+ * *text is malloc'ed and NUL-terminated: free it with gx_text_free.  A CPU
+ * backend kernel has none: GX_ERR_UNSUPPORTED (also gx_kernel_sass). */
 GX_API gx_status gx_kernel_ptx(gx_kernel *k, char **text);
 /* The kernel's SASS through `cuobjdump --dump-sass` (or nvdisasm) from PATH or
  * $CUDA_HOME/bin, /usr/local/cuda/bin.  GX_ERR_UNSUPPORTED naming the tools when

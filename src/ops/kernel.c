@@ -565,11 +565,26 @@ static gx_status k_arch(const char *what, const char *arch, int *major, int *min
     return GX_OK;
 }
 
+/* PTX and SASS exist for the CUDA backend's kernels only. */
+static gx_status k_gpu_code(gx_kernel *k, const char *what)
+{
+    gx_backend_kind kind = GX_BACKEND_AUTO;
+    GX__CHECK(gx_ctx_backend(k->ctx, &kind));
+    if (kind != GX_BACKEND_CUDA)
+        return gx__err(GX_ERR_UNSUPPORTED,
+                       "%s: the CPU backend has no PTX or SASS (it compiles the kernel as C++ for the host); "
+                       "gx_kernel_attrs_get describes a CPU kernel, and gx_kernel_ptx_offline / "
+                       "gx_kernel_sass_offline give a GPU's code without a GPU",
+                       what);
+    return GX_OK;
+}
+
 gx_status gx_kernel_ptx(gx_kernel *k, char **text)
 {
     GX__ARG(text, "gx_kernel_ptx: text must not be NULL");
     *text = NULL;
     GX__CHECK(k_check(k, "gx_kernel_ptx"));
+    GX__CHECK(k_gpu_code(k, "gx_kernel_ptx"));
     const gx_device_info *d = &k->ctx->dinfo;
     return gx__nvrtc_ptx("gx_kernel_ptx", k->source, k->label, NULL, d->cc_major, d->cc_minor, text);
 }
@@ -579,6 +594,7 @@ gx_status gx_kernel_sass(gx_kernel *k, char **text)
     GX__ARG(text, "gx_kernel_sass: text must not be NULL");
     *text = NULL;
     GX__CHECK(k_check(k, "gx_kernel_sass"));
+    GX__CHECK(k_gpu_code(k, "gx_kernel_sass"));
     const gx_device_info *d = &k->ctx->dinfo;
     return gx__nvrtc_sass("gx_kernel_sass", k->source, k->label, d->cc_major, d->cc_minor, text);
 }

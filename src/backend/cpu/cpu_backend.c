@@ -96,6 +96,11 @@ static int64_t cpu_grain_of(int64_t work)
 typedef struct cpu_state {
     cpu_pool pool;
     cpu_cache cache;
+    /* Checked mode: the first failure a checked user kernel recorded since the last
+     * sync (cpu_launch_user), reported by cpu_sync as the CUDA backend does. */
+    pthread_mutex_t check_mu;
+    bool check_pending;
+    char check_msg[640];
 } cpu_state;
 
 typedef struct cpu_module {
@@ -332,6 +337,7 @@ static gx_status cpu_open(gx__backend *be, int device)
         return s;
     }
     cpu_cache_init(&st->cache, cpu_cache_cap());
+    pthread_mutex_init(&st->check_mu, NULL);
     be->impl = st;
     return GX_OK;
 }
@@ -343,6 +349,7 @@ static void cpu_close(gx__backend *be)
         return;
     cpu_pool_stop(&st->pool);
     cpu_cache_destroy(&st->cache);
+    pthread_mutex_destroy(&st->check_mu);
     free(st);
     be->impl = NULL;
 }
@@ -417,7 +424,17 @@ static gx_status cpu_copy(gx__backend *be, void *dst, const void *src, size_t n)
 
 static gx_status cpu_sync(gx__backend *be)
 {
-    (void)be;
+    cpu_state *st = be->impl;
+    if (!st)
+        return GX_OK;
+    char msg[sizeof st->check_msg];
+    pthread_mutex_lock(&st->check_mu);
+    bool pending = st->check_pending;
+    st->check_pending = false;
+    memcpy(msg, st->check_msg, sizeof msg);
+    pthread_mutex_unlock(&st->check_mu);
+    if (pending)
+        return gx__err(GX_ERR_KERNEL_FAULT, "%s", msg);
     return GX_OK;
 }
 
@@ -604,6 +621,32 @@ static gx_status cpu_klimits(const gx__launch *l)
     return GX_OK;
 }
 
+/* A checked kernel's record after its launch: the first failure is kept for the
+ * next sync (same message as the CUDA backend's check_records), the record cleared
+ * for the next launch.  The launch is complete, so a set flag is 2 (written). */
+static void cpu_check_record_take(cpu_state *cs, void *p)
+{
+    cpu_check_record *r = p;
+    if (atomic_load((_Atomic unsigned *)&r->flag) == 0)
+        return;
+    r->func[sizeof r->func - 1] = r->file[sizeof r->file - 1] = r->msg[sizeof r->msg - 1] = 0;
+    char idx[96] = "";
+    if (r->has_index)
+        snprintf(idx, sizeof idx, " (index %lld, valid 0..%lld)", r->index, r->bound - 1);
+    pthread_mutex_lock(&cs->check_mu);
+    if (!cs->check_pending) {
+        snprintf(cs->check_msg, sizeof cs->check_msg,
+                 "checked kernel failure in %s (%s:%u), block (%u,%u,%u) thread (%u,%u,%u): %s%s; the failing "
+                 "thread carried on without faulting, so the context is still usable (the first failure of the "
+                 "launch is reported)",
+                 r->func, r->file, r->line, r->block[0], r->block[1], r->block[2], r->thread[0], r->thread[1],
+                 r->thread[2], r->msg, idx);
+        cs->check_pending = true;
+    }
+    pthread_mutex_unlock(&cs->check_mu);
+    atomic_store((_Atomic unsigned *)&r->flag, 0u);
+}
+
 /* Blocks are the parts of one pool job, one block per part at least, so that a
  * grid of few heavy blocks still spreads over every worker. */
 static gx_status cpu_launch_user(gx__backend *be, gx__func f, const gx__launch *l, void **params, void *st,
@@ -634,8 +677,13 @@ static gx_status cpu_launch_user(gx__backend *be, gx__func f, const gx__launch *
     int64_t nblocks = (int64_t)l->grid[0] * l->grid[1] * l->grid[2];
     int64_t maxparts = nblocks < (1 << 19) ? nblocks : (1 << 19);
     cpu_pool_run(&cs->pool, cpu_kblocks, &j, nblocks, 1, 1, (int)maxparts);
-    if (atomic_load((_Atomic int *)&kl.error) > 0)
-        return gx__err(GX_ERR_KERNEL_FAULT, "kernel fault on the CPU backend: %s", kl.msg);
+    if (kl.rec)
+        cpu_check_record_take(cs, kl.rec);
+    if (atomic_load((_Atomic int *)&kl.error) > 0) {
+        Dl_info di;
+        const char *nm = dladdr(f, &di) && di.dli_sname ? di.dli_sname + 9 : "?"; /* after "gx__cpuk_" */
+        return gx__err(GX_ERR_KERNEL_FAULT, "kernel fault in %s on the CPU backend: %s", nm, kl.msg);
+    }
     return GX_OK;
 }
 

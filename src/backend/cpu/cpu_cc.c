@@ -665,6 +665,12 @@ static char **env_with_tmpdir(char *slot)
 static const char *const cxx_flags[] = {
     "-std=c++17", "-O3", "-march=native", "-fPIC", "-shared", "-fwrapv", "-fno-strict-aliasing",
     "-fno-math-errno", "-fvisibility=hidden", "-Wno-unused-function", "-Wno-unused-variable",
+#if defined(__x86_64__)
+    /* TLS descriptors: the compiler hoists a __shared__ array's (thread_local)
+     * address out of loops, where the default dialect calls __tls_get_addr at each
+     * access. */
+    "-mtls-dialect=gnu2",
+#endif
 };
 #define N_CXX_FLAGS (sizeof cxx_flags / sizeof cxx_flags[0])
 

@@ -137,14 +137,103 @@ static gx_status ck_check_subset(const char *code, const char *name)
 
 /* A kernel runs its threads as fibers when its code has anything that makes a
  * thread wait for others (gx/device.h's warp and block helpers included). */
-static bool ck_needs_fibers(const char *code)
+static const char *const ck_wait_words[] = {"__syncthreads", "__syncwarp", "__shfl",  "__ballot_sync",
+                                            "__any_sync",    "__all_sync", "__activemask", "gx_warp_",
+                                            "gx_block_",     "__reduce_"};
+
+static bool ck_waits_in(const char *b, const char *e)
 {
-    static const char *const w[] = {"__syncthreads", "__syncwarp", "__shfl", "__ballot_sync", "__any_sync",
-                                    "__all_sync", "__activemask", "gx_warp_", "gx_block_", "__reduce_"};
-    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
-        if (strstr(code, w[i]))
-            return true;
+    for (size_t i = 0; i < sizeof ck_wait_words / sizeof ck_wait_words[0]; i++) {
+        size_t wl = strlen(ck_wait_words[i]);
+        for (const char *p = b; p + wl <= e; p++)
+            if (memcmp(p, ck_wait_words[i], wl) == 0)
+                return true;
+    }
     return false;
+}
+
+static bool ck_needs_fibers(const char *code) { return ck_waits_in(code, code + strlen(code)); }
+
+/* The end of the bracketed run that starts at p (*p is open), or NULL. */
+static const char *ck_match(const char *p, char open, char close)
+{
+    for (int depth = 0; *p; p++) {
+        depth += *p == open;
+        depth -= *p == close;
+        if (depth == 0)
+            return p;
+    }
+    return NULL;
+}
+
+/* The body [*b, *e) of the function whose name starts at nm (a definition: the
+ * parameter list is followed by a brace before any semicolon); false if none. */
+static bool ck_body(const char *nm, const char **b, const char **e)
+{
+    const char *p = nm;
+    while (ck_ident(*p))
+        p++;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (*p != '(' || !(p = ck_match(p, '(', ')')))
+        return false;
+    for (p++; ck_ident(*p) || isspace((unsigned char)*p);) /* const, noexcept... */
+        p++;
+    if (*p != '{' || !(*e = ck_match(p, '{', '}')))
+        return false;
+    *b = p;
+    return true;
+}
+
+/* Whether the body [b, e) waits for other threads, itself or through a function
+ * of this source that it calls (by name, any depth up to 8).  Conservative: a
+ * name defined several times counts if any definition waits. */
+static bool ck_body_waits(const char *code, const char *b, const char *e, int depth)
+{
+    if (ck_waits_in(b, e))
+        return true;
+    if (depth >= 8)
+        return false;
+    for (const char *p = b; p < e; p++) {
+        if (!ck_ident(*p) || ck_ident(p[-1]) || isdigit((unsigned char)*p))
+            continue;
+        const char *s = p;
+        while (p < e && ck_ident(*p))
+            p++;
+        const char *q = p;
+        while (q < e && isspace((unsigned char)*q))
+            q++;
+        if (q >= e || (*q != '(' && *q != '<'))
+            continue;
+        char nm[128];
+        if ((size_t)(p - s) >= sizeof nm)
+            continue;
+        snprintf(nm, sizeof nm, "%.*s", (int)(p - s), s);
+        for (const char *d = ck_find(code, nm); d; d = ck_find(d + 1, nm)) {
+            const char *db, *de;
+            if (d != s && ck_body(d, &db, &de) && !(db <= s && s < de) && ck_body_waits(code, db, de, depth + 1))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Whether __global__ function `name` needs fibers: any macro that mentions a wait
+ * makes every kernel of the source need them (macros are not followed). */
+static bool ck_kernel_needs_fibers(const char *code, const char *name)
+{
+    for (const char *h = strchr(code, '#'); h; h = strchr(h + 1, '#')) {
+        const char *eol = h + strcspn(h, "\n");
+        while (eol > h && eol[-1] == '\\' && *eol)
+            eol += 1 + strcspn(eol + 1, "\n");
+        if (strncmp(h + 1 + strspn(h + 1, " \t"), "define", 6) == 0 && ck_waits_in(h, eol))
+            return true;
+    }
+    const char *b, *e;
+    for (const char *d = ck_find(code, name); d; d = ck_find(d + 1, name))
+        if (ck_body(d, &b, &e))
+            return ck_body_waits(code, b, e, 0);
+    return ck_needs_fibers(code); /* no body found: stay on the safe side */
 }
 
 /* ------------------------------------------------------------ rewriting */
@@ -160,7 +249,9 @@ static void ck_rewrite(gx__sbuf *b, const char *src, const char *code)
         if (c[0] == '#' && (strncmp(src + i, "#include <gx/device.h>", 22) == 0 ||
                             strncmp(src + i, "#include <cuda_runtime", 22) == 0 ||
                             strncmp(src + i, "#include <cuda.h>", 17) == 0 ||
-                            strncmp(src + i, "#include <device_launch_parameters.h>", 37) == 0)) {
+                            strncmp(src + i, "#include <device_launch_parameters.h>", 37) == 0 ||
+                            strncmp(src + i, "#include <assert.h>", 19) == 0 ||
+                            strncmp(src + i, "#include <cassert>", 18) == 0)) {
             while (i < n && src[i] != '\n')
                 i++;
             continue;
@@ -314,13 +405,32 @@ static const char *ck_user_text(const char *t)
     return e ? e + 1 : t;
 }
 
+/* assert() as the CUDA backend gives it (cuda_loader.c's in-memory assert.h), put
+ * after gx/device.h; the user's own #include <assert.h> lines are dropped (glibc's
+ * would abort the process).  Checked mode: gx's recorder, read at gx_sync.
+ * Unchecked: the launch reports it.  GXC_REC hands the launch the module's record. */
+static const char ck_assert_h[] = "#undef assert\n"
+                                  "#if defined(NDEBUG)\n"
+                                  "#define assert(e) ((void)0)\n"
+                                  "#elif defined(GX_KERNEL_CHECKS)\n"
+                                  "#define assert(e) ((e) ? (void)0 : gx__check_fail(\"assertion failed: \" #e, "
+                                  "__FILE__, __LINE__, __func__, 0, 0, 0))\n"
+                                  "#else\n"
+                                  "#define assert(e) ((e) ? (void)0 : gx_cpu::assert_fail(#e, __FILE__, __LINE__))\n"
+                                  "#endif\n"
+                                  "#if defined(GX_KERNEL_CHECKS)\n"
+                                  "#define GXC_REC(L) ((L)->rec = (void *)&gx__check_rec)\n"
+                                  "#else\n"
+                                  "#define GXC_REC(L) ((void)0)\n"
+                                  "#endif\n";
+
 static gx_status ck_generate(const char *wrapped, gx__sbuf *out)
 {
     ck_part parts[CK_MAX_PARTS];
     int np = 0;
     gx__sbuf defs = {0}, body = {0}, names = {0};
     gx_status s = ck_parse(wrapped, &defs, parts, &np);
-    bool fibers = false;
+    gx__sbuf allcode = {0};
     for (int i = 0; i < np && s == GX_OK; i++) {
         char *txt = strndup(parts[i].text, parts[i].len);
         char *code = txt ? ck_code_only(txt) : NULL;
@@ -333,7 +443,8 @@ static gx_status ck_generate(const char *wrapped, gx__sbuf *out)
         ck_part_name(&parts[i], nm, sizeof nm);
         s = ck_check_subset(code + (ck_user_text(txt) - txt), nm);
         if (s == GX_OK) {
-            fibers |= ck_needs_fibers(code);
+            gx__sb_puts(&allcode, code);
+            gx__sb_puts(&allcode, "\n;\n");
             ck_globals(code, &names);
             ck_rewrite(&body, txt, code);
             gx__sb_puts(&body, "\n");
@@ -347,6 +458,7 @@ static gx_status ck_generate(const char *wrapped, gx__sbuf *out)
         gx__sb_puts(out, "#line 1 \"gx/device.h\"\n");
         gx__sb_puts(out, gx_device_header());
         gx__sb_puts(out, "\n");
+        gx__sb_puts(out, ck_assert_h);
         gx__sb_puts(out, body.p ? body.p : "");
         gx__sb_puts(out, "\n#line 1 \"gx-cpu-entries\"\n");
         for (const char *p = names.p; p && *p;) {
@@ -355,9 +467,12 @@ static gx_status ck_generate(const char *wrapped, gx__sbuf *out)
             size_t l = strcspn(p, " ");
             if (!l)
                 break;
+            char kn[128];
+            snprintf(kn, sizeof kn, "%.*s", (int)l, p);
+            bool fibers = allcode.p && ck_kernel_needs_fibers(allcode.p, kn);
             gx__sb_printf(out,
                           "extern \"C\" __attribute__((visibility(\"default\"))) void gx__cpuk_%.*s"
-                          "(gx_cpu_launch *L, int64_t b, int64_t e) { gx_cpu::run_blocks<%s>(&%.*s, L, b, e); }\n",
+                          "(gx_cpu_launch *L, int64_t b, int64_t e) { gx_cpu::run_blocks<%s, &%.*s>(L, b, e); GXC_REC(L); }\n",
                           (int)l, p, fibers ? "true" : "false", (int)l, p);
             p += l;
         }
@@ -368,6 +483,7 @@ static gx_status ck_generate(const char *wrapped, gx__sbuf *out)
     gx__sb_free(&defs);
     gx__sb_free(&body);
     gx__sb_free(&names);
+    gx__sb_free(&allcode);
     return s;
 }
 

@@ -22,6 +22,7 @@
 #include <cmath>
 #include <assert.h>
 #include <sys/mman.h>
+#include <link.h>
 #include <time.h>
 #include <tuple>
 #include <utility>
@@ -81,6 +82,7 @@ struct gx_cpu_launch {
     size_t shmem;
     int error;      /* 0, else the first failure's code (1 divergent barrier, 2 deadlock, 3 params, 4 oom, 5 trap) */
     char msg[256];  /* its description */
+    void *rec;      /* checked mode: the module's failure record (gx/device.h) */
 };
 
 namespace gx_cpu {
@@ -96,6 +98,7 @@ struct tstate {
     dim3 bdim, gdim;
     unsigned char *dyn;
     size_t dyn_cap;
+    uintptr_t tls_lo, tls_hi; /* this module's thread_local block: the static __shared__ arrays */
     gx_cpu_launch *L;
     /* fibers */
     fiber *f;
@@ -123,11 +126,19 @@ static void fail(int code, const char *fmt, unsigned a = 0, unsigned b = 0, unsi
 }
 } // namespace gx_cpu
 
-#define threadIdx (gx_cpu::ts.tid)
-#define blockIdx (gx_cpu::ts.bid)
-#define blockDim (gx_cpu::ts.bdim)
-#define gridDim (gx_cpu::ts.gdim)
-static inline void *gx__dyn_smem(void) { return gx_cpu::ts.dyn; }
+namespace gx_cpu {
+/* The worker's launch state.  Each thread_local access from a loaded library is a
+ * call into the dynamic loader; through this const, out-of-line function the
+ * compiler asks once per kernel invocation (or hoists it out of the thread loop)
+ * instead of once per threadIdx.  Fibers never change OS threads, so the address
+ * holds for the whole call. */
+__attribute__((const, noinline)) static tstate *self(void) { return &ts; }
+} // namespace gx_cpu
+#define threadIdx (gx_cpu::self()->tid)
+#define blockIdx (gx_cpu::self()->bid)
+#define blockDim (gx_cpu::self()->bdim)
+#define gridDim (gx_cpu::self()->gdim)
+static inline void *gx__dyn_smem(void) { return gx_cpu::self()->dyn; }
 
 /* ------------------------------------------------------------ fibers */
 
@@ -172,7 +183,11 @@ static void *gxc_stack_init(unsigned char *top, void (*entry)(void))
 
 namespace gx_cpu {
 /* Bytes of stack per fiber (the CPU's "local memory" per thread), plus a guard page. */
-static const size_t STACK = 64 * 1024, GUARD = 4096;
+static const size_t STACK = 64 * 1024, GUARD = 4096, COLOUR = 16 * 1024;
+/* Where fiber i's stack starts below its top: stack tops a whole number of pages
+ * apart all fall in the same few cache sets, so a block's fibers evicted each other
+ * at every switch; these offsets spread them over 64 lines x 4 pages. */
+static inline size_t colour(int i) { return (size_t)(i & 63) * 64 + (size_t)((i >> 6) & 3) * 4096; }
 
 static void fiber_main(void)
 {
@@ -193,7 +208,7 @@ static bool stacks_for(int n)
         munmap(t.stacks, t.stacks_len);
     free(t.f);
     t.nf_cap = 0;
-    size_t per = STACK + GUARD, len = per * (size_t)n;
+    size_t per = STACK + COLOUR + GUARD, len = per * (size_t)n;
     void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     t.f = (fiber *)calloc((size_t)n, sizeof(fiber));
     if (m == MAP_FAILED || !t.f) {
@@ -259,7 +274,7 @@ static int release_warps(void)
 static bool run_fibers(int n)
 {
     tstate &t = ts;
-    size_t per = STACK + GUARD;
+    size_t per = STACK + COLOUR + GUARD;
     for (int i = 0; i < n; i++) {
         fiber &f = t.f[i];
         f.state = 0;
@@ -267,7 +282,7 @@ static bool run_fibers(int n)
         f.tid.x = (unsigned)i % t.bdim.x;
         f.tid.y = ((unsigned)i / t.bdim.x) % t.bdim.y;
         f.tid.z = (unsigned)i / (t.bdim.x * t.bdim.y);
-        f.sp = gxc_stack_init(t.stacks + per * (size_t)(i + 1), fiber_main);
+        f.sp = gxc_stack_init(t.stacks + per * (size_t)(i + 1) - colour(i), fiber_main);
     }
     t.nf = n;
     for (;;) {
@@ -311,26 +326,65 @@ static bool run_fibers(int n)
     }
 }
 
-template <class F, class Tup, size_t... I> static void call(F f, Tup &a, std::index_sequence<I...>)
-{
-    f(std::get<I>(a)...);
-}
-
-template <class... A> struct runner {
-    typedef std::tuple<typename std::decay<A>::type...> args_t;
-    void (*f)(A...);
-    args_t a;
-    static void body(void *p)
+/* The kernel is a template argument (not a stored pointer), so the thread loop
+ * below calls it directly and the compiler can inline it, keep the launch state in
+ * registers and vectorise a kernel without barriers. */
+template <class Fn> struct kargs;
+template <class... A> struct kargs<void (*)(A...)> {
+    typedef std::tuple<typename std::decay<A>::type...> type;
+    static const size_t n = sizeof...(A);
+    template <size_t... I> static void load(type &t, void **params, std::index_sequence<I...>)
     {
-        runner *r = (runner *)p;
-        call(r->f, r->a, std::index_sequence_for<A...>{});
+        ((std::get<I>(t) = *(typename std::tuple_element<I, type>::type *)params[I]), ...);
     }
 };
 
-template <class... A, size_t... I>
-static void load_args(std::tuple<A...> &t, void **params, std::index_sequence<I...>)
+template <auto F, class Tup, size_t... I>
+static inline __attribute__((always_inline)) void call(Tup &a, std::index_sequence<I...>)
 {
-    ((std::get<I>(t) = *(A *)params[I]), ...);
+    F(std::get<I>(a)...);
+}
+
+template <auto F> struct runner {
+    typedef kargs<decltype(F)> K;
+    typedef typename K::type args_t;
+    static void body(void *p) { call<F>(*(args_t *)p, std::make_index_sequence<K::n>{}); }
+};
+
+/* Finds this module's thread_local block in the calling worker (once per worker):
+ * the static __shared__ arrays live there. */
+static int tls_range_cb(struct dl_phdr_info *info, size_t, void *)
+{
+    tstate &t = ts;
+    uintptr_t me = (uintptr_t)&tls_range_cb;
+    bool mine = false;
+    const ElfW(Phdr) *tls = NULL;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
+        if (ph.p_type == PT_LOAD && me >= lo && me < lo + ph.p_memsz)
+            mine = true;
+        if (ph.p_type == PT_TLS)
+            tls = &ph;
+    }
+    if (!mine)
+        return 0;
+    if (tls && info->dlpi_tls_data) {
+        t.tls_lo = (uintptr_t)info->dlpi_tls_data;
+        t.tls_hi = t.tls_lo + tls->p_memsz;
+    }
+    return 1;
+}
+
+/* Whether p is the running block's shared memory.  A block runs on one OS thread
+ * and its fibers switch only at barriers and warp intrinsics, so an atomic on
+ * shared memory needs no lock prefix (the CPU's cost of a GPU's cheap shared
+ * atomics). */
+static inline bool block_local(const void *p)
+{
+    tstate *t = self();
+    uintptr_t a = (uintptr_t)p;
+    return (a - t->tls_lo < t->tls_hi - t->tls_lo) || (a - (uintptr_t)t->dyn < t->dyn_cap);
 }
 
 static bool dyn_for(size_t bytes)
@@ -344,18 +398,53 @@ static bool dyn_for(size_t bytes)
     return t.dyn != NULL;
 }
 
-/* Blocks [b, e) of the launch, in this worker. */
-template <bool Fibers, class... A> static void run_blocks(void (*f)(A...), gx_cpu_launch *L, int64_t b, int64_t e)
+/* Gives a worker's stacks and shared buffer back when the worker exits (the pool's
+ * threads end at gx_ctx_destroy).  glibc keeps a module loaded until its pending
+ * thread_local destructors have run, so a dlclose before that is safe. */
+struct owner {
+    bool live = false;
+    ~owner()
+    {
+        tstate &t = ts;
+        if (t.stacks)
+            munmap(t.stacks, t.stacks_len);
+        free(t.f);
+        free(t.dyn);
+        t.stacks = NULL, t.f = NULL, t.dyn = NULL;
+        t.nf_cap = 0, t.dyn_cap = 0;
+    }
+};
+static thread_local owner own;
+
+/* The threads of one block as a plain loop (a kernel with no barrier): the
+ * thread's index lives in the worker's launch state, which the inlined kernel
+ * reads; nothing else happens between two threads. */
+template <auto F> static void run_loop(typename runner<F>::args_t &a)
 {
+    tstate &t = *self();
+    const unsigned bx = t.bdim.x, by = t.bdim.y, bz = t.bdim.z;
+    for (unsigned z = 0; z < bz; z++)
+        for (unsigned y = 0; y < by; y++) {
+            t.tid.y = y, t.tid.z = z;
+            for (unsigned x = 0; x < bx; x++) {
+                t.tid.x = x;
+                call<F>(a, std::make_index_sequence<runner<F>::K::n>{});
+            }
+        }
+}
+
+/* Blocks [b, e) of the launch, in this worker. */
+template <bool Fibers, auto F> static void run_blocks(gx_cpu_launch *L, int64_t b, int64_t e)
+{
+    typedef runner<F> R;
     tstate &t = ts;
-    if (L->nparams != (int)sizeof...(A)) {
+    if (L->nparams != (int)R::K::n) {
         t.L = L;
-        fail(3, "the kernel takes %u arguments, the launch passed %u", (unsigned)sizeof...(A), (unsigned)L->nparams);
+        fail(3, "the kernel takes %u arguments, the launch passed %u", (unsigned)R::K::n, (unsigned)L->nparams);
         return;
     }
-    runner<A...> r;
-    r.f = f;
-    load_args(r.a, L->params, std::index_sequence_for<A...>{});
+    typename R::args_t a;
+    R::K::load(a, L->params, std::make_index_sequence<R::K::n>{});
     t.L = L;
     t.bdim = dim3(L->block[0], L->block[1], L->block[2]);
     t.gdim = dim3(L->grid[0], L->grid[1], L->grid[2]);
@@ -364,25 +453,24 @@ template <bool Fibers, class... A> static void run_blocks(void (*f)(A...), gx_cp
         fail(4, "out of memory for a block's shared memory or fiber stacks (%u threads)", (unsigned)n);
         return;
     }
-    t.body = runner<A...>::body;
-    t.body_arg = &r;
+    t.body = R::body;
+    t.body_arg = &a;
     t.in_fiber = Fibers;
+    if (!t.tls_hi) {
+        dl_iterate_phdr(tls_range_cb, NULL);
+        own.live = true; /* registers the destructor for this worker */
+    }
     for (int64_t i = b; i < e; i++) {
         if (__atomic_load_n(&L->error, __ATOMIC_RELAXED))
             return;
         t.bid.x = (unsigned)(i % L->grid[0]);
         t.bid.y = (unsigned)((i / L->grid[0]) % L->grid[1]);
         t.bid.z = (unsigned)(i / ((int64_t)L->grid[0] * L->grid[1]));
-        if (Fibers) {
+        if constexpr (Fibers) {
             if (!run_fibers(n))
                 return;
         } else {
-            for (unsigned z = 0; z < t.bdim.z; z++)
-                for (unsigned y = 0; y < t.bdim.y; y++)
-                    for (unsigned x = 0; x < t.bdim.x; x++) {
-                        t.tid.x = x, t.tid.y = y, t.tid.z = z;
-                        runner<A...>::body(&r);
-                    }
+            run_loop<F>(a);
         }
     }
 }
@@ -519,9 +607,14 @@ static inline unsigned __activemask(void)
 
 /* ------------------------------------------------------------ atomics */
 
-#define GXC_AT(p) (p)
+/* Each atomic takes the plain path on the block's shared memory (block_local). */
 template <class T, class U> static inline T atomicAdd(T *p, U v)
 {
+    if (gx_cpu::block_local(p)) {
+        T old = *p;
+        *p = (T)(old + (T)v);
+        return old;
+    }
     if constexpr (std::is_floating_point<T>::value) {
         T old, nw;
         __atomic_load(p, &old, __ATOMIC_RELAXED);
@@ -533,10 +626,20 @@ template <class T, class U> static inline T atomicAdd(T *p, U v)
         return __atomic_fetch_add(p, (T)v, __ATOMIC_RELAXED);
     }
 }
-template <class T, class U> static inline T atomicSub(T *p, U v) { return __atomic_fetch_sub(p, (T)v, __ATOMIC_RELAXED); }
-template <class T, class U> static inline T atomicAnd(T *p, U v) { return __atomic_fetch_and(p, (T)v, __ATOMIC_RELAXED); }
-template <class T, class U> static inline T atomicOr(T *p, U v) { return __atomic_fetch_or(p, (T)v, __ATOMIC_RELAXED); }
-template <class T, class U> static inline T atomicXor(T *p, U v) { return __atomic_fetch_xor(p, (T)v, __ATOMIC_RELAXED); }
+#define GXC_ATOMIC_FETCH(NAME, OP, FETCH)                                                                    \
+    template <class T, class U> static inline T NAME(T *p, U v)                                              \
+    {                                                                                                        \
+        if (gx_cpu::block_local(p)) {                                                                        \
+            T old = *p;                                                                                      \
+            *p = (T)(old OP (T)v);                                                                           \
+            return old;                                                                                      \
+        }                                                                                                    \
+        return FETCH(p, (T)v, __ATOMIC_RELAXED);                                                             \
+    }
+GXC_ATOMIC_FETCH(atomicSub, -, __atomic_fetch_sub)
+GXC_ATOMIC_FETCH(atomicAnd, &, __atomic_fetch_and)
+GXC_ATOMIC_FETCH(atomicOr, |, __atomic_fetch_or)
+GXC_ATOMIC_FETCH(atomicXor, ^, __atomic_fetch_xor)
 template <class T, class U> static inline T atomicExch(T *p, U v)
 {
     T nv = (T)v, old;
@@ -553,6 +656,11 @@ template <class T, class U, class V> static inline T atomicCAS(T *p, U cmp, V v)
     template <class T, class U> static inline T NAME(T *p, U v_)                                             \
     {                                                                                                        \
         T v = (T)v_, old, nw;                                                                                \
+        if (gx_cpu::block_local(p)) {                                                                        \
+            old = *p;                                                                                        \
+            *p = (EXPR);                                                                                     \
+            return old;                                                                                      \
+        }                                                                                                    \
         __atomic_load(p, &old, __ATOMIC_RELAXED);                                                            \
         do                                                                                                   \
             nw = (EXPR);                                                                                     \
@@ -659,6 +767,20 @@ static inline long long clock64(void)
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
 }
+namespace gx_cpu {
+/* An unchecked assert() that fails: the CUDA backend traps the kernel; here the
+ * launch reports it (GX_ERR_KERNEL_FAULT) and the remaining blocks are skipped. */
+static void assert_fail(const char *e, const char *file, unsigned line)
+{
+    gx_cpu_launch *L = ts.L;
+    int z = 0;
+    if (L && __atomic_compare_exchange_n(&L->error, &z, -1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        snprintf(L->msg, sizeof L->msg, "assertion failed: %s (%s:%u), block (%u, %u, %u) thread (%u, %u, %u)", e,
+                 file, line, ts.bid.x, ts.bid.y, ts.bid.z, ts.tid.x, ts.tid.y, ts.tid.z);
+        __atomic_store_n(&L->error, 5, __ATOMIC_RELEASE);
+    }
+}
+} // namespace gx_cpu
 static inline void __trap(void)
 {
     gx_cpu::fail(5, "__trap() in block (%u, %u, %u)", gx_cpu::ts.bid.x, gx_cpu::ts.bid.y, gx_cpu::ts.bid.z);
