@@ -952,6 +952,7 @@ GXT_TEST(kernel_device_halves_ptx_offline)
     GXT_OK(gx_kernel_ptx_offline(HALVES, "halves", "sm_90", NULL, &ptx));
     GXT_CHECK(strstr(ptx, ".entry halves") != NULL);
     gx_text_free(ptx);
+}
 
 /* Checked mode (gx_at, assert) on both backends: the launch returns, gx_sync reports
  * the first failure (function, line, block, thread, index and bound), the next sync
