@@ -218,11 +218,6 @@ gx_status rg_scratch(gx_ctx *ctx, size_t part_bytes, int64_t ncounters, uint64_t
     return GX_OK;
 }
 
-/* Inside a graph recording (gx/graph.h) the buffers' turns are those of the recording,
- * replayed again and again: the last look-back launch of one replay may leave dirty
- * the buffer that the first of the next one reads.  So each recorded launch is
- * preceded by a recorded copy of zeros over its buffer (a memcpy node on CUDA, tiny
- * next to a launch).  Measured: not yet (GPU only). */
 static gx_status rg_lookback_zero_recorded(gx_ctx *ctx, rg_slot *s, void *buf, size_t bytes)
 {
     if (bytes > s->zero_cap) {
@@ -243,11 +238,33 @@ static gx_status rg_lookback_zero_recorded(gx_ctx *ctx, rg_slot *s, void *buf, s
     return ctx->be.iface->mem.d2d(&ctx->be, buf, s->zero, bytes);
 }
 
+/* Inside a graph recording (gx/graph.h) a look-back launch gets status memory of its
+ * own, kept by the graph (freed while recording = kept until gx_graph_destroy), and a
+ * recorded copy of zeros over it before it (a memcpy node on CUDA, tiny next to a
+ * launch), so every replay starts clean.  The context's pair is left alone: a recorded
+ * launch does not run now, so it neither dirties nor clears the pair (counting it as
+ * run left a dirty buffer marked clean, and the next direct scan read stale statuses:
+ * wrong sums under compute-sanitizer, whose timing exposed it). */
+static gx_status rg_lookback_recorded(gx_ctx *ctx, rg_slot *s, size_t bytes, void **use)
+{
+    void *p = NULL;
+    GX__CHECK(gx__scratch_alloc(ctx, bytes, &p));
+    gx_status st = rg_lookback_zero_recorded(ctx, s, p, bytes);
+    gx__scratch_free(ctx, p, bytes); /* the recording keeps it until gx_graph_destroy */
+    *use = p;
+    return st;
+}
+
 gx_status rg_lookback_mem(gx_ctx *ctx, size_t bytes, void **use, void **clr, size_t *nclr)
 {
     rg_slot *s;
     GX__CHECK(rg_slot_get(ctx, &s));
     bytes = (bytes + 15) & ~(size_t)15;
+    if (gx__graph_recording(ctx)) {
+        *clr = NULL;
+        *nclr = 0;
+        return rg_lookback_recorded(ctx, s, bytes, use);
+    }
     int i = s->lb_next;
     if (bytes > s->lb_cap[i]) {
         size_t want = bytes < 65536 ? 65536 : bytes + bytes / 4;
@@ -264,8 +281,6 @@ gx_status rg_lookback_mem(gx_ctx *ctx, size_t bytes, void **use, void **clr, siz
             return gx__err_prefix(st, "zeroing look-back status memory");
         s->lb_dirty[i] = 0;
     }
-    if (gx__graph_recording(ctx))
-        GX__CHECK(rg_lookback_zero_recorded(ctx, s, s->lb[i], bytes));
     *use = s->lb[i];
     *clr = s->lb[1 - i];
     *nclr = s->lb_dirty[1 - i];
