@@ -966,6 +966,7 @@ static const char *CHECKED = "#include <assert.h>\n"
                              "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
                              "    assert(i < limit);\n"
                              "    gx_at(tile, threadIdx.x + sh - 32, 32) = 1.0f + i;\n"
+                             "    __syncthreads(); /* the read below is another thread's write when sh != 32 */\n"
                              "    if (i < m) gx_at(x, i, n) = 2.0f * i + tile[threadIdx.x % 32];\n"
                              "}\n";
 
