@@ -334,11 +334,35 @@ static void sg_cuda(gx__sbuf *b, const sg_job *j)
 }
 
 /* CPU: a whole tile, a segment at a time (a tight loop over its elements). */
+/* CPU reductions fold a long run as four consecutive quarters side by side, then
+ * join them in order: four independent chains instead of one (a float add waits ~4
+ * cycles for the previous one), and only associativity is used, so lambdas and
+ * arg-min/max fold as before.  2^24 f32 in 2^10 segments on the 2-core VM, unchecked:
+ * 21.5 -> 7.1 ms.  Runs of fewer than 12 fold one by one (2^20 segments of ~16 elements
+ * stay at ~11 ms there: per-segment bookkeeping, not the chain). */
+static void sg_cpu_quarters(gx__sbuf *b)
+{
+    gx__sb_puts(b, "      if (stop - jj >= 12) {\n"
+                   "        const int64_t q_ = (stop - jj) >> 2, c0 = jj, c1 = jj + q_, c2 = jj + 2 * q_, c3 = jj + 3 * q_;\n"
+                   "        gx_acc a0 = sg_lift(xp[j0 + c0], j0 + c0), a1 = sg_lift(xp[j0 + c1], j0 + c1);\n"
+                   "        gx_acc a2 = sg_lift(xp[j0 + c2], j0 + c2), a3 = sg_lift(xp[j0 + c3], j0 + c3);\n"
+                   "        for (int64_t t = 1; t < q_; t++) {\n"
+                   "          a0 = sg_op(a0, sg_lift(xp[j0 + c0 + t], j0 + c0 + t));\n"
+                   "          a1 = sg_op(a1, sg_lift(xp[j0 + c1 + t], j0 + c1 + t));\n"
+                   "          a2 = sg_op(a2, sg_lift(xp[j0 + c2 + t], j0 + c2 + t));\n"
+                   "          a3 = sg_op(a3, sg_lift(xp[j0 + c3 + t], j0 + c3 + t));\n"
+                   "        }\n"
+                   "        acc = sg_op(sg_op(sg_op(sg_op(acc, a0), a1), a2), a3);\n"
+                   "        jj = c3 + q_;\n      }\n");
+}
+
 static void sg_cpu_walk(gx__sbuf *b, sg_mode m)
 {
     gx__sb_puts(b, "    int64_t i = 0, jj = 0;\n    while (i < E || jj < J) {\n"
-                   "      const int64_t stop = i < E ? sg_off(A_, i0 + 1 + i) - j0 : J;\n"
-                   "      for (; jj < stop; jj++) {\n");
+                   "      const int64_t stop = i < E ? sg_off(A_, i0 + 1 + i) - j0 : J;\n");
+    if (m == SG_REDUCE)
+        sg_cpu_quarters(b);
+    gx__sb_puts(b, "      for (; jj < stop; jj++) {\n");
     sg_elem(b, m, "xp[j0 + jj]");
     gx__sb_puts(b, "      }\n      if (i < E) {\n");
     sg_end(b, m, true);
