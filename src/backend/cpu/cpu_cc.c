@@ -680,9 +680,12 @@ typedef struct cc_lang {
     size_t nflags;
     const char *ext;
     bool mvec;
+    const char *what, *install, *env; /* for messages: "C compiler", "gcc or clang", "GX_CC" */
 } cc_lang;
-static const cc_lang lang_c = {cc_flags, N_FLAGS, "c", true};
-static const cc_lang lang_cxx = {cxx_flags, N_CXX_FLAGS, "cpp", false};
+static const cc_lang lang_c = {cc_flags, N_FLAGS, "c", true, "C compiler", "gcc or clang", "GX_CC"};
+static const cc_lang lang_cxx = {cxx_flags, N_CXX_FLAGS, "cpp", false,
+                                 "C++ compiler (your CUDA C kernels compile as C++ on the CPU backend)",
+                                 "g++ or clang++", "GX_CXX"};
 
 const char *cpu_cxx_path(void)
 {
@@ -772,10 +775,8 @@ static gx_status compile_in(const char *dir, const char **argv, int nw, const ch
     char found[4096], slot[4200];
     const char *path = find_program(argv[0], found, sizeof found);
     if (!path)
-        return gx__err(GX_ERR_COMPILE,
-                       "compiling '%.200s': cannot run the C compiler \"%s\" (%s); install gcc or clang, or set "
-                       "GX_CC to a C compiler",
-                       shown, cc, strerror(ENOENT));
+        return gx__err(GX_ERR_COMPILE, "compiling '%.200s': cannot run the %s \"%s\" (%s); install %s, or set %s to one",
+                       shown, lg->what, cc, strerror(ENOENT), lg->install, lg->env);
     snprintf(slot, sizeof slot, "TMPDIR=%s", dir);
     char **envp = env_with_tmpdir(slot);
     if (!envp)
@@ -794,10 +795,8 @@ static gx_status compile_in(const char *dir, const char **argv, int nw, const ch
                     "(GX_CC_MEMORY); raise GX_CC_MEMORY",
                     shown, cc, mem);
     else if (rc != 0)
-        s = gx__err(GX_ERR_COMPILE,
-                    "compiling '%.200s': cannot run the C compiler \"%s\" (%s); install gcc or clang, or set "
-                    "GX_CC to a C compiler",
-                    shown, cc, strerror(rc));
+        s = gx__err(GX_ERR_COMPILE, "compiling '%.200s': cannot run the %s \"%s\" (%s); install %s, or set %s to one",
+                    shown, lg->what, cc, strerror(rc), lg->install, lg->env);
     else if (r.timed_out || !WIFEXITED(r.wstatus) || WEXITSTATUS(r.wstatus) != 0)
         s = report_failure(shown, cc, &lim, &r);
     else if (read_file(out, so, len) != 0)
