@@ -1003,3 +1003,46 @@ GXT_TEST(index_reduce_errors)
     for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++)
         gx_array_release(rel[k]);
 }
+
+/* Beyond 2^31 elements on the GPU: put and take at positions past INT32_MAX (64-bit
+ * indexing in the generated kernels), a negative index from the end, and an index
+ * one past the end refused with its value in the message. */
+GXT_TEST(index_beyond_2p31_gpu)
+{
+    gx_ctx *ctx = gxt_cuda_ctx();
+    if (!ctx)
+        return;
+    gx_device_info di;
+    GXT_OK(gx_device_info_get(ctx, &di));
+    int64_t n = (1ll << 31) + 5, three = 3, one = 1;
+    if (di.mem_free < (size_t)n * 2 + (1ull << 30)) {
+        gxt_skip("needs about 5 GiB of free device memory");
+        return;
+    }
+    gx_array *x = NULL, *idx = NULL, *vals = NULL, *got = NULL, *ni = NULL, *g1 = NULL, *bad = NULL, *junk = NULL;
+    GXT_OK(gx_array_zeros(ctx, GX_U8, 1, &n, &x));
+    const int64_t at[3] = {n - 1, (1ll << 31) + 1, 7}, neg[1] = {-1}, past[1] = {n};
+    const uint8_t val[3] = {11, 22, 33};
+    GXT_OK(gx_array_from_host(ctx, GX_I64, 1, &three, at, &idx));
+    GXT_OK(gx_array_from_host(ctx, GX_U8, 1, &three, val, &vals));
+    GXT_OK(gx_put(ctx, idx, vals, NULL, x));
+    GXT_OK(gx_take(ctx, x, idx, 0, NULL, &got));
+    uint8_t h[3] = {0}, h1 = 0;
+    GXT_OK(gx_array_to_host(got, h, 3));
+    for (int i = 0; i < 3; i++)
+        GXT_EQ_I64(h[i], val[i]);
+    GXT_OK(gx_array_from_host(ctx, GX_I64, 1, &one, neg, &ni));
+    GXT_OK(gx_take(ctx, x, ni, 0, NULL, &g1));
+    GXT_OK(gx_array_to_host(g1, &h1, 1));
+    GXT_EQ_I64(h1, 11);
+    GXT_OK(gx_array_from_host(ctx, GX_I64, 1, &one, past, &bad));
+    GXT_STATUS(gx_take(ctx, x, bad, 0, NULL, &junk), GX_ERR_INDEX);
+    GXT_MSG_HAS("2147483653");
+    gx_array_release(x);
+    gx_array_release(idx);
+    gx_array_release(vals);
+    gx_array_release(got);
+    gx_array_release(ni);
+    gx_array_release(g1);
+    gx_array_release(bad);
+}

@@ -663,3 +663,44 @@ GXT_TEST(segment_pipe_terminals)
     gx_pipe_destroy(p);
     gx_pipe_destroy(p2);
 }
+
+/* Beyond 2^31 elements on the GPU: four segments over 2^31 + 7 u8 values (ones, with a
+ * 9 at 2^31 and a 5 at n - 2), summed and arg-maxed: 64-bit positions in the tiles,
+ * the ends' search and the carries. */
+GXT_TEST(segment_beyond_2p31_gpu)
+{
+    gx_ctx *ctx = gxt_cuda_ctx();
+    if (!ctx)
+        return;
+    gx_device_info di;
+    GXT_OK(gx_device_info_get(ctx, &di));
+    int64_t n = (1ll << 31) + 7;
+    if (di.mem_free < (size_t)n * 2 + (1ull << 30)) {
+        gxt_skip("needs about 5 GiB of free device memory");
+        return;
+    }
+    gx_array *x = NULL, *r = NULL, *am = NULL;
+    GXT_OK(gx_array_zeros(ctx, GX_U8, 1, &n, &x));
+    GXT_OK(gx_array_fill_f64(x, 1.0));
+    const uint8_t nine = 9, five = 5;
+    const int64_t p9[1] = {1ll << 31}, p5[1] = {n - 2};
+    GXT_OK(gx_array_set(x, p9, &nine));
+    GXT_OK(gx_array_set(x, p5, &five));
+    const int64_t o[5] = {0, 3, 1ll << 30, (1ll << 31) + 1, n};
+    gx_array *off = mk_off(ctx, GX_I64, o, 4);
+    GXT_OK(gx_segment_reduce(ctx, "+", x, off, NULL, &r));
+    GXT_OK(gx_segment_argmax(ctx, x, off, NULL, &am));
+    double *got = r ? to_f64(r) : NULL, *ga = am ? to_f64(am) : NULL;
+    const double want[4] = {3, (double)((1ll << 30) - 3), (double)((1ll << 30) + 1 + 8), 10};
+    const double wa[4] = {0, 0, (double)(1ll << 30), 4};
+    for (int s = 0; got && ga && s < 4; s++) {
+        GXT_CHECK(got[s] == want[s]);
+        GXT_CHECK(ga[s] == wa[s]);
+    }
+    free(got);
+    free(ga);
+    gx_array_release(x);
+    gx_array_release(r);
+    gx_array_release(am);
+    gx_array_release(off);
+}
