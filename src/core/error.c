@@ -382,3 +382,17 @@ gx_status gx__into_dtype(const char *fn, gx_dtype want, gx_dtype have, int exact
                        fn, gx_dtype_name(want), gx_dtype_name(have));
     return GX_OK;
 }
+
+void gx__check_rec_msg(gx__check_rec *r, char *buf, size_t cap)
+{
+    r->func[sizeof r->func - 1] = r->file[sizeof r->file - 1] = r->msg[sizeof r->msg - 1] = 0;
+    char idx[96] = "";
+    if (r->has_index)
+        snprintf(idx, sizeof idx, " (index %lld, valid 0..%lld)", r->index, r->bound - 1);
+    snprintf(buf, cap,
+             "checked kernel failure in %s (%s:%u), block (%u,%u,%u) thread (%u,%u,%u): %s%s; the failing thread "
+             "carried on without faulting, so the context is still usable (the first failure of the launch is "
+             "reported)",
+             r->func, r->file, r->line, r->block[0], r->block[1], r->block[2], r->thread[0], r->thread[1],
+             r->thread[2], r->msg, idx);
+}

@@ -22,6 +22,20 @@ gx_status gx__err(gx_status s, const char *fmt, ...) __attribute__((format(print
 /* Prepends "where: " context to the current message, keeps the status. */
 gx_status gx__err_prefix(gx_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Checked mode's failure record (gx__check_record in include/gx/device.h), as the
+ * backends read it back from a checked user kernel: one layout, one message. */
+typedef struct gx__check_rec {
+    double dummy[4];
+    unsigned flag, line;
+    unsigned block[3], thread[3];
+    long long index, bound;
+    int has_index;
+    char func[64], file[96], msg[128];
+} gx__check_rec;
+_Static_assert(sizeof(gx__check_rec) == 376, "gx__check_record layout");
+/* The message of a failure record (its strings are terminated here first). */
+void gx__check_rec_msg(gx__check_rec *r, char *buf, size_t cap);
+
 /* Options structs end in reserved words that must be zero (gx.h's conventions). */
 gx_status gx__opts_reserved(const uint64_t *reserved, size_t n, const char *fn);
 #define GX__OPTS_CHECK(opts, fn)                                                                                    \

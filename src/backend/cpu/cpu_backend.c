@@ -629,18 +629,9 @@ static void cpu_check_record_take(cpu_state *cs, void *p)
     cpu_check_record *r = p;
     if (atomic_load((_Atomic unsigned *)&r->flag) == 0)
         return;
-    r->func[sizeof r->func - 1] = r->file[sizeof r->file - 1] = r->msg[sizeof r->msg - 1] = 0;
-    char idx[96] = "";
-    if (r->has_index)
-        snprintf(idx, sizeof idx, " (index %lld, valid 0..%lld)", r->index, r->bound - 1);
     pthread_mutex_lock(&cs->check_mu);
     if (!cs->check_pending) {
-        snprintf(cs->check_msg, sizeof cs->check_msg,
-                 "checked kernel failure in %s (%s:%u), block (%u,%u,%u) thread (%u,%u,%u): %s%s; the failing "
-                 "thread carried on without faulting, so the context is still usable (the first failure of the "
-                 "launch is reported)",
-                 r->func, r->file, r->line, r->block[0], r->block[1], r->block[2], r->thread[0], r->thread[1],
-                 r->thread[2], r->msg, idx);
+        gx__check_rec_msg(r, cs->check_msg, sizeof cs->check_msg);
         cs->check_pending = true;
     }
     pthread_mutex_unlock(&cs->check_mu);

@@ -18,15 +18,7 @@ typedef struct cpu_klaunch {
 } cpu_klaunch;
 
 /* Checked mode's failure record (gx__check_record in include/gx/device.h). */
-typedef struct cpu_check_record {
-    double dummy[4];
-    unsigned flag, line;
-    unsigned block[3], thread[3];
-    long long index, bound;
-    int has_index;
-    char func[64], file[96], msg[128];
-} cpu_check_record;
-_Static_assert(sizeof(cpu_check_record) == 376, "gx__check_record layout");
+typedef gx__check_rec cpu_check_record;
 
 typedef void (*cpu_ktramp)(cpu_klaunch *l, int64_t begin, int64_t end);
 

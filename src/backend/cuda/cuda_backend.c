@@ -87,15 +87,7 @@ typedef struct cuda_modx {
 } cuda_modx;
 
 /* The record's layout; must match gx__check_record in include/gx/device.h. */
-typedef struct cuda_check_record {
-    double dummy[4];
-    unsigned flag, line;
-    unsigned block[3], thread[3];
-    long long index, bound;
-    int has_index;
-    char func[64], file[96], msg[128];
-} cuda_check_record;
-_Static_assert(sizeof(cuda_check_record) == 376, "gx__check_record layout");
+typedef gx__check_rec cuda_check_record;
 
 static cuda_impl *IM(gx__backend *be) { return (cuda_impl *)be->impl; }
 static gx_status enter(cuda_impl *im);
@@ -824,16 +816,9 @@ static gx_status check_records(cuda_impl *im)
             r = cuda_drv.StreamSynchronize(im->stream);
         if (r != CUDA_SUCCESS)
             return fail(im, r, "clearing a checked kernel's failure record");
-        rc.func[sizeof rc.func - 1] = rc.file[sizeof rc.file - 1] = rc.msg[sizeof rc.msg - 1] = 0;
-        char idx[96] = "";
-        if (rc.has_index)
-            snprintf(idx, sizeof idx, " (index %lld, valid 0..%lld)", rc.index, rc.bound - 1);
-        return gx__err(GX_ERR_KERNEL_FAULT,
-                       "checked kernel failure in %s (%s:%u), block (%u,%u,%u) thread (%u,%u,%u): %s%s; the "
-                       "failing thread carried on without faulting, so the context is still usable (the first "
-                       "failure of the launch is reported)",
-                       rc.func, rc.file, rc.line, rc.block[0], rc.block[1], rc.block[2], rc.thread[0], rc.thread[1],
-                       rc.thread[2], rc.msg, idx);
+        char m[640];
+        gx__check_rec_msg(&rc, m, sizeof m);
+        return gx__err(GX_ERR_KERNEL_FAULT, "%s", m);
     }
     return GX_OK;
 }
