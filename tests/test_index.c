@@ -979,7 +979,8 @@ GXT_TEST(index_reduce_errors)
     GXT_MSG_HAS("(2, 3)");
     GXT_MSG_HAS("(4, 3)");
     GXT_MSG_HAS("(2,)");
-    gx_array *vb = mk_num(ctx, GX_F32, 2, bad_vs, vh, 8);
+    const double vh8[8] = {1, 2, 3, 4, 5, 6, 7, 8}; /* (2, 4) needs 8 values */
+    gx_array *vb = mk_num(ctx, GX_F32, 2, bad_vs, vh8, 8);
     GXT_STATUS(gx_index_reduce(ctx, "+", x, 0, idx, vb, NULL), GX_ERR_SHAPE);
     GXT_MSG_HAS("(2, 4)");
     gx_array *i2 = mk_idx(ctx, GX_I32, 2, sq, iv);
