@@ -461,14 +461,6 @@ GXT_TEST(half_filter_and_findall)
             gx_array_release(F);
         }
     }
-    /* pipelines do not take halves yet: refused with the way around it */
-    int64_t n = 4;
-    gx_array *a = NULL;
-    gx_pipe *p = NULL;
-    GXT_OK(gx_array_zeros(ctx, GX_F16, 1, &n, &a));
-    GXT_STATUS(gx_pipe_from_arrays(ctx, 1, &a, &p), GX_ERR_DTYPE);
-    GXT_MSG_HAS("gx_array_clone");
-    gx_array_release(a);
 }
 
 /* ------------------------------------------------------------ bound arrays */
