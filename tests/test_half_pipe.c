@@ -139,7 +139,7 @@ GXT_TEST(half_pipe_zip_and_types)
     int64_t n = 37;
     double vals[37];
     int32_t idx[37], gi[37];
-    uint16_t got[37];
+    uint16_t got[37], want2[5];
     for (int64_t i = 0; i < n; i++)
         idx[i] = (int32_t)(i * 7 - 100);
     gx_array *store = NULL, *x = NULL, *ia = NULL;
@@ -175,6 +175,25 @@ GXT_TEST(half_pipe_zip_and_types)
     gx_dtype dt;
     GXT_OK(gx_pipe_dtype(p, 0, &dt));
     GXT_CHECK(dt == GX_F32);
+    gx_pipe_destroy(p);
+    /* filter | take | map: the filtered halves are stored between segments (exactly) */
+    GXT_OK(gx_pipe_from_arrays(ctx, 1, &x, &p));
+    GXT_OK(gx_pipe_filter(p, "x -> x > 0", NULL));
+    GXT_OK(gx_pipe_take(p, 5));
+    GXT_OK(gx_pipe_map(p, "x -> x * 2", NULL));
+    gx_array *t5 = NULL;
+    GXT_OK(gx_pipe_collect(p, 1, &t5));
+    GXT_OK(gx_array_describe(t5, &d));
+    int64_t k = 0;
+    for (int64_t i = 0; i < n && k < 5; i++)
+        if (vals[i] > 0)
+            want2[k++] = to_half(GX_BF16, vals[i] * 2);
+    GXT_CHECK(d.dtype == GX_BF16 && d.size == k);
+    if (d.size == k && k > 0) {
+        GXT_OK(gx_array_to_host(t5, got, (size_t)k * 2));
+        GXT_CHECK(memcmp(got, want2, (size_t)k * 2) == 0);
+    }
+    gx_array_release(t5);
     gx_pipe_destroy(p);
     gx_array_release(ia), gx_array_release(store);
 }
