@@ -101,8 +101,12 @@ typedef struct gx_pipe gx_pipe;
  * position.  They need one element count, not one shape (a (3, 4) zips with a (12,)),
  * and each must be contiguous or a 1-d view with any stride; else GX_ERR_SHAPE
  * (gx_array_clone makes a dense copy of an N-d view; gx_filter takes any views).
- * f16 / bf16 arrays are not pipeline sources yet (GX_ERR_DTYPE): gx_scan, gx_filter
- * and gx_findall take them, or gx_array_clone them to f32 for a pipeline. */
+ * f16 / bf16 arrays are sources too: their elements reach the stages as f32 values
+ * and the stream keeps the half dtype (maps are typed as in gx_map, docs/LAMBDAS.md:
+ * x -> x * 3 stays f16, a half with f32 gives f32).  A half stream's values are f32
+ * values rounded to the half dtype only when stored (gx_pipe_collect gives a half
+ * array); reductions, scans, min and max over it work in f32 and give f32 (a half
+ * opts->dtype accumulates in f32; gx_pipe_scan_into a half out rounds each output). */
 GX_API gx_status gx_pipe_from_arrays(gx_ctx *ctx, int n, gx_array *const *arrays, gx_pipe **out);
 /* count values start, start+step, ... computed in dtype's arithmetic (integers wrap). */
 GX_API gx_status gx_pipe_iota(gx_ctx *ctx, gx_dtype dtype, int64_t count, double start, double step, gx_pipe **out);

@@ -31,6 +31,12 @@
  * the error then grows like n * eps_f32 * max|x| in the worst case); GX_F64 returns
  * the f64 result.  "*" and lambda operators fold in their own dtype.
  *
+ * Halves (f16, bf16): elements load as f32 and fold in an f32 accumulator (unless
+ * opts->dtype names another); a half result is the f32 result rounded once.  In
+ * gx_mapreduce* a half map value is not rounded to half before it is accumulated:
+ * "x, y -> (x-y)*(x-y)" over f16 x, y adds the f32 squares (no f16 rounding of each
+ * square), as gx_pipe_mapreduce does.
+ *
  * Complex arrays (c64, c128) reduce with "+" / "sum" only (gx_reduce, _to, _into,
  * gx_sum), to the input's dtype and without opts->init (GX_ERR_INVALID_ARGUMENT).
  * Any other operator, a lambda, "mean", "count", any/all and the find/arg calls are

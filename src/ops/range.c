@@ -14,6 +14,12 @@ bool rp_dtype_ok(gx_dtype t)
     return gx__dtype_supported(t) && (t == GX_BOOL || gx__dtype_is_int(t) || t == GX_F32 || t == GX_F64);
 }
 
+/* Pipeline sources and stream values may also be halves: carried as f32 values. */
+static bool rp_src_dtype_ok(gx_dtype t) { return rp_dtype_ok(t) || gx__dtype_is_half(t); }
+
+/* Reductions and scans over halves accumulate in f32 (as gx_scan and gx_reduce do). */
+static gx_dtype rp_widen_half(gx_dtype t) { return gx__dtype_is_half(t) ? GX_F32 : t; }
+
 /* ------------------------------------------------------------ handles */
 
 static gx_status pipe_check(const gx_pipe *p, const char *what)
@@ -56,13 +62,9 @@ gx_status gx_pipe_from_arrays(gx_ctx *ctx, int n, gx_array *const *arrays, gx_pi
         const gx_array *a = arrays[i];
         if (a->ctx != ctx)
             return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_pipe_from_arrays: array %d belongs to another context", i);
-        if (!rp_dtype_ok(a->dtype))
-            return gx__err(GX_ERR_DTYPE,
-                           "gx_pipe_from_arrays: array %d has dtype %s, which pipelines do not support%s", i,
-                           gx_dtype_name(a->dtype),
-                           gx__dtype_is_half(a->dtype) ? " yet (gx_array_clone it to f32 first; gx_scan, gx_filter "
-                                                         "and gx_findall take halves)"
-                                                       : "");
+        if (!rp_src_dtype_ok(a->dtype))
+            return gx__err(GX_ERR_DTYPE, "gx_pipe_from_arrays: array %d has dtype %s, which pipelines do not support",
+                           i, gx_dtype_name(a->dtype));
         if (a->size != arrays[0]->size)
             return gx__err(GX_ERR_SHAPE,
                            "gx_pipe_from_arrays: array %d has %lld elements but array 0 has %lld; zipped arrays must "
@@ -277,7 +279,7 @@ static gx_status add_lambda_op(gx_pipe *p, rp_op_kind kind, const char *what, co
     GX__CHECK(merge_binds(p, what, opts, &bind));
     GX__CHECK(compile_lambda(p->ctx, what, text, m, dt, consts, nconsts, &bind, &lam));
     gx_dtype rt = lam_result_type(lam);
-    if (!rp_dtype_ok(rt)) {
+    if (!rp_src_dtype_ok(rt)) {
         lam_free(lam);
         return gx__err(GX_ERR_TYPE, "%s: the lambda gives %s, which pipelines do not carry", what, gx_dtype_name(rt));
     }
@@ -450,7 +452,10 @@ static void seg_finalize(rp_seg *sg, uint64_t *base)
         sg->sptr[k] = base[k] + (uint64_t)(sg->lo * sg->sstride[k] * (int64_t)sz);
         maxsz = sz > maxsz ? sz : maxsz;
     }
-    int vec = sg->contig ? (int)(16 / maxsz) : 1;
+    bool half = false; /* half loads convert one by one (range_gen.c: not staged, no vectors) */
+    for (int k = 0; k < sg->nsrc; k++)
+        half = half || gx__dtype_is_half(sg->sdt[k]);
+    int vec = sg->contig && !half ? (int)(16 / maxsz) : 1;
     for (int k = 0; k < sg->nsrc; k++)
         while (vec > 1 && sg->sptr[k] % (gx_dtype_size(sg->sdt[k]) * (size_t)vec))
             vec /= 2;
@@ -765,7 +770,8 @@ gx_status gx_pipe_reduce(gx_pipe *p, const char *op, const gx_pipe_opts *opts, g
     term t;
     GX__CHECK(term_begin(&t, p, "gx_pipe_reduce", false, true));
     rp_opjob j = {0};
-    gx_status s = rp_op_prepare(p->ctx, "gx_pipe_reduce", op, t.sg.dt[0], opts ? opts->dtype : GX_DTYPE_DEFAULT,
+    gx_status s = rp_op_prepare(p->ctx, "gx_pipe_reduce", op, rp_widen_half(t.sg.dt[0]),
+                                rp_widen_half(opts ? opts->dtype : GX_DTYPE_DEFAULT),
                                 opts ? opts->consts : NULL, opts ? opts->nconsts : 0, &j);
     if (s == GX_OK) {
         if (!init && j.named)
@@ -870,7 +876,7 @@ static gx_status extremum(gx_pipe *p, const char *what, bool maxi, bool arg, uin
     GX__CHECK(pipe_check(p, what));
     gx_dtype dts[RP_MAXC];
     pipe_types(p, dts);
-    *dt = dts[0];
+    *dt = rp_widen_half(dts[0]); /* a half stream compares its f32 values; min/max give f32 */
     const char *cmp = maxi ? ">" : "<";
     char body[512];
     if (arg)
@@ -994,7 +1000,9 @@ static gx_status pipe_scan(gx_pipe *p, const char *fn, const char *op, const gx_
     term t;
     GX__CHECK(term_begin(&t, p, fn, true, true));
     rp_opjob j = {0};
-    gx_status s = rp_op_prepare(p->ctx, fn, op, t.sg.dt[0], forced, o ? o->consts : NULL, o ? o->nconsts : 0, &j);
+    /* A half out or opts->dtype: f32 accumulation, each output converted once (conv). */
+    gx_status s = rp_op_prepare(p->ctx, fn, op, rp_widen_half(t.sg.dt[0]), rp_widen_half(forced),
+                                o ? o->consts : NULL, o ? o->nconsts : 0, &j);
     if (s == GX_OK && !init && exclusive && j.named)
         init = &j.neutral;
     if (s == GX_OK && exclusive && !init)

@@ -31,6 +31,14 @@ static const char *cfield(gx_dtype t)
 
 static const char *ct(gx_dtype t) { return gx__dtype_ctype(t); }
 
+/* The C type a stream value of dtype t lives in: halves are carried as f32 values
+ * (loaded with gx_ld_f16 / gx_ld_bf16, rounded only when stored), as in gx_map. */
+static const char *vt(gx_dtype t) { return gx__dtype_is_half(t) ? "float" : ct(t); }
+
+/* The prelude's loader of a half in storage ("" for other dtypes: no conversion). */
+static const char *half_ld(gx_dtype t) { return t == GX_F16 ? "gx_ld_f16" : t == GX_BF16 ? "gx_ld_bf16" : ""; }
+static const char *half_st(gx_dtype t) { return t == GX_F16 ? "gx_st_f16" : t == GX_BF16 ? "gx_st_bf16" : ""; }
+
 /* Bytes of shared memory a scan/collect tile of the widest element may take. */
 #define RP_SM_TILE 32768
 
@@ -116,7 +124,7 @@ static void emit_elem(gx__sbuf *b, const rp_seg *sg, const char *idx, const char
 {
     gx__sb_printf(b, "%sbool keep = false;\n", ind);
     for (int c = 0; c < sg->arity; c++)
-        gx__sb_printf(b, "%s%s r%d = 0;\n%s(void)r%d;\n", ind, ct(sg->dt[c]), c, ind, c);
+        gx__sb_printf(b, "%s%s r%d = 0;\n%s(void)r%d;\n", ind, vt(sg->dt[c]), c, ind, c);
     gx__sb_printf(
         b,
         "%sconst int64_t gx_i = %s;\n%s(void)gx_i;\n%sdo {\n%s  const int64_t gx_si = %slo + gx_i;\n%s  (void)gx_si;\n",
@@ -132,11 +140,11 @@ static void emit_elem(gx__sbuf *b, const rp_seg *sg, const char *idx, const char
         gx__fmt(names[k], sizeof names[k], "x%d", k);
         if (sg->src == RP_SRC_ARRAYS) {
             if (src)
-                gx__sb_printf(b, "%s  const %s x%d = %s;\n", ind, ct(t), k, src[k]);
+                gx__sb_printf(b, "%s  const %s x%d = %s(%s);\n", ind, vt(t), k, half_ld(t), src[k]);
             else if (sg->contig)
-                gx__sb_printf(b, "%s  const %s x%d = in%d[gx_i];\n", ind, ct(t), k, k);
+                gx__sb_printf(b, "%s  const %s x%d = %s(in%d[gx_i]);\n", ind, vt(t), k, half_ld(t), k);
             else
-                gx__sb_printf(b, "%s  const %s x%d = in%d[gx_i * st%d];\n", ind, ct(t), k, k, k);
+                gx__sb_printf(b, "%s  const %s x%d = %s(in%d[gx_i * st%d]);\n", ind, vt(t), k, half_ld(t), k, k);
         } else if (sg->src == RP_SRC_IOTA) {
             if (src)
                 gx__sb_printf(b, "%s  const %s x0 = %s;\n", ind, ct(t), src[0]);
@@ -198,7 +206,7 @@ static void emit_elem(gx__sbuf *b, const rp_seg *sg, const char *idx, const char
             gx__sb_printf(b, "%s  if (!(%s)) break;\n", ind, e.p ? e.p : "0");
         } else {
             gx_dtype rt = lam_result_type(op->lam);
-            gx__sb_printf(b, "%s  const %s m%d = (%s)(%s);\n", ind, ct(rt), s, ct(rt), e.p ? e.p : "0");
+            gx__sb_printf(b, "%s  const %s m%d = (%s)(%s);\n", ind, vt(rt), s, vt(rt), e.p ? e.p : "0");
             gx__fmt(names[0], sizeof names[0], "m%d", s);
             dt[0] = rt;
             rg[0] = res;
@@ -577,7 +585,7 @@ static void gen_cpu(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
                        "    for (int64_t i = i0; i < i1; i++) {\n");
         emit_elem(b, sg, "i", NULL, "a->", "      ");
         for (int c = 0; c < sg->arity; c++)
-            gx__sb_printf(b, "      bf%d[q] = r%d;\n", c, c);
+            gx__sb_printf(b, "      bf%d[q] = %s(r%d);\n", c, half_st(sg->dt[c]), c);
         gx__sb_puts(b, "      q += keep ? 1 : 0;\n    }\n");
         for (int c = 0; c < sg->arity; c++)
             gx__sb_printf(b, "    memcpy(out%d + o, bf%d, sizeof bf%d[0] * (size_t)q);\n", c, c, c);
@@ -783,7 +791,14 @@ static void cu_sm_helpers(gx__sbuf *b, bool compact)
         gx__sb_puts(b, "GXF int gx_se(int i, int l) { return i ^ ((i >> l) & ((1 << l) - 1)); }\n");
 }
 
-static bool cu_staged(const rp_seg *sg) { return sg->src == RP_SRC_ARRAYS && sg->contig; }
+/* Half sources are not staged (their loads convert; seg_finalize gives them vec 1). */
+static bool cu_staged(const rp_seg *sg)
+{
+    bool half = false;
+    for (int k = 0; k < sg->nsrc; k++)
+        half = half || gx__dtype_is_half(sg->sdt[k]);
+    return sg->src == RP_SRC_ARRAYS && sg->contig && !half;
+}
 
 /* Elements per global vector access of source k (the segment's alignment allows it). */
 static int cu_src_vec(const rp_seg *sg, int items)
@@ -863,7 +878,7 @@ static void cu_tile_elements(gx__sbuf *b, const rp_seg *sg, rp_tshape sh, const 
                   te, items, te);
     gx__sb_printf(b, "  bool kept[%d];\n", items);
     for (int c = 0; c < sg->arity; c++)
-        gx__sb_printf(b, "  %s rv%d[%d];\n", ct(sg->dt[c]), c, items);
+        gx__sb_printf(b, "  %s rv%d[%d];\n", vt(sg->dt[c]), c, items);
     const char *srcx[RP_MAXC];
     char sbuf[RP_MAXC][48];
     bool staged = cu_staged(sg);
@@ -976,7 +991,7 @@ static void gen_cuda_scan(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, rp_
     gx__sb_printf(&run,
                   "#pragma unroll\n  for (int k = 0; k < %d; k++) {\n    const int64_t gx_i = base + k;\n"
                   "    const %s r0 = rv0[k];\n",
-                  items, ct(sg->dt[0]));
+                  items, vt(sg->dt[0]));
     gx__sb_printf(&run, "    gx_acc r;\n    { const int64_t gx_pos = gx_i; (void)gx_pos; %s }\n", ks->lift);
     gx__sb_puts(&run, "    if (kept[k]) { tagg = th ? gx_rp_op(tagg, r) : r; th = 1; }\n    x[k] = tagg;\n  }\n");
     char decl[80];
@@ -1035,11 +1050,11 @@ static void gen_cuda_collect(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, 
         gx__sb_printf(b,
                       "  {\n    int q = rk;\n"
                       "#pragma unroll\n    for (int k = 0; k < %d; k++)\n"
-                      "      if (kept[k]) { *(%s *)(gx_sm + gx_se(q, %d) * %zu) = rv%d[k]; q++; }\n"
+                      "      if (kept[k]) { *(%s *)(gx_sm + gx_se(q, %d) * %zu) = %s(rv%d[k]); q++; }\n"
                       "    __syncthreads();\n    %s *out = (%s *)(gx_uptr)a.out[%d];\n"
                       "    for (int q2 = threadIdx.x; q2 < tcount; q2 += %d) out[tbase + q2] = *(const %s *)(gx_sm + "
                       "gx_se(q2, %d) * %zu);\n",
-                      items, t, l, sz, c, t, t, c, sh.block, t, l, sz);
+                      items, t, l, sz, half_st(sg->dt[c]), c, t, t, c, sh.block, t, l, sz);
         gx__sb_puts(b, c + 1 < sg->arity ? "    __syncthreads();\n  }\n" : "  }\n");
     }
     gx__sb_puts(b, "}\n");
