@@ -894,3 +894,49 @@ gx_status gx_searchsorted(gx_ctx *ctx, gx_array *haystack, gx_array *needles, co
     gx__unlock(ctx);
     return s;
 }
+
+/* ------------------------------------------------------------ pipeline terminals */
+
+/* The pipeline's one value per item, collected into a new 1-d array: the only copy of
+ * the values, which the terminals below then work on directly. */
+static gx_status st_pipe_values(gx_pipe *p, const char *fn, gx_array **vals)
+{
+    int ar = 0;
+    GX__ARG(p, "%s: the pipeline must not be NULL", fn);
+    GX__CHECK(gx_pipe_arity(p, &ar));
+    if (ar != 1)
+        return gx__err(GX_ERR_SHAPE,
+                       "%s: the pipeline carries %d values per item; this terminal takes one (gx_pipe_map the "
+                       "tuple to one value first)",
+                       fn, ar);
+    return gx_pipe_collect(p, 1, vals);
+}
+
+gx_status gx_pipe_sort(gx_pipe *p, const gx_sort_opts *opts, gx_array **out)
+{
+    GX__ARG(out, "gx_pipe_sort: out must not be NULL (it receives the sorted array)");
+    *out = NULL;
+    GX__OPTS_CHECK(opts, "gx_pipe_sort");
+    gx_array *v = NULL;
+    GX__CHECK(st_pipe_values(p, "gx_pipe_sort", &v));
+    /* in place: the collected values are the sort's working buffer */
+    gx_status s = gx_sort_into(v->ctx, v, opts, v);
+    if (s != GX_OK) {
+        gx_array_release(v);
+        return s;
+    }
+    *out = v;
+    return GX_OK;
+}
+
+gx_status gx_pipe_histogram(gx_pipe *p, const gx_histogram_opts *opts, gx_array **counts, int64_t *dropped)
+{
+    GX__ARG(counts, "gx_pipe_histogram: counts must not be NULL (it receives the new array)");
+    *counts = NULL;
+    GX__ARG(opts, "gx_pipe_histogram: opts is required (nbins/lo/hi or edges)");
+    gx_array *v = NULL;
+    GX__CHECK(st_pipe_values(p, "gx_pipe_histogram", &v));
+    gx_status s = gx_histogram(v->ctx, v, opts, counts, dropped);
+    gx_array_release(v);
+    return s;
+}
