@@ -7,7 +7,9 @@
  * dense copies, and an output that is a view or shares storage with an input is
  * written through a dense temporary and copied back (in place included).  unique is
  * composed of gx ops (sort, map, findall, take, scan, put) and so runs on both;
- * searchsorted is one generated kernel (binary search per needle) for both targets. */
+ * searchsorted is one generated kernel per target (CUDA: a binary search per needle;
+ * C: branchless searches 8 needles at a time).  The pipeline terminals gx_pipe_sort /
+ * gx_pipe_histogram collect the stream once and work on that array. */
 #include "core/gx_internal.h"
 #include "jit/lambda.h"
 #include "ops/sort_cpu.h"
