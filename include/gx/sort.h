@@ -37,7 +37,9 @@
  * whose digit is the same for every key skipped (a parallel 11-bit LSD sort instead
  * when one bucket holds over a quarter of the keys); rows: an 8-bit LSD radix sort
  * per row (a merge sort up to 64 keys), rows spread over the cores.
- * On CUDA the device radix/segmented sorts (src/ops/sort_cuda.c).
+ * On CUDA the device radix/segmented sorts (src/ops/sort_cuda.c).  gx_topk on the CPU
+ * selects (radix select, then a sort of the k chosen) for rows of 4096 keys and more
+ * with k <= row/16, and sorts the rows otherwise; the results are the same.
  */
 #ifndef GX_SORT_H
 #define GX_SORT_H
