@@ -16,7 +16,10 @@
  * of -0.0 and of non-canonical NaNs, so when the mapping counted any, the zero and
  * NaN ranges of each row are rewritten from the input in input order (stable).
  * Sorts with values carry each key's position as a payload and gather the keys and
- * values by it, which keeps the original bits anyway. */
+ * values by it, which keeps the original bits anyway.
+ *
+ * Top-k: long rows with a small k use the same key mapping for a radix select (see
+ * "top-k"); other rows are sorted whole. */
 #include "core/gx_internal.h"
 #include "ops/sort_cpu.h"
 
