@@ -959,3 +959,160 @@ GXT_TEST(bincount_counts_weights)
     GXT_STATUS(gx_bincount(ctx, bi, &(gx_bincount_opts){.minlength = -1}, &c), GX_ERR_INVALID_ARGUMENT);
     gx_array_release(b), gx_array_release(bi);
 }
+
+/* ------------------------------------------------------------ pipeline terminals */
+
+/* i -> (i * 7919) % 1009 - 500 for i < n, kept where not a multiple of 3, as the
+ * pipeline's dtype t (f32/f64 halved so there are fractions and many ties). */
+static double pipe_ref_val(gx_dtype t, int64_t i)
+{
+    int64_t y = (i * 7919) % 1009 - 500;
+    return isfl(t) ? y * 0.5 : (double)y;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* iota | map | filter | sort (ascending and descending) against the host's sorted
+ * values of the same stream, each key dtype the lambda can produce, lengths 0, 1, 31,
+ * 33 and past the parallel radix threshold. */
+GXT_TEST(pipe_sort_map_filter)
+{
+    gx_ctx *ctx = gxt_ctx();
+    if (!ctx)
+        return;
+    const char *maps[] = {"y -> f64(y) * 0.5", "y -> f32(f64(y) * 0.5)", "y -> i32(y)", "y -> y"};
+    const gx_dtype dts[] = {GX_F64, GX_F32, GX_I32, GX_I64};
+    const int64_t lens[] = {0, 1, 2, 31, 33, 100003};
+    for (int d = 0; d < 4; d++)
+        for (int l = 0; l < 6; l++)
+            for (int desc = 0; desc < 2; desc++) {
+                int64_t n = lens[l], m = 0;
+                double *ref = malloc((size_t)n * sizeof *ref + 8);
+                for (int64_t i = 0; i < n; i++)
+                    if (((i * 7919) % 1009 - 500) % 3 != 0)
+                        ref[m++] = pipe_ref_val(dts[d], i);
+                qsort(ref, (size_t)m, sizeof *ref, dbl_cmp);
+                gx_pipe *p = NULL;
+                gx_array *s = NULL;
+                GXT_OK(gx_pipe_iota(ctx, GX_I64, n, 0, 1, &p));
+                GXT_OK(gx_pipe_map(p, "i -> (i * 7919) % 1009 - 500", NULL));
+                GXT_OK(gx_pipe_filter(p, "y -> y % 3 != 0", NULL));
+                GXT_OK(gx_pipe_map(p, maps[d], NULL));
+                GXT_OK(gx_pipe_sort(p, &(gx_sort_opts){.descending = desc}, &s));
+                gx_array_desc ds = {0};
+                GXT_CHECK(s && gx_array_describe(s, &ds) == GX_OK);
+                GXT_CHECK(ds.dtype == dts[d] && ds.ndim == 1 && ds.shape[0] == m);
+                gx_array *f = NULL;
+                if (s && m > 0)
+                    GXT_OK(gx_array_clone(s, GX_F64, &f));
+                double *got = f ? to_host(f) : NULL;
+                for (int64_t k = 0; got && k < m; k++)
+                    if (got[k] != ref[desc ? m - 1 - k : k]) {
+                        GXT_FAIL_AT(__FILE__, __LINE__, "%s n=%lld desc=%d at %lld: %g, want %g", maps[d],
+                                    (long long)n, desc, (long long)k, got[k], ref[desc ? m - 1 - k : k]);
+                        break;
+                    }
+                free(got), free(ref);
+                gx_array_release(f), gx_array_release(s);
+                gx_pipe_destroy(p);
+            }
+}
+
+/* Histogram of a random pipeline (uniform f64 mapped to [-1, 11)) against a host
+ * histogram of the same values (collected from the same pipeline, which the terminal
+ * leaves as it was); bad arity and NULLs. */
+GXT_TEST(pipe_histogram_random)
+{
+    gx_ctx *ctx = gxt_ctx();
+    if (!ctx)
+        return;
+    const int64_t lens[] = {0, 1, 33, 200003};
+    for (int l = 0; l < 4; l++) {
+        gx_pipe *p = NULL;
+        GXT_OK(gx_pipe_random(ctx, GX_F64, 1234 + (uint64_t)l, lens[l], &p));
+        GXT_OK(gx_pipe_map(p, "u -> u * 12.0 - 1.0", NULL));
+        GXT_OK(gx_pipe_filter(p, "x -> x < 10.5", NULL));
+        gx_array *c = NULL, *v = NULL;
+        int64_t drop = -1, nb = 10;
+        GXT_OK(gx_pipe_histogram(p, &(gx_histogram_opts){.nbins = nb, .lo = 0, .hi = 10}, &c, &drop));
+        GXT_OK(gx_pipe_collect(p, 1, &v));
+        int64_t m = 0, rc[10] = {0}, rdrop = 0;
+        GXT_OK(gx_array_size(v, &m));
+        double *vh = m > 0 ? to_host(v) : NULL;
+        for (int64_t i = 0; i < m; i++)
+            if (vh[i] >= 0 && vh[i] < 10)
+                rc[(int64_t)floor(vh[i] * (nb / 10.0))]++;
+            else
+                rdrop++;
+        int64_t *ch = c ? to_host(c) : NULL, tot = 0;
+        int64_t csz = 0;
+        GXT_CHECK(ch && gx_array_size(c, &csz) == GX_OK && csz == nb);
+        for (int b = 0; ch && b < nb; b++) {
+            GXT_EQ_I64(ch[b], rc[b]);
+            tot += ch[b];
+        }
+        GXT_EQ_I64(drop, rdrop);
+        if (lens[l] > 1000) /* the stream is not all zeros: most values were binned */
+            GXT_CHECK(tot > lens[l] / 2 && rdrop > 0);
+        free(ch), free(vh);
+        gx_array_release(c), gx_array_release(v);
+        gx_pipe_destroy(p);
+    }
+    /* two values per item, NULLs */
+    gx_pipe *p2 = NULL;
+    gx_array *junk = NULL;
+    GXT_OK(gx_pipe_iota(ctx, GX_I64, 10, 0, 1, &p2));
+    GXT_OK(gx_pipe_enumerate(p2));
+    GXT_STATUS(gx_pipe_sort(p2, NULL, &junk), GX_ERR_SHAPE);
+    GXT_MSG_HAS("values per item");
+    GXT_CHECK(junk == NULL);
+    GXT_STATUS(gx_pipe_histogram(p2, &(gx_histogram_opts){.nbins = 2, .lo = 0, .hi = 1}, &junk, NULL),
+               GX_ERR_SHAPE);
+    GXT_MSG_HAS("gx_pipe_histogram");
+    GXT_STATUS(gx_pipe_sort(NULL, NULL, &junk), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_pipe_sort(p2, NULL, NULL), GX_ERR_INVALID_ARGUMENT);
+    GXT_STATUS(gx_pipe_histogram(p2, NULL, &junk, NULL), GX_ERR_INVALID_ARGUMENT);
+    GXT_MSG_HAS("opts");
+    gx_pipe_destroy(p2);
+}
+
+/* The CPU's radix select (rows of 4096 keys and more, k <= row / 16) for every key
+ * dtype, k = 1 and k = row / 16, against the stable host argsort; few distinct
+ * values (many ties at the k-th), NaNs and -0.0 among floats. */
+GXT_TEST(topk_select_every_dtype)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const int64_t shape[2] = {3, 4099};
+    const int64_t ks[] = {1, 4099 / 16, 31};
+    for (int d = 0; d < NKDT; d++)
+        for (int ki = 0; ki < 3; ki++)
+            for (int smallest = 0; smallest < 2; smallest++) {
+                gx_dtype t = key_dt[d];
+                int64_t k = ks[ki], len = shape[1], nr = shape[0];
+                void *h;
+                gx_array *x = mk_keys(ctx, t, 2, shape, &h, ki == 2 ? 1000000 : 9), *v = NULL, *ix = NULL;
+                GXT_OK(gx_topk(ctx, x, k, &(gx_topk_opts){.smallest = smallest}, &v, &ix));
+                void *vh = v ? to_host(v) : NULL;
+                int64_t *ih = ix ? to_host(ix) : NULL;
+                int64_t *ref = malloc((size_t)(nr * len) * 8);
+                ref_argsort(t, h, nr, len, !smallest, ref);
+                size_t es = gx_dtype_size(t);
+                int bad = 0;
+                for (int64_t r = 0; vh && ih && r < nr; r++)
+                    for (int64_t j = 0; j < k; j++) {
+                        int64_t want = ref[r * len + j];
+                        bad += ih[r * k + j] != want;
+                        bad += memcmp((char *)vh + (r * k + j) * es, (char *)h + (r * len + want) * es, es) != 0;
+                    }
+                GXT_CHECK(vh && ih);
+                if (bad)
+                    GXT_FAIL_AT(__FILE__, __LINE__, "%s k=%lld smallest=%d: %d wrong", gx_dtype_name(t),
+                                (long long)k, smallest, bad);
+                free(ref), free(vh), free(ih), free(h);
+                gx_array_release(x), gx_array_release(v), gx_array_release(ix);
+            }
+}

@@ -37,7 +37,9 @@
  * whose digit is the same for every key skipped (a parallel 11-bit LSD sort instead
  * when one bucket holds over a quarter of the keys); rows: an 8-bit LSD radix sort
  * per row (a merge sort up to 64 keys), rows spread over the cores.
- * On CUDA the device radix/segmented sorts (src/ops/sort_cuda.c).
+ * On CUDA the device radix/segmented sorts (src/ops/sort_cuda.c).  gx_topk on the CPU
+ * selects (radix select, then a sort of the k chosen) for rows of 4096 keys and more
+ * with k <= row/16, and sorts the rows otherwise; the results are the same.
  */
 #ifndef GX_SORT_H
 #define GX_SORT_H
@@ -168,6 +170,26 @@ typedef struct gx_bincount_opts {
  * GX_ERR_DTYPE for float or complex x, GX_ERR_INVALID_ARGUMENT for a negative value
  * (the message names it) or minlength < 0.  Waits for the device (it reads max(x)). */
 GX_API gx_status gx_bincount(gx_ctx *ctx, gx_array *x, const gx_bincount_opts *opts, gx_array **counts);
+
+/* ------------------------------------------------------------------ pipeline terminals */
+
+struct gx_pipe; /* gx/range.h */
+
+/* gx_sort / gx_histogram over the values a one-value pipeline produces (after its maps
+ * and filters).  The pipeline's values are generated into ONE new 1-d array (as
+ * gx_pipe_collect), and that array is then sorted in place (gx_sort_into with out ==
+ * the collected array) and returned as *out: no array of the pipeline's input is
+ * materialised and no second copy of the values is made (the sort's own scratch, as
+ * for gx_sort_into, aside).  The histogram bins the collected values and releases
+ * them.  Order, opts and results as gx_sort (opts->flatten changes nothing: the values
+ * are 1-d) and gx_histogram (opts->weights, if given, must be 1-d of the number of
+ * values the pipeline produces, else GX_ERR_SHAPE).  A pipeline of more than one value
+ * per item is GX_ERR_SHAPE (gx_pipe_map it to one value first); NULL p or out is
+ * GX_ERR_INVALID_ARGUMENT.  The pipeline is left as it was (run it again, or
+ * gx_pipe_destroy it).  An empty stream gives an empty sorted array / zero counts. */
+GX_API gx_status gx_pipe_sort(struct gx_pipe *p, const gx_sort_opts *opts, gx_array **out);
+GX_API gx_status gx_pipe_histogram(struct gx_pipe *p, const gx_histogram_opts *opts, gx_array **counts,
+                                   int64_t *dropped);
 
 #ifdef __cplusplus
 }
