@@ -485,6 +485,26 @@ typedef struct gx_cache_stats {
 } gx_cache_stats;
 
 GX_API gx_status gx_cache_stats_get(gx_ctx *ctx, gx_cache_stats *out);
+
+/* Where a context's first use went (gx info --timing prints it), in milliseconds.
+ * Stages a backend does not have are 0 (the CPU backend has no driver or device
+ * context).  reserved: zero. */
+typedef struct gx_ctx_timing {
+    double driver_ms;     /* CUDA: loading the driver library and cuInit; paid once per process,
+                           * by whichever call first needed the driver (reported to every context) */
+    double device_ctx_ms; /* CUDA: the driver making its device context (primary context retain;
+                           * near 0 when another context of the process holds it already) */
+    double create_ms;     /* the whole gx_ctx_create of this context (driver_ms included when
+                           * this creation loaded the driver) */
+    double module_ms;     /* loading compiled kernels into the process / device so far
+                           * (CUDA cuModuleLoadData, CPU dlopen), over `modules` loads */
+    double compile_ms;    /* compiling kernels so far (as gx_cache_stats; 0 when the disk cache
+                           * had them all) */
+    uint64_t modules;
+    uint64_t reserved[4];
+} gx_ctx_timing;
+/* The figures above for ctx.  GX_ERR_INVALID_ARGUMENT for out NULL or a bad ctx. */
+GX_API gx_status gx_ctx_timing_get(gx_ctx *ctx, gx_ctx_timing *out);
 /* Writes every source gx generates from now on into `dir` (like GX_DUMP=dir); NULL stops. */
 GX_API gx_status gx_set_dump_dir(gx_ctx *ctx, const char *dir);
 /* Generates (without compiling) the source that gx_map would run, for reading.

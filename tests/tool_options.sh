@@ -24,5 +24,20 @@ GX_BACKEND=cpu "$gx" bench --filter =fill_f32 --sizes 10 --reps 1 --json >"$t/ou
 [ -s "$t/out" ] || bad "gx bench --json printed nothing"
 grep -qv '^{' "$t/out" && bad "gx bench --json printed a non-JSON line on stdout"
 grep -q '\[[0-9]*/[0-9]*\]' "$t/err" || bad "gx bench printed no [k/N] progress on stderr"
+# gx info --timing: each stage named; the second run finds the kernel in the disk cache
+for run in cold warm; do
+  GX_BACKEND=cpu GX_CACHE_DIR="$t/cache" "$gx" info --timing >"$t/out" 2>"$t/err" || bad "gx info --timing ($run) failed"
+  for stage in "driver load + init" "device context" "context creation" "module compile" "module load" \
+               "first map call" "first launch" "total" "gx's own part"; do
+    grep -q "$stage" "$t/out" || bad "gx info --timing ($run) does not print '$stage'"
+  done
+done
+grep -q "warm: from the disk cache" "$t/out" || bad "gx info --timing: the second run did not find the kernel cached"
+# the latency cases write checked rows
+GX_BACKEND=cpu GX_CACHE_DIR="$t/cache" "$gx" bench --filter floor_,lat_ --sizes 10 --reps 3 --json >"$t/out" 2>"$t/err" ||
+  bad "gx bench floor_,lat_ failed"
+for c in floor_launch_sync floor_launch_d2h_sync lat_sum_to_host lat_scan_sync lat_filter_new lat_map_sync; do
+  grep "\"$c\"" "$t/out" | grep -q '"ok":true' || bad "gx bench $c wrote no checked row"
+done
 [ $fail = 0 ] && echo "PASS tool_options" || cat "$t/err"
 exit $fail

@@ -659,5 +659,11 @@ const bench_case bench_cases[] = {
     {"host_overhead_scan", bench_case_host_overhead_scan, 1},
     {"host_overhead_filter", bench_case_host_overhead_filter, 1},
     {"graph_chain10", bench_case_graph_chain10, 0},
+    {"floor_launch_sync", bench_case_floor_launch_sync, 1},
+    {"floor_launch_d2h_sync", bench_case_floor_launch_d2h_sync, 1},
+    {"lat_sum_to_host", bench_case_lat_sum_to_host, 0},
+    {"lat_scan_sync", bench_case_lat_scan_sync, 0},
+    {"lat_filter_new", bench_case_lat_filter_new, 0},
+    {"lat_map_sync", bench_case_lat_map_sync, 0},
     {NULL, NULL, 0},
 };

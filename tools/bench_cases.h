@@ -82,6 +82,18 @@ gx_status bench_case_host_overhead_scan(gx_ctx *ctx, gx_backend_kind k, int64_t 
                                         int *nrows);
 gx_status bench_case_host_overhead_filter(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
                                           int *nrows);
+gx_status bench_case_lat_sum_to_host(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+    int *nrows);
+gx_status bench_case_lat_scan_sync(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+    int *nrows);
+gx_status bench_case_lat_filter_new(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+    int *nrows);
+gx_status bench_case_lat_map_sync(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+    int *nrows);
+gx_status bench_case_floor_launch_sync(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+    int *nrows);
+gx_status bench_case_floor_launch_d2h_sync(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+    int *nrows);
 gx_status bench_case_graph_chain10(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
                                    int *nrows);
 

@@ -9,7 +9,17 @@
  * graph_chain10: ten dependent small calls (maps, reductions into 0-d device arrays,
  * a scan, a copy, a mapreduce) issued one by one ("gx direct") against the same ten
  * recorded once and replayed as one graph ("gx graph", gx/graph.h), timed with events
- * around the whole chain.  Both rows check their final values against the host. */
+ * around the whole chain.  Both rows check their final values against the host.
+ *
+ * lat_{sum_to_host,scan_sync,filter_new,map_sync} (at the --sizes given): one call
+ * until its result is usable on the host, host clock, median: gx_reduce to a host
+ * scalar; gx_scan_into + gx_sync; gx_filter (a new array: its length is read back, so
+ * the values are complete); gx_map_into + gx_sync.  Each checked against the host.
+ *
+ * floor_launch_sync / floor_launch_d2h_sync: an empty user kernel (one thread)
+ * launched through gx_kernel_launch, then gx_sync / an 8-byte gx_array_to_host (which
+ * waits for the stream): the least a call that waits (and reads a result) can cost.
+ * CUDA; a backend without user kernels writes no row. */
 #include "bench_cases.h"
 
 #include <math.h>
@@ -33,14 +43,17 @@ static int cmp_dbl(const void *a, const void *b)
 
 /* ------------------------------------------------------------ host overhead */
 
-enum { HO_MAP, HO_REDUCE, HO_SCAN, HO_FILTER };
+/* HO_*: the call alone; LAT_*: the call until its result is usable on the host. */
+enum { HO_MAP, HO_REDUCE, HO_SCAN, HO_FILTER, LAT_SUM, LAT_SCAN, LAT_FILTER, LAT_MAP };
 #define HO_N 1024
 
 typedef struct ho_state {
     gx_ctx *ctx;
     int op;
+    int64_t n;
     gx_array *x, *out, *s0; /* s0: 0-d result of the reduction */
     gx_array *kept;         /* the filter's latest result */
+    gx_scalar sum;          /* LAT_SUM's result in host memory */
 } ho_state;
 
 static gx_status ho_call(ho_state *h)
@@ -49,6 +62,9 @@ static gx_status ho_call(ho_state *h)
     case HO_MAP: return gx_map_into(h->ctx, "x -> 2*x + 1", 1, &h->x, NULL, h->out);
     case HO_REDUCE: return gx_reduce_into(h->ctx, "+", h->x, NULL, h->s0);
     case HO_SCAN: return gx_scan_into(h->ctx, "+", h->x, NULL, h->out);
+    case LAT_SUM: return gx_reduce(h->ctx, "+", h->x, NULL, &h->sum); /* waits: the value is on the host */
+    case LAT_SCAN: GX_TRY(gx_scan_into(h->ctx, "+", h->x, NULL, h->out)); return gx_sync(h->ctx);
+    case LAT_MAP: GX_TRY(gx_map_into(h->ctx, "x -> 2*x + 1", 1, &h->x, NULL, h->out)); return gx_sync(h->ctx);
     default: {
         gx_array_release(h->kept);
         h->kept = NULL;
@@ -60,22 +76,24 @@ static gx_status ho_call(ho_state *h)
 /* The result of the last call against the host, from the same inputs. */
 static gx_status ho_check(ho_state *h, bench_result *r)
 {
-    const float *x = bench_inputs_f32(HO_N, 31);
+    const int64_t N = h->n;
+    const float *x = bench_inputs_f32(N, 31);
     if (!x)
         return GX_ERR_OUT_OF_MEMORY;
-    if (h->op == HO_REDUCE) {
-        double got = 0;
-        GX_TRY(bench_read_f64(h->s0, &got));
+    if (h->op == HO_REDUCE || h->op == LAT_SUM) {
+        double got = gx_scalar_to_f64(h->sum);
+        if (h->op == HO_REDUCE)
+            GX_TRY(bench_read_f64(h->s0, &got));
         long double want = 0;
-        for (int i = 0; i < HO_N; i++)
+        for (int64_t i = 0; i < N; i++)
             want += x[i];
-        bench_check_f32_sum(r, got, want, HO_N, "sum");
+        bench_check_f32_sum(r, got, want, N, "sum");
         return GX_OK;
     }
-    if (h->op == HO_FILTER) {
+    if (h->op == HO_FILTER || h->op == LAT_FILTER) {
         int64_t n = 0, want = 0;
         GX_TRY(gx_array_size(h->kept, &n));
-        for (int i = 0; i < HO_N; i++)
+        for (int64_t i = 0; i < N; i++)
             want += x[i] > 0.5f;
         bench_verdict(r, n == want, "filter kept %lld, host %lld", (long long)n, (long long)want);
         return GX_OK;
@@ -83,12 +101,13 @@ static gx_status ho_check(ho_state *h, bench_result *r)
     float *o = NULL;
     GX_TRY(bench_fetch(h->out, (void **)&o));
     double acc = 0, worst = 0;
-    for (int i = 0; i < HO_N; i++) {
+    bool map = h->op == HO_MAP || h->op == LAT_MAP;
+    for (int64_t i = 0; i < N; i++) {
         acc += x[i];
-        double want = h->op == HO_MAP ? (double)(2 * x[i] + 1) : acc;
+        double want = map ? (double)(2 * x[i] + 1) : acc;
         /* map: exact (the same f32 operations); scan: gx/range.h's bound with
          * sum|x| = the prefix itself (x >= 0), u = 2^-24. */
-        double tol = h->op == HO_MAP ? 0 : (double)((i + 1 < 4096 ? i + 1 : 4096) + (i + 1) / 1024 + 64) * 0x1p-24 * acc;
+        double tol = map ? 0 : (double)((i + 1 < 4096 ? i + 1 : 4096) + (i + 1) / 1024 + 64) * 0x1p-24 * acc;
         double e = fabs((double)o[i] - want) - tol;
         worst = e > worst ? e : worst;
     }
@@ -97,10 +116,9 @@ static gx_status ho_check(ho_state *h, bench_result *r)
     return GX_OK;
 }
 
-static gx_status ho_case(gx_ctx *ctx, int op, const char *name, int reps, bench_result *rows, int *nrows)
+static gx_status ho_case(gx_ctx *ctx, int op, const char *name, int64_t n, int reps, bench_result *rows, int *nrows)
 {
-    ho_state h = {.ctx = ctx, .op = op};
-    int64_t n = HO_N;
+    ho_state h = {.ctx = ctx, .op = op, .n = n};
     int calls = reps < 200 ? 200 : reps;
     double *t = calloc((size_t)calls, sizeof *t);
     gx_status s = t ? bench_random_f32(ctx, n, 31, &h.x) : GX_ERR_OUT_OF_MEMORY;
@@ -124,7 +142,8 @@ static gx_status ho_case(gx_ctx *ctx, int op, const char *name, int reps, bench_
     if (s == GX_OK) {
         qsort(t, (size_t)calls, sizeof *t, cmp_dbl);
         bench_result *r = &rows[*nrows];
-        *r = bench_row("gx host", name, "f32", n, t[calls / 2], (double)n * 8, 0, 0, 0);
+        *r = bench_row(op >= LAT_SUM ? "gx 1 call" : "gx host", name, "f32", n, t[calls / 2], (double)n * 8, 0, 0,
+                       0);
         s = ho_check(&h, r);
         if (s == GX_OK)
             (*nrows)++;
@@ -141,28 +160,122 @@ gx_status bench_case_host_overhead_map(gx_ctx *ctx, gx_backend_kind k, int64_t n
                                        int *nrows)
 {
     (void)k, (void)n;
-    return ho_case(ctx, HO_MAP, "host_overhead_map", reps, rows, nrows);
+    return ho_case(ctx, HO_MAP, "host_overhead_map", HO_N, reps, rows, nrows);
 }
 
 gx_status bench_case_host_overhead_reduce(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
                                           int *nrows)
 {
     (void)k, (void)n;
-    return ho_case(ctx, HO_REDUCE, "host_overhead_reduce", reps, rows, nrows);
+    return ho_case(ctx, HO_REDUCE, "host_overhead_reduce", HO_N, reps, rows, nrows);
 }
 
 gx_status bench_case_host_overhead_scan(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
                                         int *nrows)
 {
     (void)k, (void)n;
-    return ho_case(ctx, HO_SCAN, "host_overhead_scan", reps, rows, nrows);
+    return ho_case(ctx, HO_SCAN, "host_overhead_scan", HO_N, reps, rows, nrows);
 }
 
 gx_status bench_case_host_overhead_filter(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
                                           int *nrows)
 {
     (void)k, (void)n;
-    return ho_case(ctx, HO_FILTER, "host_overhead_filter", reps, rows, nrows);
+    return ho_case(ctx, HO_FILTER, "host_overhead_filter", HO_N, reps, rows, nrows);
+}
+
+/* ------------------------------------------------------------ one call to a host result */
+
+gx_status bench_case_lat_sum_to_host(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                     int *nrows)
+{
+    (void)k;
+    return ho_case(ctx, LAT_SUM, "lat_sum_to_host", n, reps, rows, nrows);
+}
+
+gx_status bench_case_lat_scan_sync(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)k;
+    return ho_case(ctx, LAT_SCAN, "lat_scan_sync", n, reps, rows, nrows);
+}
+
+gx_status bench_case_lat_filter_new(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                    int *nrows)
+{
+    (void)k;
+    return ho_case(ctx, LAT_FILTER, "lat_filter_new", n, reps, rows, nrows);
+}
+
+gx_status bench_case_lat_map_sync(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)k;
+    return ho_case(ctx, LAT_MAP, "lat_map_sync", n, reps, rows, nrows);
+}
+
+/* ------------------------------------------------------------ the floor */
+
+/* An empty user kernel (gx/kernel.h) through gx's launch path, one block of one
+ * thread: what any call that waits for the device costs at least. */
+static const char *FLOOR_SRC = "extern \"C\" __global__ void gx_floor_empty() {}\n";
+
+static gx_status floor_case(gx_ctx *ctx, bool d2h, int reps, bench_result *rows, int *nrows)
+{
+    gx_kernel *kern = NULL;
+    gx_array *word = NULL;
+    int calls = reps < 200 ? 200 : reps;
+    double *t = calloc((size_t)calls, sizeof *t);
+    gx_status s = t ? gx_kernel_compile(ctx, FLOOR_SRC, "gx_floor_empty", NULL, &kern) : GX_ERR_OUT_OF_MEMORY;
+    if (s == GX_ERR_UNSUPPORTED) { /* no user kernels on this backend: no row */
+        free(t);
+        gx_clear_error();
+        return GX_OK;
+    }
+    const int64_t magic = 0x5eed5eed1234LL;
+    if (s == GX_OK)
+        s = gx_array_from_host(ctx, GX_I64, 0, NULL, &magic, &word);
+    gx_launch_cfg cfg = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
+    int64_t got = 0;
+    for (int i = 0; s == GX_OK && i < 8; i++) /* warm: module loaded, pool filled */
+        s = gx_kernel_launch(kern, &cfg, 0, NULL);
+    if (s == GX_OK)
+        s = gx_sync(ctx);
+    for (int i = 0; s == GX_OK && i < calls; i++) {
+        double t0 = now_us();
+        s = gx_kernel_launch(kern, &cfg, 0, NULL);
+        /* the 8-byte read waits for the stream first, as a result read does */
+        if (s == GX_OK)
+            s = d2h ? gx_array_to_host(word, &got, 8) : gx_sync(ctx);
+        t[i] = now_us() - t0;
+    }
+    if (s == GX_OK) {
+        qsort(t, (size_t)calls, sizeof *t, cmp_dbl);
+        bench_result *r = &rows[*nrows];
+        *r = bench_row("gx floor", d2h ? "floor_launch_d2h_sync" : "floor_launch_sync", "-", 1, t[calls / 2],
+                       0, 0, 0, 0);
+        if (d2h)
+            bench_verdict(r, got == magic, "read %lld, want %lld", (long long)got, (long long)magic);
+        else
+            bench_pass(r);
+        (*nrows)++;
+    }
+    free(t);
+    gx_kernel_destroy(kern);
+    gx_array_release(word);
+    return s;
+}
+
+gx_status bench_case_floor_launch_sync(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                       int *nrows)
+{
+    (void)k, (void)n;
+    return floor_case(ctx, false, reps, rows, nrows);
+}
+
+gx_status bench_case_floor_launch_d2h_sync(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
+                                           int *nrows)
+{
+    (void)k, (void)n;
+    return floor_case(ctx, true, reps, rows, nrows);
 }
 
 /* ------------------------------------------------------------ graph_chain10 */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 bool gx_tool_wants_help(const char *arg) { return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0; }
 
@@ -20,13 +21,109 @@ static void info_usage(void)
            "and libraries it found, the backend it picks, each device (cores or SMs, memory,\n"
            "cache) and the memory pool.  Quote it in bug reports.\n"
            "options:\n"
+           "  --timing     instead: where a context's first use goes -- creating it and\n"
+           "               running a first small map (driver load + init, device context,\n"
+           "               kernel build: cache look-up / compile / module load, first launch,\n"
+           "               total, and gx's own part).  Run it twice: the second run has\n"
+           "               the kernel in the disk cache (GX_CACHE_DIR), as a warm start has.\n"
            "  -h, --help   this text\n"
            "The backend comes from GX_BACKEND=auto|cpu|cuda (auto: CUDA when a GPU answers).\n"
            "example: GX_BACKEND=cpu gx info\n");
 }
 
+static double tool_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static int timing_fail(const char *what, gx_status s, gx_ctx *ctx)
+{
+    fprintf(stderr, "gx info --timing: %s: %s: %s\n", what, gx_status_string(s), gx_last_error());
+    gx_ctx_destroy(ctx);
+    return 1;
+}
+
+/* gx info --timing: a context made and a first map run (1024 f32, a fixed lambda so
+ * that a second run finds it in the disk cache), with the library's own split of
+ * the stages (gx_ctx_timing) and the host clock around each call. */
+static int cmd_info_timing(void)
+{
+    gx_ctx *ctx = NULL;
+    double t0 = tool_now_ms();
+    gx_status s = gx_ctx_create(&ctx, GX_BACKEND_AUTO);
+    double t1 = tool_now_ms();
+    if (s != GX_OK)
+        return timing_fail("gx_ctx_create", s, NULL);
+    int64_t n = 1024;
+    gx_array *x = NULL, *y = NULL;
+    s = gx_array_iota(ctx, GX_F32, n, 0, 1, &x);
+    if (s == GX_OK)
+        s = gx_array_zeros(ctx, GX_F32, 1, &n, &y);
+    if (s != GX_OK)
+        return timing_fail("inputs", s, ctx);
+    double t2 = tool_now_ms();
+    s = gx_map_into(ctx, "x -> x * 3 + 1", 1, &x, NULL, y);
+    double t3 = tool_now_ms();
+    if (s == GX_OK)
+        s = gx_sync(ctx);
+    double t4 = tool_now_ms();
+    float last = 0; /* the map checked: y[n-1] = 3 (n-1) + 1 */
+    if (s == GX_OK) {
+        gx_array *tail = NULL;
+        gx_slice sl = {n - 1, n, 1};
+        s = gx_array_view(y, &sl, &tail);
+        if (s == GX_OK)
+            s = gx_array_to_host(tail, &last, sizeof last);
+        gx_array_release(tail);
+        if (s == GX_OK && last != (float)(3 * (n - 1) + 1)) {
+            fprintf(stderr, "gx info --timing: the first map gave %g, want %g\n", last, (double)(3 * (n - 1) + 1));
+            gx_ctx_destroy(ctx);
+            return 1;
+        }
+    }
+    gx_ctx_timing tm;
+    gx_cache_stats cs;
+    gx_device_info di;
+    gx_backend_kind bk = GX_BACKEND_AUTO;
+    if (s == GX_OK)
+        s = gx_ctx_timing_get(ctx, &tm);
+    if (s == GX_OK)
+        s = gx_cache_stats_get(ctx, &cs);
+    if (s == GX_OK)
+        s = gx_device_info_get(ctx, &di);
+    if (s == GX_OK)
+        s = gx_ctx_backend(ctx, &bk);
+    if (s != GX_OK)
+        return timing_fail("the first map", s, ctx);
+    double create = t1 - t0, map_call = t3 - t2, wait = t4 - t3, total = create + map_call + wait;
+    double gx_create = create - tm.driver_ms - tm.device_ctx_ms;
+    double gx_build = map_call - tm.module_ms - tm.compile_ms;
+    printf("gx first use (%s backend, %s): a context, then a first map of 1024 f32\n",
+           gx_backend_name(bk), di.name);
+    printf("  %-34s %9.3f ms\n", "driver load + init", tm.driver_ms);
+    printf("  %-34s %9.3f ms\n", "device context (driver)", tm.device_ctx_ms);
+    printf("  %-34s %9.3f ms\n", "context creation (gx)", gx_create);
+    printf("  %-34s %9.3f ms  %s\n", "module compile", tm.compile_ms,
+           cs.compiles ? "(cold: compiled; run again for a warm disk cache)" : "(warm: from the disk cache)");
+    printf("  %-34s %9.3f ms  (%llu module%s)\n", "module load", tm.module_ms, (unsigned long long)tm.modules,
+           tm.modules == 1 ? "" : "s");
+    printf("  %-34s %9.3f ms\n", "first map call (gx: source, cache)", gx_build);
+    printf("  %-34s %9.3f ms\n", "first launch wait (gx_sync)", wait);
+    printf("  %-34s %9.3f ms\n", "total", total);
+    printf("  %-34s %9.3f ms  (context creation + map call, less driver, compile, module load)\n",
+           "gx's own part", gx_create + gx_build);
+    gx_array_release(x);
+    gx_array_release(y);
+    gx_ctx_destroy(ctx);
+    return 0;
+}
+
 static int cmd_info(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "--timing") == 0)
+        return cmd_info_timing();
     if (argc > 1) {
         if (!gx_tool_wants_help(argv[1]))
             return gx_tool_bad_option("info", argv[1]);

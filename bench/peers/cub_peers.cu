@@ -4,6 +4,8 @@
 // Build: nvcc -O3 -std=c++17 -arch=sm_90 -o cub_peers cub_peers.cu -lcublas
 // Run:   ./cub_peers [--sizes 20,24,28] [--gemm 4096,8192] [--reps 50]
 //                    [--warmup 5] [--ops copy,sum,...] [--no-verify]
+//        ./cub_peers --sizes 10,16,20 --gemm none --ops lat,floor   (latency:
+//         one call to a host result, host clock; "clock":"host" in the JSON)
 //
 // Method: every timed run is one call bracketed by a pair of CUDA events on
 // one stream; we report the median (and min) over --reps runs after --warmup
@@ -34,6 +36,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -765,6 +768,78 @@ static void bench_hgemm(cublasHandle_t h, int m, bool bf) {
 }
 
 // ------------------------------------------------------------- arguments --
+// ------------------------------------------------ latency (host clock) ---
+// gx bench's floor_* and lat_* cases: one call until its result is usable on
+// the host, timed with the host clock around the call and its wait (median of
+// --reps after --warmup), warm inputs (no rotation: gx's cases reuse theirs).
+template <class F> static Stat time_host(F&& f) {
+  for (int w = 0; w < g_warm; ++w) f();
+  CK(cudaStreamSynchronize(g_stream));
+  std::vector<double> t(g_reps);
+  for (int r = 0; r < g_reps; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    f();
+    t[r] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  }
+  std::sort(t.begin(), t.end());
+  int reps = g_reps;
+  double med = (reps % 2) ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+  return Stat{med, t[0], reps};
+}
+
+__global__ void floor_empty() {}
+
+// An empty kernel + stream sync; the same + an 8-byte device-to-host copy.
+static void bench_floor() {
+  DevBuf word(8);
+  const long long magic = 0x5eed5eed1234LL;
+  CK(cudaMemcpy(word.p, &magic, 8, cudaMemcpyHostToDevice));
+  Stat s = time_host([&] {
+    floor_empty<<<1, 1, 0, g_stream>>>();
+    CK(cudaStreamSynchronize(g_stream));
+  });
+  CK(cudaGetLastError());
+  emit("cuda", "floor_launch_sync", "-", 1, s, 0, 0, 1, true, ",\"clock\":\"host\"");
+  long long got = 0;
+  s = time_host([&] {
+    floor_empty<<<1, 1, 0, g_stream>>>();
+    CK(cudaMemcpyAsync(&got, word.p, 8, cudaMemcpyDeviceToHost, g_stream));
+    CK(cudaStreamSynchronize(g_stream));
+  });
+  bool ok = warn(got == magic, "floor_launch_d2h_sync", 1, "got %.0f want %.0f", (double)got, (double)magic);
+  emit("cuda", "floor_launch_d2h_sync", "-", 1, s, 0, 0, 1, ok, ",\"clock\":\"host\"");
+}
+
+// DeviceReduce::Sum + a 4-byte copy to the host + sync; DeviceScan + sync.
+static void bench_lat(size_t n) {
+  Rot<float> in(n, 1, true), out(n, 1, false);
+  std::vector<float> h = to_host(in[0], n);
+  double ref = 0;
+  for (float v : h) ref += v;
+  size_t tr = 0, ts = 0;
+  CK(cub::DeviceReduce::Sum(nullptr, tr, in[0], out[0], (int)n, g_stream));
+  CK(cub::DeviceScan::InclusiveSum(nullptr, ts, in[0], out[0], (int)n, g_stream));
+  DevBuf tmp(std::max(tr, ts));
+  float got = 0;
+  Stat s = time_host([&] {
+    size_t t = tr;
+    CK(cub::DeviceReduce::Sum(tmp.p, t, in[0], out[0], (int)n, g_stream));
+    CK(cudaMemcpyAsync(&got, out[0], sizeof got, cudaMemcpyDeviceToHost, g_stream));
+    CK(cudaStreamSynchronize(g_stream));
+  });
+  bool ok = warn(rel_ok(got, ref, 1e-3), "lat_sum_to_host", n, "got %.9g want %.9g", got, ref);
+  emit("cub", "lat_sum_to_host", "f32", n, s, (double)n * sizeof(float), 0, 1, ok, ",\"clock\":\"host\"");
+  s = time_host([&] {
+    size_t t = ts;
+    CK(cub::DeviceScan::InclusiveSum(tmp.p, t, in[0], out[0], (int)n, g_stream));
+    CK(cudaStreamSynchronize(g_stream));
+  });
+  float last = 0;
+  CK(cudaMemcpy(&last, out[0] + (n - 1), sizeof last, cudaMemcpyDeviceToHost));
+  ok = warn(rel_ok(last, ref, 1e-3), "lat_scan_sync last", n, "got %.9g want %.9g", last, ref);
+  emit("cub", "lat_scan_sync", "f32", n, s, 2.0 * n * sizeof(float), 0, 1, ok, ",\"clock\":\"host\"");
+}
+
 static std::vector<size_t> parse_sizes(const char* s) {
   std::vector<size_t> v;
   std::string str(s);
@@ -791,6 +866,11 @@ static bool want(const std::string& ops, const char* op) {
   if (ops.empty()) return true;
   std::string o = "," + ops + ",";
   return o.find(std::string(",") + op + ",") != std::string::npos;
+}
+
+// Opt-in ops (not part of the default run): named in --ops.
+static bool named(const std::string& ops, const char* op) {
+  return ("," + ops + ",").find("," + std::string(op) + ",") != std::string::npos;
 }
 
 static std::string json_escape(const char* s) {
@@ -852,6 +932,8 @@ int main(int argc, char** argv) {
           "                 [--warmup 5] [--ops copy,sum,max,argmin,scan_sum,\n"
           "                  select_gt05,sort_u32,sort_f32,sort_pairs_u32,sort_rows_f32,\n"
           "                  hist256_f32,iota,sgemm] [--no-verify]\n"
+          "opt-in (only when named in --ops): lat (lat_sum_to_host, lat_scan_sync at\n"
+          "--sizes, host clock), floor (floor_launch_sync, floor_launch_d2h_sync)\n"
           "sizes < 64 are exponents of 2; 2^N also accepted.\n");
       return 0;
     } else {
@@ -929,7 +1011,9 @@ int main(int argc, char** argv) {
     if (want(ops, "sort_rows_f32")) bench_sort_rows(n);
     if (want(ops, "hist256_f32")) bench_hist256(n);
     if (want(ops, "iota")) bench_iota(n);
+    if (named(ops, "lat")) bench_lat(n);
   }
+  if (named(ops, "floor")) bench_floor();
   if (blas) {
     for (size_t m : gemms) bench_sgemm(blas, (int)m);
     for (size_t m : gemms) bench_hgemm(blas, (int)m, false);

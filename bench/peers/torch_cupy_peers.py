@@ -6,6 +6,8 @@ Usage:
         [--reps 50] [--warmup 5] [--libs torch,cupy] [--ops sum,l2dist,...]
         [--max-seconds 1.5]
     Sizes may also come from $GX_BENCH_SIZES; values below 64 are exponents of 2.
+    python3 bench/peers/torch_cupy_peers.py --latency [10,16,20]
+        only gx bench's lat_* cases in torch (host clock, one call to a host result).
 
 Forms: each op is timed in every form a user of the library would write, from
 plain eager calls to the library's best: `out=` into an existing array
@@ -799,6 +801,70 @@ def run_half(L, sizes, gemms, args, wanted):
             L.free()
 
 
+LAT_OPS = ("lat_sum_to_host", "lat_scan_sync", "lat_filter_new", "lat_map_sync")
+DEFAULT_LAT_SIZES = "10,16,20"
+
+
+def run_latency_torch(torch, sizes, args):
+    """gx bench's lat_* cases in torch: one call until its result is usable on the host,
+    timed with the host clock (perf_counter) around the call and its wait, median of
+    --reps after --warmup calls; each result checked.  x.sum().item();
+    torch.cumsum(out=) + synchronize; x[x > 0.5] + synchronize; torch.add(x, x, out=)
+    + synchronize (one elementwise kernel, as gx's map is)."""
+    dev = torch.device("cuda")
+    sync = torch.cuda.synchronize
+    for n in sizes:
+        x = torch.rand(n, device=dev, dtype=torch.float32)
+        o = torch.empty_like(x)
+        x64 = x.double()
+        ref_sum = float(x64.sum())
+        ref_cnt = int((x > 0.5).sum())
+        res = {}
+
+        def f_sum():
+            res["v"] = x.sum().item()
+
+        def f_scan():
+            torch.cumsum(x, 0, out=o)
+            sync()
+
+        def f_filter():
+            res["v"] = x[x > 0.5]
+            sync()
+
+        def f_map():
+            torch.add(x, x, out=o)
+            sync()
+
+        def ok_of(op):
+            if op == "lat_sum_to_host":
+                return abs(res["v"] - ref_sum) <= 1e-5 * (1 + abs(ref_sum))
+            if op == "lat_scan_sync":
+                ref = torch.cumsum(x64, 0)  # f32 running sums: relative to the largest prefix
+                return float((o.double() - ref).abs().max()) <= 1e-3 * max(1.0, float(ref.abs().max()))
+            if op == "lat_filter_new":
+                return res["v"].numel() == ref_cnt and bool((res["v"] > 0.5).all())
+            return bool(torch.equal(o, x * 2))
+
+        fns = {"lat_sum_to_host": f_sum, "lat_scan_sync": f_scan, "lat_filter_new": f_filter,
+               "lat_map_sync": f_map}
+        for op, fn in fns.items():
+            for _ in range(max(1, args.warmup)):
+                fn()
+            sync()
+            ts = []
+            for _ in range(args.reps):
+                t0 = time.perf_counter()
+                fn()
+                ts.append(1e6 * (time.perf_counter() - t0))
+            emit({"impl": "torch", "op": op, "dtype": "f32", "n": n, "median_us": median(ts),
+                  "bytes": 8 * n, "flops": 0, "min_us": min(ts), "reps": args.reps,
+                  "warmup": args.warmup, "rot": 1, "ok": ok_of(op), "clock": "host"})
+        del x, o, x64
+        res.clear()
+        torch.cuda.empty_cache()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default=os.environ.get("GX_BENCH_SIZES", DEFAULT_SIZES))
@@ -810,7 +876,16 @@ def main():
                     help="cap on timed seconds per measurement (reps shrink, >= 3)")
     ap.add_argument("--libs", default="torch,cupy")
     ap.add_argument("--ops", default="", help="comma list; default all: " + ",".join(ALL_OPS))
+    ap.add_argument("--latency", nargs="?", const=DEFAULT_LAT_SIZES, default="",
+                    help="only the one-call-to-host-result cases (torch: " + ", ".join(LAT_OPS) +
+                    ") at these sizes (default " + DEFAULT_LAT_SIZES + ")")
     args = ap.parse_args()
+    if args.latency:
+        import torch
+        emit({"impl": "meta", "lib": "torch", "version": torch.__version__, "cuda": torch.version.cuda,
+              "device": torch.cuda.get_device_properties(0).name})
+        run_latency_torch(torch, parse_sizes(args.latency), args)
+        return
     if args.reps < 30:
         note(f"note: --reps {args.reps} is below the suite's minimum of 30")
     sizes = parse_sizes(args.sizes)

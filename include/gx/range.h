@@ -76,6 +76,21 @@ typedef struct gx_filter_opts {
  * come out in their own dtype (exactly the selected elements). */
 GX_API gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in, const gx_filter_opts *opts,
                            gx_array **out);
+/* gx_filter without a host wait: the selected values of in[k] go to the caller's
+ * out[k] and their number to `count`, all on the device, so the call can be queued
+ * behind others and recorded in a graph (gx/graph.h).  Each out[k] is a 1-d contiguous
+ * array of in[k]'s dtype; all have one length, the capacity (the input's element count
+ * is always enough).  count is a contiguous one-element i64 array (0-d is usual).
+ * After the call (on the device's order; read count with gx_array_to_host, which
+ * waits): count holds the true number selected, out[k][0 .. min(count, capacity))
+ * the selected values in order, and out[k] past that is unspecified.  A count above
+ * the capacity is not an error: only capacity values are written.  Inputs and opts
+ * as for gx_filter (one shape, any views); f16 / bf16 inputs are GX_ERR_DTYPE here.
+ * Errors: out NULL or a count / out of another context GX_ERR_INVALID_ARGUMENT;
+ * count not one i64 element, or an out of another dtype, GX_ERR_DTYPE; an out not
+ * 1-d contiguous, or outs of different lengths, GX_ERR_SHAPE. */
+GX_API gx_status gx_filter_into(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in,
+                                const gx_filter_opts *opts, gx_array *const *out, gx_array *count);
 /* A new 1-d i64 array of the flat (row-major) indices where pred holds, ascending.
  * Inputs as for gx_filter (one shape, else GX_ERR_SHAPE).
  * Both read arrays bound in opts->arrays (gx_bind, docs/LAMBDAS.md) inside pred; an

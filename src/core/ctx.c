@@ -121,6 +121,7 @@ static void ctx_lock_init(gx_ctx *ctx)
 
 gx_status gx__ctx_open(const gx__backend_iface *iface, int device, gx_ctx **out)
 {
+    double t0 = gx__now_ms();
     gx_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory creating a context");
@@ -144,7 +145,24 @@ gx_status gx__ctx_open(const gx__backend_iface *iface, int device, gx_ctx **out)
         fprintf(stderr, "gx: warning: GX_PROFILE: %s\n", gx_last_error());
     ctx_dump_from_env(ctx);
     gx__handle_add(ctx);
+    ctx->t_create_ms = gx__now_ms() - t0;
     *out = ctx;
+    return GX_OK;
+}
+
+gx_status gx_ctx_timing_get(gx_ctx *ctx, gx_ctx_timing *out)
+{
+    GX__ARG(out, "gx_ctx_timing_get: out is NULL");
+    GX__CHECK(gx__ctx_check(ctx));
+    memset(out, 0, sizeof *out);
+    gx__lock(ctx);
+    out->driver_ms = ctx->be.t_driver_ms;
+    out->device_ctx_ms = ctx->be.t_devctx_ms;
+    out->create_ms = ctx->t_create_ms;
+    out->module_ms = ctx->t_module_ms;
+    out->modules = ctx->n_modules;
+    out->compile_ms = ctx->cstats.compile_ms;
+    gx__unlock(ctx);
     return GX_OK;
 }
 

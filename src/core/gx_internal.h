@@ -374,6 +374,9 @@ struct gx__backend {
     int device;
     void *impl; /* backend's own state */
     gx_ctx *ctx;
+    /* gx_ctx_timing: set by open where the backend has these stages, else 0 */
+    double t_driver_ms; /* the driver library's load and init in this process */
+    double t_devctx_ms; /* the device context the driver made for this context */
 };
 
 static inline bool gx__iface_supports(const gx__backend_iface *io, gx__cap cap) { return (io->caps & cap) == cap; }
@@ -530,6 +533,8 @@ struct gx_ctx {
      * mem_shared: the limit is the default one, which bounds that total too. */
     bool mem_host, mem_shared;
     gx_cache_stats cstats; /* counted by src/jit/kernel.c and the op caches */
+    double t_create_ms, t_module_ms; /* gx_ctx_timing: gx_ctx_create; module loads (jit/kernel.c) */
+    uint64_t n_modules;
     char *dump_dir;
     gx_device_info dinfo; /* filled at creation */
     gx_array *arrays;     /* live arrays, released at destroy */

@@ -203,9 +203,12 @@ static gx_status kc_entry_make(gx_ctx *ctx, const void *blob, size_t len, const 
     kc_entry *e = calloc(1, sizeof *e);
     if (!e)
         return gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for the kernel cache");
+    double t0 = gx__now_ms(); /* gx_ctx_timing's module_ms */
     gx_status s = ctx->be.iface->code.load(&ctx->be, blob, len, &e->mod);
     if (s == GX_OK)
         s = ctx->be.iface->code.get_func(&ctx->be, e->mod, entry, &e->k.fn);
+    ctx->t_module_ms += gx__now_ms() - t0;
+    ctx->n_modules += s == GX_OK;
     if (s == GX_OK && (!(e->body = strdup(body)) || !(e->entry = strdup(entry))))
         s = gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for the kernel cache");
     if (s != GX_OK) {

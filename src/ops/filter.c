@@ -119,6 +119,77 @@ gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in,
     return s == GX_OK ? s : gx__err_prefix(s, "gx_filter");
 }
 
+/* gx_filter_into's outputs: each 1-d, contiguous, its input's dtype, one length (the
+ * capacity); count a one-element i64 array.  Halves are refused: the pipeline would
+ * select f32 copies, and narrowing them back needs a host-sized temporary. */
+static gx_status into_check(gx_ctx *ctx, int nin, gx_array *const *in, gx_array *const *out, gx_array *count,
+                            int64_t *cap)
+{
+    GX__ARG(out, "gx_filter_into: out is NULL (pass one array per input)");
+    GX__CHECK(gx__array_check(count, "gx_filter_into (count)"));
+    if (count->ctx != ctx)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_filter_into: count belongs to another context");
+    if (count->dtype != GX_I64 || count->size != 1 || !gx__array_contiguous(count))
+        return gx__err(GX_ERR_DTYPE, "gx_filter_into: count must be a contiguous one-element i64 array (a 0-d "
+                                     "gx_array_zeros(ctx, GX_I64, 0, NULL, &c) will do)");
+    for (int i = 0; i < nin; i++) {
+        char w[64];
+        gx__fmt(w, sizeof w, "gx_filter_into (out %d)", i + 1);
+        GX__CHECK(gx__array_check(out[i], w));
+        if (out[i]->ctx != ctx)
+            return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_filter_into: out %d belongs to another context", i + 1);
+        if (gx__dtype_is_half(in[i]->dtype))
+            return gx__err(GX_ERR_DTYPE, "gx_filter_into: input %d is %s; f16 / bf16 are not supported here (use "
+                                         "gx_filter, or clone the input to f32)", i + 1, gx_dtype_name(in[i]->dtype));
+        if (out[i]->dtype != in[i]->dtype)
+            return gx__err(GX_ERR_DTYPE, "gx_filter_into: out %d is %s but input %d is %s; they must match", i + 1,
+                           gx_dtype_name(out[i]->dtype), i + 1, gx_dtype_name(in[i]->dtype));
+        if (out[i]->ndim != 1 || !gx__array_contiguous(out[i])) {
+            char a[160];
+            gx__shape_str(a, sizeof a, out[i]->ndim, out[i]->shape);
+            return gx__err(GX_ERR_SHAPE, "gx_filter_into: out %d has shape %s; it must be 1-d and contiguous", i + 1,
+                           a);
+        }
+        if (out[i]->shape[0] != out[0]->shape[0])
+            return gx__err(GX_ERR_SHAPE, "gx_filter_into: out %d holds %lld values but out 1 holds %lld; all outputs "
+                                         "need one capacity", i + 1, (long long)out[i]->shape[0],
+                           (long long)out[0]->shape[0]);
+    }
+    *cap = out[0]->shape[0];
+    return GX_OK;
+}
+
+gx_status gx_filter_into(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in, const gx_filter_opts *opts,
+                         gx_array *const *out, gx_array *count)
+{
+    GX__CHECK(gx__ctx_check(ctx));
+    GX__OPTS_CHECK(opts, "gx_filter_into");
+    gx_array *flat[RP_MAXC];
+    bool owned[RP_MAXC];
+    gx_status s = flat_inputs(ctx, "gx_filter_into", nin, in, flat, owned);
+    if (s != GX_OK)
+        return s;
+    int64_t cap = 0;
+    s = into_check(ctx, nin, in, out, count, &cap);
+    gx_pipe_opts po = pipe_opts_of(opts);
+    gx_pipe *p = NULL;
+    if (s == GX_OK)
+        s = gx_pipe_from_arrays(ctx, nin, flat, &p);
+    if (s == GX_OK)
+        s = gx_pipe_filter(p, pred, &po);
+    if (s == GX_OK && in[0]->size == 0) {
+        s = gx_array_fill_f64(count, 0); /* no kernel runs on an empty stream */
+    } else if (s == GX_OK) {
+        void *op[RP_MAXC];
+        for (int i = 0; i < nin; i++)
+            op[i] = gx__array_ptr(out[i]);
+        s = rp_pipe_collect_cap(p, op, cap, gx__array_ptr(count));
+    }
+    gx_pipe_destroy(p);
+    flat_release(nin, flat, owned);
+    return s == GX_OK ? s : gx__err_prefix(s, "gx_filter_into");
+}
+
 /* "gx__i, p0, p1 -> gx__i" for nin parameters: the index column of (i, x...). */
 static void index_lambda(char *buf, size_t n, int nin)
 {

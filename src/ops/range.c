@@ -959,6 +959,13 @@ gx_status gx_pipe_collect(gx_pipe *p, int nout, gx_array **out)
     return term_end(&t, rp_run_collect(p->ctx, &t.sg, nout, out));
 }
 
+gx_status rp_pipe_collect_cap(gx_pipe *p, void *const *outp, int64_t cap, void *count)
+{
+    term t;
+    GX__CHECK(term_begin(&t, p, "gx_filter_into", false, false));
+    return term_end(&t, rp_run_collect_cap(p->ctx, &t.sg, outp, cap, count));
+}
+
 /* gx_pipe_scan_into's array: known length, contiguous, the accumulator's dtype. */
 static gx_status scan_check_into(gx_pipe *p, const gx_pipe_opts *o, gx_dtype acc, int64_t len, gx_array *out)
 {

@@ -574,7 +574,13 @@ static void gen_cpu(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
         cnt.identity = "GX_ZACC";
         cpu_fold_entry(b, sg, &cnt, "gx_rp_cnt");
         cpu_head(b, "gx_rp_coll", sg);
-        gx__sb_puts(b, "  int64_t o = 0;\n  for (int t = 0; t < thread; t++) o += part[t].v.v0;\n");
+        /* a->cnt: the outputs' capacity (ranks past it are not written); a->hres: where
+         * the number kept goes (gx_filter_into's count), or 0. */
+        gx__sb_puts(b, "  int64_t o = 0;\n  for (int t = 0; t < thread; t++) o += part[t].v.v0;\n"
+                       "  const int64_t cap = (int64_t)a->cnt;\n"
+                       "  if (thread == 0 && a->hres) {\n    int64_t tot = 0;\n"
+                       "    for (int64_t t = 0; t < a->nparts; t++) tot += part[t].v.v0;\n"
+                       "    *(int64_t *)(gx_uptr)a->hres = tot;\n  }\n");
         for (int c = 0; c < sg->arity; c++)
             gx__sb_printf(b, "  %s *restrict out%d = (%s *)(gx_uptr)a->out[%d];\n", ct(sg->dt[c]), c, ct(sg->dt[c]), c);
         /* Blocks of 256 go to a local buffer branch-free (q += keep), then out. */
@@ -586,9 +592,10 @@ static void gen_cpu(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
         emit_elem(b, sg, "i", NULL, "a->", "      ");
         for (int c = 0; c < sg->arity; c++)
             gx__sb_printf(b, "      bf%d[q] = %s(r%d);\n", c, half_st(sg->dt[c]), c);
-        gx__sb_puts(b, "      q += keep ? 1 : 0;\n    }\n");
+        gx__sb_puts(b, "      q += keep ? 1 : 0;\n    }\n"
+                       "    int64_t w = o < cap ? cap - o : 0;\n    if (w > q) w = q;\n");
         for (int c = 0; c < sg->arity; c++)
-            gx__sb_printf(b, "    memcpy(out%d + o, bf%d, sizeof bf%d[0] * (size_t)q);\n", c, c, c);
+            gx__sb_printf(b, "    memcpy(out%d + o, bf%d, sizeof bf%d[0] * (size_t)w);\n", c, c, c);
         gx__sb_puts(b, "    o += q;\n  }\n}\n");
         return;
     }
@@ -1052,7 +1059,7 @@ static void gen_cuda_collect(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, 
                       "#pragma unroll\n    for (int k = 0; k < %d; k++)\n"
                       "      if (kept[k]) { *(%s *)(gx_sm + gx_se(q, %d) * %zu) = %s(rv%d[k]); q++; }\n"
                       "    __syncthreads();\n    %s *out = (%s *)(gx_uptr)a.out[%d];\n"
-                      "    for (int q2 = threadIdx.x; q2 < tcount; q2 += %d) out[tbase + q2] = *(const %s *)(gx_sm + "
+                      "    for (int q2 = threadIdx.x; q2 < tcount && tbase + q2 < (int64_t)a.cnt; q2 += %d) out[tbase + q2] = *(const %s *)(gx_sm + "
                       "gx_se(q2, %d) * %zu);\n",
                       items, t, l, sz, half_st(sg->dt[c]), c, t, t, c, sh.block, t, l, sz);
         gx__sb_puts(b, c + 1 < sg->arity ? "    __syncthreads();\n  }\n" : "  }\n");

@@ -118,7 +118,7 @@ typedef struct rp_args {
     uint64_t clr; /* CUDA look-back launches: nclr 8-byte words to zero (rg_lookback_mem) */
     int64_t nclr;
     uint64_t hres; /* CUDA collect / reduce: where the count or the result slot goes in host memory, or 0 */
-    uint64_t cnt;  /* CUDA reduce: the blocks' counter (zero between launches) */
+    uint64_t cnt;  /* CUDA reduce: the blocks' counter (zero between launches); collect: the capacity */
     int64_t lo, n, ntiles, nparts;
     uint64_t seed;
     rp_cval start, step;
@@ -154,6 +154,11 @@ rp_tshape rp_tile_shape(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks);
 gx_status rp_run_reduce(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, void *result, bool *empty);
 gx_status rp_run_scan(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx_array *out);
 gx_status rp_run_collect(gx_ctx *ctx, const rp_seg *sg, int nout, gx_array **out);
+/* The same into caller memory: outp[c] has room for cap values (ranks past cap are not
+ * written); the number kept goes to the device i64 at count; no host wait. */
+gx_status rp_run_collect_cap(gx_ctx *ctx, const rp_seg *sg, void *const *outp, int64_t cap, void *count);
+/* gx_filter_into's terminal (range.c): the pipe's stream into outp / count as above. */
+gx_status rp_pipe_collect_cap(gx_pipe *p, void *const *outp, int64_t cap, void *count);
 
 /* Builds the runnable last segment of p (materialising earlier ones into *tmps, which
  * the caller releases: up to RP_MAXC * RP_MAXOPS arrays).  `positional` forces the

@@ -344,6 +344,7 @@ static gx_status run_collect(gx_ctx *ctx, const rp_seg *sg, int nout, gx_array *
     int64_t tile = (int64_t)sh.block * sh.items;
     a.ntiles = (sg->n + tile - 1) / tile;
     a.nparts = cuda ? a.ntiles : cpu_parts(ctx);
+    a.cnt = (uint64_t)sg->n; /* collect: the outputs' capacity */
     size_t bytes = 64 + (size_t)(a.nparts + 1) * slot_bytes(&ks);
     if (cuda) {
         s = collect_cuda(ctx, sg, &k2, &a, bytes, sh, out);
@@ -359,6 +360,42 @@ static gx_status run_collect(gx_ctx *ctx, const rp_seg *sg, int nout, gx_array *
             gx_array_release(out[c]);
             out[c] = NULL;
         }
+    return s;
+}
+
+/* Collect into the caller's arrays (outp[c], cap elements each) with the count to
+ * the device word `count`: the same kernels, no host wait (a graph may hold it).  The
+ * kernels write ranks below cap only; the count is the true number kept. */
+static gx_status run_collect_cap(gx_ctx *ctx, const rp_seg *sg, void *const *outp, int64_t cap, void *count,
+                                 const bd_args *ba)
+{
+    bool cuda = run_cuda(ctx);
+    rp_kspec ks;
+    memset(&ks, 0, sizeof ks);
+    ks.term = RP_T_COLLECT;
+    gx__kernel k1, k2;
+    GX__CHECK(get_kernels(ctx, sg, &ks, cuda ? NULL : "gx_rp_cnt", "gx_rp_coll", &k1, &k2));
+    rp_args a;
+    rp_fill_args(sg, &a);
+    a.b = *ba;
+    rp_tshape sh = rp_tile_shape(ctx, sg, &ks);
+    int64_t tile = (int64_t)sh.block * sh.items;
+    a.ntiles = (sg->n + tile - 1) / tile;
+    a.nparts = cuda ? a.ntiles : cpu_parts(ctx);
+    a.cnt = (uint64_t)cap;
+    a.hres = (uint64_t)(uintptr_t)count; /* a device word here: the kernels write the count to it */
+    for (int c = 0; c < sg->arity; c++)
+        a.out[c] = (uint64_t)(uintptr_t)outp[c];
+    size_t bytes = 64 + (size_t)(a.nparts + 1) * slot_bytes(&ks);
+    if (cuda)
+        return lookback_launch(ctx, &k2, &a, sg->n, bytes, sh.block);
+    void *scr = NULL;
+    GX__CHECK(scratch_new(ctx, bytes, &scr));
+    a.scratch = (uint64_t)(uintptr_t)scr;
+    gx_status s = launch(ctx, &k1, &a, sg->n, 1);
+    if (s == GX_OK)
+        s = launch(ctx, &k2, &a, sg->n, 1);
+    gx__scratch_free(ctx, scr, bytes);
     return s;
 }
 
@@ -382,6 +419,14 @@ gx_status rp_run_scan(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx_arra
     bd_args ba;
     GX__CHECK(bd_begin(ctx, &bs, &ba));
     return bd_end(ctx, &bs, "pipeline", RP_BIND_POS, run_scan(ctx, sg, ks, out, &ba));
+}
+
+gx_status rp_run_collect_cap(gx_ctx *ctx, const rp_seg *sg, void *const *outp, int64_t cap, void *count)
+{
+    bd_set bs = sg->pipe->bind;
+    bd_args ba;
+    GX__CHECK(bd_begin(ctx, &bs, &ba));
+    return bd_end(ctx, &bs, "pipeline", RP_BIND_POS, run_collect_cap(ctx, sg, outp, cap, count, &ba));
 }
 
 gx_status rp_run_collect(gx_ctx *ctx, const rp_seg *sg, int nout, gx_array **out)

@@ -300,6 +300,7 @@ static gx_status cuda_open(gx__backend *be, int device)
     be->impl = NULL;
     if (!cuda_driver_load())
         return gx__err(GX_ERR_NO_DEVICE, "CUDA backend unavailable: %s", cuda_driver_problem());
+    be->t_driver_ms = cuda_driver_load_ms();
     int count = cuda_device_count();
     if (device < 0 || device >= count)
         return gx__err(GX_ERR_NO_DEVICE,
@@ -339,7 +340,9 @@ static gx_status cuda_open(gx__backend *be, int device)
                        "use the GPU; CPU-backend contexts keep working",
                        device);
     }
+    double tctx = gx__now_ms();
     r = cuda_drv.DevicePrimaryCtxRetain(&im->ctx, im->dev);
+    be->t_devctx_ms = gx__now_ms() - tctx; /* the driver's context (made by the first retain) */
     if (r != CUDA_SUCCESS) {
         pthread_mutex_unlock(&dev_mu);
         st = fail(NULL, r, "cuDevicePrimaryCtxRetain(device %d)", device);

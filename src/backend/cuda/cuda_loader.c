@@ -59,7 +59,23 @@ static int drv_version;
 static int drv_count;
 static char drv_problem[1024];
 
+static double drv_ms; /* dlopen + cuInit + the device count, once per process */
+
+static void drv_load_once_timed(void);
 static void drv_load_once(void)
+{
+    double t0 = gx__now_ms();
+    drv_load_once_timed();
+    drv_ms = gx__now_ms() - t0;
+}
+
+double cuda_driver_load_ms(void)
+{
+    cuda_driver_load();
+    return drv_ms;
+}
+
+static void drv_load_once_timed(void)
 {
     if (!cuda_dl_open(&drv_lib)) {
         snprintf(drv_problem, sizeof drv_problem, "%s", drv_lib.problem);

@@ -163,6 +163,8 @@ extern const char *const cuda_curand_names[];
  * driver is usable and reports at least one device; otherwise 0 and
  * cuda_driver_problem() says what was found and what to do. */
 int cuda_driver_load(void);
+/* Milliseconds the driver load (dlopen, cuInit, device count) took in this process. */
+double cuda_driver_load_ms(void);
 const char *cuda_driver_problem(void);
 int cuda_driver_version(void); /* e.g. 13000; 0 without a driver */
 int cuda_device_count(void);   /* 0 without a driver */
