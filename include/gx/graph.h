@@ -19,7 +19,8 @@
  * (gx_reduce_into / gx_reduce_to / gx_mapreduce_into, along axes too), scans
  * (gx_scan_into), array copies and fills, and on CUDA user kernels
  * (gx_kernel_launch).  A call that waits for the device or reads a value to the host
- * (gx_reduce to a gx_scalar, gx_filter (its output's length), gx_array_to_host,
+ * (gx_reduce to a gx_scalar, gx_filter (its output's length: gx_filter_into may be
+ * recorded), gx_array_to_host,
  * gx_sync, a lambda with checked bound arrays) returns GX_ERR_UNSUPPORTED naming
  * itself, and the recording is spoiled: gx_graph_end then fails too.
  *
