@@ -1042,26 +1042,30 @@ static gx_status sg_pipe_values(gx_pipe *p, const char *fn, gx_array *offsets, g
     return gx_pipe_collect(p, 1, vals);
 }
 
+typedef gx_status (*sg_array_fn)(gx_ctx *, const char *, gx_array *, gx_array *, const gx_segment_opts *,
+                                 gx_array **);
+
+/* A segment terminal: the pipeline's values collected, then f over them. */
+static gx_status sg_pipe_term(gx_pipe *p, const char *fn, sg_array_fn f, const char *op, gx_array *offsets,
+                              const gx_segment_opts *opts, gx_array **out)
+{
+    GX__ARG(out, "%s: out must not be NULL", fn);
+    *out = NULL;
+    gx_array *v = NULL;
+    GX__CHECK(sg_pipe_values(p, fn, offsets, &v));
+    gx_status s = f(v->ctx, op, v, offsets, opts, out);
+    gx_array_release(v);
+    return s;
+}
+
 gx_status gx_pipe_segment_reduce(gx_pipe *p, const char *op, gx_array *offsets, const gx_segment_opts *opts,
                                  gx_array **out)
 {
-    GX__ARG(out, "gx_pipe_segment_reduce: out must not be NULL");
-    *out = NULL;
-    gx_array *v = NULL;
-    GX__CHECK(sg_pipe_values(p, "gx_pipe_segment_reduce", offsets, &v));
-    gx_status s = gx_segment_reduce(v->ctx, op, v, offsets, opts, out);
-    gx_array_release(v);
-    return s;
+    return sg_pipe_term(p, "gx_pipe_segment_reduce", gx_segment_reduce, op, offsets, opts, out);
 }
 
 gx_status gx_pipe_segment_scan(gx_pipe *p, const char *op, gx_array *offsets, const gx_segment_opts *opts,
                                gx_array **out)
 {
-    GX__ARG(out, "gx_pipe_segment_scan: out must not be NULL");
-    *out = NULL;
-    gx_array *v = NULL;
-    GX__CHECK(sg_pipe_values(p, "gx_pipe_segment_scan", offsets, &v));
-    gx_status s = gx_segment_scan(v->ctx, op, v, offsets, opts, out);
-    gx_array_release(v);
-    return s;
+    return sg_pipe_term(p, "gx_pipe_segment_scan", gx_segment_scan, op, offsets, opts, out);
 }
