@@ -811,8 +811,8 @@ static void expect_prelude_digest(gx__target t, const char *want)
 
 GXT_TEST(lambda_prelude_bytes_pinned)
 {
-    expect_prelude_digest(GX__TARGET_C, "10c90fba2b6cb8b73ce9d5e97db1fbb3416d9b7dea5486533021f139cf153fef");
-    expect_prelude_digest(GX__TARGET_CUDA, "f66a45d5a9294006b87e954105af9e394e6e79645ba9b9ba90e69cf571c677ab");
+    expect_prelude_digest(GX__TARGET_C, "d22b1ca85b8eb363b4a9d2660a8222d4f7c6cdb6695b114e3b1b33e3d58deab4");
+    expect_prelude_digest(GX__TARGET_CUDA, "b70ad87895e25e42aa72dd74cdd75b6c56dd0df534ed855fceec142e0fb38c46");
 }
 
 /* ------------------------------------------------------------ NVRTC */
