@@ -732,7 +732,9 @@ static int n_found;
 static int collect_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
 {
     (void)sb;
-    if (flag == FTW_F && p[ftw->base] != '.' && n_found < 8)
+    /* Kernel entries only: the CPU backend also keeps its compiler's version line
+     * there (cc-version-*, see cpu_cc.c), which is not a kernel. */
+    if (flag == FTW_F && p[ftw->base] != '.' && strncmp(p + ftw->base, "cc-version-", 11) != 0 && n_found < 8)
         snprintf(found_files[n_found++], 512, "%s", p);
     return 0;
 }
@@ -1017,4 +1019,66 @@ GXT_TEST(cache_env_bad_values_use_defaults)
     unsetenv("GX_CC_TIMEOUT");
     unsetenv("GX_CC_MEMORY");
     drop_cache(dir);
+}
+
+/* cc-version-* files anywhere under root (the cache keeps them in its versioned
+ * folder); the last one found goes to out. */
+static char g_ver_found[600];
+static int g_ver_n;
+static int ver_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    if (flag == FTW_F && strncmp(p + ftw->base, "cc-version-", 11) == 0 && !strstr(p + ftw->base, ".tmp-")) {
+        g_ver_n++;
+        snprintf(g_ver_found, sizeof g_ver_found, "%s", p);
+    }
+    return 0;
+}
+static int find_version_files(const char *root, char *out, size_t cap)
+{
+    g_ver_n = 0;
+    nftw(root, ver_cb, 16, FTW_PHYS);
+    snprintf(out, cap, "%s", g_ver_found);
+    return g_ver_n;
+}
+
+/* The CPU backend's compiler id needs `cc --version`'s first line; a process whose
+ * kernels are all in the disk cache should not pay a compiler run for it, so the line
+ * is remembered there per compiler binary.  A torn file is ignored and rewritten. */
+GXT_TEST(cache_cc_version_remembered)
+{
+    char dir[64];
+    fresh_cache(dir);
+    GXT_CHECK(dir[0]);
+    swap_seen s1 = swap_in_child(1);
+    GXT_CHECK(s1.ok && s1.cs.compiles == 1);
+    char found[600] = "";
+    int nver = find_version_files(dir, found, sizeof found);
+    GXT_EQ_I64(nver, 1);
+    char line[512] = "";
+    FILE *f = fopen(found, "r");
+    GXT_CHECK(f != NULL);
+    if (f) {
+        GXT_CHECK(fgets(line, sizeof line, f) != NULL);
+        fclose(f);
+    }
+    /* The same line `cc --version` prints first, with its newline. */
+    GXT_CHECK(strlen(line) > 1 && line[strlen(line) - 1] == '\n');
+    /* Torn: no newline.  The next process runs the compiler and rewrites it whole. */
+    f = fopen(found, "w");
+    GXT_CHECK(f != NULL);
+    if (f) {
+        fputs("torn", f);
+        fclose(f);
+    }
+    swap_seen s2 = swap_in_child(1);
+    GXT_CHECK(s2.ok);
+    char again[512] = "";
+    f = fopen(found, "r");
+    GXT_CHECK(f != NULL);
+    if (f) {
+        GXT_CHECK(fgets(again, sizeof again, f) != NULL);
+        fclose(f);
+    }
+    GXT_CHECK(strcmp(again, line) == 0);
 }
