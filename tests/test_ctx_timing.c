@@ -1,7 +1,17 @@
 /* test_ctx_timing.c -- gx_ctx_timing_get: a context's creation time is counted, a
  * first kernel adds a module load (and not one more when run again from the
  * context's cache), the backend's stages are 0 where it has none; bad input. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dl_iterate_phdr, setenv */
+#endif
 #include "gx_test.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 GXT_TEST(ctx_timing_counts_creation_and_modules)
 {
@@ -40,4 +50,100 @@ GXT_TEST(ctx_timing_bad_input)
     GXT_STATUS(gx_ctx_timing_get(ctx, NULL), GX_ERR_INVALID_ARGUMENT);
     GXT_MSG_HAS("out is NULL");
     GXT_STATUS(gx_ctx_timing_get(NULL, &t), GX_ERR_INVALID_ARGUMENT);
+}
+
+/* ------------------------------------------------------------ NVRTC stays unloaded
+ * A first use whose kernels are in the disk cache needs no compiler: the CUDA
+ * context takes NVRTC's version and architectures (its compiler id) from a record in
+ * the disk cache instead of loading the library (9-10 ms of dlopen on an H100 host).
+ * Two fresh processes over one fresh cache: the first compiles (NVRTC loaded), the
+ * second gets the kernel from the disk with NVRTC never loaded, and the same id. */
+
+static int nvrtc_seen_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    if (info->dlpi_name && strstr(info->dlpi_name, "libnvrtc"))
+        *(int *)data = 1;
+    return 0;
+}
+
+typedef struct warm_seen {
+    int ok, nvrtc_loaded;
+    gx_cache_stats cs;
+    char info[256];
+} warm_seen;
+
+static void warm_child(warm_seen *w)
+{
+    gx_ctx *ctx = NULL;
+    gx_array *x = NULL, *y = NULL;
+    if (gx_ctx_create(&ctx, GX_BACKEND_CUDA) != GX_OK)
+        return;
+    int64_t n = 1000;
+    float h[1000];
+    if (gx_array_iota(ctx, GX_F32, n, 0, 1, &x) == GX_OK && gx_map(ctx, "x -> x * 3 + 1", 1, &x, NULL, &y) == GX_OK &&
+        gx_array_to_host(y, h, sizeof h) == GX_OK) {
+        w->ok = 1;
+        for (int i = 0; i < 1000; i++)
+            w->ok &= h[i] == (float)i * 3 + 1;
+    }
+    gx_cache_stats_get(ctx, &w->cs);
+    char text[4096];
+    size_t need = 0;
+    if (gx_info_text(ctx, text, sizeof text, &need) == GX_OK) {
+        const char *p = strstr(text, "NVRTC");
+        snprintf(w->info, sizeof w->info, "%.*s", p ? (int)strcspn(p, "\n") : 0, p ? p : "");
+    }
+    dl_iterate_phdr(nvrtc_seen_cb, &w->nvrtc_loaded);
+    gx_array_release(x);
+    gx_array_release(y);
+    gx_ctx_destroy(ctx);
+}
+
+static warm_seen warm_in_child(void)
+{
+    warm_seen w;
+    memset(&w, 0, sizeof w);
+    int p[2];
+    if (pipe(p) != 0)
+        return w;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        warm_child(&w);
+        (void)!write(p[1], &w, sizeof w);
+        _exit(0);
+    }
+    close(p[1]);
+    if (pid > 0 && read(p[0], &w, sizeof w) != (ssize_t)sizeof w)
+        memset(&w, 0, sizeof w);
+    close(p[0]);
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+    return w;
+}
+
+GXT_TEST(ctx_warm_first_use_leaves_nvrtc_unloaded)
+{
+    const char *be = getenv("GX_BACKEND");
+    if (!be || strcmp(be, "cuda") != 0) {
+        gxt_skip("needs the CUDA backend (CUDA contexts in fresh processes)");
+        return;
+    }
+    char dir[128];
+    gxt_temp_dir(dir, sizeof dir);
+    GXT_CHECK(dir[0]);
+    setenv("GX_CACHE_DIR", dir, 1);
+    unsetenv("GX_CACHE");
+    warm_seen cold = warm_in_child();
+    GXT_CHECK(cold.ok);
+    GXT_EQ_I64(cold.cs.compiles, 1);
+    GXT_EQ_I64(cold.nvrtc_loaded, 1);
+    warm_seen warm = warm_in_child();
+    GXT_CHECK(warm.ok);
+    GXT_EQ_I64(warm.cs.compiles, 0);
+    GXT_CHECK(warm.cs.disk_hits >= 1);
+    GXT_EQ_I64(warm.nvrtc_loaded, 0);
+    /* The same NVRTC named either way (gx info's NVRTC line). */
+    GXT_CHECK(cold.info[0] && strcmp(cold.info, warm.info) == 0);
 }

@@ -8,8 +8,13 @@
 #define _GNU_SOURCE
 #endif
 #include "backend/cuda/cuda_priv.h"
+#include "jit/cache.h"
 
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,9 +236,130 @@ static void nv_load_once(void)
     nv_ok = 1;
 }
 
+/* ---- NVRTC's identity without loading it
+ *
+ * A context's compiler id (part of every kernel's cache key) names NVRTC's version
+ * and the architectures it targets.  Asking NVRTC meant dlopen-ing it, 9-10 ms warm
+ * on an H100 host (bench: dlopen alone, 0.01 ms for the version calls): all of gx's
+ * own part of a first use whose kernels were in the disk cache, where NVRTC is never
+ * called.  So the answer is remembered in the disk cache, under the environment that
+ * decides which file the loader picks (LD_LIBRARY_PATH, CUDA_HOME, ld.so.cache) and
+ * checked against the file's identity (device, inode, size, mtime); a compile loads
+ * NVRTC anyway and rewrites the record if it differs. */
+static pthread_once_t id_once = PTHREAD_ONCE_INIT;
+static int id_ok, id_major, id_minor, id_narchs, id_archs[64];
+
+static int nv_stat_line(const char *path, char *out, size_t cap)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0;
+    int n = snprintf(out, cap, "%llu %llu %lld %lld.%09ld", (unsigned long long)st.st_dev,
+                     (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                     (long)st.st_mtim.tv_nsec);
+    return n > 0 && (size_t)n < cap;
+}
+
+/* The record's file name for this environment; 0 without a disk cache. */
+static int nv_record_file(char *out, size_t cap)
+{
+    cache_disk *d = cache_disk_get();
+    if (!cache_disk_enabled(d))
+        return 0;
+    char buf[128], hex[65];
+    cache_key k;
+    cache_key_init(&k);
+    cache_key_add(&k, "nvrtc-id 1");
+    for (int i = 0; nv_names[i]; i++)
+        cache_key_add(&k, nv_names[i]);
+    const char *e = getenv("LD_LIBRARY_PATH");
+    cache_key_add(&k, e ? e : "-");
+    e = getenv("CUDA_HOME");
+    cache_key_add(&k, e ? e : "-");
+    cache_key_add(&k, nv_stat_line("/etc/ld.so.cache", buf, sizeof buf) ? buf : "-");
+    cache_key_final(&k, hex);
+    int n = snprintf(out, cap, "%s/nvrtc-id-%.32s", cache_disk_dir(d), hex);
+    return n > 0 && (size_t)n < cap;
+}
+
+/* "path\nidentity\nmajor minor narchs a1 a2 ...\n" */
+static bool nv_record_read(const char *file)
+{
+    FILE *f = fopen(file, "re");
+    if (!f)
+        return false;
+    char path[600], ident[160], now[160];
+    int ma, mi, n;
+    bool ok = fgets(path, sizeof path, f) && fgets(ident, sizeof ident, f) && fscanf(f, "%d %d %d", &ma, &mi, &n) == 3 &&
+              n >= 0 && n <= (int)(sizeof id_archs / sizeof id_archs[0]);
+    for (int i = 0; ok && i < n; i++)
+        ok = fscanf(f, "%d", &id_archs[i]) == 1;
+    fclose(f);
+    if (!ok)
+        return false;
+    path[strcspn(path, "\n")] = 0;
+    ident[strcspn(ident, "\n")] = 0;
+    if (path[0] != '/' || !nv_stat_line(path, now, sizeof now) || strcmp(now, ident) != 0)
+        return false; /* another file now: ask NVRTC */
+    id_major = ma;
+    id_minor = mi;
+    id_narchs = n;
+    return true;
+}
+
+static void nv_record_write(const char *file)
+{
+    Dl_info di;
+    char path[600], ident[160], tmp[4200];
+    if (!cuda_nvrtc.Version || !dladdr((void *)cuda_nvrtc.Version, &di) || !di.dli_fname ||
+        !realpath(di.dli_fname, path) || !nv_stat_line(path, ident, sizeof ident))
+        return;
+    if (snprintf(tmp, sizeof tmp, "%s.tmp-%ld", file, (long)getpid()) >= (int)sizeof tmp)
+        return;
+    FILE *f = fopen(tmp, "we");
+    if (!f)
+        return;
+    fprintf(f, "%s\n%s\n%d %d %d", path, ident, nv_major, nv_minor, nv_narchs);
+    for (int i = 0; i < nv_narchs; i++)
+        fprintf(f, " %d", nv_archs[i]);
+    fputc('\n', f);
+    if (fclose(f) != 0 || rename(tmp, file) != 0)
+        unlink(tmp);
+}
+
+static void id_once_fn(void)
+{
+    char file[4200];
+    bool have_file = nv_record_file(file, sizeof file);
+    if (have_file && nv_record_read(file)) {
+        id_ok = 1;
+        return;
+    }
+    pthread_once(&nv_once, nv_load_once);
+    if (!nv_ok)
+        return;
+    id_ok = 1;
+    id_major = nv_major;
+    id_minor = nv_minor;
+    id_narchs = nv_narchs;
+    memcpy(id_archs, nv_archs, sizeof id_archs);
+    if (have_file)
+        nv_record_write(file);
+}
+
+static void nv_identity(void) { pthread_once(&id_once, id_once_fn); }
+
 int cuda_nvrtc_load(void)
 {
     pthread_once(&nv_once, nv_load_once);
+    /* Loaded for a compile after the identity came from the record: keep the record
+     * true for the next process if this NVRTC answers differently. */
+    nv_identity();
+    if (nv_ok && (nv_major != id_major || nv_minor != id_minor || nv_narchs != id_narchs)) {
+        char file[4200];
+        if (nv_record_file(file, sizeof file))
+            nv_record_write(file);
+    }
     return nv_ok;
 }
 
@@ -245,30 +371,31 @@ const char *cuda_nvrtc_problem(void)
 
 int cuda_nvrtc_version(int *major, int *minor)
 {
-    int ok = cuda_nvrtc_load();
+    nv_identity();
     if (major)
-        *major = ok ? nv_major : 0;
+        *major = id_ok ? id_major : 0;
     if (minor)
-        *minor = ok ? nv_minor : 0;
-    return ok;
+        *minor = id_ok ? id_minor : 0;
+    return id_ok;
 }
 
 gx_status cuda_nvrtc_target(int cc_major, int cc_minor, int *arch, int *ptx)
 {
     /* Sets no message: open() asks this early, build() reports the problem. */
-    if (!cuda_nvrtc_load())
+    nv_identity();
+    if (!id_ok)
         return GX_ERR_UNSUPPORTED;
     int want = cc_major * 10 + cc_minor;
     *arch = want;
     *ptx = 0;
-    if (nv_narchs == 0)
+    if (id_narchs == 0)
         return GX_OK;
     int best = 0;
-    for (int i = 0; i < nv_narchs; i++) {
-        if (nv_archs[i] == want)
+    for (int i = 0; i < id_narchs; i++) {
+        if (id_archs[i] == want)
             return GX_OK;
-        if (nv_archs[i] < want && nv_archs[i] > best)
-            best = nv_archs[i];
+        if (id_archs[i] < want && id_archs[i] > best)
+            best = id_archs[i];
     }
     if (best == 0)
         return GX_ERR_UNSUPPORTED;
