@@ -27,6 +27,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define FX_MAX_VARS 128
@@ -129,10 +130,22 @@ static const char *fx_stmt_end(const char *p, const char *e)
     return semi < e ? semi + 1 : NULL;
 }
 
-/* Copies [b, e) of the source (by code offsets) to the output. */
+/* Copies [b, e) of the source (by code offsets) to the output, after a #line that
+ * names where it came from (the last #line of the source before it, plus lines),
+ * so compiler messages and checked mode's reports point into the user's file. */
 static void fx_copy(fx *f, const char *b, const char *e)
 {
-    gx__sb_printf(f->out, "%.*s", (int)(e - b), f->txt + (b - f->code));
+    const char *t = f->txt + (b - f->code), *p = t;
+    int lines = 0;
+    while (p > f->txt && !(p[-1] == '\n' && strncmp(p, "#line ", 6) == 0 && p != t))
+        lines += *--p == '\n';
+    if (strncmp(p, "#line ", 6) == 0) {
+        int line = atoi(p + 6);
+        const char *q = strchr(p, '"'), *qe = q ? strchr(q + 1, '"') : NULL;
+        if (q && qe && qe < t)
+            gx__sb_printf(f->out, "\n#line %d %.*s\n", line + lines - 1, (int)(qe - q + 1), q);
+    }
+    gx__sb_printf(f->out, "%.*s\n", (int)(e - b), t);
 }
 
 /* Every per-thread variable in scope, for thread gxf_t.  A scalar whose address
@@ -505,8 +518,10 @@ bool cpu_fission(const char *all, const char *txt, const char *code, const char 
     if (ok) {
         gx__sb_printf(out, "static void gx__fis_%s", name);
         gx__sb_printf(out, "%.*s\n{\n", (int)(rp - lp), txt + (lp - code));
+        /* messages name the kernel, not the lambdas its regions became */
+        gx__sb_printf(out, "static const char gxf_func[] = \"%s\";\n#define __func__ gxf_func\n", name);
         gx__sb_puts(out, body.p ? body.p : "");
-        gx__sb_puts(out, "}\n");
+        gx__sb_puts(out, "}\n#undef __func__\n");
     } else {
         snprintf(why, cap, "%s", f.why ? f.why : "a shape it cannot read");
     }
