@@ -28,7 +28,7 @@
 #include "gx_cpu_kernel_prelude.inc"
 
 /* Bumped whenever cpu_fission.c's output changes (part of the cache key). */
-#define CK_FISSION_VERSION 3
+#define CK_FISSION_VERSION 4
 
 /* ------------------------------------------------------------ source scanning */
 
@@ -212,6 +212,10 @@ static bool ck_body_waits(const char *code, const char *b, const char *e, int de
         if ((size_t)(p - s) >= sizeof nm)
             continue;
         snprintf(nm, sizeof nm, "%.*s", (int)(p - s), s);
+        /* `if (c) { ... }` looks like a definition of `if` */
+        if (!strcmp(nm, "if") || !strcmp(nm, "for") || !strcmp(nm, "while") || !strcmp(nm, "switch") ||
+            !strcmp(nm, "return") || !strcmp(nm, "sizeof") || !strcmp(nm, "catch"))
+            continue;
         for (const char *d = ck_find(code, nm); d; d = ck_find(d + 1, nm)) {
             const char *db, *de;
             if (d != s && ck_body(d, &db, &de) && !(db <= s && s < de) && ck_body_waits(code, db, de, depth + 1))
@@ -519,9 +523,12 @@ static gx_status ck_generate(const char *wrapped, bool fission, gx__sbuf *out, i
         snprintf(kn, sizeof kn, "%.*s", (int)l, p);
         int path = ck_path(body.p, bcode, kn, fission, &fis, why, sizeof why);
         *nfis += path == 2;
-        if (getenv("GX_CPU_KERNEL_LOG"))
+        const char *log = getenv("GX_CPU_KERNEL_LOG"); /* 1: each kernel's path; 2: and the fission code */
+        if (log)
             fprintf(stderr, "gx cpu kernel %s: %s%s%s\n", kn, path == 0 ? "thread loop" : path == 1 ? "fibers" : "fission",
                     why[0] ? ": " : "", why);
+        if (log && strcmp(log, "2") == 0 && path == 2)
+            fprintf(stderr, "%s\n", fis.p);
         gx__sb_printf(&entries,
                       "extern \"C\" __attribute__((visibility(\"default\"))) void gx__cpuk_%s"
                       "(gx_cpu_launch *L, int64_t b, int64_t e) { gx_cpu::run_blocks<%d, &%s%s>(L, b, e); GXC_REC(L); }\n",
@@ -602,5 +609,7 @@ void cpu_kernel_id(char *out, size_t cap)
     const char *p = (const char *)gx_cpu_kernel_prelude;
     cache_sha256_hex(p, strlen(p), hash);
     /* the generator's version too: cached objects from an older fission must not be reused */
-    snprintf(out, cap, "; c++=%s; kprelude=%.16s; fission=%d", cpu_cxx_path(), hash, CK_FISSION_VERSION);
+    const char *env = getenv("GX_CPU_FISSION"); /* GX_CPU_FISSION=0 builds other objects */
+    snprintf(out, cap, "; c++=%s; kprelude=%.16s; fission=%d", cpu_cxx_path(), hash,
+             env && strcmp(env, "0") == 0 ? 0 : CK_FISSION_VERSION);
 }
