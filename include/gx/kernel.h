@@ -33,8 +33,21 @@
  *   - The model: a grid's blocks are spread over the pool's workers (all cores); a
  *     worker runs one block at a time.  A kernel with no barrier or warp intrinsic
  *     (in its body or the device functions it calls; decided per kernel) runs its
- *     threads as a loop, inlined; otherwise each thread is a fiber (64 KiB stack)
- *     switched at barriers and warp intrinsics.  Atomics on the running block's
+ *     threads as a loop, inlined.  A kernel whose only waits are `__syncthreads();`
+ *     statements at its top level or inside for/while/if/else/{ } statements (any
+ *     nesting) is cut at its barriers ("loop fission"): each barrier-free stretch
+ *     runs as one loop over the block's threads, variables declared between
+ *     barriers get one copy per thread, and the conditions of the statements that
+ *     hold barriers must be the same for every thread of the block (CUDA's rule):
+ *     they are evaluated by every thread, and threads that disagree are reported
+ *     as a barrier in divergent code.  Threads may `return` only after the last
+ *     barrier there.  Every other kernel with a barrier or warp intrinsic (warp
+ *     intrinsics, __syncthreads_count/and/or, barriers in called device functions
+ *     or macros, return before a barrier, break/continue out of a loop that holds
+ *     a barrier, do/switch around one) runs each thread as a fiber (64 KiB stack)
+ *     switched at barriers and warp intrinsics.  GX_CPU_KERNEL_LOG=1 prints which
+ *     of the three each kernel got (and why not fission); GX_CPU_FISSION=0 turns
+ *     fission off.  Atomics on the running block's
  *     shared memory take a plain (unlocked) path.  GX_FOR_EACH gives each thread a
  *     contiguous share of the range on the CPU (gx/device.h).  A missing __syncthreads() gives
  *     wrong results, never a hang; a barrier that some threads of a block skip

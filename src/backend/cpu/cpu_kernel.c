@@ -27,6 +27,9 @@
 
 #include "gx_cpu_kernel_prelude.inc"
 
+/* Bumped whenever cpu_fission.c's output changes (part of the cache key). */
+#define CK_FISSION_VERSION 4
+
 /* ------------------------------------------------------------ source scanning */
 
 /* A copy of src with comments and the insides of string and character literals
@@ -209,6 +212,10 @@ static bool ck_body_waits(const char *code, const char *b, const char *e, int de
         if ((size_t)(p - s) >= sizeof nm)
             continue;
         snprintf(nm, sizeof nm, "%.*s", (int)(p - s), s);
+        /* `if (c) { ... }` looks like a definition of `if` */
+        if (!strcmp(nm, "if") || !strcmp(nm, "for") || !strcmp(nm, "while") || !strcmp(nm, "switch") ||
+            !strcmp(nm, "return") || !strcmp(nm, "sizeof") || !strcmp(nm, "catch"))
+            continue;
         for (const char *d = ck_find(code, nm); d; d = ck_find(d + 1, nm)) {
             const char *db, *de;
             if (d != s && ck_body(d, &db, &de) && !(db <= s && s < de) && ck_body_waits(code, db, de, depth + 1))
@@ -220,7 +227,7 @@ static bool ck_body_waits(const char *code, const char *b, const char *e, int de
 
 /* Whether __global__ function `name` needs fibers: any macro that mentions a wait
  * makes every kernel of the source need them (macros are not followed). */
-static bool ck_kernel_needs_fibers(const char *code, const char *name)
+static bool ck_macro_waits(const char *code)
 {
     for (const char *h = strchr(code, '#'); h; h = strchr(h + 1, '#')) {
         const char *eol = h + strcspn(h, "\n");
@@ -229,11 +236,30 @@ static bool ck_kernel_needs_fibers(const char *code, const char *name)
         if (strncmp(h + 1 + strspn(h + 1, " \t"), "define", 6) == 0 && ck_waits_in(h, eol))
             return true;
     }
+    return false;
+}
+
+static bool ck_kernel_needs_fibers(const char *code, const char *name)
+{
+    if (ck_macro_waits(code))
+        return true;
     const char *b, *e;
     for (const char *d = ck_find(code, name); d; d = ck_find(d + 1, name))
         if (ck_body(d, &b, &e))
             return ck_body_waits(code, b, e, 0);
     return ck_needs_fibers(code); /* no body found: stay on the safe side */
+}
+
+bool cpu_kernel_waits(const char *code, const char *b, const char *e) { return ck_body_waits(code, b, e, 0); }
+
+bool cpu_kernel_def(const char *code, const char *name, const char **def, const char **b, const char **e)
+{
+    for (const char *d = ck_find(code, name); d; d = ck_find(d + 1, name))
+        if (ck_body(d, b, e)) {
+            *def = d;
+            return true;
+        }
+    return false;
 }
 
 /* ------------------------------------------------------------ rewriting */
@@ -424,13 +450,39 @@ static const char ck_assert_h[] = "#undef assert\n"
                                   "#define GXC_REC(L) ((void)0)\n"
                                   "#endif\n";
 
-static gx_status ck_generate(const char *wrapped, gx__sbuf *out)
+/* How kernel `name` runs (0 loop, 1 fibers, 2 fission; cpu_kernel_path): body is
+ * the rewritten source, bcode its code-only twin; with fission, the rewritten
+ * kernel is appended to fis.  GX_CPU_FISSION=0 keeps every kernel on fibers. */
+static int ck_path(const char *body, const char *bcode, const char *name, bool fission, gx__sbuf *fis, char *why,
+                   size_t cap)
+{
+    snprintf(why, cap, "%s", "");
+    if (!ck_kernel_needs_fibers(bcode, name))
+        return 0;
+    const char *env = getenv("GX_CPU_FISSION");
+    if (!fission || (env && strcmp(env, "0") == 0)) {
+        snprintf(why, cap, "fission turned off");
+        return 1;
+    }
+    if (ck_macro_waits(bcode)) {
+        snprintf(why, cap, "a macro of the source holds a barrier or warp intrinsic");
+        return 1;
+    }
+    gx__sbuf mine = {0};
+    bool ok = cpu_fission(bcode, body, bcode, name, &mine, why, cap) && !mine.oom;
+    if (ok)
+        gx__sb_puts(fis, mine.p);
+    gx__sb_free(&mine);
+    return ok ? 2 : 1;
+}
+
+/* The sources of a wrapped text, checked and rewritten into body; kernel names
+ * (blank-separated) into names. */
+static gx_status ck_sources(const char *wrapped, gx__sbuf *defs, gx__sbuf *body, gx__sbuf *names)
 {
     ck_part parts[CK_MAX_PARTS];
     int np = 0;
-    gx__sbuf defs = {0}, body = {0}, names = {0};
-    gx_status s = ck_parse(wrapped, &defs, parts, &np);
-    gx__sbuf allcode = {0};
+    gx_status s = ck_parse(wrapped, defs, parts, &np);
     for (int i = 0; i < np && s == GX_OK; i++) {
         char *txt = strndup(parts[i].text, parts[i].len);
         char *code = txt ? ck_code_only(txt) : NULL;
@@ -443,14 +495,45 @@ static gx_status ck_generate(const char *wrapped, gx__sbuf *out)
         ck_part_name(&parts[i], nm, sizeof nm);
         s = ck_check_subset(code + (ck_user_text(txt) - txt), nm);
         if (s == GX_OK) {
-            gx__sb_puts(&allcode, code);
-            gx__sb_puts(&allcode, "\n;\n");
-            ck_globals(code, &names);
-            ck_rewrite(&body, txt, code);
-            gx__sb_puts(&body, "\n");
+            ck_globals(code, names);
+            ck_rewrite(body, txt, code);
+            gx__sb_puts(body, "\n;\n");
         }
         free(code);
         free(txt);
+    }
+    return s;
+}
+
+static gx_status ck_generate(const char *wrapped, bool fission, gx__sbuf *out, int *nfis)
+{
+    gx__sbuf defs = {0}, body = {0}, names = {0}, fis = {0}, entries = {0};
+    gx_status s = ck_sources(wrapped, &defs, &body, &names);
+    char *bcode = s == GX_OK ? ck_code_only(body.p ? body.p : "") : NULL;
+    if (s == GX_OK && !bcode)
+        s = gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
+    *nfis = 0;
+    for (const char *p = names.p; s == GX_OK && p && *p;) {
+        while (*p == ' ')
+            p++;
+        size_t l = strcspn(p, " ");
+        if (!l)
+            break;
+        char kn[128], why[160];
+        snprintf(kn, sizeof kn, "%.*s", (int)l, p);
+        int path = ck_path(body.p, bcode, kn, fission, &fis, why, sizeof why);
+        *nfis += path == 2;
+        const char *log = getenv("GX_CPU_KERNEL_LOG"); /* 1: each kernel's path; 2: and the fission code */
+        if (log)
+            fprintf(stderr, "gx cpu kernel %s: %s%s%s\n", kn, path == 0 ? "thread loop" : path == 1 ? "fibers" : "fission",
+                    why[0] ? ": " : "", why);
+        if (log && strcmp(log, "2") == 0 && path == 2)
+            fprintf(stderr, "%s\n", fis.p);
+        gx__sb_printf(&entries,
+                      "extern \"C\" __attribute__((visibility(\"default\"))) void gx__cpuk_%s"
+                      "(gx_cpu_launch *L, int64_t b, int64_t e) { gx_cpu::run_blocks<%d, &%s%s>(L, b, e); GXC_REC(L); }\n",
+                      kn, path, path == 2 ? "gx__fis_" : "", kn);
+        p += l;
     }
     if (s == GX_OK) {
         gx__sb_puts(out, defs.p ? defs.p : "");
@@ -460,31 +543,38 @@ static gx_status ck_generate(const char *wrapped, gx__sbuf *out)
         gx__sb_puts(out, "\n");
         gx__sb_puts(out, ck_assert_h);
         gx__sb_puts(out, body.p ? body.p : "");
+        gx__sb_puts(out, "\n#line 1 \"gx-cpu-fission\"\n");
+        gx__sb_puts(out, fis.p ? fis.p : "");
         gx__sb_puts(out, "\n#line 1 \"gx-cpu-entries\"\n");
-        for (const char *p = names.p; p && *p;) {
-            while (*p == ' ')
-                p++;
-            size_t l = strcspn(p, " ");
-            if (!l)
-                break;
-            char kn[128];
-            snprintf(kn, sizeof kn, "%.*s", (int)l, p);
-            bool fibers = allcode.p && ck_kernel_needs_fibers(allcode.p, kn);
-            gx__sb_printf(out,
-                          "extern \"C\" __attribute__((visibility(\"default\"))) void gx__cpuk_%.*s"
-                          "(gx_cpu_launch *L, int64_t b, int64_t e) { gx_cpu::run_blocks<%s, &%.*s>(L, b, e); GXC_REC(L); }\n",
-                          (int)l, p, fibers ? "true" : "false", (int)l, p);
-            p += l;
-        }
+        gx__sb_puts(out, entries.p ? entries.p : "");
         gx__sb_puts(out, "extern \"C\" { __attribute__((visibility(\"default\"))) int gx__cpu_user_module = 1; }\n");
-        if (out->oom)
+        if (out->oom || fis.oom || entries.oom)
             s = gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    free(bcode);
+    gx__sb_free(&defs);
+    gx__sb_free(&body);
+    gx__sb_free(&names);
+    gx__sb_free(&fis);
+    gx__sb_free(&entries);
+    return s;
+}
+
+int cpu_kernel_path(const char *source, const char *name, char *why, size_t cap)
+{
+    gx__sbuf defs = {0}, body = {0}, names = {0}, fis = {0};
+    int path = -1;
+    if (ck_sources(source, &defs, &body, &names) == GX_OK) {
+        char *bcode = ck_code_only(body.p ? body.p : "");
+        if (bcode)
+            path = ck_path(body.p, bcode, name, true, &fis, why, cap);
+        free(bcode);
     }
     gx__sb_free(&defs);
     gx__sb_free(&body);
     gx__sb_free(&names);
-    gx__sb_free(&allcode);
-    return s;
+    gx__sb_free(&fis);
+    return path;
 }
 
 bool cpu_kernel_is_user(const char *source)
@@ -495,10 +585,21 @@ bool cpu_kernel_is_user(const char *source)
 gx_status cpu_kernel_build(const char *wrapped, const char *label, void **blob, size_t *len)
 {
     gx__sbuf src = {0};
-    gx_status s = ck_generate(wrapped, &src);
+    int nfis = 0;
+    gx_status s = ck_generate(wrapped, true, &src, &nfis);
     if (s == GX_OK)
         s = cpu_cxx_build(src.p, label, blob, len);
     gx__sb_free(&src);
+    if (s == GX_ERR_COMPILE && nfis > 0) {
+        /* the rewritten form did not compile (a declaration the scanner misread, a
+         * per-thread variable used as a constant): the fibers run any kernel, and a
+         * real error in the source is reported by this second build */
+        gx__sbuf plain = {0};
+        s = ck_generate(wrapped, false, &plain, &nfis);
+        if (s == GX_OK)
+            s = cpu_cxx_build(plain.p, label, blob, len);
+        gx__sb_free(&plain);
+    }
     return s;
 }
 
@@ -507,5 +608,8 @@ void cpu_kernel_id(char *out, size_t cap)
     char hash[65];
     const char *p = (const char *)gx_cpu_kernel_prelude;
     cache_sha256_hex(p, strlen(p), hash);
-    snprintf(out, cap, "; c++=%s; kprelude=%.16s", cpu_cxx_path(), hash);
+    /* the generator's version too: cached objects from an older fission must not be reused */
+    const char *env = getenv("GX_CPU_FISSION"); /* GX_CPU_FISSION=0 builds other objects */
+    snprintf(out, cap, "; c++=%s; kprelude=%.16s; fission=%d", cpu_cxx_path(), hash,
+             env && strcmp(env, "0") == 0 ? 0 : CK_FISSION_VERSION);
 }

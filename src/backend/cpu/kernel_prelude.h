@@ -112,6 +112,11 @@ struct tstate {
     unsigned wmask[2][32]; /* lanes released together from each warp's last exchange, per bank */
     void (*body)(void *);
     void *body_arg;
+    /* fission: per-thread slots of variables that live across barriers */
+    unsigned char *chunk[16];
+    size_t chunk_len[16];
+    int ck;        /* the chunk being filled */
+    size_t ck_top; /* bytes used in it */
 };
 static thread_local tstate ts;
 
@@ -410,6 +415,8 @@ struct owner {
             munmap(t.stacks, t.stacks_len);
         free(t.f);
         free(t.dyn);
+        for (int i = 0; i < 16; i++)
+            free(t.chunk[i]), t.chunk[i] = NULL;
         t.stacks = NULL, t.f = NULL, t.dyn = NULL;
         t.nf_cap = 0, t.dyn_cap = 0;
     }
@@ -433,8 +440,82 @@ template <auto F> static void run_loop(typename runner<F>::args_t &a)
         }
 }
 
-/* Blocks [b, e) of the launch, in this worker. */
-template <bool Fibers, auto F> static void run_blocks(gx_cpu_launch *L, int64_t b, int64_t e)
+/* ------------------------------------------------------------ loop fission
+ * A kernel whose barriers all sit at its top level or in for/while/if/{} statements
+ * with block-uniform conditions is rewritten by cpu_fission.c: each barrier-free
+ * stretch runs as one loop over the block's threads (each_thread), so the compiler
+ * sees ordinary loops; variables that may live across a barrier get one slot per
+ * thread (slots); the conditions of the statements that hold barriers are
+ * evaluated by every thread and must agree (uniform), as CUDA requires anyway. */
+
+/* Storage for one T per thread of the block, from the worker's chunks: the same
+ * sequence of requests repeats for every block, so after the first block nothing
+ * is allocated.  mark/release scope the requests of a loop body. */
+template <class T> static inline T *slots(void)
+{
+    tstate &t = *self();
+    size_t n = (size_t)t.bdim.x * t.bdim.y * t.bdim.z, need = (n * sizeof(T) + 63) & ~(size_t)63;
+    for (; t.ck < 16; t.ck++, t.ck_top = 0) {
+        if (!t.chunk[t.ck]) {
+            size_t len = need > ((size_t)1 << 20) ? need : ((size_t)1 << 20);
+            t.chunk[t.ck] = (unsigned char *)aligned_alloc(64, len);
+            t.chunk_len[t.ck] = t.chunk[t.ck] ? len : 0;
+        }
+        if (t.ck_top + need <= t.chunk_len[t.ck]) {
+            T *p = (T *)(t.chunk[t.ck] + t.ck_top);
+            t.ck_top += need;
+            return p;
+        }
+    }
+    fail(4, "out of memory for the per-thread variables of a block (%u threads)", (unsigned)n);
+    __builtin_trap();
+}
+static inline size_t slots_mark(void) { return (size_t)self()->ck << 40 | self()->ck_top; }
+static inline void slots_release(size_t m)
+{
+    self()->ck = (int)(m >> 40);
+    self()->ck_top = m & (((size_t)1 << 40) - 1);
+}
+
+/* Runs body(i) for each thread i of the block with threadIdx set, x fastest. */
+template <class B> static inline __attribute__((always_inline)) void each_thread(B &&body)
+{
+    tstate &t = *self();
+    const unsigned bx = t.bdim.x, by = t.bdim.y, bz = t.bdim.z;
+    unsigned i = 0;
+    for (unsigned z = 0; z < bz; z++)
+        for (unsigned y = 0; y < by; y++, i += bx) {
+            t.tid.y = y, t.tid.z = z;
+            for (unsigned x = 0; x < bx; x++) {
+                t.tid.x = x;
+                body(i + x);
+            }
+        }
+}
+
+/* The condition of a statement that holds a barrier, by every thread: when the
+ * threads disagree the barrier is in divergent code, which the launch reports
+ * (on a GPU it hangs or corrupts shared memory); the block then goes on as if
+ * false, so it ends. */
+template <class C> static inline bool uniform(C &&cond)
+{
+    tstate &t = *self();
+    unsigned yes = 0, n = t.bdim.x * t.bdim.y * t.bdim.z;
+    each_thread([&](unsigned i) { yes += cond(i) ? 1u : 0u; });
+    if (yes != 0 && yes != n) {
+        fail(1,
+             "__syncthreads() in divergent code: in block (%u, %u, %u), the threads disagree on the condition of "
+             "a loop or if that holds a barrier (on a GPU this hangs or corrupts shared memory)",
+             t.bid.x, t.bid.y, t.bid.z);
+        return false;
+    }
+    return yes != 0 && !__atomic_load_n(&t.L->error, __ATOMIC_RELAXED);
+}
+
+/* Blocks [b, e) of the launch, in this worker.  Mode 0: the threads as a loop (no
+ * barrier); 1: as fibers; 2: F is the kernel after loop fission (cpu_fission.c),
+ * called once per block, running its own thread loops between barriers. */
+template <int Mode, auto F> static void run_blocks(gx_cpu_launch *L, int64_t b, int64_t e)
 {
     typedef runner<F> R;
     tstate &t = ts;
@@ -449,13 +530,13 @@ template <bool Fibers, auto F> static void run_blocks(gx_cpu_launch *L, int64_t 
     t.bdim = dim3(L->block[0], L->block[1], L->block[2]);
     t.gdim = dim3(L->grid[0], L->grid[1], L->grid[2]);
     int n = (int)(L->block[0] * L->block[1] * L->block[2]);
-    if (!dyn_for(L->shmem) || (Fibers && !stacks_for(n))) {
+    if (!dyn_for(L->shmem) || (Mode == 1 && !stacks_for(n))) {
         fail(4, "out of memory for a block's shared memory or fiber stacks (%u threads)", (unsigned)n);
         return;
     }
     t.body = R::body;
     t.body_arg = &a;
-    t.in_fiber = Fibers;
+    t.in_fiber = Mode == 1;
     if (!t.tls_hi) {
         dl_iterate_phdr(tls_range_cb, NULL);
         own.live = true; /* registers the destructor for this worker */
@@ -466,9 +547,12 @@ template <bool Fibers, auto F> static void run_blocks(gx_cpu_launch *L, int64_t 
         t.bid.x = (unsigned)(i % L->grid[0]);
         t.bid.y = (unsigned)((i / L->grid[0]) % L->grid[1]);
         t.bid.z = (unsigned)(i / ((int64_t)L->grid[0] * L->grid[1]));
-        if constexpr (Fibers) {
+        if constexpr (Mode == 1) {
             if (!run_fibers(n))
                 return;
+        } else if constexpr (Mode == 2) {
+            t.ck = 0, t.ck_top = 0;
+            call<F>(a, std::make_index_sequence<R::K::n>{});
         } else {
             run_loop<F>(a);
         }
