@@ -536,14 +536,39 @@ static void rg_gen_cpu_find(gx__sbuf *b, const rg_spec *sp, const char *const *l
     gx__sb_puts(b, "  ((rg_acc *)(rg_uptr)a->part)[thread] = r;\n  ((int64_t *)(rg_uptr)a->part_idx)[thread] = q;\n");
 }
 
-static void rg_gen_cpu(gx__sbuf *b, const rg_spec *sp)
+/* The fold's body is a function of its own whose streams are restrict parameters,
+ * called by the entry point.  Why: declared as restrict locals initialised from the
+ * argument block's integers (rg_gen_streams), GCC 12 does not trust them, versions
+ * the lanes loop for an alias between a stream and the lane array, and keeps the
+ * lanes in memory -- a store and a reload of every accumulator per 16 elements, a
+ * store-forwarding chain.  One thread, 2^15 f32 in L2 (2-core VM, Xeon @ 2.8 GHz):
+ * the f32 sum's fold 5.5 -> 9.2 G elements/s; from memory 1.83 -> 1.92 (the loop
+ * keeps more loads in flight).  noinline keeps the parameters' restrict meaning. */
+static void rg_gen_cpu_head(gx__sbuf *b, const rg_spec *sp)
 {
+    gx__sb_puts(b, "#if defined(__GNUC__)\n__attribute__((noinline))\n#endif\n");
     if (rg_cpu_novec(sp))
         gx__sb_puts(b, "#if defined(__GNUC__) && !defined(__clang__)\n"
                        "__attribute__((optimize(\"no-tree-loop-vectorize\")))\n#endif\n");
+    gx__sb_puts(b, "static void gx_rg_body(const gx_args *a, const rg_user_t *u, int64_t begin, int64_t end, int thread");
+    for (int k = 0; k < sp->nstreams; k++)
+        gx__sb_printf(b, ", const %s *restrict s%d", gx__dtype_ctype(sp->stream_dt[k]), k);
+    gx__sb_puts(b, ")\n{\n  (void)u;\n");
+}
+
+/* The entry point: unpacks the stream pointers for gx_rg_body. */
+static void rg_gen_cpu_entry(gx__sbuf *b, const rg_spec *sp)
+{
     gx__sb_puts(b, "void gx_rg(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
-                   "  const gx_args *a = (const gx_args *)ap;\n  const rg_user_t *u = &a->u;\n  (void)u;\n");
-    rg_gen_streams(b, sp, "a->", "restrict");
+                   "  const gx_args *a = (const gx_args *)ap;\n  gx_rg_body(a, &a->u, begin, end, thread");
+    for (int k = 0; k < sp->nstreams; k++)
+        gx__sb_printf(b, ", (const %s *)(rg_uptr)a->stream[%d]", gx__dtype_ctype(sp->stream_dt[k]), k);
+    gx__sb_puts(b, ");\n}\n");
+}
+
+static void rg_gen_cpu(gx__sbuf *b, const rg_spec *sp)
+{
+    rg_gen_cpu_head(b, sp);
     char ld[RG_MAXSTREAMS][32];
     const char *load[RG_MAXSTREAMS];
     for (int s = 0; s < sp->nstreams; s++) {
@@ -557,6 +582,7 @@ static void rg_gen_cpu(gx__sbuf *b, const rg_spec *sp)
     else
         rg_gen_cpu_named(b, sp, load);
     gx__sb_puts(b, "  ((int64_t *)(rg_uptr)a->seen)[thread] = 1;\n}\n");
+    rg_gen_cpu_entry(b, sp);
 
     /* The second call: a->n is the number of worker slots; combined in thread order. */
     gx__sb_puts(b, "void gx_rg_fin(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
