@@ -390,8 +390,8 @@ static void ra_gen_cpu_row_lanes(gx__sbuf *b, const rd_job *job, const ra_plan *
  * the whole-array fold, 5.5 -> 9.2 G f32/s in L2 on one thread). */
 static void ra_gen_cpu_row_lanes_fn(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
 {
-    gx__sb_puts(b, "#if defined(__GNUC__)\n__attribute__((noinline))\n#endif\n"
-                   "static void gx_ra_body(const gx_args *a, const rg_user_t *u, int64_t jb, int64_t je");
+    gx__sb_puts(b, RG_CPU_BODY_ATTRS);
+    gx__sb_puts(b, "static void gx_ra_body(const gx_args *a, const rg_user_t *u, int64_t jb, int64_t je");
     for (int k = 0; k < job->nin; k++)
         gx__sb_printf(b, ", const %s *restrict gx_p%d", gx__dtype_ctype(job->in[k]->dtype), k);
     gx__sb_puts(b, ")\n{\n");

@@ -546,7 +546,7 @@ static void rg_gen_cpu_find(gx__sbuf *b, const rg_spec *sp, const char *const *l
  * keeps more loads in flight).  noinline keeps the parameters' restrict meaning. */
 static void rg_gen_cpu_head(gx__sbuf *b, const rg_spec *sp)
 {
-    gx__sb_puts(b, "#if defined(__GNUC__)\n__attribute__((noinline))\n#endif\n");
+    gx__sb_puts(b, RG_CPU_BODY_ATTRS);
     if (rg_cpu_novec(sp))
         gx__sb_puts(b, "#if defined(__GNUC__) && !defined(__clang__)\n"
                        "__attribute__((optimize(\"no-tree-loop-vectorize\")))\n#endif\n");

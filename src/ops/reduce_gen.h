@@ -142,4 +142,18 @@ void rg_gen_cuda_block(gx__sbuf *b, const rg_spec *sp);
  * load); paste once per source when you write your own kernels. */
 const char *rg_cuda_helpers(void);
 
+/* Attributes of a CPU fold's body function (generated C, before its declaration):
+ * kept out of line, so that its restrict parameters keep their meaning (see
+ * rg_gen_cpu_head), and, where the CPU has AVX-512, vectorised with 512-bit vectors.
+ * Why 512: GCC's -march=native prefers 256-bit ones, and an f32 fold into f64 lanes
+ * spends a convert, an extract and an add per 4 elements on them; with 512-bit ones
+ * half as many.  One thread, f32 sum's fold (2-core VM, Xeon @ 2.8 GHz): in L2 8.1 ->
+ * 12.5 G elements/s; from the last-level cache (64 rotated 256 KiB inputs) 2.07 ->
+ * 2.37 best, 1.68 -> 2.01 median.  The lanes' order does not depend on the vector
+ * width, so neither do the results. */
+#define RG_CPU_BODY_ATTRS                                                        \
+    "#if defined(__GNUC__)\n__attribute__((noinline))\n#endif\n"               \
+    "#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)\n"     \
+    "__attribute__((target(\"prefer-vector-width=512\")))\n#endif\n"
+
 #endif
