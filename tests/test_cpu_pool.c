@@ -9,6 +9,7 @@
 #include "gx_test.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 /* A CPU context with `threads` threads (GX_CPU_THREADS is read at creation). */
 static gx_ctx *ctx_threads(int threads)
@@ -360,5 +361,35 @@ GXT_TEST(cpu_memory_pool_reuses_and_trims)
     GXT_EQ_I64(m.in_use, 0);
     GXT_CHECK(m.reserved < (size_t)n * 4);
     free(h);
+    gx_ctx_destroy(ctx);
+}
+
+/* Workers that sleep (idle past the pool's spin time) are woken for a job handed to
+ * them and only then: jobs of few parts (3 of 8192) and of all parts, with pauses
+ * that let the idle workers fall asleep, on more threads than cores. */
+GXT_TEST(cpu_pool_sleeping_workers_wake_for_their_jobs)
+{
+    int cores = cpu_cores(), t = 2 * cores < 8 ? 8 : 2 * cores;
+    gx_ctx *ctx = ctx_threads(t > 32 ? 32 : t);
+    GXT_CHECK(ctx != NULL);
+    const int64_t ns[2] = {3 * 8192, (int64_t)t * 8192 + 5};
+    for (int c = 0; c < 2; c++) {
+        int64_t n = ns[c];
+        int32_t *h = malloc((size_t)n * sizeof *h);
+        int64_t want = 0;
+        for (int64_t k = 0; k < n; k++)
+            want += h[k] = (int32_t)(k % 1001) - 500;
+        gx_array *x = NULL;
+        GXT_OK(gx_array_from_host(ctx, GX_I32, 1, &n, h, &x));
+        for (int it = 0; it < 60; it++) {
+            if (it % 3 == 0)
+                usleep(400); /* past the spin: the idle workers sleep */
+            gx_scalar v;
+            GXT_OK(gx_sum(x, &v));
+            GXT_EQ_I64((int64_t)gx_scalar_to_f64(v), want);
+        }
+        gx_array_release(x);
+        free(h);
+    }
     gx_ctx_destroy(ctx);
 }
