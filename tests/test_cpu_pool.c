@@ -9,6 +9,7 @@
 #include "gx_test.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 /* A CPU context with `threads` threads (GX_CPU_THREADS is read at creation). */
 static gx_ctx *ctx_threads(int threads)
@@ -69,6 +70,43 @@ static int64_t first_best(const float *x, int64_t n, int sign)
     return q;
 }
 
+/* The row sums of r's values seen as a matrix of n / 33 rows of 33 (rows that are
+ * not a multiple of the fold's 16 lanes), and of 3 rows of n / 3 (long rows split
+ * over the pool): exact, the values being multiples of 1/8. */
+static void check_rows(gx_ctx *ctx, const ref_data *r)
+{
+    const int64_t cols_of[2] = {33, r->n / 3};
+    for (int c = 0; c < 2; c++) {
+        int64_t cols = cols_of[c], rows = cols > 0 ? r->n / cols : 0;
+        if (rows < 1 || cols < 1)
+            continue;
+        int64_t shape[2] = {rows, cols};
+        gx_array *m = NULL, *rs = NULL;
+        GXT_OK(gx_array_from_host(ctx, GX_F32, 2, shape, r->f, &m));
+        int axis = 1;
+        gx_reduce_opts o = {0};
+        o.axes = &axis;
+        o.naxes = 1;
+        GXT_OK(gx_reduce_to(ctx, "+", m, &o, &rs));
+        float *got = malloc((size_t)rows * sizeof *got);
+        GXT_OK(gx_array_to_host(rs, got, (size_t)rows * sizeof *got));
+        int64_t bad = -1;
+        for (int64_t i = 0; i < rows && bad < 0; i++) {
+            double want = 0;
+            for (int64_t j = 0; j < cols; j++)
+                want += r->f[i * cols + j];
+            if ((double)got[i] != (double)(float)want)
+                bad = i;
+        }
+        if (bad >= 0)
+            fprintf(stderr, "rows %lld x %lld: row %lld sum wrong\n", (long long)rows, (long long)cols, (long long)bad);
+        GXT_EQ_I64(bad, -1);
+        free(got);
+        gx_array_release(rs);
+        gx_array_release(m);
+    }
+}
+
 /* Every checked result of one context on one size; `bits` gets the f32 sum's bits. */
 static void check_ops(gx_ctx *ctx, const ref_data *r, uint32_t *bits)
 {
@@ -119,6 +157,17 @@ static void check_ops(gx_ctx *ctx, const ref_data *r, uint32_t *bits)
     for (int64_t k = 0; k < n; k++)
         want += r->f[k] > 0.5f;
     GXT_EQ_I64(len, want);
+    /* ... and the kept values are the host's, in order. */
+    float *kv = malloc((size_t)(len > 0 ? len : 1) * sizeof *kv);
+    if (len > 0)
+        GXT_OK(gx_array_to_host(kept, kv, (size_t)len * sizeof *kv));
+    int64_t at = 0, badk = -1;
+    for (int64_t k = 0; k < n && badk < 0; k++)
+        if (r->f[k] > 0.5f && kv[at++] != r->f[k])
+            badk = k;
+    GXT_EQ_I64(badk, -1);
+    free(kv);
+    check_rows(ctx, r);
     gx_array_release(kept);
     gx_array_release(sc);
     gx_array_release(xf);
@@ -148,6 +197,66 @@ GXT_TEST(cpu_every_thread_count_right_and_reproducible)
     }
     for (int s = 0; s < NSIZES; s++)
         ref_free(&r[s]);
+}
+
+/* The bits of a sum of inexact values (its rounding depends on the order of the
+ * additions) and of a row sum: the same on a second run at each thread count, and
+ * within the f64 reference's rounding bound at all. */
+static void sums_bits(gx_ctx *ctx, const float *h, int64_t n, uint32_t *whole, uint32_t *row0)
+{
+    gx_array *x = NULL, *m = NULL, *rs = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, h, &x));
+    gx_scalar v;
+    GXT_OK(gx_sum(x, &v));
+    float f = (float)v.v.f;
+    memcpy(whole, &f, 4);
+    int64_t shape[2] = {2, n / 2};
+    GXT_OK(gx_array_from_host(ctx, GX_F32, 2, shape, h, &m));
+    int axis = 1;
+    gx_reduce_opts o = {0};
+    o.axes = &axis;
+    o.naxes = 1;
+    GXT_OK(gx_reduce_to(ctx, "+", m, &o, &rs));
+    float r2[2];
+    GXT_OK(gx_array_to_host(rs, r2, sizeof r2));
+    memcpy(row0, &r2[0], 4);
+    gx_array_release(rs);
+    gx_array_release(m);
+    gx_array_release(x);
+}
+
+GXT_TEST(cpu_inexact_sums_same_bits_per_thread_count)
+{
+    int cores = cpu_cores(), top = 2 * cores < 32 ? 2 * cores : 32;
+    const int64_t n = (1 << 20) + 38; /* even: two rows */
+    float *h = malloc((size_t)n * sizeof *h);
+    double want = 0, want0 = 0, mag = 0;
+    for (int64_t k = 0; k < n; k++) {
+        h[k] = (float)(gxt_rand01() * 2 - 0.9);
+        want += h[k];
+        want0 += k < n / 2 ? h[k] : 0;
+        mag += fabs(h[k]);
+    }
+    for (int t = 1; t <= top; t++) {
+        gx_ctx *ctx = ctx_threads(t);
+        GXT_CHECK(ctx != NULL);
+        if (!ctx)
+            break;
+        uint32_t a1, a2, b1, b2;
+        sums_bits(ctx, h, n, &a1, &b1);
+        sums_bits(ctx, h, n, &a2, &b2);
+        GXT_EQ_I64(a1, a2);
+        GXT_EQ_I64(b1, b2);
+        float fa, fb;
+        memcpy(&fa, &a1, 4);
+        memcpy(&fb, &b1, 4);
+        /* f64 accumulation: the f32 result is the reference rounded once, give or take
+         * the f64 additions' error (n * 2^-53 of the magnitudes' sum). */
+        GXT_CHECK(fabs(fa - want) <= 0x1p-24 * fabs(want) + n * 0x1p-52 * mag);
+        GXT_CHECK(fabs(fb - want0) <= 0x1p-24 * fabs(want0) + n * 0x1p-52 * mag);
+        gx_ctx_destroy(ctx);
+    }
+    free(h);
 }
 
 /* argmin/argmax in batches: a best value met again in a later batch keeps the first
@@ -252,5 +361,35 @@ GXT_TEST(cpu_memory_pool_reuses_and_trims)
     GXT_EQ_I64(m.in_use, 0);
     GXT_CHECK(m.reserved < (size_t)n * 4);
     free(h);
+    gx_ctx_destroy(ctx);
+}
+
+/* Workers that sleep (idle past the pool's spin time) are woken for a job handed to
+ * them and only then: jobs of few parts (3 of 8192) and of all parts, with pauses
+ * that let the idle workers fall asleep, on more threads than cores. */
+GXT_TEST(cpu_pool_sleeping_workers_wake_for_their_jobs)
+{
+    int cores = cpu_cores(), t = 2 * cores < 8 ? 8 : 2 * cores;
+    gx_ctx *ctx = ctx_threads(t > 32 ? 32 : t);
+    GXT_CHECK(ctx != NULL);
+    const int64_t ns[2] = {3 * 8192, (int64_t)t * 8192 + 5};
+    for (int c = 0; c < 2; c++) {
+        int64_t n = ns[c];
+        int32_t *h = malloc((size_t)n * sizeof *h);
+        int64_t want = 0;
+        for (int64_t k = 0; k < n; k++)
+            want += h[k] = (int32_t)(k % 1001) - 500;
+        gx_array *x = NULL;
+        GXT_OK(gx_array_from_host(ctx, GX_I32, 1, &n, h, &x));
+        for (int it = 0; it < 60; it++) {
+            if (it % 3 == 0)
+                usleep(400); /* past the spin: the idle workers sleep */
+            gx_scalar v;
+            GXT_OK(gx_sum(x, &v));
+            GXT_EQ_I64((int64_t)gx_scalar_to_f64(v), want);
+        }
+        gx_array_release(x);
+        free(h);
+    }
     gx_ctx_destroy(ctx);
 }

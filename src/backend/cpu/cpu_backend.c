@@ -58,21 +58,22 @@ typedef struct cpu_job {
 typedef struct cpu_slot {
     _Alignas(64) _Atomic uint64_t gen; /* bumped once per job handed to this worker */
     _Atomic uint64_t done;              /* the last gen this worker is finished with */
+    _Atomic int asleep;                 /* the worker blocks (or is about to) on `go` */
     cpu_job job;
+    pthread_mutex_t mu; /* guards the sleep on `go` */
+    pthread_cond_t go;
 } cpu_slot;
 
 #define CPU_PART_BITS 20 /* claim: job id above, next part below (parts < 2^20) */
 
 typedef struct cpu_pool {
-    pthread_mutex_t mu;
-    pthread_cond_t go;
     pthread_t *threads;
     cpu_slot *slots; /* slots[i] feeds worker i + 1 */
     int nthreads;    /* workers besides the calling thread */
+    int nslots;      /* slots made (their mutex and condition variable initialised) */
     uint64_t jobs;   /* jobs run so far (the caller's; under the context lock) */
     _Alignas(64) _Atomic uint64_t claim; /* (job id << CPU_PART_BITS) | next unclaimed part */
     _Alignas(64) _Atomic int finished;   /* parts of the current job done */
-    _Atomic int sleepers;                /* workers blocked (or about to block) on `go` */
     _Atomic bool quit;
 } cpu_pool;
 
@@ -142,9 +143,22 @@ typedef struct cpu_worker_arg {
 } cpu_worker_arg;
 
 /* Waits until the slot's generation moves past `seen` (or the pool quits): spins
- * first, then sleeps.  Announcing the sleep (sleepers) before re-checking the slot,
- * both sequentially consistent, pairs with the caller's store-then-check in
- * cpu_pool_run: one of the two sees the other, so no wake-up is lost. */
+ * first, then sleeps on the slot's own condition variable.  Announcing the sleep
+ * (slot.asleep) before re-checking the slot, both sequentially consistent, pairs with
+ * the caller's store-then-check in cpu_pool_run: one of the two sees the other, so no
+ * wake-up is lost.
+ *
+ * Why one per slot: with one condition variable for the pool, a job for a few
+ * workers woke every sleeping one (a broadcast), and each took the pool's mutex only
+ * to find nothing to do and sleep again -- on every call that used fewer parts than
+ * there are workers (a 2^16 sum has 8 parts of 8192, so 7 of the 16-core host's 15
+ * workers idle past CPU_SPIN_NS and sleep), the caller paying the broadcast and the
+ * workers with a job queueing for the mutex behind those without.  The likely part of
+ * the 16-core host's 2^16 sum at 17.8 us against OpenMP's 6.9 (not measured there
+ * yet: the 2-core VM has one worker, so no herd).  Now a sleeping worker is woken
+ * only when it is handed a job.  On the 2-core VM with GX_CPU_THREADS=8, an i32 sum of
+ * 3 x 8192 (3 parts, 5 workers asleep) went from 4.6 us best / 6.6-8.0 median to 3.0
+ * / 5.2-5.4. */
 static uint64_t cpu_wait_job(cpu_pool *pool, cpu_slot *slot, uint64_t seen)
 {
     uint64_t g, t0 = 0;
@@ -165,12 +179,12 @@ static uint64_t cpu_wait_job(cpu_pool *pool, cpu_slot *slot, uint64_t seen)
                 break;
         }
     }
-    pthread_mutex_lock(&pool->mu);
-    atomic_fetch_add(&pool->sleepers, 1);
+    pthread_mutex_lock(&slot->mu);
+    atomic_store(&slot->asleep, 1);
     while ((g = atomic_load(&slot->gen)) == seen && !atomic_load(&pool->quit))
-        pthread_cond_wait(&pool->go, &pool->mu);
-    atomic_fetch_sub(&pool->sleepers, 1);
-    pthread_mutex_unlock(&pool->mu);
+        pthread_cond_wait(&slot->go, &slot->mu);
+    atomic_store(&slot->asleep, 0);
+    pthread_mutex_unlock(&slot->mu);
     return g;
 }
 
@@ -221,8 +235,6 @@ static int cpu_threads_wanted(void)
 static gx_status cpu_pool_start(cpu_pool *pool)
 {
     memset(pool, 0, sizeof *pool);
-    pthread_mutex_init(&pool->mu, NULL);
-    pthread_cond_init(&pool->go, NULL);
     int want = cpu_threads_wanted() - 1; /* the caller is worker 0 */
     if (want <= 0)
         return GX_OK;
@@ -237,6 +249,11 @@ static gx_status cpu_pool_start(cpu_pool *pool)
         pool->slots = NULL;
         return gx__err(GX_ERR_OUT_OF_MEMORY, "cpu backend: cannot allocate the thread pool");
     }
+    for (int i = 0; i < want; i++) {
+        pthread_mutex_init(&pool->slots[i].mu, NULL);
+        pthread_cond_init(&pool->slots[i].go, NULL);
+    }
+    pool->nslots = want;
     for (int i = 0; i < want; i++) {
         cpu_worker_arg *wa = malloc(sizeof *wa);
         if (!wa)
@@ -254,16 +271,20 @@ static gx_status cpu_pool_start(cpu_pool *pool)
 
 static void cpu_pool_stop(cpu_pool *pool)
 {
-    pthread_mutex_lock(&pool->mu);
     atomic_store(&pool->quit, true);
-    pthread_cond_broadcast(&pool->go);
-    pthread_mutex_unlock(&pool->mu);
+    for (int i = 0; i < pool->nslots; i++) {
+        pthread_mutex_lock(&pool->slots[i].mu);
+        pthread_cond_broadcast(&pool->slots[i].go);
+        pthread_mutex_unlock(&pool->slots[i].mu);
+    }
     for (int i = 0; i < pool->nthreads; i++)
         pthread_join(pool->threads[i], NULL);
+    for (int i = 0; i < pool->nslots; i++) {
+        pthread_mutex_destroy(&pool->slots[i].mu);
+        pthread_cond_destroy(&pool->slots[i].go);
+    }
     free(pool->threads);
     free(pool->slots);
-    pthread_mutex_destroy(&pool->mu);
-    pthread_cond_destroy(&pool->go);
 }
 
 /* Parts for a job of n items with at least `grain` items each: a part is worth a
@@ -300,12 +321,12 @@ static void cpu_pool_run(cpu_pool *pool, cpu_entry fn, const void *args, int64_t
             continue; /* still on an earlier job */
         sl->job = job;
         atomic_fetch_add(&sl->gen, 1); /* seq_cst: pairs with cpu_wait_job */
+        if (atomic_load(&sl->asleep)) {
+            pthread_mutex_lock(&sl->mu);
+            pthread_cond_signal(&sl->go);
+            pthread_mutex_unlock(&sl->mu);
+        }
         handed++;
-    }
-    if (handed && atomic_load(&pool->sleepers) > 0) {
-        pthread_mutex_lock(&pool->mu);
-        pthread_cond_broadcast(&pool->go);
-        pthread_mutex_unlock(&pool->mu);
     }
     cpu_claim_parts(pool, &job);
     /* Every part is claimed: wait for those still running elsewhere, yielding the
