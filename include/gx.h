@@ -530,5 +530,6 @@ GX_API gx_status gx_map_source(gx_ctx *ctx, const char *lambda, int nin, gx_arra
 #include "gx/sort.h"     /* sort, argsort, top-k, unique, searchsorted, histogram, bincount */
 #include "gx/graph.h"    /* record a sequence of calls, replay it (CUDA graphs) */
 #include "gx/comm.h"     /* communicators and collectives over ranks (MPI, NCCL) */
+#include "gx/dist.h"     /* distributed arrays: sharded along axis 0 over a communicator */
 
 #endif /* GX_H */
