@@ -121,3 +121,22 @@ if(GX_DLPACK_HEADER AND Python3_Interpreter_FOUND AND NOT GX_SANITIZE)
       ENVIRONMENT "GX_BACKEND=${be};GX_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache;GX_BUILD_DIR=${CMAKE_BINARY_DIR}")
   endforeach()
 endif()
+
+# gx/dist.h over MPI: tests/mpi/dist_mpi.c runs dist_checks.h on every rank of
+# `mpirun --oversubscribe -n N` for N = 1..4 on the CPU backend (mpi.dist.npN).
+if(GX_HAVE_MPI)
+  add_executable(gx_dist_mpi tests/mpi/dist_mpi.c)
+  target_include_directories(gx_dist_mpi PRIVATE ${CMAKE_SOURCE_DIR}/tests)
+  target_link_libraries(gx_dist_mpi PRIVATE gx_static)
+  set(gx_mpirun_flags --oversubscribe)
+  execute_process(COMMAND id -u OUTPUT_VARIABLE gx_uid OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(gx_uid STREQUAL "0")
+    list(APPEND gx_mpirun_flags --allow-run-as-root)
+  endif()
+  foreach(np 1 2 3 4)
+    add_test(NAME mpi.dist.np${np}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${gx_mpirun_flags} -n ${np} $<TARGET_FILE:gx_dist_mpi> ${CMAKE_BINARY_DIR})
+    set_tests_properties(mpi.dist.np${np} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 PROCESSORS ${np}
+      ENVIRONMENT "GX_BACKEND=cpu;GX_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache;GX_COMM_TIMEOUT=120;OMP_NUM_THREADS=1")
+  endforeach()
+endif()
