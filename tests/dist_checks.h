@@ -383,11 +383,11 @@ static void dxt_reduce(gx_comm *comm, gx_ctx *ctx)
                     DXT_OK(gx_dist_find("max", d, &v1, &i1));
                     DXT_OK(gx_findmax(w, &v2, &i2));
                     DXT_CHECK(i1 == i2);
-                    DXT_CHECK(v1.dtype == v2.dtype && memcmp(&v1.v, &v2.v, sizeof v1.v) == 0);
+                    DXT_CHECK(v1.dtype == v2.dtype && memcmp(&v1.v, &v2.v, 8) == 0);
                     DXT_OK(gx_dist_find("min", d, &v1, &i1));
                     DXT_OK(gx_findmin(w, &v2, &i2));
                     DXT_CHECK(i1 == i2);
-                    DXT_CHECK(v1.dtype == v2.dtype && memcmp(&v1.v, &v2.v, sizeof v1.v) == 0);
+                    DXT_CHECK(v1.dtype == v2.dtype && memcmp(&v1.v, &v2.v, 8) == 0);
                 } else {
                     DXT_STATUS(gx_dist_find("min", d, NULL, NULL), GX_ERR_INVALID_ARGUMENT);
                     gx_array *m = NULL;

@@ -374,20 +374,25 @@ static gx_status dx_scatter(gx_comm *comm, int root, gx_dtype dt, int ndim, cons
         GX__CHECK(gx_array_empty(ctx, dt, ndim, lshape, local));
         return counts[rank] ? gx_recv(comm, root, *local) : GX_OK;
     }
+    /* The pieces stay alive until the group ends: a grouped send may read its buffer
+     * up to gx_comm_group_end. */
+    gx_array **pieces = calloc((size_t)size, sizeof *pieces);
+    if (!pieces)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "gx_dist_from_host: no host memory");
     gx_status s = gx_comm_group_begin(comm);
     for (int r = 0; s == GX_OK && r < size; off += counts[r], r++) {
         lshape[0] = counts[r];
-        gx_array *piece = NULL;
-        s = gx_array_from_host(ctx, dt, ndim, lshape, (const char *)host + off * rowbytes, &piece);
-        if (s == GX_OK && r == rank)
-            *local = piece;
-        else if (s == GX_OK) {
-            if (counts[r])
-                s = gx_send(comm, r, piece);
-            gx_array_release(piece);
-        }
+        s = gx_array_from_host(ctx, dt, ndim, lshape, (const char *)host + off * rowbytes, &pieces[r]);
+        if (s == GX_OK && r != rank && counts[r])
+            s = gx_send(comm, r, pieces[r]);
     }
     gx_status e = gx_comm_group_end(comm);
+    for (int r = 0; r < size; r++)
+        if (r != rank || s != GX_OK || e != GX_OK)
+            gx_array_release(pieces[r]);
+    if (s == GX_OK && e == GX_OK)
+        *local = pieces[rank];
+    free(pieces);
     return s != GX_OK ? s : e;
 }
 
@@ -536,18 +541,23 @@ gx_status gx_dist_comm(const gx_dist *d, gx_comm **out)
 
 static gx_status dx_gather_root(const gx_dist *x, int root, gx_array *whole)
 {
+    gx_array **views = calloc((size_t)x->size, sizeof *views);
+    if (!views)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "gx_dist_gather: no host memory");
     gx_status s = gx_comm_group_begin(x->comm);
     int64_t off = 0;
     for (int r = 0; s == GX_OK && r < x->size; off += x->counts[r], r++) {
         if (!x->counts[r] || dx_rowsize(x) == 0)
             continue;
-        gx_array *v = NULL;
-        s = dx_rows_view(whole, off, x->counts[r], &v);
+        s = dx_rows_view(whole, off, x->counts[r], &views[r]);
         if (s == GX_OK)
-            s = r == root ? gx_array_copy_into(x->local, v) : gx_recv(x->comm, r, v);
-        gx_array_release(v);
+            s = r == root ? gx_array_copy_into(x->local, views[r]) : gx_recv(x->comm, r, views[r]);
     }
     gx_status e = gx_comm_group_end(x->comm);
+    /* The views stay alive until the group ends (a grouped receive lands there). */
+    for (int r = 0; r < x->size; r++)
+        gx_array_release(views[r]);
+    free(views);
     return s != GX_OK ? s : e;
 }
 

@@ -484,7 +484,7 @@ static gx_status dx_splitters(const gx_dist *x, gx_array *sorted, const gx_sort_
         S += cnt[r];
     }
     int64_t n = x->counts[x->rank], k = cnt[x->rank], step = k ? n / k : 1;
-    gx_slice sl = {step / 2, step / 2 + k * step, step ? step : 1};
+    gx_slice sl = {step / 2, k ? step / 2 + (k - 1) * step + 1 : 0, step ? step : 1};
     gx_array *smp = NULL, *all = NULL, *srt = NULL;
     gx_status s = gx_array_view(sorted, &sl, &smp);
     if (s == GX_OK)
