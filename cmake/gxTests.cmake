@@ -121,3 +121,29 @@ if(GX_DLPACK_HEADER AND Python3_Interpreter_FOUND AND NOT GX_SANITIZE)
       ENVIRONMENT "GX_BACKEND=${be};GX_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache;GX_BUILD_DIR=${CMAKE_BINARY_DIR}")
   endforeach()
 endif()
+
+# gx/comm.h over 1-4 MPI processes (tests/comm_mpi_main.c: its own program, each rank
+# checking every collective against the host's reference).  mpirun runs as root here
+# only with the two OMPI_ALLOW_* variables; shared memory without CMA (containers)
+# needs single_copy_mechanism=none.  Skipped, visibly, in a gx built without MPI.
+if(GX_HAVE_MPI)
+  find_program(GX_MPIEXEC NAMES mpirun mpiexec HINTS ${MPIEXEC_EXECUTABLE})
+  add_executable(gx_comm_mpi_tests tests/comm_mpi_main.c)
+  target_link_libraries(gx_comm_mpi_tests PRIVATE gx_static ${MPI_C_LIBRARIES})
+  target_include_directories(gx_comm_mpi_tests SYSTEM PRIVATE ${MPI_C_INCLUDE_DIRS})
+  set(GX_MPI_ENV "GX_BACKEND=cpu;GX_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_btl_vader_single_copy_mechanism=none;OMPI_MCA_rmaps_base_oversubscribe=1;GX_CPU_THREADS=1")
+  foreach(n 1 2 3 4)
+    add_test(NAME mpi.comm.n${n} COMMAND ${GX_MPIEXEC} --oversubscribe -n ${n} $<TARGET_FILE:gx_comm_mpi_tests> all)
+    set_tests_properties(mpi.comm.n${n} PROPERTIES ENVIRONMENT "${GX_MPI_ENV}" TIMEOUT 600
+      PASS_REGULAR_EXPRESSION "comm mpi tests: all passed on ${n} ranks" FAIL_REGULAR_EXPRESSION "FAILED")
+  endforeach()
+  # A rank that never joins: the others return GX_ERR_TIMEOUT (2 s) and rank 0 ends the
+  # job with MPI_Abort, so mpirun's own status is not the verdict; the printed line is.
+  foreach(n 2 3)
+    add_test(NAME mpi.comm_timeout.n${n} COMMAND ${GX_MPIEXEC} --oversubscribe -n ${n} $<TARGET_FILE:gx_comm_mpi_tests> timeout)
+    set_tests_properties(mpi.comm_timeout.n${n} PROPERTIES ENVIRONMENT "${GX_MPI_ENV}" TIMEOUT 120
+      PASS_REGULAR_EXPRESSION "rank 0: timeout test passed" FAIL_REGULAR_EXPRESSION "FAILED")
+  endforeach()
+else()
+  add_test(NAME mpi.comm COMMAND ${CMAKE_COMMAND} -E echo "SKIP: gx built without MPI (install libopenmpi-dev)")
+endif()

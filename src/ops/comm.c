@@ -746,6 +746,8 @@ static gx_status cm_reduce(gx_comm *c, bool scatter, const char *op, const gx_ar
     opn_kind k = OPN_NONE;
     GX__CHECK(cm_op(op, send->dtype, what, &k));
     bool inplace = send == recv || (!scatter && gx__array_same_layout(send, recv) && send->st == recv->st);
+    if (scatter && send == recv)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: send and recv are one array; reduce-scatter needs two", what);
     if (scatter)
         GX__CHECK(cm_size_is(send, recv->size * c->size, what, "send", "size x recv's elements"));
     else
@@ -753,8 +755,6 @@ static gx_status cm_reduce(gx_comm *c, bool scatter, const char *op, const gx_ar
     if (!inplace && gx__arrays_overlap(recv, send))
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: send and recv overlap; pass the same array for in place%s", what,
                        scatter ? " (not allowed here)" : "");
-    if (scatter && send == recv)
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: send and recv are one array; reduce-scatter needs two", what);
     gx_dtype lt = send->dtype;
     gx__redop rop = GX__RED_SUM;
     if (c->tp == CM_LIB)
