@@ -203,7 +203,7 @@ static bool op_ok(const char *op, gx_dtype t)
         return !bit;
     if (t == GX_BOOL)
         return !arith;
-    return true;
+    return strcmp(op, "&&") != 0 && strcmp(op, "||") != 0; /* logical: bool only */
 }
 
 static void check_host(const char *what, gx_dtype t, const gx_array *a, long n, void (*want)(long, double *, double *, void *),

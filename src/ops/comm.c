@@ -145,6 +145,9 @@ static gx_status cm_op(const char *op, gx_dtype t, const char *what, opn_kind *o
     if (fl && bitwise)
         return gx__err(GX_ERR_DTYPE, "%s: \"%s\" on %s: bitwise and logical operators need integer or bool data", what,
                        op, gx_dtype_name(t));
+    if ((k == OPN_LAND || k == OPN_LOR) && t != GX_BOOL && !fl && !cx)
+        return gx__err(GX_ERR_DTYPE, "%s: \"%s\" on %s: logical operators take bool data (compare with 0 first, or "
+                       "use \"&\" / \"|\" for bits)", what, op, gx_dtype_name(t));
     if (t == GX_BOOL && (k == OPN_ADD || k == OPN_MUL))
         return gx__err(GX_ERR_DTYPE, "%s: \"%s\" on bool would leave bool; use \"||\" (any) or \"&&\" (all), or "
                        "convert to an integer dtype first", what, op);
