@@ -144,6 +144,13 @@ if(GX_HAVE_MPI)
     set_tests_properties(mpi.comm_timeout.n${n} PROPERTIES ENVIRONMENT "${GX_MPI_ENV}" TIMEOUT 120
       PASS_REGULAR_EXPRESSION "rank 0: timeout test passed" FAIL_REGULAR_EXPRESSION "FAILED")
   endforeach()
+  # The example and `gx info` over 3 ranks.
+  add_test(NAME mpi.example_allreduce.n3 COMMAND ${GX_MPIEXEC} --oversubscribe -n 3 $<TARGET_FILE:example_allreduce>)
+  set_tests_properties(mpi.example_allreduce.n3 PROPERTIES ENVIRONMENT "${GX_MPI_ENV}" TIMEOUT 300
+    PASS_REGULAR_EXPRESSION "allreduce: PASS" FAIL_REGULAR_EXPRESSION "FAIL")
+  add_test(NAME mpi.info.n2 COMMAND ${GX_MPIEXEC} --oversubscribe -n 2 $<TARGET_FILE:gx_tool> info)
+  set_tests_properties(mpi.info.n2 PROPERTIES ENVIRONMENT "${GX_MPI_ENV}" TIMEOUT 300
+    PASS_REGULAR_EXPRESSION "rank 1/2  host")
 else()
   add_test(NAME mpi.comm COMMAND ${CMAKE_COMMAND} -E echo "SKIP: gx built without MPI (install libopenmpi-dev)")
 endif()
