@@ -24,13 +24,13 @@
  * Dtypes: moving data (allgather(v), broadcast, alltoall(v), send/recv) takes every
  * dtype (bytes).  Reductions take the operators of gx's table: "+" "*" "max" "min"
  * on numbers (complex: "+" and "*" only, max/min are GX_ERR_DTYPE), "&" "|" "^" on
- * integers and bool, "&&" "||" on bool and integers (the result 0 or 1); "+" and "*"
- * on bool are GX_ERR_DTYPE (use "||" / "&&").  The result keeps the input's dtype (no
+ * integers and bool, "&&" "||" on bool; "+" and "*" on bool are GX_ERR_DTYPE (use
+ * "||" / "&&"); every other pairing is GX_ERR_DTYPE.  The result keeps the input's dtype (no
  * widening: an integer sum wraps as the dtype does).  Float max/min ignore NaN as
  * gx_reduce does (CPU); NCCL's max/min are NCCL's.  On CUDA, NCCL carries i8, u8,
- * i32, u32, i64, u64, f16, bf16, f32, f64 (bool as u8 for max/min/&&/||); a reduction
- * of another dtype (i16, u16, complex) or a bitwise operator is GX_ERR_DTYPE naming
- * NCCL.  On the CPU the reduction is MPI's own where MPI has the operator and the
+ * i32, u32, i64, u64, f16, bf16, f32, f64 with "+" "*" "max" "min", and bool with
+ * "max" "min" "&" "|" "&&" "||"; a reduction of another dtype (i16, u16, complex) or
+ * another operator (bitwise on integers, "^" on bool) is GX_ERR_DTYPE naming NCCL.  On the CPU the reduction is MPI's own where MPI has the operator and the
  * type; f16/bf16, and float max/min, gather every rank's data and fold it on each
  * rank in rank order (the same result everywhere).
  *

@@ -145,6 +145,9 @@ static gx_status cm_op(const char *op, gx_dtype t, const char *what, opn_kind *o
     if (fl && bitwise)
         return gx__err(GX_ERR_DTYPE, "%s: \"%s\" on %s: bitwise and logical operators need integer or bool data", what,
                        op, gx_dtype_name(t));
+    if ((k == OPN_LAND || k == OPN_LOR) && t != GX_BOOL && !fl && !cx)
+        return gx__err(GX_ERR_DTYPE, "%s: \"%s\" on %s: logical operators take bool data (compare with 0 first, or "
+                       "use \"&\" / \"|\" for bits)", what, op, gx_dtype_name(t));
     if (t == GX_BOOL && (k == OPN_ADD || k == OPN_MUL))
         return gx__err(GX_ERR_DTYPE, "%s: \"%s\" on bool would leave bool; use \"||\" (any) or \"&&\" (all), or "
                        "convert to an integer dtype first", what, op);
@@ -746,6 +749,8 @@ static gx_status cm_reduce(gx_comm *c, bool scatter, const char *op, const gx_ar
     opn_kind k = OPN_NONE;
     GX__CHECK(cm_op(op, send->dtype, what, &k));
     bool inplace = send == recv || (!scatter && gx__array_same_layout(send, recv) && send->st == recv->st);
+    if (scatter && send == recv)
+        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: send and recv are one array; reduce-scatter needs two", what);
     if (scatter)
         GX__CHECK(cm_size_is(send, recv->size * c->size, what, "send", "size x recv's elements"));
     else
@@ -753,8 +758,6 @@ static gx_status cm_reduce(gx_comm *c, bool scatter, const char *op, const gx_ar
     if (!inplace && gx__arrays_overlap(recv, send))
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: send and recv overlap; pass the same array for in place%s", what,
                        scatter ? " (not allowed here)" : "");
-    if (scatter && send == recv)
-        return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: send and recv are one array; reduce-scatter needs two", what);
     gx_dtype lt = send->dtype;
     gx__redop rop = GX__RED_SUM;
     if (c->tp == CM_LIB)
