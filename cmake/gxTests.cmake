@@ -122,6 +122,11 @@ if(GX_DLPACK_HEADER AND Python3_Interpreter_FOUND AND NOT GX_SANITIZE)
   endforeach()
 endif()
 
+# The scaling benchmark of gx/dist.h, small, on one CPU rank (the table's rows).
+add_test(NAME bench.dist_smoke COMMAND gx_bench_dist --backend cpu --log2 16 --reps 1 --ranks 1)
+set_tests_properties(bench.dist_smoke PROPERTIES ENVIRONMENT "GX_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache"
+  TIMEOUT 300 PASS_REGULAR_EXPRESSION "\\| sort   \\| weak   \\|  1 \\|")
+
 # gx/comm.h over 1-4 MPI processes (tests/comm_mpi_main.c: its own program, each rank
 # checking every collective against the host's reference).  mpirun runs as root here
 # only with the two OMPI_ALLOW_* variables; shared memory without CMA (containers)
@@ -162,6 +167,10 @@ if(GX_HAVE_MPI)
     set_tests_properties(mpi.dist.n${n} PROPERTIES ENVIRONMENT "${GX_MPI_ENV};GX_COMM_TIMEOUT=120" TIMEOUT 900
       SKIP_RETURN_CODE 77 FAIL_REGULAR_EXPRESSION "FAILED")
   endforeach()
+  add_test(NAME mpi.bench_dist.n2 COMMAND ${GX_MPIEXEC} --oversubscribe -n 2 $<TARGET_FILE:gx_bench_dist>
+           --backend cpu --log2 16 --reps 1)
+  set_tests_properties(mpi.bench_dist.n2 PROPERTIES ENVIRONMENT "${GX_MPI_ENV};GX_COMM_TIMEOUT=120" TIMEOUT 300
+    PASS_REGULAR_EXPRESSION "\\| sort   \\| weak   \\|  2 \\|")
 else()
   add_test(NAME mpi.comm COMMAND ${CMAKE_COMMAND} -E echo "SKIP: gx built without MPI (install libopenmpi-dev)")
 endif()
