@@ -332,3 +332,95 @@ GXT_TEST(comm_from_ctxs_cpu_needs_mpirun)
     GXT_CHECK(cs[0] == NULL && cs[1] == NULL);
     GXT_OK(gx_ctx_destroy(a));
 }
+
+/* A graph recording does not take collectives (they would run at once). */
+GXT_TEST(comm_refused_while_recording)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_comm *c = NULL;
+    gx_status s = gx_comm_from_ctxs(1, &ctx, NULL, &c);
+    if (s == GX_ERR_UNSUPPORTED) {
+        gxt_skip(gx_last_error());
+        return;
+    }
+    GXT_OK(s);
+    int64_t n = 4;
+    gx_array *x = NULL, *y = NULL;
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &x));
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &y));
+    GXT_OK(gx_graph_begin(ctx));
+    GXT_STATUS(gx_allreduce(c, "+", x, y), GX_ERR_UNSUPPORTED);
+    GXT_MSG_HAS("gx_allreduce");
+    gx_graph *g = NULL;
+    gx_graph_end(ctx, &g);
+    gx_graph_destroy(g);
+    gx_array_release(x), gx_array_release(y);
+    GXT_OK(gx_comm_destroy(c));
+}
+
+/* One process, every GPU (2 or more): ranks 0..n-1 driven by this thread, their
+ * collectives in one group; every dtype NCCL carries, against the host's sums. */
+GXT_TEST(comm_from_ctxs_every_gpu)
+{
+    gx_ctx *c0 = gxt_cuda_ctx();
+    if (!c0)
+        return;
+    int ndev = 0;
+    GXT_OK(gx_cuda_device_count(&ndev));
+    if (ndev < 2) {
+        gxt_skip("needs 2 or more GPUs");
+        return;
+    }
+    int n = ndev > 8 ? 8 : ndev;
+    gx_ctx *ctxs[8] = {0};
+    gx_comm *cs[8] = {0};
+    for (int i = 0; i < n; i++)
+        GXT_OK(gx_ctx_create_on(&ctxs[i], GX_BACKEND_CUDA, i));
+    gx_status s = gx_comm_from_ctxs(n, ctxs, NULL, cs);
+    if (s == GX_ERR_UNSUPPORTED) {
+        gxt_skip(gx_last_error());
+        for (int i = 0; i < n; i++)
+            gx_ctx_destroy(ctxs[i]);
+        return;
+    }
+    GXT_OK(s);
+    static const gx_dtype dts[] = {GX_I8, GX_U8, GX_I32, GX_U32, GX_I64, GX_U64, GX_F16, GX_BF16, GX_F32, GX_F64};
+    int64_t len = 1001;
+    for (int d = 0; d < 10; d++) {
+        gx_dtype t = dts[d];
+        gx_array *x[8], *y[8], *g[8];
+        for (int r = 0; r < n; r++) {
+            GXT_OK(gx_array_empty(ctxs[r], t, 1, &len, &x[r]));
+            GXT_OK(gx_array_fill_f64(x[r], r + 1));
+            GXT_OK(gx_array_zeros(ctxs[r], t, 1, &len, &y[r]));
+            int64_t gl = len * n;
+            GXT_OK(gx_array_zeros(ctxs[r], t, 1, &gl, &g[r]));
+        }
+        GXT_OK(gx_comm_group_begin(cs[0]));
+        for (int r = 0; r < n; r++) {
+            GXT_OK(gx_allreduce(cs[r], "+", x[r], y[r]));
+            GXT_OK(gx_allgather(cs[r], x[r], g[r]));
+        }
+        GXT_OK(gx_comm_group_end(cs[0]));
+        double want = n * (n + 1) / 2.0;
+        for (int r = 0; r < n; r++) {
+            GXT_OK(gx_comm_sync(cs[r]));
+            gx_scalar sy, sg;
+            GXT_OK(gx_reduce(ctxs[r], "+", y[r], NULL, &sy));
+            GXT_OK(gx_reduce(ctxs[r], "+", g[r], NULL, &sg));
+            double vy = t == GX_F16 || t == GX_BF16 || t == GX_F32 || t == GX_F64 ? sy.v.f : (double)sy.v.i;
+            double vg = t == GX_F16 || t == GX_BF16 || t == GX_F32 || t == GX_F64 ? sg.v.f : (double)sg.v.i;
+            if (t == GX_U8 || t == GX_U32 || t == GX_U64)
+                vy = (double)sy.v.u, vg = (double)sg.v.u;
+            double tol = t == GX_F16 || t == GX_BF16 ? 1e-2 : 0; /* the sums of halves round */
+            GXT_NEAR(vy, want * len, tol);
+            GXT_NEAR(vg, want * len, tol);
+        }
+        for (int r = 0; r < n; r++)
+            gx_array_release(x[r]), gx_array_release(y[r]), gx_array_release(g[r]);
+    }
+    for (int i = 0; i < n; i++)
+        GXT_OK(gx_comm_destroy(cs[i]));
+    for (int i = 0; i < n; i++)
+        gx_ctx_destroy(ctxs[i]);
+}

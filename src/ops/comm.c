@@ -49,6 +49,13 @@ struct gx_comm {
     int npend, cappend;
 };
 
+/* The library's groups belong to the calling thread (ncclGroupStart/End), not to one
+ * communicator: one thread driving the ranks of gx_comm_from_ctxs opens one group for
+ * all of them.  Staged buffers of collectives inside it wait for its end here. */
+static _Thread_local int cm_tl_depth;
+static _Thread_local cm_buf *cm_tl_pend;
+static _Thread_local int cm_tl_npend, cm_tl_cap;
+
 /* MPI that gx started: finalised when the last world communicator goes. */
 static pthread_mutex_t cm_mu = PTHREAD_MUTEX_INITIALIZER;
 static int cm_worlds;
@@ -71,6 +78,16 @@ static gx_status cm_usable(const gx_comm *c, const char *what)
     if (c->broken)
         return gx__err(GX_ERR_TIMEOUT, "%s: the communicator is broken by an earlier timeout (destroy it): %s", what,
                        c->why);
+    return GX_OK;
+}
+
+/* A collective: a usable communicator whose context is not recording a graph (MPI's
+ * transfers run at once and NCCL's are not captured by gx). */
+static gx_status cm_coll(const gx_comm *c, const char *what)
+{
+    GX__CHECK(cm_usable(c, what));
+    if (gx__graph_recording(c->ctx))
+        return gx__graph_refuse(c->ctx, what, "run collectives outside gx_graph_begin / gx_graph_end");
     return GX_OK;
 }
 
@@ -263,17 +280,38 @@ static gx_status cm_unstage(cm_buf *b, gx_status s)
     return s;
 }
 
-static gx_status cm_defer(gx_comm *c, cm_buf *b)
+static gx_status cm_push(cm_buf **pend, int *n, int *cap, const cm_buf *b)
 {
-    if (c->npend == c->cappend) {
-        int cap = c->cappend ? 2 * c->cappend : 8;
-        cm_buf *p = realloc(c->pend, sizeof *p * (size_t)cap);
+    if (*n == *cap) {
+        int nc = *cap ? 2 * *cap : 8;
+        cm_buf *p = realloc(*pend, sizeof *p * (size_t)nc);
         if (!p)
             return gx__err(GX_ERR_OUT_OF_MEMORY, "gx_comm: out of host memory");
-        c->pend = p, c->cappend = cap;
+        *pend = p, *cap = nc;
     }
-    c->pend[c->npend++] = *b;
+    (*pend)[(*n)++] = *b;
     return GX_OK;
+}
+
+static bool cm_grouped(const gx_comm *c) { return c->tp == CM_LIB ? cm_tl_depth > 0 : c->depth > 0; }
+
+static gx_status cm_defer(gx_comm *c, cm_buf *b)
+{
+    if (c->tp == CM_LIB)
+        return cm_push(&cm_tl_pend, &cm_tl_npend, &cm_tl_cap, b);
+    return cm_push(&c->pend, &c->npend, &c->cappend, b);
+}
+
+/* The staged results of a finished group come back (or, after a failure, are freed). */
+static gx_status cm_flush(cm_buf *pend, int *n, gx_status s)
+{
+    for (int i = 0; i < *n; i++) {
+        gx_status u = cm_unstage(&pend[i], s);
+        if (s == GX_OK)
+            s = u;
+    }
+    *n = 0;
+    return s;
 }
 
 /* dst = src element by element in row-major order (shapes may differ). */
@@ -564,7 +602,10 @@ gx_status gx_comm_sync(gx_comm *c)
     const gx__backend_comm *io = &c->ctx->be.iface->comm;
     for (long us = 20;;) {
         bool done = false;
-        GX__CHECK(cm_note(c, io->poll(&c->ctx->be, c->lib, &done)));
+        gx__lock(c->ctx);
+        gx_status s = io->poll(&c->ctx->be, c->lib, &done);
+        gx__unlock(c->ctx);
+        GX__CHECK(cm_note(c, s));
         if (done)
             return GX_OK;
         if (gx__now_ms() > w.deadline_ms)
@@ -653,7 +694,18 @@ static gx_status cm_lib_run(gx_comm *c, gx__coll_kind kind, const void *send, vo
         k.count = count * gx_dtype_size(t);
         k.dtype = GX_U8;
     }
-    return cm_note(c, io->run(&c->ctx->be, c->lib, &k));
+    gx__lock(c->ctx);
+    gx_status s = io->run(&c->ctx->be, c->lib, &k);
+    gx__unlock(c->ctx);
+    return cm_note(c, s);
+}
+
+static gx_status cm_lib_group(gx_comm *c, bool begin, double deadline_ms)
+{
+    gx__lock(c->ctx);
+    gx_status s = c->ctx->be.iface->comm.group(&c->ctx->be, c->lib, begin, deadline_ms);
+    gx__unlock(c->ctx);
+    return s;
 }
 
 /* How the library reduces (op, dtype), or GX_ERR_DTYPE naming it. */
@@ -690,7 +742,7 @@ static gx_status cm_lib_redop(gx_comm *c, opn_kind k, gx_dtype t, const char *wh
 /* A staged pair's results come back now, or at gx_comm_group_end. */
 static gx_status cm_finish(gx_comm *c, cm_buf *bufs, int n, gx_status s)
 {
-    if (c->depth > 0 && s == GX_OK) {
+    if (cm_grouped(c) && s == GX_OK) {
         for (int i = 0; i < n; i++)
             if (s == GX_OK)
                 s = cm_defer(c, &bufs[i]);
@@ -742,7 +794,7 @@ static gx_status cm_mpi_reduce(gx_comm *c, bool scatter, opn_kind k, gx_dtype t,
 static gx_status cm_reduce(gx_comm *c, bool scatter, const char *op, const gx_array *send, gx_array *recv,
                            const char *what)
 {
-    GX__CHECK(cm_usable(c, what));
+    GX__CHECK(cm_coll(c, what));
     GX__CHECK(cm_array(c, send, what, "send", false));
     GX__CHECK(cm_array(c, recv, what, "recv", true));
     GX__CHECK(cm_same_dtype(send, recv, what));
@@ -793,7 +845,7 @@ gx_status gx_reduce_scatter(gx_comm *c, const char *op, const gx_array *send, gx
 
 static gx_status cm_gather(gx_comm *c, const gx_array *send, gx_array *recv, const int64_t *counts, const char *what)
 {
-    GX__CHECK(cm_usable(c, what));
+    GX__CHECK(cm_coll(c, what));
     GX__CHECK(cm_array(c, send, what, "send", false));
     GX__CHECK(cm_array(c, recv, what, "recv", true));
     GX__CHECK(cm_same_dtype(send, recv, what));
@@ -822,19 +874,21 @@ static gx_status cm_gather(gx_comm *c, const gx_array *send, gx_array *recv, con
         s = cm_lib_run(c, GX__COLL_ALLGATHER, b[0].p, b[1].p, (size_t)send->size, send->dtype, GX__RED_SUM, 0, what);
     } else if (c->tp == CM_LIB) {
         /* Uneven: one broadcast per rank into its place, in one group. */
-        const gx__backend_comm *io = &c->ctx->be.iface->comm;
         double dl = gx__now_ms() + c->timeout_s * 1000.0;
-        s = cm_note(c, io->group(&c->ctx->be, c->lib, true, dl));
+        s = cm_note(c, cm_lib_group(c, true, dl));
         size_t off = 0;
         for (int r = 0; r < c->size && s == GX_OK; r++) {
             void *dst = (char *)b[1].p + off * es;
-            if (counts[r] > 0 && r == c->rank)
+            if (counts[r] > 0 && r == c->rank) {
+                gx__lock(c->ctx);
                 s = c->ctx->be.iface->mem.d2d(&c->ctx->be, dst, b[0].p, (size_t)counts[r] * es);
+                gx__unlock(c->ctx);
+            }
             if (counts[r] > 0 && s == GX_OK)
                 s = cm_lib_run(c, GX__COLL_BROADCAST, dst, dst, (size_t)counts[r], send->dtype, GX__RED_SUM, r, what);
             off += (size_t)counts[r];
         }
-        gx_status e = cm_note(c, io->group(&c->ctx->be, c->lib, false, dl));
+        gx_status e = cm_note(c, cm_lib_group(c, false, dl));
         if (s == GX_OK)
             s = e;
     } else {
@@ -869,7 +923,7 @@ gx_status gx_allgatherv(gx_comm *c, const gx_array *send, gx_array *recv, const 
 gx_status gx_broadcast(gx_comm *c, int root, gx_array *a)
 {
     const char *what = "gx_broadcast";
-    GX__CHECK(cm_usable(c, what));
+    GX__CHECK(cm_coll(c, what));
     GX__CHECK(cm_array(c, a, what, "a", true));
     GX__CHECK(cm_rank_arg(c, root, what, "root", false));
     if (c->size == 1 || a->size == 0)
@@ -890,10 +944,9 @@ gx_status gx_broadcast(gx_comm *c, int root, gx_array *a)
 static gx_status cm_lib_exchange(gx_comm *c, const void *send, const int64_t *sc, void *recv, const int64_t *rc,
                                  gx_dtype t, const char *what)
 {
-    const gx__backend_comm *io = &c->ctx->be.iface->comm;
     size_t es = gx_dtype_size(t), so = 0, ro = 0;
     double dl = gx__now_ms() + c->timeout_s * 1000.0;
-    gx_status s = cm_note(c, io->group(&c->ctx->be, c->lib, true, dl));
+    gx_status s = cm_note(c, cm_lib_group(c, true, dl));
     for (int r = 0; r < c->size && s == GX_OK; r++) {
         if (sc[r] > 0)
             s = cm_lib_run(c, GX__COLL_SEND, (const char *)send + so * es, NULL, (size_t)sc[r], t, GX__RED_SUM, r, what);
@@ -901,14 +954,14 @@ static gx_status cm_lib_exchange(gx_comm *c, const void *send, const int64_t *sc
             s = cm_lib_run(c, GX__COLL_RECV, NULL, (char *)recv + ro * es, (size_t)rc[r], t, GX__RED_SUM, r, what);
         so += (size_t)sc[r], ro += (size_t)rc[r];
     }
-    gx_status e = cm_note(c, io->group(&c->ctx->be, c->lib, false, dl));
+    gx_status e = cm_note(c, cm_lib_group(c, false, dl));
     return s != GX_OK ? s : e;
 }
 
 static gx_status cm_a2a(gx_comm *c, const gx_array *send, const int64_t *sc, gx_array *recv, const int64_t *rc,
                         const char *what)
 {
-    GX__CHECK(cm_usable(c, what));
+    GX__CHECK(cm_coll(c, what));
     GX__CHECK(cm_array(c, send, what, "send", false));
     GX__CHECK(cm_array(c, recv, what, "recv", true));
     GX__CHECK(cm_same_dtype(send, recv, what));
@@ -979,7 +1032,7 @@ gx_status gx_alltoallv(gx_comm *c, const gx_array *send, const int64_t *send_cou
 
 static gx_status cm_p2p(gx_comm *c, bool send, int peer, gx_array *a, const char *what)
 {
-    GX__CHECK(cm_usable(c, what));
+    GX__CHECK(cm_coll(c, what));
     GX__CHECK(cm_array(c, a, what, "a", !send));
     GX__CHECK(cm_rank_arg(c, peer, what, "peer", true));
     cm_buf b;
@@ -1005,8 +1058,14 @@ gx_status gx_recv(gx_comm *c, int peer, gx_array *a) { return cm_p2p(c, false, p
 gx_status gx_comm_group_begin(gx_comm *c)
 {
     GX__CHECK(cm_usable(c, "gx_comm_group_begin"));
-    if (c->tp == CM_LIB)
-        GX__CHECK(c->ctx->be.iface->comm.group(&c->ctx->be, c->lib, true, 0));
+    if (c->tp == CM_LIB) {
+        gx__lock(c->ctx);
+        gx_status s = c->ctx->be.iface->comm.group(&c->ctx->be, c->lib, true, 0);
+        gx__unlock(c->ctx);
+        GX__CHECK(s);
+        cm_tl_depth++;
+        return GX_OK;
+    }
     c->depth++;
     return GX_OK;
 }
@@ -1015,22 +1074,26 @@ gx_status gx_comm_group_end(gx_comm *c)
 {
     const char *what = "gx_comm_group_end";
     GX__CHECK(cm_usable(c, what));
+    if (c->tp == CM_LIB) {
+        if (cm_tl_depth == 0)
+            return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: no group is open on this thread (call gx_comm_group_begin "
+                           "first)", what);
+        gx__lock(c->ctx);
+        gx_status s = c->ctx->be.iface->comm.group(&c->ctx->be, c->lib, false, gx__now_ms() + c->timeout_s * 1000.0);
+        gx__unlock(c->ctx);
+        s = cm_note(c, s);
+        if (--cm_tl_depth > 0)
+            return s;
+        return cm_flush(cm_tl_pend, &cm_tl_npend, s);
+    }
     if (c->depth == 0)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: no group is open (call gx_comm_group_begin first)", what);
     gx_status s = GX_OK;
-    if (c->tp == CM_LIB)
-        s = cm_note(c, c->ctx->be.iface->comm.group(&c->ctx->be, c->lib, false, gx__now_ms() + c->timeout_s * 1000.0));
     if (--c->depth > 0)
         return s;
-    if (c->tp == CM_MPI && s == GX_OK) {
+    if (c->tp == CM_MPI) {
         cmi_when w = cm_when(c, what);
         s = cm_note(c, cmi_wait_posted(c->mpi, &w));
     }
-    for (int i = 0; i < c->npend; i++) {
-        gx_status u = cm_unstage(&c->pend[i], s);
-        if (s == GX_OK)
-            s = u;
-    }
-    c->npend = 0;
-    return s;
+    return cm_flush(c->pend, &c->npend, s);
 }

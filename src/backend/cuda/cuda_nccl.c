@@ -118,17 +118,16 @@ static gx_status nccl_fail(nccl_result r, nccl_comm c, const char *what, const c
 }
 
 /* A nonblocking communicator's call may return "in progress": wait for it here, so
- * the next call finds the communicator ready, until the deadline. */
+ * the next call finds the communicator ready, until the deadline.  A timeout leaves
+ * the communicator to the caller, who aborts it once (src/ops/comm.c, cm_note). */
 static gx_status nccl_settle(nccl_comm c, nccl_result r, double deadline_ms, const char *what, const char *call)
 {
     long us = 10;
     while (r == NCCL_IN_PROGRESS) {
-        if (gx__now_ms() > deadline_ms) {
-            nccl.CommAbort(c);
+        if (gx__now_ms() > deadline_ms)
             return gx__err(GX_ERR_TIMEOUT, "%s: %s still in progress at the deadline (a peer failed or is stuck); "
                            "the timeout is gx_comm_opts.timeout_s, else env GX_COMM_TIMEOUT (seconds), else 300.  The "
-                           "NCCL communicator is aborted", what, call);
-        }
+                           "NCCL communicator is aborted and broken: destroy it", what, call);
         usleep((useconds_t)us);
         if (us < 1000)
             us *= 2;
@@ -209,6 +208,8 @@ gx_status cuda_nccl_init_rank(gx__backend *be, const void *id, size_t len, int n
             gx_status s = nccl_settle(c, r, deadline_ms, "gx_comm", "ncclCommInitRankConfig");
             if (s == GX_OK)
                 *out = c;
+            else
+                nccl.CommAbort(c); /* never handed out: nobody else will */
             return s;
         }
     }
