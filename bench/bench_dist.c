@@ -1,7 +1,7 @@
 /* bench_dist.c -- strong and weak scaling of gx/dist.h: sum, scan, filter and sort of
  * f32 arrays (2^30 elements by default) over 1, 2, 4 ... ranks.
  *
- *   gx_bench_dist [--log2 N] [--reps R] [--ranks 1,2,4] [--cases sum,scan,filter,sort]
+ *   gx_bench_dist [--log2 N] [--reps R] [--ranks 1,2,4] [--cases sum,scan,filter,sort,allreduce]
  *                 [--mode strong|weak|both] [--backend cpu|cuda]
  *
  * Without mpirun: one process, one thread per rank, ranks on devices 0..p-1
@@ -12,7 +12,10 @@
  * slowest rank's, from a barrier to the result being usable (gx_sync and
  * gx_comm_sync; the sum is read back to the host), the best of R repetitions after one
  * warm-up.  Speedup = T(1) / T(p) for strong, p T(1) / T(p) for weak (the ideal is p
- * for both).  GB/s counts 4 bytes per element once. */
+ * for both).  GB/s counts 4 bytes per element once; for "allreduce" (gx_allreduce "+"
+ * in place of 2^N f32 per rank, strong rows only) it is the bus bandwidth of
+ * nccl-tests, bytes / t * 2 (p - 1) / p, which bench/peers/torch_allreduce.py reports
+ * for torch.distributed.all_reduce the same way. */
 #define _POSIX_C_SOURCE 200809L
 #include "gx.h"
 #include <pthread.h>
@@ -21,8 +24,8 @@
 #include <string.h>
 #include <time.h>
 
-enum { BD_SUM, BD_SCAN, BD_FILTER, BD_SORT, BD_NCASES, BD_MAXP = 16 };
-static const char *const bd_names[BD_NCASES] = {"sum", "scan", "filter", "sort"};
+enum { BD_SUM, BD_SCAN, BD_FILTER, BD_SORT, BD_ALLREDUCE, BD_NCASES, BD_MAXP = 16 };
+static const char *const bd_names[BD_NCASES] = {"sum", "scan", "filter", "sort", "allreduce"};
 
 typedef struct bd_cfg {
     int log2n, reps, nranks, ranks[BD_MAXP], cases[BD_NCASES], strong, weak;
@@ -93,8 +96,39 @@ static gx_status bd_once(int which, gx_dist *x)
     return s;
 }
 
+/* gx_allreduce "+" in place of 2^log2 f32 on every rank (strong mode only); r->ms as
+ * bd_case's.  Bus bandwidth as nccl-tests: bytes / t * 2 (p - 1) / p. */
+static gx_status bd_allreduce(bd_rank *r)
+{
+    int64_t n = (int64_t)1 << r->cfg->log2n;
+    gx_ctx *ctx = NULL;
+    gx_array *a = NULL;
+    gx_status s = gx_comm_ctx(r->comm, &ctx);
+    if (s == GX_OK)
+        s = gx_array_ones(ctx, GX_F32, 1, &n, &a);
+    r->ms = 1e300;
+    for (int k = -1; s == GX_OK && k < r->cfg->reps; k++) {
+        double z = 0;
+        s = bd_allmax(r->comm, &z);
+        double t0 = bd_now_ms();
+        if (s == GX_OK)
+            s = gx_allreduce(r->comm, "+", a, a);
+        if (s == GX_OK)
+            s = gx_comm_sync(r->comm);
+        double t = bd_now_ms() - t0;
+        if (s == GX_OK)
+            s = bd_allmax(r->comm, &t);
+        if (s == GX_OK && k >= 0 && t < r->ms)
+            r->ms = t;
+    }
+    gx_array_release(a);
+    return s;
+}
+
 static gx_status bd_case(bd_rank *r)
 {
+    if (r->which == BD_ALLREDUCE)
+        return bd_allreduce(r);
     int p = 0;
     gx_comm_size(r->comm, &p);
     int64_t n = (int64_t)1 << r->cfg->log2n;
@@ -134,11 +168,17 @@ static void *bd_thread(void *p)
 static void bd_row(const bd_cfg *c, int which, int weak, int p, double ms, double base)
 {
     int64_t n = ((int64_t)1 << c->log2n) * (weak ? p : 1);
+    if (which == BD_ALLREDUCE) { /* bus bandwidth; p = 1 moves nothing */
+        double bus = p > 1 ? (double)n * 4 / ms / 1e6 * 2 * (p - 1) / p : 0;
+        printf("| %-9s | busbw  | %2d | 2^%d | %10.3f | %8.2f | %7s |\n", bd_names[which], p, c->log2n, ms, bus, "-");
+        fflush(stdout);
+        return;
+    }
     double sp = base > 0 ? (weak ? p * base / ms : base / ms) : 0;
     char spd[32] = "-";
     if (base > 0)
         snprintf(spd, sizeof spd, "%.2fx", sp);
-    printf("| %-6s | %-6s | %2d | 2^%d%s | %10.3f | %8.2f | %7s |\n", bd_names[which], weak ? "weak" : "strong", p,
+    printf("| %-9s | %-6s | %2d | 2^%d%s | %10.3f | %8.2f | %7s |\n", bd_names[which], weak ? "weak" : "strong", p,
            c->log2n, weak ? "/rank" : "", ms, (double)n * 4 / ms / 1e6, spd);
     fflush(stdout);
 }
@@ -157,7 +197,7 @@ static int bd_mpi(const bd_cfg *c)
     gx_comm_size(comm, &p);
     for (int mode = 0; mode < 2; mode++)
         for (int w = 0; w < BD_NCASES; w++) {
-            if (!c->cases[w] || !(mode ? c->weak : c->strong))
+            if (!c->cases[w] || !(mode ? c->weak : c->strong) || (w == BD_ALLREDUCE && mode))
                 continue;
             bd_rank r = {c, comm, mode, w, 0, GX_OK, ""};
             bd_thread(&r);
@@ -189,13 +229,13 @@ static int bd_threads(const bd_cfg *c)
     int rc = 0;
     for (int mode = 0; mode < 2; mode++)
         for (int w = 0; w < BD_NCASES; w++) {
-            if (!c->cases[w] || !(mode ? c->weak : c->strong))
+            if (!c->cases[w] || !(mode ? c->weak : c->strong) || (w == BD_ALLREDUCE && mode))
                 continue;
             double base = 0;
             for (int i = 0; i < c->nranks; i++) {
                 int p = c->ranks[i];
                 if (p > ndev) {
-                    printf("| %-6s | %-6s | %2d | skipped: %d device(s) |\n", bd_names[w], mode ? "weak" : "strong", p,
+                    printf("| %-9s | %-6s | %2d | skipped: %d device(s) |\n", bd_names[w], mode ? "weak" : "strong", p,
                            ndev);
                     continue;
                 }
@@ -275,7 +315,7 @@ int main(int argc, char **argv)
 {
     bd_cfg c;
     if (bd_parse(argc, argv, &c)) {
-        fprintf(stderr, "usage: gx_bench_dist [--log2 N] [--reps R] [--ranks 1,2,4] [--cases sum,scan,filter,sort]\n"
+        fprintf(stderr, "usage: gx_bench_dist [--log2 N] [--reps R] [--ranks 1,2,4] [--cases sum,scan,filter,sort,allreduce]\n"
                         "                     [--mode strong|weak|both] [--backend cpu|cuda]\n");
         return 2;
     }
@@ -284,8 +324,8 @@ int main(int argc, char **argv)
     if (!rank || strcmp(rank, "0") == 0) {
         printf("gx_bench_dist: %s, %s, f32, best of %d\n", gx_backend_name(c.kind),
                mpi ? "one process per rank (mpirun)" : "one thread per rank (gx_comm_from_ctxs)", c.reps);
-        printf("| case   | mode   |  p | n       |         ms |     GB/s | speedup |\n");
-        printf("|--------|--------|----|---------|------------|----------|---------|\n");
+        printf("| case      | mode   |  p | n       |         ms |     GB/s | speedup |\n");
+        printf("|-----------|--------|----|---------|------------|----------|---------|\n");
     }
     return mpi ? bd_mpi(&c) : bd_threads(&c);
 }

@@ -122,10 +122,16 @@ if(GX_DLPACK_HEADER AND Python3_Interpreter_FOUND AND NOT GX_SANITIZE)
   endforeach()
 endif()
 
+# gx/dist.h's checks on N ranks, one process each under mpirun (mpi.dist.nN below), or
+# one thread per CUDA device (gx_dist_ranks --threads N: scripts/multi-gpu-check).
+add_executable(gx_dist_ranks tests/mpi/dist_ranks.c)
+target_include_directories(gx_dist_ranks PRIVATE ${CMAKE_SOURCE_DIR}/tests)
+target_link_libraries(gx_dist_ranks PRIVATE gx_static Threads::Threads)
+
 # The scaling benchmark of gx/dist.h, small, on one CPU rank (the table's rows).
 add_test(NAME bench.dist_smoke COMMAND gx_bench_dist --backend cpu --log2 16 --reps 1 --ranks 1)
 set_tests_properties(bench.dist_smoke PROPERTIES ENVIRONMENT "GX_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache"
-  TIMEOUT 300 PASS_REGULAR_EXPRESSION "\\| sort   \\| weak   \\|  1 \\|")
+  TIMEOUT 300 PASS_REGULAR_EXPRESSION "\\| allreduce \\| busbw  \\|  1 \\|" FAIL_REGULAR_EXPRESSION "GX_ERR_")
 
 # gx/comm.h over 1-4 MPI processes (tests/comm_mpi_main.c: its own program, each rank
 # checking every collective against the host's reference).  mpirun runs as root here
@@ -156,21 +162,18 @@ if(GX_HAVE_MPI)
   add_test(NAME mpi.info.n2 COMMAND ${GX_MPIEXEC} --oversubscribe -n 2 $<TARGET_FILE:gx_tool> info)
   set_tests_properties(mpi.info.n2 PROPERTIES ENVIRONMENT "${GX_MPI_ENV}" TIMEOUT 300
     PASS_REGULAR_EXPRESSION "rank 1/2  host")
-  # gx/dist.h over 1-4 MPI processes: tests/mpi/dist_mpi.c runs tests/dist_checks.h on
+  # gx/dist.h over 1-4 MPI processes: tests/mpi/dist_ranks.c runs tests/dist_checks.h on
   # every rank (each distributed result against the single-process gx call on the whole
   # array); a failing rank exits 1, so mpirun's status is the verdict.
-  add_executable(gx_dist_mpi tests/mpi/dist_mpi.c)
-  target_include_directories(gx_dist_mpi PRIVATE ${CMAKE_SOURCE_DIR}/tests)
-  target_link_libraries(gx_dist_mpi PRIVATE gx_static)
   foreach(n 1 2 3 4)
-    add_test(NAME mpi.dist.n${n} COMMAND ${GX_MPIEXEC} --oversubscribe -n ${n} $<TARGET_FILE:gx_dist_mpi> ${CMAKE_BINARY_DIR})
+    add_test(NAME mpi.dist.n${n} COMMAND ${GX_MPIEXEC} --oversubscribe -n ${n} $<TARGET_FILE:gx_dist_ranks> ${CMAKE_BINARY_DIR})
     set_tests_properties(mpi.dist.n${n} PROPERTIES ENVIRONMENT "${GX_MPI_ENV};GX_COMM_TIMEOUT=120" TIMEOUT 900
       SKIP_RETURN_CODE 77 FAIL_REGULAR_EXPRESSION "FAILED")
   endforeach()
   add_test(NAME mpi.bench_dist.n2 COMMAND ${GX_MPIEXEC} --oversubscribe -n 2 $<TARGET_FILE:gx_bench_dist>
            --backend cpu --log2 16 --reps 1)
   set_tests_properties(mpi.bench_dist.n2 PROPERTIES ENVIRONMENT "${GX_MPI_ENV};GX_COMM_TIMEOUT=120" TIMEOUT 300
-    PASS_REGULAR_EXPRESSION "\\| sort   \\| weak   \\|  2 \\|")
+    PASS_REGULAR_EXPRESSION "\\| allreduce \\| busbw  \\|  2 \\|" FAIL_REGULAR_EXPRESSION "GX_ERR_")
 else()
   add_test(NAME mpi.comm COMMAND ${CMAKE_COMMAND} -E echo "SKIP: gx built without MPI (install libopenmpi-dev)")
 endif()

@@ -1,6 +1,6 @@
 /* dist_checks.h -- the checks of gx/dist.h, run by every rank of a communicator of any
  * size: tests/test_dist.c runs them on a communicator of size 1 (the normal suite),
- * tests/mpi/dist_mpi.c under `mpirun -n N` (N = 1..4).  Each rank builds the whole
+ * tests/mpi/dist_ranks.c under `mpirun -n N` (N = 1..4).  Each rank builds the whole
  * input itself (deterministic), so every distributed result is compared with gx's
  * single-process call on the whole array, on the same context.  Failures are counted
  * in dxt_failures and printed with the rank; a check never returns early from a
@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int dxt_failures, dxt_rank, dxt_size;
+/* Per thread: tests/mpi/dist_ranks.c may run one rank per thread (gx_comm_from_ctxs). */
+static _Thread_local int dxt_failures, dxt_rank, dxt_size;
 
 #define DXT_FAIL(...)                                                       \
     do {                                                                    \

@@ -1,5 +1,5 @@
 /* test_dist.c -- gx/dist.h on a communicator of size 1 (gx_comm_from_ctxs over the
- * test's context): the checks of dist_checks.h, which tests/mpi/dist_mpi.c runs again
+ * test's context): the checks of dist_checks.h, which tests/mpi/dist_ranks.c runs again
  * under mpirun with 1..4 ranks.  Each distributed result is compared with gx's
  * single-array call on the whole array. */
 #include "gx_test.h"
