@@ -6,6 +6,10 @@
  * The same program runs on 1..N ranks: every rank calls every function below in the
  * same order with the same arguments (its own piece aside), as with the collectives
  * of gx/comm.h.  A communicator of size 1 is an ordinary single-process program.
+ * Ranks are processes (mpirun, gx_comm_world) or, for one process driving several
+ * GPUs (gx_comm_from_ctxs), threads: one thread per rank, each calling these functions
+ * on its own communicator (a gx_dist call waits on the host for counts and carries,
+ * so one thread cannot drive several ranks through it).
  *
  * Layout.  A SHARDED gx_dist of global shape (n, d1, ..., dk) gives rank r the rows
  * [offset_r, offset_r + rows_r) of axis 0 as an ordinary gx_array of shape
