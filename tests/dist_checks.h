@@ -681,6 +681,79 @@ static void dxt_bad(gx_comm *comm, gx_ctx *ctx)
     DXT_STATUS(gx_dist_release(d), GX_ERR_INVALID_HANDLE);
 }
 
+/* Pieces that are views: each rank's rows as a negatively strided view (its rows
+ * stored in reverse) and as every second row of a larger array; the dist must equal
+ * the whole array, through gather, map, reduce, scan and sort. */
+static void dxt_views(gx_comm *comm, gx_ctx *ctx)
+{
+    int64_t n = 53, sp[64], cnt[64], off = 0;
+    const int64_t *splits = dxt_splits(1, n, sp);
+    for (int r = 0; r < dxt_size; r++)
+        cnt[r] = splits ? splits[r] : n / dxt_size + (r < n % dxt_size);
+    for (int r = 0; r < dxt_rank; r++)
+        off += cnt[r];
+    int64_t m = cnt[dxt_rank], m2 = 2 * m;
+    float *h = dxt_host(GX_F32, n, 3, 0), *rev = malloc(sizeof(float) * (size_t)(m2 + 1));
+    for (int64_t i = 0; i < m; i++)
+        rev[i] = h[off + m - 1 - i];
+    gx_array *w = NULL, *store = NULL, *view = NULL, *store2 = NULL, *view2 = NULL;
+    DXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, h, &w));
+    DXT_OK(gx_array_from_host(ctx, GX_F32, 1, &m, rev, &store));
+    gx_slice back = {-1, m ? -m - 1 : 0, -1}, every2 = {0, GX_END, 2};
+    if (m)
+        DXT_OK(gx_array_view(store, &back, &view));
+    else
+        DXT_OK(gx_array_reshape(store, 1, &m, &view));
+    for (int64_t i = 0; i < m2; i++)
+        rev[i] = i % 2 ? -1.0f : h[off + i / 2];
+    DXT_OK(gx_array_from_host(ctx, GX_F32, 1, &m2, rev, &store2));
+    DXT_OK(gx_array_view(store2, &every2, &view2));
+    free(h);
+    free(rev);
+    gx_array *pieces[2] = {view, view2};
+    for (int k = 0; k < 2; k++) {
+        gx_dist *d = NULL, *o = NULL, *sc = NULL, *so = NULL;
+        gx_array *g = NULL, *r = NULL, *r0 = NULL, *wm = NULL, *ws = NULL, *wso = NULL;
+        gx_status s = gx_dist_from_local(comm, pieces[k], &d);
+        if (s == GX_OK)
+            dxt_cmp_dist("view piece", d, w, 0);
+        if (s == GX_OK)
+            s = gx_dist_map("x -> x * 3 - 1", 1, &d, NULL, &o);
+        if (s == GX_OK)
+            s = gx_map(ctx, "x -> x * 3 - 1", 1, &w, NULL, &wm);
+        if (s == GX_OK)
+            dxt_cmp_dist("view map", o, wm, 0);
+        if (s == GX_OK)
+            s = gx_dist_reduce("+", d, NULL, &g);
+        if (s == GX_OK)
+            s = gx_reduce_to(ctx, "+", w, NULL, &r);
+        if (s == GX_OK)
+            s = gx_array_reshape(r, 0, NULL, &r0);
+        if (s == GX_OK)
+            dxt_cmp("view reduce", g, r0, 1e-6);
+        if (s == GX_OK)
+            s = gx_dist_scan("+", d, NULL, &sc);
+        if (s == GX_OK)
+            s = gx_scan(ctx, "+", w, NULL, &ws);
+        if (s == GX_OK)
+            dxt_cmp_dist("view scan", sc, ws, 1e-5);
+        if (s == GX_OK)
+            s = gx_dist_sort(d, NULL, &so);
+        if (s == GX_OK)
+            s = gx_sort(ctx, w, NULL, &wso);
+        if (s == GX_OK)
+            dxt_cmp_dist("view sort", so, wso, 0);
+        if (s != GX_OK)
+            DXT_FAIL("views %d: %s", k, gx_last_error());
+        gx_dist_release(d), gx_dist_release(o), gx_dist_release(sc), gx_dist_release(so);
+        gx_array *rel[] = {g, r, r0, wm, ws, wso};
+        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
+            gx_array_release(rel[i]);
+    }
+    gx_array_release(view), gx_array_release(view2), gx_array_release(store), gx_array_release(store2);
+    gx_array_release(w);
+}
+
 /* Every check; returns the number of failures on this rank. */
 __attribute__((unused)) static int dxt_all(gx_comm *comm, const char *dir)
 {
@@ -689,6 +762,7 @@ __attribute__((unused)) static int dxt_all(gx_comm *comm, const char *dir)
     gx_comm_size(comm, &dxt_size);
     gx_comm_ctx(comm, &ctx);
     dxt_layout(comm, ctx);
+    dxt_views(comm, ctx);
     dxt_iota_rand(comm, ctx);
     dxt_map(comm, ctx);
     dxt_reduce(comm, ctx);

@@ -74,3 +74,7 @@ GXT_TEST(dist_bad_input)
 {
     dist_run(dxt_bad);
 }
+GXT_TEST(dist_views)
+{
+    dist_run(dxt_views);
+}
