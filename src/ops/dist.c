@@ -70,7 +70,7 @@ gx_scalar dx_scalar(gx_dtype t, const void *p)
 
 gx_status dx_rows_view(gx_array *a, int64_t r0, int64_t n, gx_array **out)
 {
-    gx_array_desc ad;
+    gx_array_desc ad = {0};
     GX__CHECK(gx_array_describe(a, &ad));
     gx_slice sl[GX_MAX_DIMS];
     for (int i = 0; i < ad.ndim; i++)
@@ -82,7 +82,7 @@ gx_status dx_rows_view(gx_array *a, int64_t r0, int64_t n, gx_array **out)
 /* A new handle on a's storage (the gx_dist's own), a view of all of it. */
 static gx_status dx_own_handle(gx_array *a, gx_array **out)
 {
-    gx_array_desc ad;
+    gx_array_desc ad = {0};
     GX__CHECK(gx_array_describe(a, &ad));
     if (ad.ndim == 0)
         return gx_array_reshape(a, 0, NULL, out);
@@ -146,7 +146,7 @@ gx_status dx_make(gx_comm *comm, gx_array *local, int sharded, const int64_t *co
     gx_status s = d ? dx_comm_info(comm, &d->ctx, &d->rank, &d->size) : GX_ERR_OUT_OF_MEMORY;
     if (!d)
         gx__err(s, "gx_dist: no host memory for the handle");
-    gx_array_desc ad;
+    gx_array_desc ad = {0};
     if (s == GX_OK)
         s = gx_array_describe(local, &ad);
     if (s == GX_OK) {
@@ -186,7 +186,7 @@ gx_status dx_from_piece(gx_comm *comm, gx_array *local, gx_dist **out)
 {
     gx_ctx *ctx;
     int rank, size;
-    gx_array_desc ad;
+    gx_array_desc ad = {0};
     gx_status s = dx_comm_info(comm, &ctx, &rank, &size);
     if (s == GX_OK)
         s = gx_array_describe(local, &ad);
@@ -319,7 +319,7 @@ static gx_status dx_from_array(gx_comm *comm, gx_array *a, int sharded, const ch
     gx_ctx *ctx, *actx = NULL;
     int rank, size;
     GX__CHECK(dx_comm_info(comm, &ctx, &rank, &size));
-    gx_array_desc ad;
+    gx_array_desc ad = {0};
     memset(&ad, 0, sizeof ad);
     gx_status mine = a ? gx_array_describe(a, &ad) : gx__err(GX_ERR_INVALID_ARGUMENT, "%s: the array is NULL", fn);
     if (mine == GX_OK)

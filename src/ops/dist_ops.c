@@ -143,7 +143,7 @@ static gx_status dx_fold_gathered(const dx_red *r, const char *op, gx_array *par
     gx_comm *comm = r->in[0]->comm;
     gx_ctx *ctx = r->in[0]->ctx;
     int64_t n = r->in[0]->size;
-    gx_array_desc pd;
+    gx_array_desc pd = {0};
     GX__CHECK(gx_array_describe(part, &pd));
     gx_array *all = NULL, *res = NULL;
     gx_reduce_opts o;
@@ -210,7 +210,7 @@ static gx_status dx_reduce_any(const char *fn, const dx_red *r, gx_array **out)
     if (fsum && (r->in[0]->dtype == GX_F16 || r->in[0]->dtype == GX_BF16))
         pdt = GX_F32;
     GX__CHECK(dx_partial(r, strcmp(op, "count") == 0 ? "count" : op, pdt, &p));
-    gx_array_desc pd;
+    gx_array_desc pd = {0};
     gx_status s = gx_array_describe(p, &pd);
     int lam = strstr(op, "->") != NULL;
     int fminmax = (strcmp(op, "max") == 0 || strcmp(op, "min") == 0) && dx_is_float(pd.dtype);
@@ -369,7 +369,7 @@ static gx_status dx_scan_carry(const char *op, const gx_dist *x, const gx_scan_o
     }
     gx_array *t = NULL, *t1 = NULL, *sv = NULL, *all = NULL, *pre = NULL, *sc = NULL, *last = NULL;
     gx_status s = gx_reduce_to(x->ctx, op, x->local, &ro, &t);
-    gx_array_desc td;
+    gx_array_desc td = {0};
     if (s == GX_OK)
         s = gx_array_reshape(t, 1, &one, &t1);
     if (s == GX_OK)
@@ -431,7 +431,7 @@ gx_status gx_dist_scan(const char *op, const gx_dist *x, const gx_scan_opts *opt
     op = dx_opsym(op);
     if (strstr(op, "->") && !o.init)
         return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: a lambda operator needs opts->init, its neutral element", fn);
-    gx_scalar carry;
+    gx_scalar carry = {GX_DTYPE_DEFAULT, {.i = 0}};
     int has = 0;
     gx_status s = dx_scan_carry(op, x, &o, &carry, &has);
     o.init = has ? &carry : NULL;
@@ -463,7 +463,7 @@ gx_status gx_dist_filter(const char *pred, const gx_dist *x, const gx_filter_opt
  * -x for floats, ~x for integers, !x for bool. */
 static gx_status dx_flip_keys(gx_ctx *ctx, gx_array *a, gx_array **out)
 {
-    gx_array_desc ad;
+    gx_array_desc ad = {0};
     GX__CHECK(gx_array_describe(a, &ad));
     const char *f = dx_is_float(ad.dtype) ? "x -> -x" : ad.dtype == GX_BOOL ? "x -> !x" : "x -> ~x";
     gx_map_opts mo = {.dtype = ad.dtype};
