@@ -14,7 +14,7 @@
  * warm-up.  Speedup = T(1) / T(p) for strong, p T(1) / T(p) for weak (the ideal is p
  * for both).  GB/s counts 4 bytes per element once; for "allreduce" (gx_allreduce "+"
  * in place of 2^N f32 per rank, strong rows only) it is the bus bandwidth of
- * nccl-tests, bytes / t * 2 (p - 1) / p, which bench/peers/torch_allreduce.py reports
+ * nccl-tests, bytes / t * 2 (p - 1) / p, which bench/peers/allreduce_torch_spawn.py reports
  * for torch.distributed.all_reduce the same way. */
 #define _POSIX_C_SOURCE 200809L
 #include "gx.h"

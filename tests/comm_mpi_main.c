@@ -1,6 +1,6 @@
 /* comm_mpi_main.c -- gx/comm.h's collectives over N MPI processes (CPU backend).
  *
- *   mpirun -n N gx_comm_mpi_tests [all|timeout]
+ *   mpirun -n N gx_comm_mpi_tests [all|timeout|bench [max_exp]]
  *
  * The backend is GX_BACKEND's (ctest sets cpu: MPI carries the data; on a GPU machine
  * GX_BACKEND=cuda runs the same checks over NCCL, one GPU per rank, with NCCL's dtype
@@ -631,6 +631,51 @@ static int run_timeout(void)
     return g_fail != 0;
 }
 
+/* `bench`: all-reduce "+" of f32 over sizes 2^20 .. 2^max_exp bytes; rank 0 prints
+ * one line per size with the algorithm and bus bandwidth (nccl-tests' definition:
+ * bus = alg * 2 (n - 1) / n), the median of `reps` timed runs after warm-up. */
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int run_bench(int max_exp)
+{
+    if (g_rank == 0)
+        printf("# allreduce f32 \"+\" over %d ranks (%s)\n# bytes  time_us  algbw_GBps  busbw_GBps\n", g_size,
+               g_nccl ? "NCCL" : "MPI");
+    enum { reps = 20 };
+    for (int e = 20; e <= max_exp; e += 2) {
+        int64_t n = ((int64_t)1 << e) / 4;
+        gx_array *x = NULL;
+        if (gx_array_empty(g_ctx, GX_F32, 1, &n, &x) != GX_OK || gx_array_fill_f64(x, 1) != GX_OK) {
+            FAIL("bench: %s", gx_last_error());
+            return 1;
+        }
+        double t[reps];
+        for (int i = -3; i < reps; i++) {
+            gx_sync(g_ctx);
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            if (gx_allreduce(g_comm, "+", x, x) != GX_OK || gx_comm_sync(g_comm) != GX_OK) {
+                FAIL("bench: %s", gx_last_error());
+                return 1;
+            }
+            double dt = MPI_Wtime() - t0, mx = 0;
+            MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD); /* the slowest rank's time */
+            if (i >= 0)
+                t[i] = mx;
+        }
+        qsort(t, reps, sizeof t[0], cmp_d);
+        double med = t[reps / 2], bytes = (double)n * 4, alg = bytes / med / 1e9;
+        if (g_rank == 0)
+            printf("%10.0f %10.1f %10.2f %10.2f\n", bytes, med * 1e6, alg, alg * 2.0 * (g_size - 1) / g_size);
+        gx_array_release(x);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "all";
@@ -648,6 +693,12 @@ int main(int argc, char **argv)
     g_nccl = strncmp(d.transport, "NCCL", 4) == 0;
     if (!strcmp(mode, "timeout"))
         return run_timeout();
+    if (!strcmp(mode, "bench")) {
+        int rc = run_bench(argc > 2 ? atoi(argv[2]) : 28);
+        gx_comm_destroy(g_comm);
+        gx_ctx_destroy(g_ctx);
+        return rc;
+    }
     test_info();
     test_allreduce();
     test_reduce_scatter();

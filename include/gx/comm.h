@@ -89,7 +89,8 @@ GX_API gx_status gx_comm_from_mpi(gx_ctx *ctx, const void *mpi_comm, const gx_co
 GX_API gx_status gx_comm_from_ctxs(int n, gx_ctx *const *ctxs, const gx_comm_opts *opts, gx_comm **out);
 /* Releases the communicator (NULL is fine).  Not collective; a broken one is released
  * without talking to its peers.  The last communicator gx_comm_world made finalises
- * MPI when gx initialised it. */
+ * MPI when gx initialised it (not after a timeout: MPI_Finalize would wait for the
+ * lost rank).  gx initialises MPI with MPI_THREAD_SERIALIZED: one thread at a time. */
 GX_API gx_status gx_comm_destroy(gx_comm *comm);
 /* This rank's index (0 .. size-1) and the number of ranks. */
 GX_API gx_status gx_comm_rank(const gx_comm *comm, int *out);
@@ -156,7 +157,9 @@ GX_API gx_status gx_recv(gx_comm *comm, int peer, gx_array *a);
  * gx_comm_group_end (within the timeout), so no ordering among them can deadlock; for
  * communicators of gx_comm_from_ctxs, collectives of all ranks made by one thread go
  * between them too.  Groups nest; the outermost end completes them.  A received array
- * holds its data after gx_comm_group_end (CPU) or as its stream says (CUDA). */
+ * holds its data after gx_comm_group_end (CPU) or as its stream says (CUDA).  On CUDA
+ * a group is the calling thread's (NCCL's ncclGroupStart/End): begin and end it on any
+ * communicator of the thread's ranks. */
 GX_API gx_status gx_comm_group_begin(gx_comm *comm);
 GX_API gx_status gx_comm_group_end(gx_comm *comm);
 

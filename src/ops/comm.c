@@ -814,8 +814,8 @@ static gx_status cm_reduce(gx_comm *c, bool scatter, const char *op, const gx_ar
     gx__redop rop = GX__RED_SUM;
     if (c->tp == CM_LIB)
         GX__CHECK(cm_lib_redop(c, k, send->dtype, what, &lt, &rop));
-    if (c->size == 1 || recv->size == 0)
-        return c->size == 1 ? cm_copy(send, recv) : GX_OK;
+    if (c->tp == CM_NONE || recv->size == 0) /* NCCL runs at size 1 too: that is its test */
+        return c->tp == CM_NONE ? cm_copy(send, recv) : GX_OK;
     cm_buf b[2];
     GX__CHECK(cm_stage(c, recv, inplace, true, false, &b[1]));
     gx_status s = GX_OK;
@@ -859,7 +859,7 @@ static gx_status cm_gather(gx_comm *c, const gx_array *send, gx_array *recv, con
         GX__CHECK(cm_size_is(recv, total, what, "recv", "the sum of counts"));
     } else
         GX__CHECK(cm_size_is(recv, total, what, "recv", "size x send's elements"));
-    if (c->size == 1)
+    if (c->tp == CM_NONE)
         return cm_copy(send, recv);
     /* send inside recv (its own block): a copy, since the transports read it while
      * they write recv. */
@@ -926,7 +926,7 @@ gx_status gx_broadcast(gx_comm *c, int root, gx_array *a)
     GX__CHECK(cm_coll(c, what));
     GX__CHECK(cm_array(c, a, what, "a", true));
     GX__CHECK(cm_rank_arg(c, root, what, "root", false));
-    if (c->size == 1 || a->size == 0)
+    if (c->tp == CM_NONE || a->size == 0)
         return GX_OK;
     cm_buf b;
     GX__CHECK(cm_stage(c, a, c->rank == root, c->rank != root, false, &b));
@@ -948,9 +948,14 @@ static gx_status cm_lib_exchange(gx_comm *c, const void *send, const int64_t *sc
     double dl = gx__now_ms() + c->timeout_s * 1000.0;
     gx_status s = cm_note(c, cm_lib_group(c, true, dl));
     for (int r = 0; r < c->size && s == GX_OK; r++) {
-        if (sc[r] > 0)
+        if (r == c->rank && sc[r] > 0) { /* this rank's own block: a copy, not a transfer */
+            gx__lock(c->ctx);
+            s = c->ctx->be.iface->mem.d2d(&c->ctx->be, (char *)recv + ro * es, (const char *)send + so * es,
+                                          (size_t)sc[r] * es);
+            gx__unlock(c->ctx);
+        } else if (sc[r] > 0)
             s = cm_lib_run(c, GX__COLL_SEND, (const char *)send + so * es, NULL, (size_t)sc[r], t, GX__RED_SUM, r, what);
-        if (rc[r] > 0 && s == GX_OK)
+        if (r != c->rank && rc[r] > 0 && s == GX_OK)
             s = cm_lib_run(c, GX__COLL_RECV, NULL, (char *)recv + ro * es, (size_t)rc[r], t, GX__RED_SUM, r, what);
         so += (size_t)sc[r], ro += (size_t)rc[r];
     }
@@ -991,7 +996,7 @@ static gx_status cm_a2a(gx_comm *c, const gx_array *send, const int64_t *sc, gx_
                            what, c->rank, (long long)sc[c->rank], (long long)rc[c->rank]);
     }
     gx_status s = GX_OK;
-    if (c->size == 1) {
+    if (c->tp == CM_NONE) {
         s = cm_copy(send, recv);
         free(even);
         return s;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
 
 /* ------------------------------------------------------------ host fold (both builds) */
@@ -330,11 +331,14 @@ static gx_status cmi_int(size_t n, const cmi_when *w, int *out)
     return GX_OK;
 }
 
-/* Polls the requests until all complete or the deadline passes; the sleep grows
- * from 20 us to 1 ms so a quick collective is not slowed and a slow one does not spin. */
+/* Polls the requests until all complete or the deadline passes.  MPI moves data only
+ * inside its calls, so the first 100 ms poll back to back (yielding the core, which
+ * oversubscribed ranks share); after that the pause grows to 1 ms, so a rank waiting
+ * for a slow or lost peer does not spin. */
 static gx_status cmi_wait(cmi *m, MPI_Request *req, int n, const cmi_when *w)
 {
-    long ns = 20000;
+    double t0 = gx__now_ms();
+    long ns = 10000;
     for (;;) {
         int done = 0;
         int rc = MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE);
@@ -342,13 +346,18 @@ static gx_status cmi_wait(cmi *m, MPI_Request *req, int n, const cmi_when *w)
             return cmi_fail(rc, "MPI_Testall");
         if (done)
             return GX_OK;
-        if (gx__now_ms() > w->deadline_ms)
+        double now = gx__now_ms();
+        if (now > w->deadline_ms)
             return gx__err(GX_ERR_TIMEOUT,
                            "%s: not finished after %g s on rank %d of %d (ranks 0..%d take part): a peer failed, "
                            "exited or is stuck, or the ranks called collectives in different orders.  The timeout "
                            "is gx_comm_opts.timeout_s, else env GX_COMM_TIMEOUT (seconds), else 300.  The "
                            "communicator is broken: destroy it and end the job (MPI_Abort)",
                            w->what, w->timeout_s, m->rank, m->size, m->size - 1);
+        if (now - t0 < 100) {
+            sched_yield();
+            continue;
+        }
         struct timespec ts = {0, ns};
         nanosleep(&ts, NULL);
         if (ns < 1000000)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""torch.distributed.all_reduce bus bandwidth, the peer of gx_bench_dist's "allreduce".
+"""torch.distributed.all_reduce bus bandwidth without MPI, the peer of gx_bench_dist's "allreduce"
+(bench/peers/allreduce_torch.py is the mpirun form, the peer of gx_comm_mpi_tests bench).
 
-    python3 bench/peers/torch_allreduce.py --ranks 2 [--log2 28] [--reps 5]
+    python3 bench/peers/allreduce_torch_spawn.py --ranks 2 [--log2 28] [--reps 5]
 
 One process per GPU (torch.multiprocessing), NCCL backend over a local TCP rendezvous,
 NVLink multicast off (NCCL_NVLS_ENABLE=0, as gx).  Each rank all-reduces 2^log2 f32
