@@ -121,3 +121,59 @@ if(GX_DLPACK_HEADER AND Python3_Interpreter_FOUND AND NOT GX_SANITIZE)
       ENVIRONMENT "GX_BACKEND=${be};GX_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache;GX_BUILD_DIR=${CMAKE_BINARY_DIR}")
   endforeach()
 endif()
+
+# gx/dist.h's checks on N ranks, one process each under mpirun (mpi.dist.nN below), or
+# one thread per CUDA device (gx_dist_ranks --threads N: scripts/multi-gpu-check).
+add_executable(gx_dist_ranks tests/mpi/dist_ranks.c)
+target_include_directories(gx_dist_ranks PRIVATE ${CMAKE_SOURCE_DIR}/tests)
+target_link_libraries(gx_dist_ranks PRIVATE gx_static Threads::Threads)
+
+# The scaling benchmark of gx/dist.h, small, on one CPU rank (the table's rows).
+add_test(NAME bench.dist_smoke COMMAND gx_bench_dist --backend cpu --log2 16 --reps 1 --ranks 1)
+set_tests_properties(bench.dist_smoke PROPERTIES ENVIRONMENT "GX_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache"
+  TIMEOUT 300 PASS_REGULAR_EXPRESSION "\\| allreduce \\| busbw  \\|  1 \\|" FAIL_REGULAR_EXPRESSION "GX_ERR_")
+
+# gx/comm.h over 1-4 MPI processes (tests/comm_mpi_main.c: its own program, each rank
+# checking every collective against the host's reference).  mpirun runs as root here
+# only with the two OMPI_ALLOW_* variables; shared memory without CMA (containers)
+# needs single_copy_mechanism=none.  Skipped, visibly, in a gx built without MPI.
+if(GX_HAVE_MPI)
+  find_program(GX_MPIEXEC NAMES mpirun mpiexec HINTS ${MPIEXEC_EXECUTABLE})
+  add_executable(gx_comm_mpi_tests tests/comm_mpi_main.c)
+  target_link_libraries(gx_comm_mpi_tests PRIVATE gx_static ${MPI_C_LIBRARIES})
+  target_include_directories(gx_comm_mpi_tests SYSTEM PRIVATE ${MPI_C_INCLUDE_DIRS})
+  set(GX_MPI_ENV "GX_BACKEND=cpu;GX_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_btl_vader_single_copy_mechanism=none;OMPI_MCA_rmaps_base_oversubscribe=1;GX_CPU_THREADS=1")
+  foreach(n 1 2 3 4)
+    add_test(NAME mpi.comm.n${n} COMMAND ${GX_MPIEXEC} --oversubscribe -n ${n} $<TARGET_FILE:gx_comm_mpi_tests> all)
+    set_tests_properties(mpi.comm.n${n} PROPERTIES ENVIRONMENT "${GX_MPI_ENV}" TIMEOUT 600
+      PASS_REGULAR_EXPRESSION "comm mpi tests: all passed on ${n} ranks" FAIL_REGULAR_EXPRESSION "FAILED")
+  endforeach()
+  # A rank that never joins: the others return GX_ERR_TIMEOUT (2 s) and rank 0 ends the
+  # job with MPI_Abort, so mpirun's own status is not the verdict; the printed line is.
+  foreach(n 2 3)
+    add_test(NAME mpi.comm_timeout.n${n} COMMAND ${GX_MPIEXEC} --oversubscribe -n ${n} $<TARGET_FILE:gx_comm_mpi_tests> timeout)
+    set_tests_properties(mpi.comm_timeout.n${n} PROPERTIES ENVIRONMENT "${GX_MPI_ENV}" TIMEOUT 120
+      PASS_REGULAR_EXPRESSION "rank 0: timeout test passed" FAIL_REGULAR_EXPRESSION "FAILED")
+  endforeach()
+  # The example and `gx info` over 3 ranks.
+  add_test(NAME mpi.example_allreduce.n3 COMMAND ${GX_MPIEXEC} --oversubscribe -n 3 $<TARGET_FILE:example_allreduce>)
+  set_tests_properties(mpi.example_allreduce.n3 PROPERTIES ENVIRONMENT "${GX_MPI_ENV}" TIMEOUT 300
+    PASS_REGULAR_EXPRESSION "allreduce: PASS" FAIL_REGULAR_EXPRESSION "FAIL")
+  add_test(NAME mpi.info.n2 COMMAND ${GX_MPIEXEC} --oversubscribe -n 2 $<TARGET_FILE:gx_tool> info)
+  set_tests_properties(mpi.info.n2 PROPERTIES ENVIRONMENT "${GX_MPI_ENV}" TIMEOUT 300
+    PASS_REGULAR_EXPRESSION "rank 1/2  host")
+  # gx/dist.h over 1-4 MPI processes: tests/mpi/dist_ranks.c runs tests/dist_checks.h on
+  # every rank (each distributed result against the single-process gx call on the whole
+  # array); a failing rank exits 1, so mpirun's status is the verdict.
+  foreach(n 1 2 3 4)
+    add_test(NAME mpi.dist.n${n} COMMAND ${GX_MPIEXEC} --oversubscribe -n ${n} $<TARGET_FILE:gx_dist_ranks> ${CMAKE_BINARY_DIR})
+    set_tests_properties(mpi.dist.n${n} PROPERTIES ENVIRONMENT "${GX_MPI_ENV};GX_COMM_TIMEOUT=120" TIMEOUT 900
+      SKIP_RETURN_CODE 77 FAIL_REGULAR_EXPRESSION "FAILED")
+  endforeach()
+  add_test(NAME mpi.bench_dist.n2 COMMAND ${GX_MPIEXEC} --oversubscribe -n 2 $<TARGET_FILE:gx_bench_dist>
+           --backend cpu --log2 16 --reps 1)
+  set_tests_properties(mpi.bench_dist.n2 PROPERTIES ENVIRONMENT "${GX_MPI_ENV};GX_COMM_TIMEOUT=120" TIMEOUT 300
+    PASS_REGULAR_EXPRESSION "\\| allreduce \\| busbw  \\|  2 \\|" FAIL_REGULAR_EXPRESSION "GX_ERR_")
+else()
+  add_test(NAME mpi.comm COMMAND ${CMAKE_COMMAND} -E echo "SKIP: gx built without MPI (install libopenmpi-dev)")
+endif()

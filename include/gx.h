@@ -91,7 +91,8 @@ typedef enum gx_status {
     GX_ERR_UNSUPPORTED,      /* valid request this backend or build cannot do */
     GX_ERR_IO,               /* a file could not be read or written */
     GX_ERR_INTERNAL,         /* a bug in gx: please report it with the message */
-    GX_ERR_INDEX             /* an index out of range (the message names position, index, axis and size) */
+    GX_ERR_INDEX,            /* an index out of range (the message names position, index, axis and size) */
+    GX_ERR_TIMEOUT           /* a collective did not finish in time: a peer failed or is stuck (gx/comm.h) */
 } gx_status;
 
 /* Name of a status ("GX_ERR_SHAPE"); never NULL. */
@@ -528,5 +529,7 @@ GX_API gx_status gx_map_source(gx_ctx *ctx, const char *lambda, int nin, gx_arra
 #include "gx/index.h"    /* take, put, scatter-reduce, mask assignment, where */
 #include "gx/sort.h"     /* sort, argsort, top-k, unique, searchsorted, histogram, bincount */
 #include "gx/graph.h"    /* record a sequence of calls, replay it (CUDA graphs) */
+#include "gx/comm.h"     /* communicators and collectives over ranks (MPI, NCCL) */
+#include "gx/dist.h"     /* distributed arrays: sharded along axis 0 over a communicator */
 
 #endif /* GX_H */

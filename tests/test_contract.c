@@ -92,8 +92,9 @@ GXT_TEST(contract_status_string_never_null)
                                         "GX_ERR_UNSUPPORTED",
                                         "GX_ERR_IO",
                                         "GX_ERR_INTERNAL",
-                                        "GX_ERR_INDEX"};
-    for (int s = 0; s <= (int)GX_ERR_INDEX; s++)
+                                        "GX_ERR_INDEX",
+                                        "GX_ERR_TIMEOUT"};
+    for (int s = 0; s <= (int)GX_ERR_TIMEOUT; s++)
         GXT_CHECK(strcmp(gx_status_string((gx_status)s), names[s]) == 0);
     GXT_CHECK(gx_status_string((gx_status)999) != NULL);
     GXT_CHECK(gx_status_string((gx_status)-1) != NULL);

@@ -134,3 +134,4 @@ GXT_TEST(examples_transpose) { ex_check("transpose", false, false); }
 GXT_TEST(examples_streams) { ex_check("streams", false, false); }
 GXT_TEST(examples_coop_reduce) { ex_check("coop_reduce", true, false); }
 GXT_TEST(examples_child_launch) { ex_check("child_launch", true, false); }
+GXT_TEST(examples_allreduce) { ex_check("allreduce", false, false); } /* size 1; mpirun: ctest mpi.example.* */

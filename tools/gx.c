@@ -26,9 +26,13 @@ static void info_usage(void)
            "               kernel build: cache look-up / compile / module load, first launch,\n"
            "               total, and gx's own part).  Run it twice: the second run has\n"
            "               the kernel in the disk cache (GX_CACHE_DIR), as a warm start has.\n"
+           "  --comm       also the communicator's layout (gx/comm.h): every rank with its\n"
+           "               host, local rank and device, and the transport (NCCL's or MPI's\n"
+           "               version).  Under mpirun (mpirun -n 4 gx info) this is the\n"
+           "               default; rank 0 prints, the other ranks only take part.\n"
            "  -h, --help   this text\n"
            "The backend comes from GX_BACKEND=auto|cpu|cuda (auto: CUDA when a GPU answers).\n"
-           "example: GX_BACKEND=cpu gx info\n");
+           "example: GX_BACKEND=cpu gx info; mpirun -n 2 gx info\n");
 }
 
 static double tool_now_ms(void)
@@ -125,10 +129,44 @@ static int cmd_info_timing(void)
     return 0;
 }
 
+/* gx info under mpirun (or --comm): the communicator's layout after rank 0's info. */
+static int cmd_info_comm(void)
+{
+    gx_ctx *ctx = NULL;
+    gx_comm *comm = NULL;
+    gx_status s = gx_comm_world(GX_BACKEND_AUTO, NULL, &ctx, &comm);
+    if (s != GX_OK) {
+        fprintf(stderr, "gx info: gx_comm_world: %s: %s\n", gx_status_string(s), gx_last_error());
+        return 1;
+    }
+    int rank = 0;
+    gx_comm_rank(comm, &rank);
+    size_t need = 0;
+    char *buf = NULL, *ctext = NULL;
+    s = gx_comm_info_text(comm, NULL, 0, &need); /* collective: every rank calls it */
+    if (s == GX_OK && (ctext = malloc(need + 4096)) != NULL)
+        s = gx_comm_info_text(comm, ctext, need + 4096, NULL);
+    if (s == GX_OK && rank == 0) {
+        s = gx_info_text(ctx, NULL, 0, &need);
+        if (s == GX_OK && (buf = malloc(need)) != NULL)
+            s = gx_info_text(ctx, buf, need, NULL);
+    }
+    if (s == GX_OK && rank == 0)
+        printf("%s%s", buf ? buf : "", ctext ? ctext : "");
+    else if (s != GX_OK)
+        fprintf(stderr, "gx info (rank %d): %s: %s\n", rank, gx_status_string(s), gx_last_error());
+    free(buf), free(ctext);
+    gx_comm_destroy(comm);
+    gx_ctx_destroy(ctx);
+    return s == GX_OK ? 0 : 1;
+}
+
 static int cmd_info(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "--timing") == 0)
         return cmd_info_timing();
+    if ((argc == 2 && strcmp(argv[1], "--comm") == 0) || (argc == 1 && getenv("OMPI_COMM_WORLD_SIZE")))
+        return cmd_info_comm();
     if (argc > 1) {
         if (!gx_tool_wants_help(argv[1]))
             return gx_tool_bad_option("info", argv[1]);

@@ -69,6 +69,11 @@ static void info_build(gx__sbuf *b)
 #else
     gx__sb_puts(b, ", CBLAS no");
 #endif
+#ifdef GX_HAVE_MPI
+    gx__sb_puts(b, ", MPI yes (gx/comm.h over mpirun; `gx info --comm`)");
+#else
+    gx__sb_puts(b, ", MPI no (communicators of size 1)");
+#endif
     gx__sb_puts(b, "\n");
 }
 

@@ -35,6 +35,7 @@ const char *gx_status_string(gx_status s)
         "GX_ERR_IO",
         "GX_ERR_INTERNAL",
         "GX_ERR_INDEX",
+        "GX_ERR_TIMEOUT",
     };
     if ((unsigned)s < sizeof names / sizeof names[0])
         return names[s];

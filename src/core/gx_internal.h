@@ -230,6 +230,9 @@ typedef enum gx__cap {
     GX__CAP_GRAPHS = 1u << 10,      /* stream.capture_begin ... graph_free: native graphs
                                      * (CUDA stream capture); without it src/core/graph.c
                                      * records launches and replays them itself */
+    GX__CAP_COMM = 1u << 11,        /* comm.*: collectives through the backend's own
+                                     * library (NCCL on CUDA); without it gx/comm.h
+                                     * moves host memory with MPI (src/ops/comm_mpi.c) */
 } gx__cap;
 
 /* One matrix product, or a strided batch of them, in row-major terms:
@@ -352,6 +355,53 @@ typedef struct gx__backend_lib {
     gx_status (*fft)(gx__backend *be, const gx__fft *f);   /* GX__CAP_FFT */
 } gx__backend_lib;
 
+/* One collective for the comm slots (src/ops/comm.c has checked it and mapped the
+ * dtype: data that the library does not carry as such moves as GX_U8 bytes). */
+typedef enum gx__coll_kind {
+    GX__COLL_ALLREDUCE,      /* count elements, send -> recv (send == recv: in place) */
+    GX__COLL_REDUCE_SCATTER, /* count = recv's elements; send holds nranks * count */
+    GX__COLL_ALLGATHER,      /* count = send's elements; recv holds nranks * count */
+    GX__COLL_BROADCAST,      /* count elements of recv, from rank `peer` */
+    GX__COLL_SEND,           /* count elements of send to rank `peer` */
+    GX__COLL_RECV            /* count elements into recv from rank `peer` */
+} gx__coll_kind;
+typedef enum gx__redop { GX__RED_SUM, GX__RED_PROD, GX__RED_MAX, GX__RED_MIN } gx__redop;
+typedef struct gx__coll {
+    gx__coll_kind kind;
+    const void *send; /* device addresses, dense */
+    void *recv;
+    size_t count;
+    gx_dtype dtype;
+    gx__redop op;
+    int peer;
+    double deadline_ms; /* gx__now_ms() past which a call the library left in progress fails */
+    const char *what; /* the public call, for messages */
+} gx__coll;
+
+/* GX__CAP_COMM: communicators of the backend's collective library, one per rank;
+ * `comm` is the library's handle.  Every slot sets the message on failure; a
+ * communicator past its deadline returns GX_ERR_TIMEOUT. */
+typedef struct gx__backend_comm {
+    /* Whether the library carries dtype t as such (else bytes / refused reductions). */
+    bool (*carries)(gx__backend *be, gx_dtype t);
+    /* The unique id rank 0 makes and every rank passes to init_rank; *len <= cap. */
+    gx_status (*unique_id)(gx__backend *be, void *id, size_t cap, size_t *len);
+    gx_status (*init_rank)(gx__backend *be, const void *id, size_t len, int nranks, int rank, double deadline_ms,
+                           void **comm);
+    /* One process, n devices: bes[i] is rank i. */
+    gx_status (*init_all)(gx__backend *const *bes, int n, void **comms);
+    /* Queues c on the context's current stream. */
+    gx_status (*run)(gx__backend *be, void *comm, const gx__coll *c);
+    gx_status (*group)(gx__backend *be, void *comm, bool begin, double deadline_ms);
+    /* *done when the context's stream has finished; an error when the communicator
+     * reports one (a peer's failure included). */
+    gx_status (*poll)(gx__backend *be, void *comm, bool *done);
+    void (*abort)(gx__backend *be, void *comm);
+    void (*destroy)(gx__backend *be, void *comm);
+    /* "NCCL 2.21.5 (/path/libnccl.so.2)"; an error when the library does not load. */
+    gx_status (*version)(char *buf, size_t n);
+} gx__backend_comm;
+
 typedef struct gx__backend_iface {
     gx_backend_kind kind;
     const char *name;
@@ -367,6 +417,7 @@ typedef struct gx__backend_iface {
     gx__backend_code code;
     gx__backend_launch launch;
     gx__backend_lib lib;
+    gx__backend_comm comm;
 } gx__backend_iface;
 
 struct gx__backend {

@@ -1350,7 +1350,7 @@ const gx__backend_iface gx__cuda_iface = {
     .name = "cuda",
     .target = GX__TARGET_CUDA,
     .caps = GX__CAP_EVENTS | GX__CAP_STREAMS | GX__CAP_ASYNC_COPY | GX__CAP_PINNED_HOST | GX__CAP_MAPPED_HOST |
-            GX__CAP_OCCUPANCY | GX__CAP_USER_KERNELS | GX__CAP_MATMUL | GX__CAP_FFT | GX__CAP_GRAPHS,
+            GX__CAP_OCCUPANCY | GX__CAP_USER_KERNELS | GX__CAP_MATMUL | GX__CAP_FFT | GX__CAP_GRAPHS | GX__CAP_COMM,
     .open = cuda_open,
     .close = cuda_close,
     .info = cuda_info,
@@ -1410,4 +1410,14 @@ const gx__backend_iface gx__cuda_iface = {
             .occupancy_active = cuda_occupancy_active,
         },
     .lib = {.gemm = cuda_gemm, .fft = cuda_fft},
+    .comm = {.carries = cuda_nccl_carries,
+             .unique_id = cuda_nccl_unique_id,
+             .init_rank = cuda_nccl_init_rank,
+             .init_all = cuda_nccl_init_all,
+             .run = cuda_nccl_run,
+             .group = cuda_nccl_group,
+             .poll = cuda_nccl_poll,
+             .abort = cuda_nccl_abort,
+             .destroy = cuda_nccl_destroy,
+             .version = cuda_nccl_version},
 };

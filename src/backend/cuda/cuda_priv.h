@@ -64,6 +64,7 @@
     X(EventSynchronize, cuEventSynchronize, 1)                                                   \
     X(EventElapsedTime, cuEventElapsedTime, 1)                                                   \
     X(StreamWaitEvent, cuStreamWaitEvent, 0)                                                     \
+    X(StreamQuery, cuStreamQuery, 0)                                                             \
     X(LaunchCooperativeKernel, cuLaunchCooperativeKernel, 0)                                     \
     X(OccupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxActiveBlocksPerMultiprocessor, 0) \
     X(MemHostAlloc, cuMemHostAlloc, 0)                                                           \
@@ -252,6 +253,19 @@ gx_status cuda_current(gx__backend *be, CUstream *stream, CUdevice *dev);
  * on first use, with per-context state (handle, plans) freed through gx__ctx_ext. */
 gx_status cuda_gemm(gx__backend *be, const gx__gemm *g);
 gx_status cuda_fft(gx__backend *be, const gx__fft *f);
+
+/* The table's comm slots (GX__CAP_COMM): NCCL, loaded on first use (cuda_nccl.c). */
+bool cuda_nccl_carries(gx__backend *be, gx_dtype t);
+gx_status cuda_nccl_unique_id(gx__backend *be, void *id, size_t cap, size_t *len);
+gx_status cuda_nccl_init_rank(gx__backend *be, const void *id, size_t len, int nranks, int rank, double deadline_ms,
+                              void **out);
+gx_status cuda_nccl_init_all(gx__backend *const *bes, int n, void **comms);
+gx_status cuda_nccl_run(gx__backend *be, void *comm, const gx__coll *k);
+gx_status cuda_nccl_group(gx__backend *be, void *comm, bool begin, double deadline_ms);
+gx_status cuda_nccl_poll(gx__backend *be, void *comm, bool *done);
+void cuda_nccl_abort(gx__backend *be, void *comm);
+void cuda_nccl_destroy(gx__backend *be, void *comm);
+gx_status cuda_nccl_version(char *buf, size_t n);
 
 /* ------------------------------------------------------------ errors */
 
