@@ -986,7 +986,7 @@ static gx_status cm_a2a(gx_comm *c, const gx_array *send, const int64_t *sc, gx_
             even[r] = send->size / c->size;
         sc = rc = even;
     } else {
-        int64_t st, rt;
+        int64_t st = 0, rt = 0;
         GX__CHECK(cm_counts(c, sc, what, "send_counts", &st));
         GX__CHECK(cm_counts(c, rc, what, "recv_counts", &rt));
         GX__CHECK(cm_size_is(send, st, what, "send", "the sum of send_counts"));
