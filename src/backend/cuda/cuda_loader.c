@@ -11,6 +11,7 @@
 #include "jit/cache.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/stat.h>
@@ -288,7 +289,7 @@ static bool nv_record_read(const char *file)
     FILE *f = fopen(file, "re");
     if (!f)
         return false;
-    char path[600], ident[160], now[160];
+    char path[PATH_MAX], ident[160], now[160];
     int ma, mi, n;
     bool ok = fgets(path, sizeof path, f) && fgets(ident, sizeof ident, f) && fscanf(f, "%d %d %d", &ma, &mi, &n) == 3 &&
               n >= 0 && n <= (int)(sizeof id_archs / sizeof id_archs[0]);
@@ -310,7 +311,7 @@ static bool nv_record_read(const char *file)
 static void nv_record_write(const char *file)
 {
     Dl_info di;
-    char path[600], ident[160], tmp[4200];
+    char path[PATH_MAX], ident[160], tmp[PATH_MAX + 64]; /* realpath() writes up to PATH_MAX */
     if (!cuda_nvrtc.Version || !dladdr((void *)cuda_nvrtc.Version, &di) || !di.dli_fname ||
         !realpath(di.dli_fname, path) || !nv_stat_line(path, ident, sizeof ident))
         return;
