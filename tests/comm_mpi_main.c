@@ -192,7 +192,7 @@ static void expect_red(const char *op, gx_dtype t, long i, int k, double *re, do
             *re = fold(op, t, *re, br);
     }
     /* what storing it in the dtype makes of it (negative values in unsigned wrap) */
-    unsigned char tmp[16];
+    unsigned char tmp[16] = {0};
     put(t, tmp, 0, *re, *im);
     *re = get(t, tmp, 0, im);
 }
@@ -338,7 +338,7 @@ static void want_gather(long i, double *re, double *im, void *arg)
         j -= a->counts[r++];
     *re = gen(a->t, (int)r, j, a->k, false);
     *im = is_cx(a->t) ? gen(a->t, (int)r, j, a->k + 5, false) : 0;
-    unsigned char tmp[16];
+    unsigned char tmp[16] = {0};
     put(a->t, tmp, 0, *re, *im);
     *re = get(a->t, tmp, 0, im);
 }
@@ -399,7 +399,7 @@ static void want_bcast(long i, double *re, double *im, void *arg)
     int root = (int)(intptr_t)a->counts;
     *re = gen(a->t, root, i, a->k, false);
     *im = is_cx(a->t) ? gen(a->t, root, i, a->k + 5, false) : 0;
-    unsigned char tmp[16];
+    unsigned char tmp[16] = {0};
     put(a->t, tmp, 0, *re, *im);
     *re = get(a->t, tmp, 0, im);
 }
@@ -447,7 +447,7 @@ static void want_a2a(long i, double *re, double *im, void *arg)
     long idx = 1000L * g_rank + m;
     *re = gen(a->t, from, idx, a->k, false);
     *im = is_cx(a->t) ? gen(a->t, from, idx, a->k + 5, false) : 0;
-    unsigned char tmp[16];
+    unsigned char tmp[16] = {0};
     put(a->t, tmp, 0, *re, *im);
     *re = get(a->t, tmp, 0, im);
 }

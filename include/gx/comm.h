@@ -41,8 +41,9 @@
  * started nonblocking (MPI_I...) and polled with MPI_Test until the deadline; on CUDA
  * the NCCL communicator is made nonblocking (NCCL 2.14 and newer) and gx_comm_sync
  * polls the stream and ncclCommGetAsyncError until the deadline, then calls
- * ncclCommAbort.  The communicator is then BROKEN: every later call on it returns
- * GX_ERR_TIMEOUT at once; destroy it.  MPI cannot take back an operation that a peer
+ * ncclCommAbort.  The communicator is then BROKEN: every later collective, group,
+ * gx_comm_sync or gx_comm_info_text on it returns GX_ERR_TIMEOUT at once (the queries
+ * still answer; gx_comm_desc.broken is 1); destroy it.  MPI cannot take back an operation that a peer
  * never joined, so the buffers of the timed-out call may still be written and the
  * job cannot go on: end it (MPI_Abort from the program, or exit and let mpirun end
  * the others).  A rank whose peer exited is usually ended by mpirun itself.
@@ -71,7 +72,9 @@ typedef struct gx_comm_opts {
  * destroyed), makes a context of `kind` on this rank's device (CUDA: local rank
  * (OMPI_COMM_WORLD_LOCAL_RANK) mod the device count) and a communicator over all
  * ranks (NCCL on CUDA, its unique id broadcast from rank 0 over MPI; MPI itself on the
- * CPU backend).  A gx built without MPI, or a process not started by mpirun: size 1.
+ * CPU backend).  A gx built without MPI, or a process not started by mpirun: size 1
+ * (on CUDA through NCCL when libnccl.so.2 loads, else collectives are plain copies;
+ * gx_comm_desc.transport says which).
  * *ctx_out and *out are the caller's: destroy the communicator first, then the
  * context.  On failure both stay NULL. */
 GX_API gx_status gx_comm_world(gx_backend_kind kind, const gx_comm_opts *opts, gx_ctx **ctx_out, gx_comm **out);

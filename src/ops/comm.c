@@ -418,20 +418,20 @@ gx_status gx_comm_from_mpi(gx_ctx *ctx, const void *mpi_comm, const gx_comm_opts
     return cm_from_mpi_impl(ctx, mpi_comm, t, false, out);
 }
 
-/* A context on this rank's device: CUDA takes local rank mod the device count. */
+/* A context on this rank's device: CUDA takes local rank mod the device count.  It is
+ * made there directly (a context on device 0 first would cost every rank a device
+ * context on GPU 0); where that backend is not CUDA (GX_BACKEND=cpu, no GPU), the
+ * index means nothing and the plain context follows. */
 static gx_status cm_world_ctx(gx_backend_kind kind, int local_rank, gx_ctx **ctx)
 {
-    gx_status s = gx_ctx_create(ctx, kind);
-    if (s != GX_OK)
-        return s;
-    gx_backend_kind got;
-    gx_ctx_backend(*ctx, &got);
     int n = 0;
-    if (got != GX_BACKEND_CUDA || gx_cuda_device_count(&n) != GX_OK || n <= 1 || local_rank % n == 0)
-        return GX_OK;
-    gx_ctx_destroy(*ctx);
-    *ctx = NULL;
-    return gx_ctx_create_on(ctx, GX_BACKEND_CUDA, local_rank % n);
+    if (kind != GX_BACKEND_CPU && gx_cuda_device_count(&n) == GX_OK && n > 0 && local_rank % n != 0) {
+        gx_status s = gx_ctx_create_on(ctx, kind, local_rank % n);
+        if (s == GX_OK || kind == GX_BACKEND_CUDA)
+            return s;
+        gx_clear_error(); /* AUTO chose the CPU, whose only index is 0 */
+    }
+    return gx_ctx_create(ctx, kind);
 }
 
 /* Size 1: the library's communicator where there is one, else plain copies. */
@@ -986,7 +986,7 @@ static gx_status cm_a2a(gx_comm *c, const gx_array *send, const int64_t *sc, gx_
             even[r] = send->size / c->size;
         sc = rc = even;
     } else {
-        int64_t st, rt;
+        int64_t st = 0, rt = 0;
         GX__CHECK(cm_counts(c, sc, what, "send_counts", &st));
         GX__CHECK(cm_counts(c, rc, what, "recv_counts", &rt));
         GX__CHECK(cm_size_is(send, st, what, "send", "the sum of send_counts"));

@@ -402,8 +402,8 @@ static bool cmi_native(opn_kind op, gx_dtype t, MPI_Datatype *dt, MPI_Op *mop)
 
 gx_status cmi_allreduce(cmi *m, opn_kind op, gx_dtype t, const void *send, void *recv, size_t n, const cmi_when *w)
 {
-    MPI_Datatype dt;
-    MPI_Op mop;
+    MPI_Datatype dt = MPI_DATATYPE_NULL;
+    MPI_Op mop = MPI_OP_NULL;
     if (!cmi_native(op, t, &dt, &mop))
         return GX_ERR_UNSUPPORTED;
     int cnt = 0;
@@ -416,8 +416,8 @@ gx_status cmi_allreduce(cmi *m, opn_kind op, gx_dtype t, const void *send, void 
 gx_status cmi_reduce_scatter(cmi *m, opn_kind op, gx_dtype t, const void *send, void *recv, size_t n,
                              const cmi_when *w)
 {
-    MPI_Datatype dt;
-    MPI_Op mop;
+    MPI_Datatype dt = MPI_DATATYPE_NULL;
+    MPI_Op mop = MPI_OP_NULL;
     if (!cmi_native(op, t, &dt, &mop))
         return GX_ERR_UNSUPPORTED;
     int cnt = 0;
@@ -455,7 +455,7 @@ static gx_status cmi_layout(cmi *m, const int64_t *counts, const cmi_when *w, in
 gx_status cmi_allgatherv(cmi *m, const void *send, size_t n, void *recv, const int64_t *counts, size_t esize,
                          const cmi_when *w)
 {
-    MPI_Datatype dt;
+    MPI_Datatype dt = MPI_DATATYPE_NULL;
     GX__CHECK(cmi_type(m, esize, &dt));
     int cnt = 0, *rc, *dsp;
     GX__CHECK(cmi_int(n, w, &cnt));
@@ -471,7 +471,7 @@ gx_status cmi_allgatherv(cmi *m, const void *send, size_t n, void *recv, const i
 
 gx_status cmi_bcast(cmi *m, void *buf, size_t n, size_t esize, int root, const cmi_when *w)
 {
-    MPI_Datatype dt;
+    MPI_Datatype dt = MPI_DATATYPE_NULL;
     GX__CHECK(cmi_type(m, esize, &dt));
     int cnt = 0;
     GX__CHECK(cmi_int(n, w, &cnt));
@@ -483,7 +483,7 @@ gx_status cmi_bcast(cmi *m, void *buf, size_t n, size_t esize, int root, const c
 gx_status cmi_alltoallv(cmi *m, const void *send, const int64_t *scounts, void *recv, const int64_t *rcounts,
                         size_t esize, const cmi_when *w)
 {
-    MPI_Datatype dt;
+    MPI_Datatype dt = MPI_DATATYPE_NULL;
     GX__CHECK(cmi_type(m, esize, &dt));
     int *sc, *sd, *rc, *rd;
     GX__CHECK(cmi_layout(m, scounts, w, &sc, &sd));
@@ -502,7 +502,7 @@ gx_status cmi_alltoallv(cmi *m, const void *send, const int64_t *scounts, void *
 
 gx_status cmi_post(cmi *m, bool send, void *buf, size_t n, size_t esize, int peer)
 {
-    MPI_Datatype dt;
+    MPI_Datatype dt = MPI_DATATYPE_NULL;
     GX__CHECK(cmi_type(m, esize, &dt));
     cmi_when w = {0, 0, send ? "gx_send" : "gx_recv"};
     int cnt = 0;
