@@ -282,6 +282,7 @@ void gxt_cross(const char *what, gxt_op op, int nin, const gxt_in *in, double to
 int gxt_child_cache_probe(void);
 int gxt_child_fault_probe(int mode);
 int gxt_child_repro(const char *path);
+int gxt_child_warm_probe(void);
 
 int main(int argc, char **argv)
 {
@@ -289,6 +290,8 @@ int main(int argc, char **argv)
         return gxt_child_cache_probe();
     if (argc > 2 && strcmp(argv[1], "--child-fault-probe") == 0)
         return gxt_child_fault_probe(atoi(argv[2]));
+    if (argc > 1 && strcmp(argv[1], "--child-warm-probe") == 0)
+        return gxt_child_warm_probe();
     if (argc > 2 && strcmp(argv[1], "--child-repro") == 0)
         return gxt_child_repro(argv[2]);
     if (argc > 1) {

@@ -218,9 +218,17 @@ static gx_status dx_reduce_any(const char *fn, const dx_red *r, gx_array **out)
     if (s == GX_OK && (lam || fminmax)) {
         s = dx_fold_gathered(r, op, p, &res);
     } else if (s == GX_OK) {
-        s = gx_allreduce(r->in[0]->comm, strcmp(op, "count") == 0 ? "+" : op, p, p);
-        res = p;
-        p = NULL;
+        const char *aop = strcmp(op, "count") == 0 ? "+" : op;
+        s = gx_allreduce(r->in[0]->comm, aop, p, p);
+        if (s == GX_ERR_DTYPE) {
+            /* The transport lacks this operator for this dtype (NCCL: bitwise operators,
+             * i16/u16): every rank is refused alike before anything moves, so all of
+             * them fold the gathered partials instead (the H100 run caught it). */
+            s = dx_fold_gathered(r, aop, p, &res);
+        } else {
+            res = p;
+            p = NULL;
+        }
     }
     if (s == GX_OK && pdt != want) {
         gx_array *c = NULL;
