@@ -145,11 +145,13 @@ GX_API gx_status gx_dist_filter(const char *pred, const gx_dist *x, const gx_fil
 
 /* Sorts as gx_sort (the same order: NaNs last, -0.0 == 0.0; opts->descending).  A 1-d
  * sharded x (or any x with opts->flatten: the result is 1-d) is sorted globally by a
- * sample sort: each rank sorts its piece, regular samples of every piece are
- * gathered and sorted, size-1 splitters chosen from them, each piece split at the
- * splitters (gx_searchsorted), the parts exchanged with gx_alltoallv and each rank's
- * received runs sorted.  The result's splits follow the data (uneven; a rank may get
- * nothing when many keys are equal).  Equal keys are not promised to keep their input
+ * sample sort: regular samples of every piece (32 per rank and rank) are gathered and
+ * sorted, size-1 splitters chosen from them, each key's destination found among the
+ * splitters (gx_searchsorted; equal keys go to one rank), each piece grouped by
+ * destination (a stable sort by the small destination number), the groups exchanged
+ * with gx_alltoallv and what each rank received sorted: one full sort of its share.
+ * The result's splits follow the data (uneven; a rank may get nothing when many keys
+ * are equal).  Equal keys are not promised to keep their input
  * order.  Without flatten an N-d x (N >= 2) sorts each row along the last axis
  * locally.  Complex keys are GX_ERR_DTYPE for the global sort. */
 GX_API gx_status gx_dist_sort(const gx_dist *x, const gx_sort_opts *opts, gx_dist **out);

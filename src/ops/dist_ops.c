@@ -478,23 +478,29 @@ static gx_status dx_flip_keys(gx_ctx *ctx, gx_array *a, gx_array **out)
     return gx_map(ctx, f, 1, &a, &mo, out);
 }
 
-/* Regular samples of this rank's sorted piece (up to `size` of them), gathered and
- * sorted; *spl gets size - 1 splitters (fewer when there are fewer samples). */
-static gx_status dx_splitters(const gx_dist *x, gx_array *sorted, const gx_sort_opts *so, gx_array **spl,
+/* Samples per rank and rank count: enough that the buckets come out within a few
+ * percent of even for data in any order (the samples are drawn from the unsorted
+ * piece at regular positions). */
+#define DX_OVERSAMPLE 32
+
+/* Regular samples of this rank's piece (up to DX_OVERSAMPLE * size of them), gathered
+ * and sorted on every rank; *spl gets size - 1 splitters at regular positions of them
+ * (none when every piece is empty). */
+static gx_status dx_splitters(const gx_dist *x, gx_array *piece, const gx_sort_opts *so, gx_array **spl,
                               int64_t *nspl)
 {
     int p = x->size;
-    int64_t *cnt = calloc((size_t)p, sizeof *cnt), S = 0;
+    int64_t *cnt = calloc((size_t)p, sizeof *cnt), S = 0, want = (int64_t)DX_OVERSAMPLE * p;
     if (!cnt)
         return gx__err(GX_ERR_OUT_OF_MEMORY, "gx_dist_sort: no host memory");
     for (int r = 0; r < p; r++) {
-        cnt[r] = x->counts[r] < p ? x->counts[r] : p;
+        cnt[r] = x->counts[r] < want ? x->counts[r] : want;
         S += cnt[r];
     }
     int64_t n = x->counts[x->rank], k = cnt[x->rank], step = k ? n / k : 1;
     gx_slice sl = {step / 2, k ? step / 2 + (k - 1) * step + 1 : 0, step ? step : 1};
     gx_array *smp = NULL, *all = NULL, *srt = NULL;
-    gx_status s = gx_array_view(sorted, &sl, &smp);
+    gx_status s = gx_array_view(piece, &sl, &smp);
     if (s == GX_OK)
         s = gx_array_empty(x->ctx, x->dtype, 1, &S, &all);
     if (s == GX_OK)
@@ -521,56 +527,61 @@ static gx_status dx_splitters(const gx_dist *x, gx_array *sorted, const gx_sort_
     return s;
 }
 
-/* send[j] = how many of this rank's sorted keys go to rank j. */
-static gx_status dx_buckets(const gx_dist *x, gx_array *sorted, gx_array *spl, int64_t nspl, int desc, int64_t *send)
+/* The piece grouped by destination rank: bucket b = the number of splitters at or
+ * before the key in the sort order (equal keys share a bucket), found by
+ * gx_searchsorted (on flipped keys when descending, so the haystack ascends), then a
+ * stable sort by the small bucket number moves the values; send[b] = its size. */
+static gx_status dx_buckets(const gx_dist *x, gx_array *piece, gx_array *spl, int64_t nspl, int desc,
+                            gx_array **grouped, int64_t *send)
 {
     int p = x->size;
-    int64_t n = x->counts[x->rank], *b = calloc((size_t)p + 1, sizeof *b);
-    if (!b)
-        return gx__err(GX_ERR_OUT_OF_MEMORY, "gx_dist_sort: no host memory");
-    gx_array *hay = sorted, *nee = spl, *pos = NULL;
+    gx_array *hay = spl, *nee = piece, *pos = NULL, *key = NULL, *bc = NULL;
+    gx_searchsorted_opts right = {.right = 1};
+    gx_bincount_opts bo = {.minlength = p};
     gx_status s = GX_OK;
     if (desc && nspl) {
-        s = dx_flip_keys(x->ctx, sorted, &hay);
+        s = dx_flip_keys(x->ctx, spl, &hay);
         if (s == GX_OK)
-            s = dx_flip_keys(x->ctx, spl, &nee);
+            s = dx_flip_keys(x->ctx, piece, &nee);
     }
-    if (s == GX_OK && nspl)
-        s = gx_searchsorted(x->ctx, hay, nee, NULL, &pos);
-    if (s == GX_OK && nspl)
-        s = gx_array_to_host(pos, b + 1, (size_t)nspl * 8);
-    for (int64_t j = nspl + 1; j <= p; j++)
-        b[j] = n;
-    for (int j = 0; s == GX_OK && j < p; j++)
-        send[j] = b[j + 1] - b[j];
-    if (hay != sorted)
+    if (s == GX_OK)
+        s = gx_searchsorted(x->ctx, hay, nee, &right, &pos);
+    if (s == GX_OK)
+        s = gx_array_clone(pos, p <= 256 ? GX_U8 : p <= 65536 ? GX_U16 : GX_I32, &key);
+    if (s == GX_OK)
+        s = gx_sort_by_key(x->ctx, key, piece, NULL, NULL, grouped);
+    if (s == GX_OK)
+        s = gx_bincount(x->ctx, key, &bo, &bc);
+    if (s == GX_OK)
+        s = gx_array_to_host(bc, send, (size_t)p * sizeof *send);
+    if (hay != spl)
         gx_array_release(hay);
-    if (nee != spl)
+    if (nee != piece)
         gx_array_release(nee);
     gx_array_release(pos);
-    free(b);
+    gx_array_release(key);
+    gx_array_release(bc);
     return s;
 }
 
-/* Sample sort of a 1-d sharded x. */
+/* Sample sort of a 1-d sharded x (piece: this rank's keys, 1-d): splitters from
+ * samples, the piece grouped by destination, the groups exchanged, then one local
+ * sort of what arrived. */
 static gx_status dx_sample_sort(const gx_dist *x, gx_array *piece, const gx_sort_opts *so, gx_dist **out)
 {
     int p = x->size;
-    gx_array *sorted = NULL, *spl = NULL, *sc = NULL, *rc = NULL, *recv = NULL, *res = NULL;
+    gx_array *grouped = NULL, *spl = NULL, *sc = NULL, *rc = NULL, *recv = NULL, *res = NULL;
     int64_t nspl = 0, pp = p, nrecv = 0;
+    if (p == 1) {
+        GX__CHECK(gx_sort(x->ctx, piece, so, &res));
+        return dx_make(x->comm, res, 1, x->counts, out);
+    }
     int64_t *send = calloc((size_t)p, sizeof *send), *rcv = calloc((size_t)p, sizeof *rcv);
     gx_status s = send && rcv ? GX_OK : gx__err(GX_ERR_OUT_OF_MEMORY, "gx_dist_sort: no host memory");
     if (s == GX_OK)
-        s = gx_sort(x->ctx, piece, so, &sorted);
-    if (s == GX_OK && p == 1) {
-        free(send);
-        free(rcv);
-        return dx_make(x->comm, sorted, 1, x->counts, out);
-    }
+        s = dx_splitters(x, piece, so, &spl, &nspl);
     if (s == GX_OK)
-        s = dx_splitters(x, sorted, so, &spl, &nspl);
-    if (s == GX_OK)
-        s = dx_buckets(x, sorted, spl, nspl, so->descending, send);
+        s = dx_buckets(x, piece, spl, nspl, so->descending, &grouped, send);
     if (s == GX_OK)
         s = gx_array_from_host(x->ctx, GX_I64, 1, &pp, send, &sc);
     if (s == GX_OK)
@@ -584,12 +595,10 @@ static gx_status dx_sample_sort(const gx_dist *x, gx_array *piece, const gx_sort
     if (s == GX_OK)
         s = gx_array_empty(x->ctx, x->dtype, 1, &nrecv, &recv);
     if (s == GX_OK)
-        s = gx_alltoallv(x->comm, sorted, send, recv, rcv);
-    /* The received runs are each sorted; a radix sort of their concatenation is
-     * cheaper on both backends than a p-way merge written here. */
+        s = gx_alltoallv(x->comm, grouped, send, recv, rcv);
     if (s == GX_OK)
         s = gx_sort(x->ctx, recv, so, &res);
-    gx_array *rel[] = {sorted, spl, sc, rc, recv};
+    gx_array *rel[] = {grouped, spl, sc, rc, recv};
     for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++)
         gx_array_release(rel[k]);
     free(send);
@@ -623,9 +632,12 @@ gx_status gx_dist_sort(const gx_dist *x, const gx_sort_opts *opts, gx_dist **out
     gx_array *flat = NULL;
     int64_t n = 0;
     GX__CHECK(gx_array_size(x->local, &n));
-    gx_status s = gx_array_clone(x->local, GX_DTYPE_DEFAULT, &flat);
+    /* A 1-d piece is used as it is (any view); an N-d one flattened through a copy. */
+    gx_status s = x->ndim == 1 ? dx_rows_view(x->local, 0, n, &flat) : gx_array_clone(x->local, GX_DTYPE_DEFAULT, &flat);
     gx_array *f1 = NULL;
-    if (s == GX_OK)
+    if (s == GX_OK && x->ndim == 1)
+        f1 = flat, flat = NULL;
+    else if (s == GX_OK)
         s = gx_array_reshape(flat, 1, &n, &f1);
     gx_array_release(flat);
     gx_dist *tmp = NULL;
