@@ -117,7 +117,13 @@ static warm_seen warm_in_child(void)
 {
     warm_seen w;
     memset(&w, 0, sizeof w);
-    FILE *p = popen("exec /proc/self/exe --child-warm-probe", "r");
+    char self[4096], cmd[4200];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1); /* this test binary, not popen's shell */
+    if (n <= 0)
+        return w;
+    self[n] = 0;
+    snprintf(cmd, sizeof cmd, "exec '%s' --child-warm-probe", self);
+    FILE *p = popen(cmd, "r");
     if (!p)
         return w;
     char line[512] = "";

@@ -34,11 +34,11 @@ static const char *MATMUL = "#define TILE 32\n"
 
 /* examples/reduce_ladder.c's shared-memory tree: the barrier opens each level. */
 static const char *LADDER = "#define BLOCK 256\n"
-                            "extern \"C\" __global__ void tree(const float *a, float *out, int64_t n)\n"
+                            "extern \"C\" __global__ void tree(const float *a, float *out, long long n)\n"
                             "{\n"
                             "    __shared__ float s[2 * BLOCK];\n"
                             "    unsigned t = threadIdx.x;\n"
-                            "    int64_t base = (int64_t)blockIdx.x * 2 * BLOCK;\n"
+                            "    long long base = (long long)blockIdx.x * 2 * BLOCK;\n"
                             "    s[t] = base + t < n ? a[base + t] : 0.0f;\n"
                             "    s[t + BLOCK] = base + t + BLOCK < n ? a[base + t + BLOCK] : 0.0f;\n"
                             "    for (unsigned d = BLOCK; d > 0; d /= 2) {\n"
