@@ -733,10 +733,12 @@ static gx_status cm_lib_redop(gx_comm *c, opn_kind k, gx_dtype t, const char *wh
         default: break;
         }
     }
-    return gx__err(GX_ERR_DTYPE, "%s: %s cannot reduce %s data with this operator (it carries i8, u8, i32, u32, i64, "
+    static const char *const sym[] = {"?", "+", "*", "max", "min", "&", "|", "^", "&&", "||", "count", "mean"};
+    const char *os = (unsigned)k < sizeof sym / sizeof sym[0] ? sym[k] : "?";
+    return gx__err(GX_ERR_DTYPE, "%s: %s cannot reduce %s data with \"%s\" (it carries i8, u8, i32, u32, i64, "
                    "u64, f16, bf16, f32, f64 with \"+\" \"*\" \"max\" \"min\", and bool with \"max\" \"min\" \"&&\" "
                    "\"||\"); convert the data, or gather it and reduce with gx_reduce_to", what, lib,
-                   gx_dtype_name(t));
+                   gx_dtype_name(t), os);
 }
 
 /* A staged pair's results come back now, or at gx_comm_group_end. */
