@@ -278,6 +278,51 @@ GXT_TEST(half_map_values_views_and_result_dtypes)
     gx_array_release(h), gx_array_release(b), gx_array_release(f), gx_array_release(i);
 }
 
+/* Maps to and from f16 over every bit pattern, shuffled so that vectors mix finite
+ * values with inf and NaN: on CUDA a vector of halves takes the fast conversions
+ * only when all its inputs are finite and no result is NaN, else it is redone
+ * through the bit-exact path; the bits must be the host's either way. */
+GXT_TEST(half_map_every_pattern_mixed_vectors)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t n = 65536;
+    uint16_t *h = malloc((size_t)n * 2), *oh = malloc((size_t)n * 2);
+    float *f = malloc((size_t)n * 4), *of = malloc((size_t)n * 4);
+    GXT_CHECK(h && oh && f && of);
+    if (!h || !oh || !f || !of) {
+        free(h), free(oh), free(f), free(of);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        h[i] = (uint16_t)((uint32_t)i * 40503u); /* odd multiplier: a permutation */
+        f[i] = gx_f16_to_f32(h[i]) * (i % 3 ? 1.0f : 1.0009765625f);
+    }
+    gx_array *ah = NULL, *af = NULL, *toh = NULL, *tof = NULL, *same = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F16, 1, &n, h, &ah));
+    GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, f, &af));
+    GXT_OK(gx_array_empty(ctx, GX_F16, 1, &n, &toh));
+    GXT_OK(gx_array_empty(ctx, GX_F32, 1, &n, &tof));
+    GXT_OK(gx_map_into(ctx, "x -> x", 1, &af, NULL, toh)); /* f32 -> f16 store */
+    GXT_OK(gx_map_into(ctx, "x -> x", 1, &ah, NULL, tof)); /* f16 load -> f32 */
+    GXT_OK(gx_map(ctx, "x -> x", 1, &ah, NULL, &same));    /* f16 -> f16 */
+    GXT_OK(gx_array_to_host(toh, oh, (size_t)n * 2));
+    for (int64_t i = 0; i < n && gxt_failures < 10; i++)
+        if (oh[i] != gx_f32_to_f16(f[i]))
+            GXT_FAIL_AT(__FILE__, __LINE__, "f32 %a -> f16 %04x, host %04x", f[i], oh[i], gx_f32_to_f16(f[i]));
+    GXT_OK(gx_array_to_host(tof, of, (size_t)n * 4));
+    for (int64_t i = 0; i < n && gxt_failures < 10; i++)
+        if (!same_f32(of[i], gx_f16_to_f32(h[i])))
+            GXT_FAIL_AT(__FILE__, __LINE__, "f16 %04x -> %a, host %a", h[i], of[i], gx_f16_to_f32(h[i]));
+    GXT_OK(gx_array_to_host(same, oh, (size_t)n * 2));
+    for (int64_t i = 0; i < n && gxt_failures < 10; i++)
+        if (oh[i] != gx_f32_to_f16(gx_f16_to_f32(h[i])))
+            GXT_FAIL_AT(__FILE__, __LINE__, "f16 %04x -> f16 %04x, host %04x", h[i], oh[i],
+                        gx_f32_to_f16(gx_f16_to_f32(h[i])));
+    gx_array_release(ah), gx_array_release(af), gx_array_release(toh), gx_array_release(tof);
+    gx_array_release(same);
+    free(h), free(oh), free(f), free(of);
+}
+
 /* sin^2 + cos^2 over f16 (the benchmark's map), vs f64 of the rounded input. */
 GXT_TEST(half_map_math)
 {

@@ -811,8 +811,8 @@ static void expect_prelude_digest(gx__target t, const char *want)
 
 GXT_TEST(lambda_prelude_bytes_pinned)
 {
-    expect_prelude_digest(GX__TARGET_C, "d22b1ca85b8eb363b4a9d2660a8222d4f7c6cdb6695b114e3b1b33e3d58deab4");
-    expect_prelude_digest(GX__TARGET_CUDA, "b70ad87895e25e42aa72dd74cdd75b6c56dd0df534ed855fceec142e0fb38c46");
+    expect_prelude_digest(GX__TARGET_C, "bc9e33f4f93271c2685c9cb51cd0bd208c1153c3efe9e4638b6b6cdfcdbc2144");
+    expect_prelude_digest(GX__TARGET_CUDA, "822b2e40a59036b452692df2b8bb7d09e4376108a681674aea7554cceebdc8c5");
 }
 
 /* ------------------------------------------------------------ NVRTC */

@@ -398,3 +398,106 @@ GXT_TEST(vmath_cpu_source_uses_fast_sincos)
     gx_array_release(x);
     gx_array_release(xd);
 }
+
+/* ------------------------------------------------------------ f16 arguments */
+
+/* Distance of `got` from `want` in f16 ulps at want's magnitude (2^-24 below the
+ * normal range). */
+static double vm_ulp_f16_err(double got, double want)
+{
+    int e;
+    frexp(want, &e);
+    double u = want == 0 ? 0x1p-24 : fmax(ldexp(1.0, e - 11), 0x1p-24);
+    return fabs(got - want) / u;
+}
+
+/* sin, cos and sin^2 + cos^2 of every f16 value (the half map of the benchmark;
+ * on CUDA an f16 argument goes through gx's own sincos, on the CPU through the same
+ * helper): within 1 f16 ulp of f64 libm rounded to f16, almost always equal to it,
+ * the sign of a zero kept, inf and NaN giving NaN. */
+GXT_TEST(vmath_f16_every_value)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t n = 65536;
+    uint16_t *x = malloc((size_t)n * 2), *o = malloc((size_t)n * 2);
+    GXT_CHECK(x && o);
+    if (!x || !o) {
+        free(x), free(o);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        x[i] = (uint16_t)i;
+    gx_array *ax = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F16, 1, &n, x, &ax));
+    static const char *const fn[3] = {"x -> sin(x)", "x -> cos(x)", "x -> sin(x)*sin(x) + cos(x)*cos(x)"};
+    for (int f = 0; f < 3; f++) {
+        gx_array *ao = NULL;
+        GXT_OK(gx_map(ctx, fn[f], 1, &ax, NULL, &ao));
+        GXT_OK(gx_array_to_host(ao, o, (size_t)n * 2));
+        int64_t off = 0, bad = 0;
+        double worst = 0;
+        for (int64_t i = 0; i < n && bad < 5; i++) {
+            double xv = gx_f16_to_f32(x[i]), got = gx_f16_to_f32(o[i]);
+            if (!isfinite(xv)) {
+                if (!isnan(got) && bad++ < 5)
+                    GXT_FAIL_AT(__FILE__, __LINE__, "%s at x=%g: %g, want NaN", fn[f], xv, got);
+                continue;
+            }
+            double want = f == 0 ? sin(xv) : f == 1 ? cos(xv) : 1.0;
+            uint16_t wbits = gx_f64_to_f16(want);
+            double e = vm_ulp_f16_err(got, gx_f16_to_f32(wbits));
+            worst = fmax(worst, e);
+            off += o[i] != wbits;
+            if ((e > 1.0 || (want == 0 && o[i] != wbits)) && bad++ < 5)
+                GXT_FAIL_AT(__FILE__, __LINE__, "%s at x=%g (0x%04x): %.8g (0x%04x), want %.8g (0x%04x)", fn[f], xv,
+                            (unsigned)x[i], got, (unsigned)o[i], gx_f16_to_f32(wbits), (unsigned)wbits);
+        }
+        printf("  %s: %lld of %lld values off the rounded f64 by <= 1 ulp (worst %.2f)\n", fn[f], (long long)off,
+               (long long)n, worst);
+        GXT_CHECK(off <= n / 100);
+        gx_array_release(ao);
+    }
+    gx_array_release(ax);
+    free(x), free(o);
+}
+
+/* On CUDA, sin and cos of an f16 value call gx's own helpers (range known), of an
+ * f32 value CUDA's sincosf / sinf. */
+GXT_TEST(vmath_cuda_source_f16_sincos)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_backend_kind k;
+    GXT_OK(gx_ctx_backend(ctx, &k));
+    if (k != GX_BACKEND_CUDA) {
+        gxt_skip("CUDA backend only");
+        return;
+    }
+    static const struct {
+        gx_dtype dt;
+        const char *fn, *want, *not_want;
+    } c[4] = {
+        {GX_F16, "x -> sin(x)*sin(x) + cos(x)*cos(x)", "gx__sincos_core(((float)(v0))", "sincosf("},
+        {GX_F16, "x -> sin(x) + 1", "gx__sin_h(((float)(v0)))", "gx_sin_f32("},
+        {GX_F32, "x -> sin(x)*sin(x) + cos(x)*cos(x)", "sincosf(", "gx__sincos_core("},
+        {GX_F16, "x -> sin(2 * x)", "gx_sin_f32(", "gx__sin_h("},
+    };
+    int64_t n = 8;
+    for (int i = 0; i < 4; i++) {
+        gx_array *x = NULL;
+        GXT_OK(gx_array_zeros(ctx, c[i].dt, 1, &n, &x));
+        size_t need = 0;
+        GXT_OK(gx_map_source(ctx, c[i].fn, 1, &x, NULL, NULL, 0, &need));
+        char *src = malloc(need);
+        GXT_CHECK(src != NULL);
+        if (src) {
+            GXT_OK(gx_map_source(ctx, c[i].fn, 1, &x, NULL, src, need, &need));
+            const char *body = strstr(src, "gx-generated");
+            GXT_CHECK(body && strstr(body, c[i].want) != NULL);
+            GXT_CHECK(body && strstr(body, c[i].not_want) == NULL);
+            if (!body || !strstr(body, c[i].want) || strstr(body, c[i].not_want))
+                printf("  %s on %s: wanted %s, not %s\n", c[i].fn, gx_dtype_name(c[i].dt), c[i].want, c[i].not_want);
+            free(src);
+        }
+        gx_array_release(x);
+    }
+}

@@ -723,15 +723,18 @@ def run_lib(L, ops, sizes, gemms, args):
 
 
 def half_form(t, op):
-    """gx bench's f16 cases (tools/bench_half.c) in PyTorch eager: the sum with an f32
-    result (an f16 sum of 2^28 values in [0, 1) overflows), sin^2+cos^2 into an f16
-    out=, and torch.linalg.vector_norm(x - y) (x - y materialised in f16, as eager
-    does)."""
+    """gx bench's f16 cases (tools/bench_half.c) in PyTorch eager, as (impl, function)
+    pairs: the sum with an f32 result (an f16 sum of 2^28 values in [0, 1) overflows),
+    sin^2+cos^2 into an f16 out=, and two eager forms of the l2 distance:
+    torch.linalg.vector_norm(x - y) (the best: x - y materialised in f16, then one
+    norm kernel) and sqrt(sum((x - y)**2)) as written in the f32 peers ("torch_expr":
+    three kernels; the f32 sum keeps 2^28 squares from overflowing f16)."""
     if op == "sum_f16":
-        return lambda i, o: t.sum(i[0], dtype=t.float32)
+        return [("torch", lambda i, o: t.sum(i[0], dtype=t.float32))]
     if op == "map_sin2cos2_f16":
-        return lambda i, o: t.add(t.sin(i[0]) ** 2, t.cos(i[0]) ** 2, out=o)
-    return lambda i, o: t.linalg.vector_norm(i[0] - i[1])
+        return [("torch", lambda i, o: t.add(t.sin(i[0]) ** 2, t.cos(i[0]) ** 2, out=o))]
+    return [("torch", lambda i, o: t.linalg.vector_norm(i[0] - i[1])),
+            ("torch_expr", lambda i, o: t.sqrt(t.sum((i[0] - i[1]) ** 2, dtype=t.float32)))]
 
 
 def half_ok(L, op, ins, out):
@@ -763,15 +766,15 @@ def run_half(L, sizes, gemms, args, wanted):
             try:
                 pool = [[L.rand(n).half() for _ in range(arity)] for _ in range(k)]
                 outs = [t.empty(n, device=L.dev, dtype=t.float16) for _ in range(k)]
-                fn = half_form(t, op)
-                ok = half_ok(L, op, pool[0], fn(pool[0], outs[0]))
-                if not ok:
-                    note(f"WARNING torch: {op} n={n}: wrong result")
-                med, mn, reps, warm = time_calls(L, lambda i: fn(pool[i % k], outs[i % k]), args)
-                nbytes = {"sum_f16": 2 * n, "map_sin2cos2_f16": 4 * n, "l2dist_f16": 4 * n}[op]
-                emit({"impl": "torch", "op": op, "dtype": "f16", "n": n, "median_us": round(med, 3),
-                      "bytes": nbytes, "flops": 0, "min_us": round(mn, 3), "reps": reps, "warmup": warm,
-                      "rot": k, "ok": ok})
+                for impl, fn in half_form(t, op):
+                    ok = half_ok(L, op, pool[0], fn(pool[0], outs[0]))
+                    if not ok:
+                        note(f"WARNING {impl}: {op} n={n}: wrong result")
+                    med, mn, reps, warm = time_calls(L, lambda i, fn=fn: fn(pool[i % k], outs[i % k]), args)
+                    nbytes = {"sum_f16": 2 * n, "map_sin2cos2_f16": 4 * n, "l2dist_f16": 4 * n}[op]
+                    emit({"impl": impl, "op": op, "dtype": "f16", "n": n, "median_us": round(med, 3),
+                          "bytes": nbytes, "flops": 0, "min_us": round(mn, 3), "reps": reps, "warmup": warm,
+                          "rot": k, "ok": ok})
                 del pool, outs
             except Exception as e:
                 note(f"note torch: {op} n={n} failed: {type(e).__name__}: {e}")

@@ -49,26 +49,33 @@
  *    f64 rounds to a half directly (no double rounding through f32).  Kernels
  *    load with gx_ld_f16 and store with gx_st_f16 (overloads in C++, _Generic
  *    in C pick the float or the double path).
- *  sincos_fast_c.h: gx's own sin and cos for f32, which CPU element-wise
- *    kernels call in place of gx_sin_f32 / gx_cos_f32 (ewise.c, gen_fast_loop):
+ *  sincos_fast.h: gx's own sin and cos for f32 (both targets), which CPU
+ *    element-wise kernels call in place of gx_sin_f32 / gx_cos_f32 (ewise.c,
+ *    gen_fast_loop), and CUDA ones for arguments that are f16 values (their
+ *    |x| <= 65504 is inside the helper's range; ewise.c, ew_fuse_sincos):
  *    libmvec's sinf and cosf each reduce the argument and check for large ones,
- *    which made sin(x)^2 + cos(x)^2 compute-bound at ~50% of memcpy.  Branch-free
- *    so that GCC and clang vectorise the loop: k = nearest integer to |x| * 2/pi
- *    by adding 1.5 * 2^23 (the low bits of j are k mod 4), r = |x| - k * pi/2 by
- *    FMAs with pi/2 in three float parts (the first step is exact), minimax
- *    polynomials on [-pi/4, pi/4] (sin to r^7, relative error 2^-28; cos to r^8,
- *    2^-34), the quadrant picks and signs them, sin's sign follows x (so sin(-0)
- *    = -0).  Both helpers compute both values, so the compiler merges sin(x) and
- *    cos(x) of one x into one evaluation. Accuracy: within 2 ulp (1.54 ulp
- *    measured on every float) for |x| <= 2^18 (GX__SC_MAX_F32); beyond that the
- *    reduction loses bits, so each call keeps the largest |x| bit pattern in *m
+ *    which made sin(x)^2 + cos(x)^2 compute-bound at ~50% of memcpy; CUDA's
+ *    sincosf rounds k with two conversions (F2I, I2F: quarter-rate) and keeps a
+ *    Payne-Hanek branch, which made the f16 map instruction-bound at 70% of copy
+ *    on an H100.  Branch-free so that GCC and clang vectorise the loop: k =
+ *    nearest integer to |x| * 2/pi by adding 1.5 * 2^23 (the low bits of j are k
+ *    mod 4), r = |x| - k * pi/2 by FMAs with pi/2 in three float parts (the first
+ *    step is exact), minimax polynomials on [-pi/4, pi/4] (sin to r^7, relative
+ *    error 2^-28; cos to r^8, 2^-34), the quadrant picks and signs them, sin's
+ *    sign follows x (so sin(-0) = -0).  Both helpers compute both values, so the
+ *    compiler merges sin(x) and cos(x) of one x into one evaluation. Accuracy:
+ *    within 2 ulp (1.54 ulp measured on every float) for |x| <= 2^18
+ *    (GX__SC_MAX_F32); inf and NaN give NaN.  Beyond 2^18 the reduction loses
+ *    bits, so on the CPU each call keeps the largest |x| bit pattern in *m
  *    (inf and NaN included: those lanes compute garbage, with no undefined
  *    behaviour) and the kernel redoes a block whose *m is over the limit with
- *    gx_sin_f32 / gx_cos_f32 (libm / libmvec, 4 ulp).  Without a hardware FMA or
- *    with excess float precision the helpers are the libm ones and never ask for
- *    a redo (GX__SC_FAST says which).  GX__SC_WIDE: GCC otherwise keeps 256-bit
- *    vectors on AVX-512 CPUs; this loop is compute-bound, and 512-bit ones took
- *    it from 75-88% to 88-107% of memcpy on a 2-core Xeon VM.
+ *    gx_sin_f32 / gx_cos_f32 (libm / libmvec, 4 ulp); CUDA calls it only where
+ *    the range is known.  Without a hardware FMA or with excess float precision
+ *    the CPU helpers are the libm ones and never ask for a redo (GX__SC_FAST says
+ *    which).  GX__SC_WIDE: GCC otherwise keeps 256-bit vectors on AVX-512 CPUs;
+ *    this loop is compute-bound, and 512-bit ones took it from 75-88% to 88-107%
+ *    of memcpy on a 2-core Xeon VM.  An f16 value's sin and cos are thus the same
+ *    bits on both backends.
  *  end.h: the end marker. */
 #include "jit/lambda_impl.h"
 
@@ -86,14 +93,14 @@
 #include "gx_prelude_body_cxlam.inc"
 #include "gx_prelude_body_rand.inc"
 #include "gx_prelude_body_half.inc"
-#include "gx_prelude_sincos_fast_c.inc"
+#include "gx_prelude_sincos_fast.inc"
 #include "gx_prelude_end.inc"
 
 /* Each prelude's pieces in order (X-macro lists: the buffer sizes and the tables
  * below come from the same list, so they cannot disagree). */
 #define LAM__BODY(X) X(body_int) X(body_cvt) X(body_math) X(body_complex) X(body_cxlam) X(body_rand) X(body_half)
-#define LAM__PIECES_C(X) X(head_c) X(vector_math) X(sincos) LAM__BODY(X) X(sincos_fast_c) X(end)
-#define LAM__PIECES_CUDA(X) X(head_cuda) X(sincos) LAM__BODY(X) X(end)
+#define LAM__PIECES_C(X) X(head_c) X(vector_math) X(sincos) LAM__BODY(X) X(sincos_fast) X(end)
+#define LAM__PIECES_CUDA(X) X(head_cuda) X(sincos) LAM__BODY(X) X(sincos_fast) X(end)
 
 /* An embedded file is its bytes and a NUL. */
 #define LAM__LEN(name) (sizeof lam__p_##name - 1) +

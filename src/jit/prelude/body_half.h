@@ -77,6 +77,30 @@ GXF gx_bf16 gx_st_bf16(float x) { return gx_bf16_rn(x); }
 GXF gx_bf16 gx_st_bf16(gx_bf16 x) { return x; }
 GXF gx_bf16 gx_st_bf16(gx_f16 x) { return gx_bf16_rn(gx_ld_f16(x)); }
 template <class T> GXF gx_bf16 gx_st_bf16(T x) { return gx_bf16_rn_d((double)x); }
+#if defined(__CUDA_ARCH__)
+template <class V> GXF bool gx__h_finite(const V &x) {
+  union { V v; uint32_t w[sizeof(V) / 4]; } u;
+  u.v = x;
+  uint32_t t = 0;
+#pragma unroll
+  for (int i = 0; i < (int)(sizeof(V) / 4); i++) t |= (u.w[i] & 0x7c007c00u) + 0x04000400u;
+  return !(t & 0x80008000u);
+}
+GXF float gx__ld_f16_fin(gx_f16 h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.b)); return f; }
+GXF gx_f16 gx__st_f16_fin(float x, bool &nan) { unsigned short r; nan |= x != x; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(x)); return gx_f16_of_bits(r); }
+template <class T> GXF gx_f16 gx__st_f16_fin(T x, bool &nan) { (void)nan; return gx_st_f16(x); }
+GXF uint32_t gx__cvt2_f16_fin(float a, float b, bool &nan) {
+  nan |= (a != a) | (b != b);
+#if __CUDA_ARCH__ >= 800
+  uint32_t d;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(b), "f"(a));
+  return d;
+#else
+  return (uint32_t)gx__st_f16_fin(a, nan).b | ((uint32_t)gx__st_f16_fin(b, nan).b << 16);
+#endif
+}
+template <class A, class B> GXF uint32_t gx__cvt2_f16_fin(A a, B b, bool &nan) { (void)nan; return (uint32_t)gx_st_f16(a).b | ((uint32_t)gx_st_f16(b).b << 16); }
+#endif
 #else
 #define gx_st_f16(x) _Generic((x), float: gx_f16_rn, default: gx_f16_rn_d)(x)
 #define gx_st_bf16(x) _Generic((x), float: gx_bf16_rn, default: gx_bf16_rn_d)(x)

@@ -8,4 +8,5 @@ typedef unsigned short uint16_t;
 typedef unsigned int uint32_t;
 typedef unsigned long long uint64_t;
 #define GXF static __device__ __forceinline__
+#define GX__CUDA 1 /* the CUDA prelude (sincos_fast.h) */
 #pragma nv_diag_suppress 177 /* unused static helpers are expected */

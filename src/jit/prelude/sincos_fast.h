@@ -1,19 +1,18 @@
 #define GX__SC_MAX_F32 0x48800000u
-#if defined(__GNUC__) && __GNUC__ >= 8 && !defined(__clang__) && defined(__x86_64__) && defined(__AVX512F__)
+#if !defined(GX__CUDA) && defined(__GNUC__) && __GNUC__ >= 8 && !defined(__clang__) && defined(__x86_64__) && defined(__AVX512F__)
 #define GX__SC_WIDE __attribute__((target("prefer-vector-width=512")))
 #else
 #define GX__SC_WIDE
 #endif
-#if (defined(FP_FAST_FMAF) || defined(__FMA__) || defined(__ARM_FEATURE_FMA)) && \
-    (!defined(__FLT_EVAL_METHOD__) || __FLT_EVAL_METHOD__ == 0 || __FLT_EVAL_METHOD__ == 16)
+#if defined(GX__CUDA) || ((defined(FP_FAST_FMAF) || defined(__FMA__) || defined(__ARM_FEATURE_FMA)) && \
+    (!defined(__FLT_EVAL_METHOD__) || __FLT_EVAL_METHOD__ == 0 || __FLT_EVAL_METHOD__ == 16))
 #define GX__SC_FAST 1
 typedef union { float f; uint32_t u; } gx__fu32;
-GXF void gx__sincos_f32(float x, uint32_t *m, float *sn, float *cs)
+GXF void gx__sincos_core(float x, float *sn, float *cs)
 {
   gx__fu32 ux, ua, uj, us, uc;
   ux.f = x;
   ua.u = ux.u & 0x7fffffffu;
-  *m = ua.u > *m ? ua.u : *m;
   uj.f = fmaf(ua.f, 0x1.45f306p-1f, 0x1.8p23f);
   const float k = uj.f - 0x1.8p23f;
   const float r = fmaf(-k, -0x1.ee59dap-50f, fmaf(-k, -0x1.777a5cp-25f, fmaf(-k, 0x1.921fb6p0f, ua.f)));
@@ -28,8 +27,21 @@ GXF void gx__sincos_f32(float x, uint32_t *m, float *sn, float *cs)
   *sn = us.f;
   *cs = uc.f;
 }
+#ifdef GX__CUDA
+GXF float gx__sin_h(float x) { float s, c; gx__sincos_core(x, &s, &c); return s; }
+GXF float gx__cos_h(float x) { float s, c; gx__sincos_core(x, &s, &c); return c; }
+#else
+GXF void gx__sincos_f32(float x, uint32_t *m, float *sn, float *cs)
+{
+  gx__fu32 ua;
+  ua.f = x;
+  ua.u &= 0x7fffffffu;
+  *m = ua.u > *m ? ua.u : *m;
+  gx__sincos_core(x, sn, cs);
+}
 GXF float gx__fsin_f32(float x, uint32_t *m) { float s, c; gx__sincos_f32(x, m, &s, &c); return s; }
 GXF float gx__fcos_f32(float x, uint32_t *m) { float s, c; gx__sincos_f32(x, m, &s, &c); return c; }
+#endif
 #else
 #define GX__SC_FAST 0
 GXF float gx__fsin_f32(float x, uint32_t *m) { (void)m; return gx_sin_f32(x); }
