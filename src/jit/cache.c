@@ -497,6 +497,34 @@ int cache_write_full(int fd, const void *buf, size_t n)
     return 0;
 }
 
+bool cache_file_identity(const char *path, char *out, size_t cap)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return false;
+    int n = snprintf(out, cap, "%llu %llu %lld %lld.%09ld", (unsigned long long)st.st_dev,
+                     (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                     (long)st.st_mtim.tv_nsec);
+    return n > 0 && (size_t)n < cap;
+}
+
+void cache_side_write(const char *file, const char *text)
+{
+    size_t fl = strlen(file);
+    char *tmp = malloc(fl + 32);
+    if (!tmp)
+        return;
+    snprintf(tmp, fl + 32, "%s.tmp-%ld", file, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        bool ok = cache_write_full(fd, text, strlen(text)) == 0;
+        ok = close(fd) == 0 && ok;
+        if (!ok || rename(tmp, file) != 0)
+            unlink(tmp);
+    }
+    free(tmp);
+}
+
 /* Removes a corrupt entry -- but only if the path still names the file we read: a
  * concurrent writer may have renamed a good entry into place meanwhile. */
 static void drop_corrupt(cache_disk *d, const char *path, int fd, const struct stat *st)

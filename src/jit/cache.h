@@ -64,4 +64,14 @@ void cache_disk_counters(cache_disk *d, cache_disk_stats *out);
 /* Writes all n bytes (retrying short writes and EINTR); 0 on success. */
 int cache_write_full(int fd, const void *buf, size_t n);
 
+/* A file's identity as one line, "dev inode size mtime", into out; false when the
+ * file cannot be examined or the line does not fit.  Side records (the compiler's
+ * version line, NVRTC's) are keyed or checked by it: a replaced binary is another
+ * file. */
+bool cache_file_identity(const char *path, char *out, size_t cap);
+
+/* Writes `text` to `file` through a temporary name and rename(), so a reader never
+ * sees part of it.  Failures are silent: side records only save time. */
+void cache_side_write(const char *file, const char *text);
+
 #endif

@@ -441,18 +441,14 @@ static pthread_mutex_t g_ids_mu = PTHREAD_MUTEX_INITIALIZER;
 static int version_file(const char *cc, const char *path, char *out, size_t cap)
 {
     cache_disk *d = cache_disk_get();
-    struct stat st;
-    if (!cache_disk_enabled(d) || stat(path, &st) != 0)
-        return 0;
     char buf[256], hex[65];
+    if (!cache_disk_enabled(d) || !cache_file_identity(path, buf, sizeof buf))
+        return 0;
     cache_key k;
     cache_key_init(&k);
     cache_key_add(&k, "cc-version 1");
     cache_key_add(&k, cc);
     cache_key_add(&k, path);
-    snprintf(buf, sizeof buf, "%llu %llu %lld %lld.%09ld", (unsigned long long)st.st_dev,
-             (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
-             (long)st.st_mtim.tv_nsec);
     cache_key_add(&k, buf);
     cache_key_final(&k, hex);
     int n = snprintf(out, cap, "%s/cc-version-%.32s", cache_disk_dir(d), hex);
@@ -476,22 +472,13 @@ static bool version_recall(const char *file, char *first, size_t cap)
     return true;
 }
 
-/* Written to a temporary name and renamed, so a reader never sees half a line.
- * Failures are silent: the file only saves time. */
+/* Through cache_side_write: a reader never sees half a line. */
 static void version_remember(const char *file, const char *first)
 {
-    char tmp[4200];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp-%ld", file, (long)getpid()) >= (int)sizeof tmp)
-        return;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return;
     char line[600];
     int n = snprintf(line, sizeof line, "%s\n", first);
-    bool ok = n > 0 && (size_t)n < sizeof line && cache_write_full(fd, line, (size_t)n) == 0;
-    ok = close(fd) == 0 && ok;
-    if (!ok || rename(tmp, file) != 0)
-        unlink(tmp);
+    if (n > 0 && (size_t)n < sizeof line)
+        cache_side_write(file, line);
 }
 
 /* The first line `<cc> --version` prints, or "" (run under the same limits as a

@@ -250,17 +250,6 @@ static void nv_load_once(void)
 static pthread_once_t id_once = PTHREAD_ONCE_INIT;
 static int id_ok, id_major, id_minor, id_narchs, id_archs[64];
 
-static int nv_stat_line(const char *path, char *out, size_t cap)
-{
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return 0;
-    int n = snprintf(out, cap, "%llu %llu %lld %lld.%09ld", (unsigned long long)st.st_dev,
-                     (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
-                     (long)st.st_mtim.tv_nsec);
-    return n > 0 && (size_t)n < cap;
-}
-
 /* The record's file name for this environment; 0 without a disk cache. */
 static int nv_record_file(char *out, size_t cap)
 {
@@ -277,7 +266,7 @@ static int nv_record_file(char *out, size_t cap)
     cache_key_add(&k, e ? e : "-");
     e = getenv("CUDA_HOME");
     cache_key_add(&k, e ? e : "-");
-    cache_key_add(&k, nv_stat_line("/etc/ld.so.cache", buf, sizeof buf) ? buf : "-");
+    cache_key_add(&k, cache_file_identity("/etc/ld.so.cache", buf, sizeof buf) ? buf : "-");
     cache_key_final(&k, hex);
     int n = snprintf(out, cap, "%s/nvrtc-id-%.32s", cache_disk_dir(d), hex);
     return n > 0 && (size_t)n < cap;
@@ -300,7 +289,7 @@ static bool nv_record_read(const char *file)
         return false;
     path[strcspn(path, "\n")] = 0;
     ident[strcspn(ident, "\n")] = 0;
-    if (path[0] != '/' || !nv_stat_line(path, now, sizeof now) || strcmp(now, ident) != 0)
+    if (path[0] != '/' || !cache_file_identity(path, now, sizeof now) || strcmp(now, ident) != 0)
         return false; /* another file now: ask NVRTC */
     id_major = ma;
     id_minor = mi;
@@ -311,21 +300,22 @@ static bool nv_record_read(const char *file)
 static void nv_record_write(const char *file)
 {
     Dl_info di;
-    char path[PATH_MAX], ident[160], tmp[PATH_MAX + 64]; /* realpath() writes up to PATH_MAX */
+    char path[PATH_MAX], ident[160]; /* realpath() writes up to PATH_MAX */
     if (!cuda_nvrtc.Version || !dladdr((void *)cuda_nvrtc.Version, &di) || !di.dli_fname ||
-        !realpath(di.dli_fname, path) || !nv_stat_line(path, ident, sizeof ident))
+        !realpath(di.dli_fname, path) || !cache_file_identity(path, ident, sizeof ident))
         return;
-    if (snprintf(tmp, sizeof tmp, "%s.tmp-%ld", file, (long)getpid()) >= (int)sizeof tmp)
+    char *text = malloc(PATH_MAX + 1024);
+    if (!text)
         return;
-    FILE *f = fopen(tmp, "we");
-    if (!f)
-        return;
-    fprintf(f, "%s\n%s\n%d %d %d", path, ident, nv_major, nv_minor, nv_narchs);
-    for (int i = 0; i < nv_narchs; i++)
-        fprintf(f, " %d", nv_archs[i]);
-    fputc('\n', f);
-    if (fclose(f) != 0 || rename(tmp, file) != 0)
-        unlink(tmp);
+    int n = snprintf(text, PATH_MAX + 1024, "%s\n%s\n%d %d %d", path, ident, nv_major, nv_minor, nv_narchs);
+    for (int i = 0; i < nv_narchs && n > 0 && n < PATH_MAX + 1000; i++)
+        n += snprintf(text + n, (size_t)(PATH_MAX + 1024 - n), " %d", nv_archs[i]);
+    if (n > 0 && n < PATH_MAX + 1000) {
+        text[n++] = '\n';
+        text[n] = 0;
+        cache_side_write(file, text);
+    }
+    free(text);
 }
 
 static void id_once_fn(void)
