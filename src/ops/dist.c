@@ -425,23 +425,35 @@ gx_status gx_dist_from_host(gx_comm *comm, int root, gx_dtype dtype, int ndim, c
     return s;
 }
 
+/* The prologue of the generated sources: this rank's context, the per-rank row counts
+ * (caller frees *counts) and the first global row of this rank's shard. */
+static gx_status dx_shard_plan(gx_comm *comm, const char *fn, gx_dtype dtype, int ndim, const int64_t *shape,
+                               const int64_t *splits, gx_ctx **ctx, int *rank, int64_t **counts, int64_t *off)
+{
+    int size;
+    *counts = NULL;
+    GX__CHECK(dx_comm_info(comm, ctx, rank, &size));
+    *counts = calloc((size_t)size, sizeof **counts);
+    if (!*counts)
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "%s: no host memory", fn);
+    gx_status s = dx_layout(comm, fn, GX_OK, dtype, ndim, shape, splits, *counts);
+    *off = 0;
+    for (int r = 0; r < *rank && s == GX_OK; r++)
+        *off += (*counts)[r];
+    return s;
+}
+
 gx_status gx_dist_iota(gx_comm *comm, gx_dtype dtype, int64_t count, double start, double step,
                        const int64_t *splits, gx_dist **out)
 {
     const char *fn = "gx_dist_iota";
     GX__ARG(out, "%s: out must not be NULL", fn);
     *out = NULL;
-    gx_ctx *ctx;
-    int rank, size;
-    GX__CHECK(dx_comm_info(comm, &ctx, &rank, &size));
-    int64_t *counts = calloc((size_t)size, sizeof *counts);
-    if (!counts)
-        return gx__err(GX_ERR_OUT_OF_MEMORY, "%s: no host memory", fn);
-    gx_status s = dx_layout(comm, fn, GX_OK, dtype, 1, &count, splits, counts);
-    int64_t off = 0;
-    for (int r = 0; r < rank && s == GX_OK; r++)
-        off += counts[r];
+    gx_ctx *ctx = NULL;
+    int rank = 0;
+    int64_t *counts = NULL, off = 0;
     gx_array *local = NULL;
+    gx_status s = dx_shard_plan(comm, fn, dtype, 1, &count, splits, &ctx, &rank, &counts, &off);
     if (s == GX_OK)
         s = gx_array_iota(ctx, dtype, counts[rank], start + (double)off * step, step, &local);
     if (s == GX_OK)
@@ -456,21 +468,16 @@ gx_status gx_dist_rand(gx_comm *comm, gx_rng rng, gx_dtype dtype, int ndim, cons
     const char *fn = "gx_dist_rand";
     GX__ARG(out, "%s: out must not be NULL", fn);
     *out = NULL;
-    gx_ctx *ctx;
-    int rank, size;
-    GX__CHECK(dx_comm_info(comm, &ctx, &rank, &size));
-    int64_t *counts = calloc((size_t)size, sizeof *counts);
-    if (!counts)
-        return gx__err(GX_ERR_OUT_OF_MEMORY, "%s: no host memory", fn);
-    gx_status s = dx_layout(comm, fn, GX_OK, dtype, ndim, shape, splits, counts);
+    gx_ctx *ctx = NULL;
+    int rank = 0;
+    int64_t *counts = NULL, off = 0;
     gx_array *local = NULL;
+    gx_status s = dx_shard_plan(comm, fn, dtype, ndim, shape, splits, &ctx, &rank, &counts, &off);
     if (s == GX_OK) {
-        int64_t lshape[GX_MAX_DIMS], rowsize = 1, off = 0;
+        int64_t lshape[GX_MAX_DIMS], rowsize = 1;
         memcpy(lshape, shape, (size_t)ndim * sizeof *lshape);
         for (int i = 1; i < ndim; i++)
             rowsize *= shape[i];
-        for (int r = 0; r < rank; r++)
-            off += counts[r];
         lshape[0] = counts[rank];
         rng.start += (uint64_t)(off * rowsize);
         s = gx_rand(ctx, rng, dtype, ndim, lshape, &local);
@@ -478,7 +485,7 @@ gx_status gx_dist_rand(gx_comm *comm, gx_rng rng, gx_dtype dtype, int ndim, cons
     if (s == GX_OK)
         s = dx_make(comm, local, 1, counts, out);
     free(counts);
-    return s;
+    return s == GX_OK ? s : gx__err_prefix(s, "%s", fn);
 }
 
 gx_status gx_dist_release(gx_dist *d)
