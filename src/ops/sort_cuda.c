@@ -128,13 +128,16 @@ static void sc_helpers(gx__sbuf *b, sc_key k, int vb)
                        "GXF gx_ck gx_ck_pad() { return ~0ull; }\n"
                        "GXF gx_ck gx_ck_make(gx_ut t, unsigned q) { return ((unsigned long long)t << 32) | q; }\n"
                        "GXF bool gx_ck_less(gx_ck x, gx_ck y) { return x < y; }\n"
-                       "GXF unsigned gx_ck_idx(gx_ck c) { return (unsigned)c; }\n");
+                       "GXF unsigned gx_ck_idx(gx_ck c) { return (unsigned)c; }\n"
+                       "GXF gx_ck gx_ck_shfl(gx_ck c, int m) { return __shfl_xor_sync(0xffffffffu, c, m); }\n");
     else
         gx__sb_puts(b, "typedef struct { unsigned long long k; unsigned i; } gx_ck;\n"
                        "GXF gx_ck gx_ck_pad() { gx_ck c; c.k = ~0ull; c.i = ~0u; return c; }\n"
                        "GXF gx_ck gx_ck_make(gx_ut t, unsigned q) { gx_ck c; c.k = t; c.i = q; return c; }\n"
                        "GXF bool gx_ck_less(gx_ck x, gx_ck y) { return x.k < y.k || (x.k == y.k && x.i < y.i); }\n"
-                       "GXF unsigned gx_ck_idx(gx_ck c) { return c.i; }\n");
+                       "GXF unsigned gx_ck_idx(gx_ck c) { return c.i; }\n"
+                       "GXF gx_ck gx_ck_shfl(gx_ck c, int m)\n"
+                       "{ c.k = __shfl_xor_sync(0xffffffffu, c.k, m); c.i = __shfl_xor_sync(0xffffffffu, c.i, m); return c; }\n");
 }
 
 /* Keys per thread of a pass: the tile's staging buffer stays within 32 KB. */
