@@ -28,7 +28,7 @@
 #include "gx_cpu_kernel_prelude.inc"
 
 /* Bumped whenever cpu_fission.c's output changes (part of the cache key). */
-#define CK_FISSION_VERSION 4
+#define CK_FISSION_VERSION 5
 
 /* ------------------------------------------------------------ source scanning */
 
@@ -587,6 +587,9 @@ gx_status cpu_kernel_build(const char *wrapped, const char *label, void **blob, 
     gx__sbuf src = {0};
     int nfis = 0;
     gx_status s = ck_generate(wrapped, true, &src, &nfis);
+    const char *log = getenv("GX_CPU_KERNEL_LOG"); /* 3: the whole C++ source (to try flags on by hand) */
+    if (s == GX_OK && log && strcmp(log, "3") == 0)
+        fprintf(stderr, "%s\n", src.p);
     if (s == GX_OK)
         s = cpu_cxx_build(src.p, label, blob, len);
     gx__sb_free(&src);
