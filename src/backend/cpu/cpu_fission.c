@@ -442,8 +442,11 @@ static bool fx_declarator(fx *f, gx__sbuf *pre, const char *s, const char *t, co
     }
     gx__sb_printf(pre, "typedef %.*s %.*sgxf_T%d%.*s; ", (int)(t - s), f->txt + (s - f->code), (int)(n - d),
                   f->txt + (d - f->code), id, (int)(eq - ne), f->txt + (ne - f->code));
-    gx__sb_printf(pre, "std::remove_const_t<gxf_T%d> *gxf_s%d = gx_cpu::slots<std::remove_const_t<gxf_T%d>>();\n", id,
-                  id, id);
+    if (!f->remat[id])
+        gx__sb_printf(pre, "std::remove_const_t<gxf_T%d> *gxf_s%d = gx_cpu::slots<std::remove_const_t<gxf_T%d>>();\n",
+                      id, id, id);
+    else
+        gx__sb_puts(pre, "\n");
     if (f->remat[id]) {
         gx__sb_printf(f->out, "gxf_T%d %s = (", id, f->names[id]);
         fx_copy(f, eq + 1, end);
