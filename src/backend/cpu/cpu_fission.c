@@ -17,6 +17,20 @@
  *     later region, so they live across barriers unchanged in the source text;
  *     __shared__/static/constexpr declarations are emitted once, outside the loops.
  *
+ * Within the thread loops, threadIdx is the loop's own value (gxf_tid) and the block's
+ * indices are hoisted, so GCC vectorises across threadIdx.x.  Two more rewrites:
+ *
+ *   - a per-thread variable whose initialiser is fixed for the thread's whole run
+ *     (threadIdx, blockIdx, unassigned scalar parameters, macros of those; fx_pure)
+ *     and that is never assigned again is recomputed in each region, not kept in a
+ *     slot (`tb[k][tx]` stays a contiguous access, not a gather);
+ *   - a `for` with a block-uniform trip, no barrier and no jump out of its body is
+ *     interchanged with the thread loop (fx_interchange_ok), so a per-thread inner
+ *     product becomes a vector over threads.  GX_CPU_KERNEL_LOG=1 shows the count.
+ *
+ * A barrier-free kernel is written the same way (one region; cpu_kernel.c), its
+ * declarations then plain locals.
+ *
  * Anything else keeps the fibers: other barrier forms or warp intrinsics, a barrier
  * reached through a called function or a macro, `return` before the last barrier
  * (threads leaving early), break/continue/goto that would cross a region, do/switch
@@ -222,6 +236,8 @@ static bool fx_assigned(const char *b, const char *e, const char *name, const ch
         if (z > b && z[-1] == '&' && !(z - b >= 2 && z[-2] == '&'))
             return true;
         if (a < e && *a == '=' && !(a + 1 < e && a[1] == '='))
+            return true;
+        if (a < e && (*a == '.' || *a == '[')) /* a member or element may be assigned */
             return true;
         if (a + 1 < e && strchr("+-*/%&|^", *a) && (a[1] == '=' || (a[1] == *a && (*a == '+' || *a == '-'))))
             return true;
