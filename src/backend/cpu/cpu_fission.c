@@ -52,6 +52,7 @@ typedef struct fx {
     char names[FX_MAX_VARS][64]; /* per-thread variables in scope, innermost last */
     bool byval[FX_MAX_VARS];     /* copied in and out of each region (see fx_bind_all) */
     bool remat[FX_MAX_VARS];     /* recomputed from its initialiser in each region (fx_pure) */
+    bool uni[FX_MAX_VARS];       /* and that initialiser is the same for every thread */
     const char *init_b[FX_MAX_VARS], *init_e[FX_MAX_VARS]; /* that initialiser (code) */
     int nv;
     char params[32][64];         /* the kernel's parameters that are not pointers */
@@ -314,8 +315,8 @@ static bool fx_pure(fx *f, const char *b, const char *e, bool thread, const char
             ok = fx_kw(p, q, fx_type_words[i]);
         for (int i = 0; !ok && i < f->np; i++)
             ok = strlen(f->params[i]) == n && memcmp(p, f->params[i], n) == 0;
-        for (int i = 0; !ok && thread && i < f->nv; i++)
-            ok = f->remat[i] && strlen(f->names[i]) == n && memcmp(p, f->names[i], n) == 0;
+        for (int i = 0; !ok && i < f->nv; i++)
+            ok = (thread ? f->remat[i] : f->uni[i]) && strlen(f->names[i]) == n && memcmp(p, f->names[i], n) == 0;
         if (!ok && !fx_macro_pure(f, p, q, thread, depth))
             return false;
         p = q;
@@ -450,11 +451,12 @@ static bool fx_declarator(fx *f, gx__sbuf *pre, const char *s, const char *t, co
     /* a value fixed per thread (tx = threadIdx.x, row = blockIdx.y * TILE + ty) is
      * recomputed in each region rather than kept in a slot: the compiler then sees
      * it as a function of the loop index (contiguous accesses, no gathers) */
-    f->remat[id] = false;
+    f->remat[id] = f->uni[id] = false;
     if (eq < end && f->byval[id] && !fx_has_word(s, t, "volatile") && fx_pure(f, eq + 1, end, true, NULL, 0) &&
         !fx_assigned(f->kb, f->ke, f->names[id], n)) {
         f->remat[id] = true;
         f->init_b[id] = eq + 1, f->init_e[id] = end;
+        f->uni[id] = fx_pure(f, eq + 1, end, false, NULL, 0);
     }
     gx__sb_printf(pre, "typedef %.*s %.*sgxf_T%d%.*s; ", (int)(t - s), f->txt + (s - f->code), (int)(n - d),
                   f->txt + (d - f->code), id, (int)(eq - ne), f->txt + (ne - f->code));
@@ -605,6 +607,13 @@ static bool fx_region(fx *f, const char *b, const char *e, bool final)
         } else if (fx_interchange_ok(f, p, s, &hdr)) {
             fx_flush(f, outer, &body, &pre, &any, &seg_b, seg_e);
             f->out = outer;
+            gx__sb_puts(f->out, "{ ");
+            for (int i = 0; i < f->nv; i++) /* the loop's bounds may use them */
+                if (f->uni[i]) {
+                    gx__sb_printf(f->out, "gxf_T%d %s = (", i, f->names[i]);
+                    fx_copy(f, f->init_b[i], f->init_e[i]);
+                    gx__sb_puts(f->out, "); ");
+                }
             if (pending_pragma)
                 fx_copy(f, pending_pragma, fx_stmt_end(pending_pragma, e));
             fx_copy(f, p, hdr);
@@ -612,7 +621,7 @@ static bool fx_region(fx *f, const char *b, const char *e, bool final)
             fx_bind_all(f, true);
             fx_copy(f, hdr, s);
             fx_write_back(f, hdr, s);
-            gx__sb_puts(f->out, "});\n");
+            gx__sb_puts(f->out, "}); }\n");
             f->interchanged++;
             gx__sb_free(&body);
             f->out = &body;
