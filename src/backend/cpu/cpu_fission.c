@@ -349,7 +349,9 @@ static void fx_params(fx *f, const char *lp, const char *rp)
  * the thread loops keep that state current (each_thread's Store). */
 static bool fx_needs_tid_state(fx *f)
 {
-    static const char *const words[] = {"threadIdx", "gx_", "GX_", "assert"};
+    /* outside the kernel: all; inside: from the second (the first names it directly);
+     * an #include gx does not supply itself (cooperative_groups.h...) may read it */
+    static const char *const words[] = {"threadIdx", "#include", "gx_", "GX_", "assert"};
     for (const char *p = f->all; *p; p++) {
         if (p > f->all && fx_ident(p[-1]))
             continue;
@@ -361,7 +363,7 @@ static bool fx_needs_tid_state(fx *f)
             }
         }
         bool inside = p >= f->kb && p < f->ke;
-        for (size_t i = inside ? 1 : 0; i < sizeof words / sizeof words[0]; i++)
+        for (size_t i = inside ? 2 : 0; i < sizeof words / sizeof words[0]; i++)
             if (strncmp(p, words[i], strlen(words[i])) == 0)
                 return true;
     }
@@ -590,7 +592,7 @@ static bool fx_region(fx *f, const char *b, const char *e, bool final)
     gx__sbuf *outer = f->out, body = {0}, pre = {0};
     f->out = &body;
     fx_bind_all(f, true);
-    bool ok = true, any = false;
+    bool ok = true, any = false, returns = false; /* returns: a thread may have left */
     const char *pending_pragma = NULL, *hdr, *seg_b = NULL, *seg_e = NULL;
     for (const char *p = fx_ws(b, e); ok && p < e; p = fx_ws(p, e)) {
         const char *s = fx_stmt_end(p, e), *d;
@@ -604,7 +606,7 @@ static bool fx_region(fx *f, const char *b, const char *e, bool final)
             ok = fx_decl(f, &pre, p, s, d);
             any = true;
             seg_b = seg_b ? seg_b : p, seg_e = s;
-        } else if (fx_interchange_ok(f, p, s, &hdr)) {
+        } else if (!returns && fx_interchange_ok(f, p, s, &hdr)) {
             fx_flush(f, outer, &body, &pre, &any, &seg_b, seg_e);
             f->out = outer;
             gx__sb_puts(f->out, "{ ");
@@ -628,6 +630,7 @@ static bool fx_region(fx *f, const char *b, const char *e, bool final)
             fx_bind_all(f, true);
         } else {
             ok = fx_plain_ok(f, p, s, final);
+            returns |= fx_has_word(p, s, "return"); /* later statements must stay in its loop */
             if (pending_pragma) {
                 fx_copy(f, pending_pragma, fx_stmt_end(pending_pragma, e));
                 gx__sb_puts(f->out, "\n");

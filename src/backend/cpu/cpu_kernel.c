@@ -28,7 +28,7 @@
 #include "gx_cpu_kernel_prelude.inc"
 
 /* Bumped whenever cpu_fission.c's output changes (part of the cache key). */
-#define CK_FISSION_VERSION 5
+#define CK_FISSION_VERSION 6
 
 /* ------------------------------------------------------------ source scanning */
 
@@ -469,7 +469,13 @@ static int ck_path(const char *body, const char *bcode, const char *name, bool f
             gx__sb_puts(fis, mine.p);
             *loop_fis = true;
         }
-        snprintf(why, cap, "%s", *loop_fis ? "written as fission's loop" : "");
+        if (*loop_fis) {
+            char how[160];
+            snprintf(how, sizeof how, "%s", why);
+            snprintf(why, cap, "written as fission's loop%s%s", how[0] ? "; " : "", how);
+        } else {
+            snprintf(why, cap, "%s", "");
+        }
         gx__sb_free(&mine);
         return 0;
     }
