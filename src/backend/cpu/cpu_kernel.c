@@ -28,7 +28,7 @@
 #include "gx_cpu_kernel_prelude.inc"
 
 /* Bumped whenever cpu_fission.c's output changes (part of the cache key). */
-#define CK_FISSION_VERSION 6
+#define CK_FISSION_VERSION 7
 
 /* ------------------------------------------------------------ source scanning */
 
