@@ -352,11 +352,12 @@ static bool fx_needs_tid_state(fx *f)
     /* outside the kernel: all; inside: from the second (the first names it directly);
      * an #include gx does not supply itself (cooperative_groups.h...) may read it */
     static const char *const words[] = {"threadIdx", "#include", "gx_", "GX_", "assert"};
+    const char *end = f->all + strlen(f->all);
     for (const char *p = f->all; *p; p++) {
         if (p > f->all && fx_ident(p[-1]))
             continue;
-        if (p != f->kb && fx_kw(p, p + strlen(p), "__global__")) { /* another kernel: never called */
-            const char *o = p + strcspn(p, "{;"), *c = *o == '{' ? fx_close(o, o + strlen(o)) : NULL;
+        if (*p == '_' && fx_kw(p, end, "__global__")) { /* another kernel: never called */
+            const char *o = p + strcspn(p, "{;"), *c = *o == '{' ? fx_close(o, end) : NULL;
             if (c && !(f->kb >= p && f->kb < c)) {
                 p = c - 1;
                 continue;
