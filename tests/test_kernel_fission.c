@@ -83,6 +83,82 @@ static const char *LIVE = "extern \"C\" __global__ void live(const int *x, int *
                           "        y[i] = r + (i < n ? *px : 0) + k;\n"
                           "}\n";
 
+/* Loops between barriers (cpu_fission.c's interchange): the first `for` has a
+ * block-uniform trip (k < m, m a parameter) and runs as `for (k) for (each thread)`,
+ * with a thread-varying condition in its body and per-thread state carried from
+ * iteration to iteration; the second's bound is threadIdx.x (not interchanged);
+ * the third starts from a variable that is the same for every thread (half). */
+static const char *LOOPS = "extern \"C\" __global__ void loops(const int *x, int *y, int m, int n)\n"
+                           "{\n"
+                           "    __shared__ int s[256];\n"
+                           "    int t = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;\n"
+                           "    int g = blockIdx.x * nt + t;\n"
+                           "    s[t] = g < n ? x[g] : 0;\n"
+                           "    int v = t;\n"
+                           "    __syncthreads();\n"
+                           "    int acc = 0, odd = 0;\n"
+                           "    for (int k = 0; k < m; k++) {\n"
+                           "        acc += s[(t + k) % nt] * (k + 1);\n"
+                           "        if ((threadIdx.x + k) % 3 == 0)\n"
+                           "            odd += s[k % nt];\n"
+                           "        v = (v * 7 + s[k % nt]) % 1009;\n"
+                           "    }\n"
+                           "    int tail = 0;\n"
+                           "    for (int k = 0; k < (int)threadIdx.x; k++)\n"
+                           "        tail += s[k] - k;\n"
+                           "    int half = m / 2 + 1, w2 = 0;\n"
+                           "    for (int k = half; k > 0; k -= 2)\n"
+                           "        w2 += s[(t * k) % nt];\n"
+                           "    __syncthreads();\n"
+                           "    s[t] = acc;\n"
+                           "    __syncthreads();\n"
+                           "    if (g < n)\n"
+                           "        y[g] = s[nt - 1 - t] + odd * 3 + v + tail + 5 * w2;\n"
+                           "}\n";
+
+/* What `loops` writes, block by block (block bx x by threads). */
+static void loops_ref(const int *x, int *y, int m, int n, int bx, int by)
+{
+    int nt = bx * by, nb = (n + nt - 1) / nt, s[256], acc[256];
+    for (int b = 0; b < nb; b++) {
+        for (int t = 0; t < nt; t++)
+            s[t] = b * nt + t < n ? x[b * nt + t] : 0;
+        for (int t = 0; t < nt; t++) {
+            acc[t] = 0;
+            for (int k = 0; k < m; k++)
+                acc[t] += s[(t + k) % nt] * (k + 1);
+        }
+        for (int t = 0; t < nt; t++) {
+            int tx = t % bx, odd = 0, v = t, tail = 0, g = b * nt + t, w2 = 0;
+            for (int k = 0; k < m; k++) {
+                if ((tx + k) % 3 == 0)
+                    odd += s[k % nt];
+                v = (v * 7 + s[k % nt]) % 1009;
+            }
+            for (int k = 0; k < tx; k++)
+                tail += s[k] - k;
+            for (int k = m / 2 + 1; k > 0; k -= 2)
+                w2 += s[(t * k) % nt];
+            if (g < n)
+                y[g] = acc[nt - 1 - t] + odd * 3 + v + tail + 5 * w2;
+        }
+    }
+}
+
+/* No barrier: one thread loop; a device function reads threadIdx (so the loop
+ * keeps the worker's threadIdx current), and threads past n return. */
+static const char *NOBAR = "__device__ int lane(void) { return (int)threadIdx.x; }\n"
+                           "extern \"C\" __global__ void nobar(int *p, int n)\n"
+                           "{\n"
+                           "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                           "    if (i >= n)\n"
+                           "        return;\n"
+                           "    int acc = 0;\n"
+                           "    for (int k = 0; k < 4; k++) /* after a return: stays in the thread loop */\n"
+                           "        acc += k;\n"
+                           "    p[i] = lane() * 2 + i + (int)threadIdx.x + acc;\n"
+                           "}\n";
+
 /* What `live` writes at y[i], from the kernel's definition, block by block. */
 static int live_ref(const int *x, int n, int bd, int i)
 {
@@ -141,6 +217,15 @@ GXT_TEST(kernel_fission_paths)
                        "p[0] = n; }\n",
                        "c", why),
                1);
+    /* the matmul's inner product runs as `for (k) for (each thread)` */
+    GXT_EQ_I64(path_of(MATMUL, "mm", why), 2);
+    GXT_CHECK(strstr(why, "1 loop interchanged") != NULL);
+    GXT_EQ_I64(path_of(LOOPS, "loops", why), 2);
+    GXT_CHECK(strstr(why, "2 loops interchanged") != NULL); /* not the one bounded by threadIdx */
+    /* a barrier-free kernel: a thread loop, written by the fission generator */
+    GXT_EQ_I64(path_of(NOBAR, "nobar", why), 0);
+    GXT_CHECK(strstr(why, "fission's loop") != NULL);
+    GXT_CHECK(strstr(why, "interchanged") == NULL); /* its loop follows a return */
     /* break out of a loop that holds a barrier: the fibers */
     GXT_EQ_I64(path_of("extern \"C\" __global__ void b(int *p) { for (int i = 0; i < 4; i++) {\n"
                        "__syncthreads(); if (p[0]) break; } }\n",
@@ -190,7 +275,7 @@ GXT_TEST(kernel_fission_matmul)
     gx_ctx *ctx = gxt_ctx();
     gx_kernel *k = NULL;
     GXT_OK(gx_kernel_compile(ctx, MATMUL, "mm", NULL, &k));
-    int sizes[] = {1, 31, 32, 33, 70};
+    int sizes[] = {1, 31, 32, 33, 64, 70, 97};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         matmul_case(ctx, k, sizes[i]);
     gx_kernel_destroy(k);
@@ -291,5 +376,73 @@ GXT_TEST(kernel_fission_divergent_if_is_reported)
     GXT_OK(gx_array_to_host(a, h, sizeof h));
     GXT_EQ_I64(h[15], 2);
     gx_array_release(a);
+    gx_kernel_destroy(k);
+}
+
+GXT_TEST(kernel_fission_interchanged_loops)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_kernel *k = NULL;
+    GXT_OK(gx_kernel_compile(ctx, LOOPS, "loops", NULL, &k));
+    int blocks[][2] = {{1, 1}, {32, 4}, {33, 3}, {7, 5}, {16, 16}};
+    int ms[] = {0, 1, 37};
+    for (size_t c = 0; c < sizeof blocks / sizeof blocks[0]; c++)
+        for (size_t q = 0; q < sizeof ms / sizeof ms[0]; q++) {
+            int bx = blocks[c][0], by = blocks[c][1], nt = bx * by, n = 3 * nt - (nt > 1 ? 5 : 0), m = ms[q];
+            int64_t nn = n;
+            int *x = malloc(sizeof(int) * (size_t)n), *y = malloc(sizeof(int) * (size_t)n),
+                *want = malloc(sizeof(int) * (size_t)n);
+            srand(5 + (unsigned)(nt * 41 + m));
+            for (int i = 0; i < n; i++)
+                x[i] = rand() % 1001 - 500;
+            loops_ref(x, want, m, n, bx, by);
+            gx_array *dx = NULL, *dy = NULL;
+            GXT_OK(gx_array_from_host(ctx, GX_I32, 1, &nn, x, &dx));
+            GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &nn, &dy));
+            gx_launch_cfg cfg = {.grid = {(unsigned)((n + nt - 1) / nt)}, .block = {(unsigned)bx, (unsigned)by}};
+            gx_karg args[] = {GX_KARG_ARRAY(dx), GX_KARG_ARRAY(dy), GX_KARG_I32(m), GX_KARG_I32(n)};
+            GXT_OK(gx_kernel_launch(k, &cfg, 4, args));
+            GXT_OK(gx_array_to_host(dy, y, sizeof(int) * (size_t)n));
+            int bad = 0;
+            for (int i = 0; i < n && bad < 3; i++)
+                if (y[i] != want[i]) {
+                    GXT_EQ_I64(y[i], want[i]);
+                    bad++;
+                }
+            gx_array_release(dx), gx_array_release(dy);
+            free(x), free(y), free(want);
+        }
+    gx_kernel_destroy(k);
+}
+
+GXT_TEST(kernel_fission_barrier_free_loop)
+{
+    gx_ctx *ctx = gxt_ctx();
+    gx_kernel *k = NULL;
+    GXT_OK(gx_kernel_compile(ctx, NOBAR, "nobar", NULL, &k));
+    int cases[][2] = {{1, 1}, {31, 8}, {100, 33}, {1000, 256}}; /* n, block */
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int n = cases[c][0], bd = cases[c][1], grid = (n + bd - 1) / bd;
+        int64_t nn = (int64_t)grid * bd; /* past n: must stay -1 */
+        int *h = malloc(sizeof(int) * (size_t)nn);
+        for (int64_t i = 0; i < nn; i++)
+            h[i] = -1;
+        gx_array *d = NULL;
+        GXT_OK(gx_array_from_host(ctx, GX_I32, 1, &nn, h, &d));
+        gx_launch_cfg cfg = {.grid = {(unsigned)grid}, .block = {(unsigned)bd}};
+        gx_karg args[] = {GX_KARG_ARRAY(d), GX_KARG_I32(n)};
+        GXT_OK(gx_kernel_launch(k, &cfg, 2, args));
+        GXT_OK(gx_array_to_host(d, h, sizeof(int) * (size_t)nn));
+        int bad = 0;
+        for (int64_t i = 0; i < nn && bad < 3; i++) {
+            int want = i < n ? (int)(i % bd) * 3 + (int)i + 6 : -1;
+            if (h[i] != want) {
+                GXT_EQ_I64(h[i], want);
+                bad++;
+            }
+        }
+        gx_array_release(d);
+        free(h);
+    }
     gx_kernel_destroy(k);
 }

@@ -33,7 +33,8 @@
  *   - The model: a grid's blocks are spread over the pool's workers (all cores); a
  *     worker runs one block at a time.  A kernel with no barrier or warp intrinsic
  *     (in its body or the device functions it calls; decided per kernel) runs its
- *     threads as a loop, inlined.  A kernel whose only waits are `__syncthreads();`
+ *     threads as a loop, inlined, with threadIdx a value of the loop (so the
+ *     compiler vectorises it over threadIdx.x).  A kernel whose only waits are `__syncthreads();`
  *     statements at its top level or inside for/while/if/else/{ } statements (any
  *     nesting) is cut at its barriers ("loop fission"): each barrier-free stretch
  *     runs as one loop over the block's threads, variables declared between
@@ -41,13 +42,25 @@
  *     hold barriers must be the same for every thread of the block (CUDA's rule):
  *     they are evaluated by every thread, and threads that disagree are reported
  *     as a barrier in divergent code.  Threads may `return` only after the last
- *     barrier there.  Every other kernel with a barrier or warp intrinsic (warp
+ *     barrier there.  Within a barrier-free stretch, a `for` whose trip is the same
+ *     for every thread -- it declares its variable, and its start, condition and
+ *     step use only literals, blockIdx/blockDim/gridDim, parameters that are not
+ *     pointers and never assigned, and macros of those; its body never assigns
+ *     the variable and has no break/continue/return/goto -- is interchanged with
+ *     the thread loop: `for (k) for (each thread) body` (legal: CUDA orders no
+ *     two threads between barriers, and each thread still runs its iterations in
+ *     order), so a tiled matmul's inner product runs as vectors across threadIdx.x.
+ *     Variables declared between barriers and fixed for the thread's whole run
+ *     (e.g. `int tx = threadIdx.x, row = blockIdx.y * TILE + ty;`, never
+ *     assigned again) are recomputed in each stretch rather than stored.  Every other kernel with a barrier or warp intrinsic (warp
  *     intrinsics, __syncthreads_count/and/or, barriers in called device functions
  *     or macros, return before a barrier, break/continue out of a loop that holds
  *     a barrier, do/switch around one) runs each thread as a fiber (64 KiB stack)
  *     switched at barriers and warp intrinsics.  GX_CPU_KERNEL_LOG=1 prints which
- *     of the three each kernel got (and why not fission); GX_CPU_FISSION=0 turns
- *     fission off.  Atomics on the running block's
+ *     of the three each kernel got (and why not fission, or how many loops were
+ *     interchanged); =2 also prints the rewritten kernels, =3 the whole C++ source
+ *     handed to the compiler; GX_CPU_FISSION=0 turns fission (and the rewritten
+ *     thread loops) off.  Atomics on the running block's
  *     shared memory take a plain (unlocked) path.  GX_FOR_EACH gives each thread a
  *     contiguous share of the range on the CPU (gx/device.h).  A missing __syncthreads() gives
  *     wrong results, never a hang; a barrier that some threads of a block skip

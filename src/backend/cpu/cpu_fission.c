@@ -17,6 +17,20 @@
  *     later region, so they live across barriers unchanged in the source text;
  *     __shared__/static/constexpr declarations are emitted once, outside the loops.
  *
+ * Within the thread loops, threadIdx is the loop's own value (gxf_tid) and the block's
+ * indices are hoisted, so GCC vectorises across threadIdx.x.  Two more rewrites:
+ *
+ *   - a per-thread variable whose initialiser is fixed for the thread's whole run
+ *     (threadIdx, blockIdx, unassigned scalar parameters, macros of those; fx_pure)
+ *     and that is never assigned again is recomputed in each region, not kept in a
+ *     slot (`tb[k][tx]` stays a contiguous access, not a gather);
+ *   - a `for` with a block-uniform trip, no barrier and no jump out of its body is
+ *     interchanged with the thread loop (fx_interchange_ok), so a per-thread inner
+ *     product becomes a vector over threads.  GX_CPU_KERNEL_LOG=1 shows the count.
+ *
+ * A barrier-free kernel is written the same way (one region; cpu_kernel.c), its
+ * declarations then plain locals.
+ *
  * Anything else keeps the fibers: other barrier forms or warp intrinsics, a barrier
  * reached through a called function or a macro, `return` before the last barrier
  * (threads leaving early), break/continue/goto that would cross a region, do/switch
@@ -37,7 +51,13 @@ typedef struct fx {
     gx__sbuf *out;
     char names[FX_MAX_VARS][64]; /* per-thread variables in scope, innermost last */
     bool byval[FX_MAX_VARS];     /* copied in and out of each region (see fx_bind_all) */
+    bool remat[FX_MAX_VARS];     /* recomputed from its initialiser in each region (fx_pure) */
+    bool uni[FX_MAX_VARS];       /* and that initialiser is the same for every thread */
+    const char *init_b[FX_MAX_VARS], *init_e[FX_MAX_VARS]; /* that initialiser (code) */
     int nv;
+    char params[32][64];         /* the kernel's parameters that are not pointers */
+    int np;
+    int interchanged;            /* loops run as `for (k) for (each thread)` (fx_interchange) */
     const char *kb, *ke;         /* the kernel's body */
     const char *why; /* set on the first reason to give up */
 } fx;
@@ -156,14 +176,23 @@ static void fx_copy(fx *f, const char *b, const char *e)
  * references. */
 static void fx_bind_all(fx *f, bool copy)
 {
-    for (int i = 0; i < f->nv; i++)
-        gx__sb_printf(f->out, "auto %s%s = gxf_s%d[gxf_t]; ", copy && f->byval[i] ? "" : "&", f->names[i], i);
+    for (int i = 0; i < f->nv; i++) {
+        if (f->remat[i]) {
+            gx__sb_printf(f->out, "gxf_T%d %s = (", i, f->names[i]);
+            fx_copy(f, f->init_b[i], f->init_e[i]);
+            gx__sb_puts(f->out, "); ");
+        } else {
+            gx__sb_printf(f->out, "auto %s%s = gxf_s%d[gxf_t]; ", copy && f->byval[i] ? "" : "&", f->names[i], i);
+        }
+    }
 }
 
-static void fx_write_back(fx *f)
+/* Copies back the scalars that statements [b, e) mention (one not named there is
+ * unchanged: its address is never taken). */
+static void fx_write_back(fx *f, const char *b, const char *e)
 {
     for (int i = 0; i < f->nv; i++)
-        if (f->byval[i])
+        if (f->byval[i] && !f->remat[i] && b && fx_has_word(b, e, f->names[i]))
             gx__sb_printf(f->out, "gxf_s%d[gxf_t] = %s; ", i, f->names[i]);
 }
 
@@ -176,9 +205,169 @@ static bool fx_address_taken(fx *f, const char *name)
             const char *q = p;
             while (q > f->kb && isspace((unsigned char)q[-1]))
                 q--;
-            if (q > f->kb && q[-1] == '&')
+            if (q > f->kb && q[-1] == '&' && !(q - 1 > f->kb && q[-2] == '&')) /* not && */
                 return true;
         }
+    return false;
+}
+
+/* ------------------------------------------------------------ what stays the same */
+
+/* The position after the whitespace before p (backwards), bounded by b. */
+static const char *fx_back(const char *b, const char *p)
+{
+    while (p > b && isspace((unsigned char)p[-1]))
+        p--;
+    return p;
+}
+
+/* Whether `name` may be changed in [b, e): an assignment, ++/--, or its address
+ * taken, at an occurrence other than `skip` (its own declaration). */
+static bool fx_assigned(const char *b, const char *e, const char *name, const char *skip)
+{
+    size_t n = strlen(name);
+    for (const char *p = b; p + n <= e; p++) {
+        if (memcmp(p, name, n) != 0 || (p > b && fx_ident(p[-1])) || (p + n < e && fx_ident(p[n])) || p == skip)
+            continue;
+        const char *a = fx_ws(p + n, e), *z = fx_back(b, p);
+        if (z > b && z[-1] == '.') /* a member of something else */
+            continue;
+        if (z - b >= 2 && ((z[-1] == '+' && z[-2] == '+') || (z[-1] == '-' && z[-2] == '-')))
+            return true;
+        if (z > b && z[-1] == '&' && !(z - b >= 2 && z[-2] == '&'))
+            return true;
+        if (a < e && *a == '=' && !(a + 1 < e && a[1] == '='))
+            return true;
+        if (a < e && (*a == '.' || *a == '[')) /* a member or element may be assigned */
+            return true;
+        if (a + 1 < e && strchr("+-*/%&|^", *a) && (a[1] == '=' || (a[1] == *a && (*a == '+' || *a == '-'))))
+            return true;
+        if (a + 2 < e && (*a == '<' || *a == '>') && a[1] == *a && a[2] == '=')
+            return true;
+    }
+    return false;
+}
+
+static bool fx_pure(fx *f, const char *b, const char *e, bool thread, const char *var, int depth);
+
+/* Whether identifier [p, q) is an object-like macro of the source whose text is
+ * itself pure (fx_pure). */
+static bool fx_macro_pure(fx *f, const char *p, const char *q, bool thread, int depth)
+{
+    size_t n = (size_t)(q - p);
+    for (const char *d = strstr(f->all, "#define"); d; d = strstr(d + 7, "#define")) {
+        const char *m = d + 7, *le = m + strcspn(m, "\n");
+        while (m < le && (*m == ' ' || *m == '\t'))
+            m++;
+        if ((size_t)(le - m) < n || memcmp(m, p, n) != 0 || (m + n < le && fx_ident(m[n])))
+            continue;
+        if (m[n] == '(' || (le > m && le[-1] == '\\'))
+            return false; /* function-like, or continued */
+        return fx_pure(f, m + n, le, thread, NULL, depth + 1);
+    }
+    return false;
+}
+
+static const char *const fx_type_words[] = {"int",     "unsigned", "long",     "short",   "char",     "float",
+                                            "double",  "signed",   "bool",     "size_t",  "int64_t",  "uint64_t",
+                                            "int32_t", "uint32_t", "sizeof",   "const",   "ptrdiff_t", "true", "false"};
+
+/* Whether expression [b, e) gives the same value wherever in the block's run it is
+ * evaluated: literals, blockIdx/blockDim/gridDim, the kernel's parameters that are
+ * not pointers and never assigned, macros of such, the loop variable `var`; with
+ * `thread`, also threadIdx and the per-thread variables recomputed the same way
+ * (then the value is per thread, fixed for its whole run).  No calls, no memory
+ * (no [ or ->), no assignment outside `var`'s increment. */
+static bool fx_pure(fx *f, const char *b, const char *e, bool thread, const char *var, int depth)
+{
+    if (depth > 4)
+        return false;
+    for (const char *p = b; p < e;) {
+        char c = *p;
+        if (c == '[' || c == '"' || c == '\'' || c == '{' || c == ';' || c == '#' || (c == '-' && p + 1 < e && p[1] == '>'))
+            return false;
+        if (isdigit((unsigned char)c) || (c == '.' && p + 1 < e && isdigit((unsigned char)p[1]))) {
+            while (p < e && (fx_ident(*p) || *p == '.'))
+                p++; /* 0.5f, 1u, 0x1F */
+            continue;
+        }
+        if (!fx_ident(c)) {
+            bool op_assign = c == '=' && !(p + 1 < e && p[1] == '=') && !(p > b && strchr("=!<>", p[-1]));
+            if ((op_assign || ((c == '+' || c == '-') && p + 1 < e && p[1] == c)) && !var)
+                return false;
+            p++;
+            continue;
+        }
+        const char *q = p;
+        while (q < e && fx_ident(*q))
+            q++;
+        size_t n = (size_t)(q - p);
+        const char *z = fx_back(b, p), *a = fx_ws(q, e);
+        bool ok = z > b && z[-1] == '.'; /* .x .y .z */
+        if (!ok && a < e && *a == '(' && !fx_kw(p, q, "sizeof"))
+            return false; /* a call */
+        if (!ok && var && strlen(var) == n && memcmp(p, var, n) == 0)
+            ok = true;
+        if (!ok && (fx_kw(p, q, "blockIdx") || fx_kw(p, q, "blockDim") || fx_kw(p, q, "gridDim") ||
+                    (thread && fx_kw(p, q, "threadIdx"))))
+            ok = true;
+        for (size_t i = 0; !ok && i < sizeof fx_type_words / sizeof fx_type_words[0]; i++)
+            ok = fx_kw(p, q, fx_type_words[i]);
+        for (int i = 0; !ok && i < f->np; i++)
+            ok = strlen(f->params[i]) == n && memcmp(p, f->params[i], n) == 0;
+        for (int i = 0; !ok && i < f->nv; i++)
+            ok = (thread ? f->remat[i] : f->uni[i]) && strlen(f->names[i]) == n && memcmp(p, f->names[i], n) == 0;
+        if (!ok && !fx_macro_pure(f, p, q, thread, depth))
+            return false;
+        p = q;
+    }
+    return true;
+}
+
+/* The kernel's parameters that are not pointers, arrays or references and that
+ * the body never assigns: values fixed for the whole launch. */
+static void fx_params(fx *f, const char *lp, const char *rp)
+{
+    for (const char *p = lp + 1; p < rp - 1;) {
+        const char *c = fx_find0(p, rp - 1, ',');
+        const char *ne = fx_back(p, c), *nb = ne;
+        while (nb > p && fx_ident(nb[-1]))
+            nb--;
+        bool plain = !memchr(p, '*', (size_t)(c - p)) && !memchr(p, '[', (size_t)(c - p)) &&
+                     !memchr(p, '&', (size_t)(c - p)) && ne > nb && (size_t)(ne - nb) < sizeof f->params[0];
+        if (plain && f->np < 32) {
+            snprintf(f->params[f->np], sizeof f->params[0], "%.*s", (int)(ne - nb), nb);
+            if (!fx_assigned(f->kb, f->ke, f->params[f->np], NULL))
+                f->np++;
+        }
+        p = c + 1;
+    }
+}
+
+/* Whether the kernel may call code that reads threadIdx from the worker's state
+ * (its own device functions, gx/device.h's helpers, checked mode's records): then
+ * the thread loops keep that state current (each_thread's Store). */
+static bool fx_needs_tid_state(fx *f)
+{
+    /* outside the kernel: all; inside: from the second (the first names it directly);
+     * an #include gx does not supply itself (cooperative_groups.h...) may read it */
+    static const char *const words[] = {"threadIdx", "#include", "gx_", "GX_", "assert"};
+    const char *end = f->all + strlen(f->all);
+    for (const char *p = f->all; *p; p++) {
+        if (p > f->all && fx_ident(p[-1]))
+            continue;
+        if (*p == '_' && fx_kw(p, end, "__global__")) { /* another kernel: never called */
+            const char *o = p + strcspn(p, "{;"), *c = *o == '{' ? fx_close(o, end) : NULL;
+            if (c && !(f->kb >= p && f->kb < c)) {
+                p = c - 1;
+                continue;
+            }
+        }
+        bool inside = p >= f->kb && p < f->ke;
+        for (size_t i = inside ? 2 : 0; i < sizeof words / sizeof words[0]; i++)
+            if (strncmp(p, words[i], strlen(words[i])) == 0)
+                return true;
+    }
     return false;
 }
 
@@ -262,10 +451,29 @@ static bool fx_declarator(fx *f, gx__sbuf *pre, const char *s, const char *t, co
     int id = f->nv++;
     snprintf(f->names[id], sizeof f->names[id], "%.*s", (int)(ne - n), n);
     f->byval[id] = !(dims < eq && *dims == '[') && !fx_address_taken(f, f->names[id]);
+    /* a value fixed per thread (tx = threadIdx.x, row = blockIdx.y * TILE + ty) is
+     * recomputed in each region rather than kept in a slot: the compiler then sees
+     * it as a function of the loop index (contiguous accesses, no gathers) */
+    f->remat[id] = f->uni[id] = false;
+    if (eq < end && f->byval[id] && !fx_has_word(s, t, "volatile") && fx_pure(f, eq + 1, end, true, NULL, 0) &&
+        !fx_assigned(f->kb, f->ke, f->names[id], n)) {
+        f->remat[id] = true;
+        f->init_b[id] = eq + 1, f->init_e[id] = end;
+        f->uni[id] = fx_pure(f, eq + 1, end, false, NULL, 0);
+    }
     gx__sb_printf(pre, "typedef %.*s %.*sgxf_T%d%.*s; ", (int)(t - s), f->txt + (s - f->code), (int)(n - d),
                   f->txt + (d - f->code), id, (int)(eq - ne), f->txt + (ne - f->code));
-    gx__sb_printf(pre, "std::remove_const_t<gxf_T%d> *gxf_s%d = gx_cpu::slots<std::remove_const_t<gxf_T%d>>();\n", id,
-                  id, id);
+    if (!f->remat[id])
+        gx__sb_printf(pre, "std::remove_const_t<gxf_T%d> *gxf_s%d = gx_cpu::slots<std::remove_const_t<gxf_T%d>>();\n",
+                      id, id, id);
+    else
+        gx__sb_puts(pre, "\n");
+    if (f->remat[id]) {
+        gx__sb_printf(f->out, "gxf_T%d %s = (", id, f->names[id]);
+        fx_copy(f, eq + 1, end);
+        gx__sb_puts(f->out, "); ");
+        return true;
+    }
     gx__sb_printf(f->out, "auto %s%s = gxf_s%d[gxf_t]; ", f->byval[id] ? "" : "&", f->names[id], id);
     if (eq < end) {
         gx__sb_printf(f->out, "%s = (", f->names[id]);
@@ -311,8 +519,73 @@ static bool fx_plain_ok(fx *f, const char *s, const char *e, bool final)
     return true;
 }
 
-/* Statements [b, e) with no barrier as one loop over the block's threads.  Slots of
- * the variables it declares are made before the loop (pre). */
+/* Whether region statement [p, s) is a `for` whose trip is the same for every
+ * thread (its init declares the loop variable from pure values, its condition and
+ * increment are pure, fx_pure) and whose body leaves the variable alone and has no
+ * break/continue/return/goto: then it runs as `for (k) for (each thread) body`.
+ * Legal because between barriers CUDA gives no order among a block's threads, and
+ * each thread still sees its own iterations in order.  Why: a thread's inner
+ * product (`acc += ta[ty][k] * tb[k][tx]`) is a scalar chain, while across threads
+ * it is a vector over tx.  *hdr gets the end of the `for (...)`. */
+static bool fx_interchange_ok(fx *f, const char *p, const char *s, const char **hdr)
+{
+    if (!fx_kw(p, s, "for"))
+        return false;
+    const char *lp = fx_ws(p + 3, s), *rp = lp < s && *lp == '(' ? fx_close(lp, s) : NULL, *d;
+    if (!rp)
+        return false;
+    const char *cb = lp + 1, *ce = rp - 1, *ie = fx_find0(cb, ce, ';');
+    const char *ke = ie < ce ? fx_find0(ie + 1, ce, ';') : ce;
+    if (ie >= ce || ke >= ce || !fx_is_decl(cb, ie + 1, &d) || fx_find0(d, ie, ',') < ie)
+        return false;
+    const char *vb = d;
+    while (vb < ie && (*vb == '*' || *vb == '&' || isspace((unsigned char)*vb)))
+        vb++;
+    const char *ve = vb, *eq;
+    while (ve < ie && fx_ident(*ve))
+        ve++;
+    char var[64];
+    if (ve == vb || (size_t)(ve - vb) >= sizeof var || (eq = fx_ws(ve, ie)) >= ie || *eq != '=')
+        return false;
+    snprintf(var, sizeof var, "%.*s", (int)(ve - vb), vb);
+    for (int i = 0; i < f->nv; i++)
+        if (strcmp(f->names[i], var) == 0)
+            return false; /* the lambda's bindings would hide it */
+    static const char *const bad[] = {"break", "continue", "return", "goto", "__shared__", "static", "asm"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (fx_has_word(rp, s, bad[i]) || fx_has_word(cb, d, bad[i]))
+            return false;
+    if (fx_has_word(cb, d, "volatile") || !fx_pure(f, eq + 1, ie, false, NULL, 0) ||
+        !fx_pure(f, ie + 1, ke, false, var, 0) || !fx_pure(f, ke + 1, ce, false, var, 0) ||
+        fx_assigned(rp, s, var, NULL))
+        return false;
+    *hdr = rp;
+    return true;
+}
+
+/* Emits the thread loop of the statements gathered so far (body, after the slots
+ * they declare, pre) into outer, and starts the next one's bindings. */
+static void fx_flush(fx *f, gx__sbuf *outer, gx__sbuf *body, gx__sbuf *pre, bool *any, const char **seg_b,
+                     const char *seg_e)
+{
+    f->out = body;
+    fx_write_back(f, *seg_b, seg_e);
+    *seg_b = NULL;
+    if (*any)
+        gx__sb_printf(outer, "%sgx_cpu::each_thread<GXF_ST>([&](size_t gxf_t, uint3 gxf_tid) { %s });\n",
+                      pre->p ? pre->p : "", body->p ? body->p : "");
+    else
+        gx__sb_puts(outer, pre->p ? pre->p : "");
+    outer->oom |= body->oom || pre->oom;
+    gx__sb_free(body);
+    gx__sb_free(pre);
+    *any = false;
+    fx_bind_all(f, true);
+}
+
+/* Statements [b, e) with no barrier as one loop over the block's threads, or
+ * several where a loop is interchanged (fx_interchange_ok).  Slots of the variables
+ * it declares are made before the loop (pre). */
 static bool fx_region(fx *f, const char *b, const char *e, bool final)
 {
     if (fx_ws(b, e) >= e)
@@ -320,8 +593,8 @@ static bool fx_region(fx *f, const char *b, const char *e, bool final)
     gx__sbuf *outer = f->out, body = {0}, pre = {0};
     f->out = &body;
     fx_bind_all(f, true);
-    bool ok = true;
-    const char *pending_pragma = NULL;
+    bool ok = true, any = false, returns = false; /* returns: a thread may have left */
+    const char *pending_pragma = NULL, *hdr, *seg_b = NULL, *seg_e = NULL;
     for (const char *p = fx_ws(b, e); ok && p < e; p = fx_ws(p, e)) {
         const char *s = fx_stmt_end(p, e), *d;
         if (!s)
@@ -332,32 +605,56 @@ static bool fx_region(fx *f, const char *b, const char *e, bool final)
             pending_pragma = p;
         } else if (fx_is_decl(p, s, &d)) {
             ok = fx_decl(f, &pre, p, s, d);
+            any = true;
+            seg_b = seg_b ? seg_b : p, seg_e = s;
+        } else if (!returns && fx_interchange_ok(f, p, s, &hdr)) {
+            fx_flush(f, outer, &body, &pre, &any, &seg_b, seg_e);
+            f->out = outer;
+            gx__sb_puts(f->out, "{ ");
+            for (int i = 0; i < f->nv; i++) /* the loop's bounds may use them */
+                if (f->uni[i]) {
+                    gx__sb_printf(f->out, "gxf_T%d %s = (", i, f->names[i]);
+                    fx_copy(f, f->init_b[i], f->init_e[i]);
+                    gx__sb_puts(f->out, "); ");
+                }
+            if (pending_pragma)
+                fx_copy(f, pending_pragma, fx_stmt_end(pending_pragma, e));
+            fx_copy(f, p, hdr);
+            gx__sb_puts(f->out, "gx_cpu::each_thread<GXF_ST>([&](size_t gxf_t, uint3 gxf_tid) { ");
+            fx_bind_all(f, true);
+            fx_copy(f, hdr, s);
+            fx_write_back(f, hdr, s);
+            gx__sb_puts(f->out, "}); }\n");
+            f->interchanged++;
+            gx__sb_free(&body);
+            f->out = &body;
+            fx_bind_all(f, true);
         } else {
             ok = fx_plain_ok(f, p, s, final);
+            returns |= fx_has_word(p, s, "return"); /* later statements must stay in its loop */
             if (pending_pragma) {
                 fx_copy(f, pending_pragma, fx_stmt_end(pending_pragma, e));
                 gx__sb_puts(f->out, "\n");
             }
             fx_copy(f, p, s);
             gx__sb_puts(f->out, "\n");
+            any = true;
+            seg_b = seg_b ? seg_b : p, seg_e = s;
         }
         if (*p != '#')
             pending_pragma = NULL;
         p = s;
     }
-    fx_write_back(f);
-    f->out = outer;
-    gx__sb_printf(f->out, "%sgx_cpu::each_thread([&](unsigned gxf_t) { %s });\n", pre.p ? pre.p : "",
-                  body.p ? body.p : "");
+    fx_flush(f, outer, &body, &pre, &any, &seg_b, seg_e);
     gx__sb_free(&body);
-    gx__sb_free(&pre);
+    f->out = outer;
     return ok;
 }
 
 /* `[&](unsigned gxf_t) -> bool { ...; return (cond); }` for gx_cpu::uniform. */
 static void fx_cond(fx *f, const char *b, const char *e)
 {
-    gx__sb_puts(f->out, "gx_cpu::uniform([&](unsigned gxf_t) -> bool { ");
+    gx__sb_puts(f->out, "gx_cpu::uniform<GXF_ST>([&](size_t gxf_t, uint3 gxf_tid) -> bool { ");
     fx_bind_all(f, false);
     gx__sb_puts(f->out, "return (");
     fx_copy(f, b, e);
@@ -445,7 +742,7 @@ static bool fx_control(fx *f, const char *p, const char *s)
     fx_inner(rp, body_end, &ib, &ie);
     ok = ok && fx_scope(f, ib, ie);
     if (ok && fx_ws(inc_b, ce) < ce) {
-        gx__sb_puts(f->out, "gx_cpu::each_thread([&](unsigned gxf_t) { ");
+        gx__sb_puts(f->out, "gx_cpu::each_thread<GXF_ST>([&](size_t gxf_t, uint3 gxf_tid) { ");
         fx_bind_all(f, false);
         fx_copy(f, inc_b, ce);
         gx__sb_puts(f->out, "; });\n");
@@ -512,6 +809,8 @@ bool cpu_fission(const char *all, const char *txt, const char *code, const char 
     const char *lp = def + strlen(name);
     lp = fx_ws(lp, e);
     const char *rp = fx_close(lp, b + 1);
+    if (rp)
+        fx_params(&f, lp, rp);
     gx__sbuf body = {0};
     f.out = &body;
     bool ok = rp && fx_list(&f, b + 1, e, true);
@@ -520,8 +819,25 @@ bool cpu_fission(const char *all, const char *txt, const char *code, const char 
         gx__sb_printf(out, "%.*s\n{\n", (int)(rp - lp), txt + (lp - code));
         /* messages name the kernel, not the lambdas its regions became */
         gx__sb_printf(out, "static const char gxf_func[] = \"%s\";\n#define __func__ gxf_func\n", name);
+        /* the built-in indices as values the compiler sees: threadIdx is each thread
+         * loop's own (gxf_tid), the others are fixed for the block */
+        gx__sb_printf(out, "#define GXF_ST %d\n", fx_needs_tid_state(&f) ? 1 : 0);
+        gx__sb_puts(out, "const uint3 gxf_bid = gx_cpu::self()->bid;\n"
+                         "const dim3 gxf_bdim = gx_cpu::self()->bdim, gxf_gdim = gx_cpu::self()->gdim;\n"
+                         "#pragma push_macro(\"threadIdx\")\n#pragma push_macro(\"blockIdx\")\n"
+                         "#pragma push_macro(\"blockDim\")\n#pragma push_macro(\"gridDim\")\n"
+                         "#undef threadIdx\n#undef blockIdx\n#undef blockDim\n#undef gridDim\n"
+                         "#define threadIdx gxf_tid\n#define blockIdx gxf_bid\n"
+                         "#define blockDim gxf_bdim\n#define gridDim gxf_gdim\n");
         gx__sb_puts(out, body.p ? body.p : "");
-        gx__sb_puts(out, "}\n#undef __func__\n");
+        gx__sb_puts(out, "}\n#undef __func__\n#undef GXF_ST\n"
+                         "#pragma pop_macro(\"threadIdx\")\n#pragma pop_macro(\"blockIdx\")\n"
+                         "#pragma pop_macro(\"blockDim\")\n#pragma pop_macro(\"gridDim\")\n");
+        if (f.interchanged)
+            snprintf(why, cap, "%d loop%s interchanged with the thread loop", f.interchanged,
+                     f.interchanged > 1 ? "s" : "");
+        else
+            snprintf(why, cap, "%s", "");
     } else {
         snprintf(why, cap, "%s", f.why ? f.why : "a shape it cannot read");
     }

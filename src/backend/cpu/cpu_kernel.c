@@ -28,7 +28,7 @@
 #include "gx_cpu_kernel_prelude.inc"
 
 /* Bumped whenever cpu_fission.c's output changes (part of the cache key). */
-#define CK_FISSION_VERSION 4
+#define CK_FISSION_VERSION 7
 
 /* ------------------------------------------------------------ source scanning */
 
@@ -454,13 +454,32 @@ static const char ck_assert_h[] = "#undef assert\n"
  * the rewritten source, bcode its code-only twin; with fission, the rewritten
  * kernel is appended to fis.  GX_CPU_FISSION=0 keeps every kernel on fibers. */
 static int ck_path(const char *body, const char *bcode, const char *name, bool fission, gx__sbuf *fis, char *why,
-                   size_t cap)
+                   size_t cap, bool *loop_fis)
 {
+    *loop_fis = false;
     snprintf(why, cap, "%s", "");
-    if (!ck_kernel_needs_fibers(bcode, name))
-        return 0;
     const char *env = getenv("GX_CPU_FISSION");
-    if (!fission || (env && strcmp(env, "0") == 0)) {
+    bool off = !fission || (env && strcmp(env, "0") == 0);
+    if (!ck_kernel_needs_fibers(bcode, name)) {
+        /* no barrier: still one thread loop, but written by cpu_fission where it can
+         * (threadIdx a value of the loop, block indices hoisted), which the compiler
+         * vectorises (vadd), where the kernel called per thread is scalar code */
+        gx__sbuf mine = {0};
+        if (!off && cpu_fission(bcode, body, bcode, name, &mine, why, cap) && !mine.oom) {
+            gx__sb_puts(fis, mine.p);
+            *loop_fis = true;
+        }
+        if (*loop_fis) {
+            char how[160];
+            snprintf(how, sizeof how, "%s", why);
+            snprintf(why, cap, "written as fission's loop%s%s", how[0] ? "; " : "", how);
+        } else {
+            snprintf(why, cap, "%s", "");
+        }
+        gx__sb_free(&mine);
+        return 0;
+    }
+    if (off) {
         snprintf(why, cap, "fission turned off");
         return 1;
     }
@@ -521,18 +540,19 @@ static gx_status ck_generate(const char *wrapped, bool fission, gx__sbuf *out, i
             break;
         char kn[128], why[160];
         snprintf(kn, sizeof kn, "%.*s", (int)l, p);
-        int path = ck_path(body.p, bcode, kn, fission, &fis, why, sizeof why);
-        *nfis += path == 2;
+        bool loop_fis;
+        int path = ck_path(body.p, bcode, kn, fission, &fis, why, sizeof why, &loop_fis);
+        *nfis += path == 2 || loop_fis;
         const char *log = getenv("GX_CPU_KERNEL_LOG"); /* 1: each kernel's path; 2: and the fission code */
         if (log)
             fprintf(stderr, "gx cpu kernel %s: %s%s%s\n", kn, path == 0 ? "thread loop" : path == 1 ? "fibers" : "fission",
                     why[0] ? ": " : "", why);
-        if (log && strcmp(log, "2") == 0 && path == 2)
+        if (log && strcmp(log, "2") == 0 && (path == 2 || loop_fis))
             fprintf(stderr, "%s\n", fis.p);
         gx__sb_printf(&entries,
                       "extern \"C\" __attribute__((visibility(\"default\"))) void gx__cpuk_%s"
                       "(gx_cpu_launch *L, int64_t b, int64_t e) { gx_cpu::run_blocks<%d, &%s%s>(L, b, e); GXC_REC(L); }\n",
-                      kn, path, path == 2 ? "gx__fis_" : "", kn);
+                      kn, loop_fis ? 2 : path, path == 2 || loop_fis ? "gx__fis_" : "", kn);
         p += l;
     }
     if (s == GX_OK) {
@@ -566,8 +586,9 @@ int cpu_kernel_path(const char *source, const char *name, char *why, size_t cap)
     int path = -1;
     if (ck_sources(source, &defs, &body, &names) == GX_OK) {
         char *bcode = ck_code_only(body.p ? body.p : "");
+        bool loop_fis;
         if (bcode)
-            path = ck_path(body.p, bcode, name, true, &fis, why, cap);
+            path = ck_path(body.p, bcode, name, true, &fis, why, cap, &loop_fis);
         free(bcode);
     }
     gx__sb_free(&defs);
@@ -587,6 +608,9 @@ gx_status cpu_kernel_build(const char *wrapped, const char *label, void **blob, 
     gx__sbuf src = {0};
     int nfis = 0;
     gx_status s = ck_generate(wrapped, true, &src, &nfis);
+    const char *log = getenv("GX_CPU_KERNEL_LOG"); /* 3: the whole C++ source (to try flags on by hand) */
+    if (s == GX_OK && log && strcmp(log, "3") == 0)
+        fprintf(stderr, "%s\n", src.p);
     if (s == GX_OK)
         s = cpu_cxx_build(src.p, label, blob, len);
     gx__sb_free(&src);

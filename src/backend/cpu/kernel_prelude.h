@@ -477,18 +477,24 @@ static inline void slots_release(size_t m)
     self()->ck_top = m & (((size_t)1 << 40) - 1);
 }
 
-/* Runs body(i) for each thread i of the block with threadIdx set, x fastest. */
-template <class B> static inline __attribute__((always_inline)) void each_thread(B &&body)
+/* Runs body(i, tid) for each thread i of the block, x fastest.  The fission code
+ * reads threadIdx from tid, a value the compiler sees, so the innermost loop over x
+ * vectorises (a store to the worker's state at each x is an access pattern GCC does
+ * not vectorise); Store keeps the state's threadIdx current too, for kernels that
+ * call code reading it there (device functions, gx/device.h's helpers). */
+template <bool Store = true, class B> static inline __attribute__((always_inline)) void each_thread(B &&body)
 {
     tstate &t = *self();
     const unsigned bx = t.bdim.x, by = t.bdim.y, bz = t.bdim.z;
-    unsigned i = 0;
+    size_t i = 0; /* 64-bit: a 32-bit index may wrap, which keeps GCC from vectorising */
     for (unsigned z = 0; z < bz; z++)
         for (unsigned y = 0; y < by; y++, i += bx) {
-            t.tid.y = y, t.tid.z = z;
+            if (Store)
+                t.tid.y = y, t.tid.z = z;
             for (unsigned x = 0; x < bx; x++) {
-                t.tid.x = x;
-                body(i + x);
+                if (Store)
+                    t.tid.x = x;
+                body(i + x, uint3{x, y, z});
             }
         }
 }
@@ -497,11 +503,11 @@ template <class B> static inline __attribute__((always_inline)) void each_thread
  * threads disagree the barrier is in divergent code, which the launch reports
  * (on a GPU it hangs or corrupts shared memory); the block then goes on as if
  * false, so it ends. */
-template <class C> static inline bool uniform(C &&cond)
+template <bool Store = true, class C> static inline bool uniform(C &&cond)
 {
     tstate &t = *self();
     unsigned yes = 0, n = t.bdim.x * t.bdim.y * t.bdim.z;
-    each_thread([&](unsigned i) { yes += cond(i) ? 1u : 0u; });
+    each_thread<Store>([&](size_t i, uint3 tid) { yes += cond(i, tid) ? 1u : 0u; });
     if (yes != 0 && yes != n) {
         fail(1,
              "__syncthreads() in divergent code: in block (%u, %u, %u), the threads disagree on the condition of "
