@@ -316,15 +316,45 @@ GXT_TEST(sort_cuda_rows)
         }
 }
 
-/* Top-k of nrows x rowlen keys against the stable sort's first k. */
-static void sct_topk_case(gx_ctx *ctx, gx_dtype t, int64_t nrows, int64_t rowlen, int64_t k, int largest)
+/* f32 patterns for the radix select: 1 distinct-ish uniform [0, 1) (the bench's),
+ * 2 all equal, 3 NaNs (payloads too) but for n/64 numbers, 4 a few values, most
+ * of them the largest and smallest (ties at the k-th item), 5 sorted descending
+ * with -0.0/0.0 pairs. */
+static void sct_fill_f32(int pattern, float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t u = gxt_rand_u64();
+        float v = (float)(u >> 40) * (1.0f / 16777216.0f);
+        if (pattern == 2)
+            v = 0.25f;
+        if (pattern == 3 && u % 64 != 0) {
+            uint32_t b = 0x7fc00000u | (uint32_t)(u % 5) | (u & 1 ? 0x80000000u : 0);
+            memcpy(&v, &b, 4);
+        }
+        if (pattern == 4)
+            v = u % 8 < 3 ? 7.0f : u % 8 < 6 ? -7.0f : (float)(u % 5);
+        if (pattern == 5)
+            v = (float)(n - i) * 0.5f;
+        x[i] = v;
+    }
+    if (pattern == 5)
+        for (int64_t i = 0; i + 1 < n; i += 97)
+            x[i] = -0.0f, x[i + 1] = 0.0f;
+}
+
+/* Top-k of nrows x rowlen keys against the stable sort's first k; pattern 0 fills
+ * with sct_fill, else sct_fill_f32 (t must then be f32). */
+static void sct_topk_pat(gx_ctx *ctx, gx_dtype t, int64_t nrows, int64_t rowlen, int64_t k, int largest, int pattern)
 {
     int64_t n = nrows * rowlen;
     size_t kb = gx_dtype_size(t);
     uint8_t *x = malloc((size_t)n * kb), *vo = malloc((size_t)(nrows * k) * kb);
     int64_t *io = malloc((size_t)(nrows * k) * 8), *idx = malloc((size_t)rowlen * 8), *tmp = malloc((size_t)rowlen * 8);
     gx_array *dx = NULL, *dv = NULL, *di = NULL;
-    sct_fill(t, x, n);
+    if (pattern)
+        sct_fill_f32(pattern, (float *)x, n);
+    else
+        sct_fill(t, x, n);
     GXT_OK(sct_up(ctx, t, n, x, &dx));
     GXT_OK(sct_empty(ctx, t, nrows * k, &dv));
     GXT_OK(sct_empty(ctx, GX_I64, nrows * k, &di));
@@ -344,8 +374,8 @@ static void sct_topk_case(gx_ctx *ctx, gx_dtype t, int64_t nrows, int64_t rowlen
             bad = io[row * k + i] != idx[i] - row * rowlen ||
                   memcmp(vo + (row * k + i) * kb, x + idx[i] * kb, kb) != 0;
             if (bad)
-                GXT_FAIL_AT(__FILE__, __LINE__, "topk %s %lldx%lld k %lld largest %d: row %lld item %lld",
-                            gx_dtype_name(t), (long long)nrows, (long long)rowlen, (long long)k, largest,
+                GXT_FAIL_AT(__FILE__, __LINE__, "topk %s %lldx%lld k %lld largest %d pattern %d: row %lld item %lld",
+                            gx_dtype_name(t), (long long)nrows, (long long)rowlen, (long long)k, largest, pattern,
                             (long long)row, (long long)i);
         }
     }
@@ -357,6 +387,37 @@ static void sct_topk_case(gx_ctx *ctx, gx_dtype t, int64_t nrows, int64_t rowlen
     free(io);
     free(idx);
     free(tmp);
+}
+
+static void sct_topk_case(gx_ctx *ctx, gx_dtype t, int64_t nrows, int64_t rowlen, int64_t k, int largest)
+{
+    sct_topk_pat(ctx, t, nrows, rowlen, k, largest, 0);
+}
+
+/* The radix select (rows longer than 2048, k <= 1024) against the sort's order:
+ * every f32 pattern, ties and NaNs, k at the path's limits, every key width. */
+GXT_TEST(sort_cuda_topk_select)
+{
+    gx_ctx *ctx = gxt_cuda_ctx();
+    if (!ctx)
+        return;
+    const int64_t big = (1 << 20) + 7;
+    for (int largest = 0; largest < 2; largest++) {
+        for (int pat = 1; pat <= 5 && !gxt_failures; pat++) {
+            sct_topk_pat(ctx, GX_F32, 1, big, 100, largest, pat);
+            sct_topk_pat(ctx, GX_F32, 1, big, 1, largest, pat);
+            sct_topk_pat(ctx, GX_F32, 1, 70001, 1024, largest, pat);
+        }
+        sct_topk_pat(ctx, GX_F32, 1, 70001, 1025, largest, 1); /* the sort path */
+        sct_topk_pat(ctx, GX_F32, 3, 4097, 100, largest, 4);   /* rows, one narrowing pass */
+        sct_topk_pat(ctx, GX_F32, 2, 4096, 1000, largest, 2);  /* every item a candidate */
+        sct_topk_pat(ctx, GX_F32, 2, 2049, 17, largest, 3);
+        sct_topk_pat(ctx, GX_F32, 1, 5000, 1024, largest, 5);
+        for (int i = 0; i < SCT_NKEYS && !gxt_failures; i++) {
+            sct_topk_case(ctx, sct_keys[i], 2, 30011, 100, largest);
+            sct_topk_case(ctx, sct_keys[i], 1, 9000, 1, largest);
+        }
+    }
 }
 
 GXT_TEST(sort_cuda_topk)

@@ -152,6 +152,7 @@ static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb)
     if (k.kind == 2)
         gx__sb_puts(b, sc_cuda_fix);
     gx__sb_puts(b, sc_cuda_rows);
+    gx__sb_puts(b, sc_cuda_select);
 }
 
 gx_status gx__sort_cuda_source(gx_dtype kdtype, int desc, int vbytes, char **out)
@@ -552,6 +553,134 @@ static gx_status sc_topk_row(gx_ctx *ctx, sc_key k, const gx__topk_req *r, int64
     return sc_launch(ctx, &hv, &a, sizeof a, sc_fill_grid(&hv, r->k));
 }
 
+/* ---- radix select: rows longer than SC_CAP with k <= SC_SEL_KMAX */
+
+#define SC_SEL_KMAX 1024 /* the largest k the select takes (larger: the sort) */
+#define SC_SEL_CAP 4096  /* items of the k-th item's bucket at which narrowing stops */
+#define SC_SEL_BITS 12   /* bits per narrowing pass (GX_RBINS bins) */
+
+typedef struct sc_sel_hist_args {
+    uint64_t keys, state, hist;
+    int64_t n;
+    int32_t field, shift, bits, pad;
+} sc_sel_hist_args;
+typedef struct sc_sel_pick_args {
+    uint64_t state, hist;
+    int64_t cap, k;
+    int32_t field, shift, bits, pad;
+} sc_sel_pick_args;
+typedef struct sc_sel_cand_args {
+    uint64_t keys, state, cand;
+    int64_t n, total;
+} sc_sel_cand_args;
+typedef struct sc_sel_rank_args {
+    uint64_t keys, state, cand, rank;
+    int64_t tiles, total;
+} sc_sel_rank_args;
+typedef struct sc_sel_write_args {
+    uint64_t keys, state, cand, rank, vals, idx;
+    int64_t k, total;
+} sc_sel_write_args;
+
+/* The select's scratch, zeroed per row: state (8 words), counts (4096 words),
+ * ranks (u32), then the candidates' positions (not zeroed). */
+typedef struct sc_sel_mem {
+    void *p;
+    size_t bytes, zero_bytes;
+    uint64_t *state, *hist, *cand;
+    uint32_t *rank;
+    int64_t total;
+} sc_sel_mem;
+
+static gx_status sc_sel_alloc(gx_ctx *ctx, const gx__topk_req *r, sc_sel_mem *m)
+{
+    m->total = r->k + SC_SEL_CAP < r->rowlen ? r->k + SC_SEL_CAP : r->rowlen;
+    size_t rank_words = ((size_t)m->total + 1) / 2;
+    m->zero_bytes = (8 + ((size_t)1 << SC_SEL_BITS) + rank_words) * 8;
+    m->bytes = m->zero_bytes + (size_t)m->total * 8;
+    GX__CHECK(gx__scratch_alloc(ctx, m->bytes, &m->p));
+    uint64_t *w = m->p;
+    m->state = w;
+    m->hist = w + 8;
+    m->rank = (uint32_t *)(w + 8 + ((size_t)1 << SC_SEL_BITS));
+    m->cand = w + 8 + ((size_t)1 << SC_SEL_BITS) + rank_words;
+    return GX_OK;
+}
+
+/* Grid of a pass over n keys: fills the device; a block counts at most 2^30 keys
+ * (its u32 bins). */
+static int64_t sc_sel_grid(const gx__kernel *k, int64_t n)
+{
+    int64_t g = sc_fill_grid(k, (n + 3) / 4), least = (n >> 30) + 1;
+    return g > least ? g : least;
+}
+
+/* The narrowing passes over one field (0: the key's tbits bits, 1: the index's). */
+static gx_status sc_sel_field(gx_ctx *ctx, sc_key k, int largest, const sc_sel_mem *m, const void *keys, int64_t n,
+                              int64_t want, int field, int nbits)
+{
+    gx__kernel kh, kp;
+    GX__CHECK(sc_kernel(ctx, k, largest, 8, "gx_sel_hist", &kh));
+    GX__CHECK(sc_kernel(ctx, k, largest, 8, "gx_sel_pick", &kp));
+    for (int rest = nbits; rest > 0;) {
+        int bits = rest < SC_SEL_BITS ? rest : SC_SEL_BITS;
+        rest -= bits;
+        sc_sel_hist_args h = {(uint64_t)(uintptr_t)keys, (uint64_t)(uintptr_t)m->state, (uint64_t)(uintptr_t)m->hist,
+                              n, field, rest, bits, 0};
+        GX__CHECK(sc_launch(ctx, &kh, &h, sizeof h, sc_sel_grid(&kh, n)));
+        sc_sel_pick_args p = {(uint64_t)(uintptr_t)m->state, (uint64_t)(uintptr_t)m->hist, SC_SEL_CAP, want, field,
+                              rest, bits, 0};
+        GX__CHECK(sc_launch(ctx, &kp, &p, sizeof p, 1));
+    }
+    return GX_OK;
+}
+
+/* Top-k of one long row by radix select: narrow the prefix of the k-th item (key
+ * bits, then index bits) until its bucket is small, gather every item at or before
+ * that prefix (at most k - 1 + SC_SEL_CAP), rank those by (key, index), write the
+ * first k.  Same result as the sort: the order is the sort's composite order. */
+static gx_status sc_sel_row(gx_ctx *ctx, sc_key k, const gx__topk_req *r, int64_t row, const sc_sel_mem *m)
+{
+    int largest = r->largest != 0;
+    const void *keys = (const char *)r->keys_in + row * r->rowlen * k.kb;
+    int64_t n = r->rowlen;
+    sc_job zj = {k, largest, 8, NULL, NULL, NULL, NULL, 0};
+    GX__CHECK(sc_zero(ctx, &zj, m->p, m->zero_bytes));
+    if (n > SC_SEL_CAP) { /* else every item is a candidate */
+        int ibits = 1;
+        while (ibits < 63 && (1ll << ibits) < n)
+            ibits++;
+        GX__CHECK(sc_sel_field(ctx, k, largest, m, keys, n, r->k, 0, 8 * k.kb));
+        GX__CHECK(sc_sel_field(ctx, k, largest, m, keys, n, r->k, 1, ibits));
+    }
+    gx__kernel kc, kr, kw;
+    GX__CHECK(sc_kernel(ctx, k, largest, 8, "gx_sel_cand", &kc));
+    GX__CHECK(sc_kernel(ctx, k, largest, 8, "gx_sel_rank", &kr));
+    GX__CHECK(sc_kernel(ctx, k, largest, 8, "gx_sel_write", &kw));
+    uint64_t ks = (uint64_t)(uintptr_t)keys, st = (uint64_t)(uintptr_t)m->state, cd = (uint64_t)(uintptr_t)m->cand,
+             rk = (uint64_t)(uintptr_t)m->rank;
+    sc_sel_cand_args c = {ks, st, cd, n, m->total};
+    GX__CHECK(sc_launch(ctx, &kc, &c, sizeof c, sc_sel_grid(&kc, n)));
+    int64_t tiles = (m->total + 255) / 256;
+    sc_sel_rank_args ra = {ks, st, cd, rk, tiles, m->total};
+    GX__CHECK(sc_launch(ctx, &kr, &ra, sizeof ra, tiles * tiles));
+    sc_sel_write_args w = {ks, st, cd, rk, (uint64_t)(uintptr_t)((char *)r->vals_out + row * r->k * k.kb),
+                           (uint64_t)(uintptr_t)(r->idx_out + row * r->k), r->k, m->total};
+    return sc_launch(ctx, &kw, &w, sizeof w, sc_fill_grid(&kw, m->total));
+}
+
+static gx_status sc_topk_select(gx_ctx *ctx, sc_key k, const gx__topk_req *r)
+{
+    sc_sel_mem m;
+    memset(&m, 0, sizeof m);
+    gx_status s = sc_sel_alloc(ctx, r, &m);
+    for (int64_t row = 0; s == GX_OK && row < r->nrows; row++)
+        s = sc_sel_row(ctx, k, r, row, &m);
+    if (m.p)
+        gx__scratch_free(ctx, m.p, m.bytes);
+    return s;
+}
+
 gx_status gx__topk_cuda(gx_ctx *ctx, const gx__topk_req *r)
 {
     GX__ARG(r, "gx topk (GPU): no request");
@@ -565,6 +694,8 @@ gx_status gx__topk_cuda(gx_ctx *ctx, const gx__topk_req *r)
         return GX_OK;
     if (r->rowlen <= SC_CAP)
         return sc_rows(ctx, k, r->largest, 8, r->keys_in, NULL, r->vals_out, r->idx_out, r->nrows, r->rowlen, r->k);
+    if (r->k <= SC_SEL_KMAX)
+        return sc_topk_select(ctx, k, r);
     size_t kbytes = (size_t)r->rowlen * (size_t)k.kb, ibytes = (size_t)r->rowlen * 8;
     void *ks = NULL, *is = NULL;
     gx_status s = gx__scratch_alloc(ctx, kbytes, &ks);
