@@ -504,6 +504,95 @@ static void sct_hist_case(gx_ctx *ctx, gx__hist_kind kind, gx_dtype xt, gx_dtype
     free(got);
 }
 
+/* The f32 uniform-bin path (float4 loads, f32 bins corrected to the f64 rule):
+ * n values starting `off` floats into the buffer (misaligned views), counted against
+ * the host's f64 rule. */
+static void sct_hf_case(gx_ctx *ctx, const float *x, int64_t n, int off, double lo, double hi, int64_t nbins)
+{
+    int64_t *ref = calloc((size_t)nbins, 8), *got = calloc((size_t)nbins, 8), dropped = 0, gd = -1;
+    double norm = (double)nbins / (hi - lo);
+    for (int64_t i = 0; i < n; i++) {
+        double v = x[off + i];
+        if (!(v >= lo && v < hi)) {
+            dropped++;
+            continue;
+        }
+        int64_t b = (int64_t)((v - lo) * norm);
+        ref[b >= nbins ? nbins - 1 : b < 0 ? 0 : b]++;
+    }
+    int64_t len = n + off;
+    gx_array *dx = NULL, *dc = NULL, *dd = NULL;
+    GXT_OK(sct_up(ctx, GX_F32, len ? len : 1, x, &dx));
+    GXT_OK(sct_empty(ctx, GX_I64, nbins, &dc));
+    GXT_OK(sct_empty(ctx, GX_I64, 1, &dd));
+    gx__hist_req r = {GX__HIST_EVEN, GX_F32, (float *)gx__array_ptr(dx) + off, n, nbins, lo, hi, NULL,
+                      GX_DTYPE_DEFAULT, NULL, gx__array_ptr(dc), gx__array_ptr(dd)};
+    gx__lock(ctx);
+    gx_status s = gx__hist_cuda(ctx, &r);
+    gx__unlock(ctx);
+    GXT_OK(s);
+    GXT_OK(gx_array_to_host(dc, got, (size_t)nbins * 8));
+    GXT_OK(gx_array_to_host(dd, &gd, 8));
+    if (gd != dropped)
+        GXT_FAIL_AT(__FILE__, __LINE__, "hf n %lld off %d [%g, %g) %lld bins: dropped %lld vs %lld", (long long)n,
+                    off, lo, hi, (long long)nbins, (long long)gd, (long long)dropped);
+    for (int64_t b = 0; b < nbins; b++)
+        if (got[b] != ref[b]) {
+            GXT_FAIL_AT(__FILE__, __LINE__, "hf n %lld off %d [%g, %g) %lld bins: bin %lld %lld vs %lld",
+                        (long long)n, off, lo, hi, (long long)nbins, (long long)b, (long long)got[b],
+                        (long long)ref[b]);
+            break;
+        }
+    gx_array_release(dx);
+    gx_array_release(dc);
+    gx_array_release(dd);
+    free(ref);
+    free(got);
+}
+
+/* Values on every side of each bin edge (f32 neighbours of the f64 edges lo + j *
+ * (hi - lo) / nbins), lo and hi themselves, NaN, +-inf, +-0, huge values. */
+static int64_t sct_hf_fill(float *x, int64_t cap, double lo, double hi, int64_t nbins)
+{
+    int64_t n = 0;
+    for (int64_t j = 0; j <= nbins && n + 8 < cap; j++) {
+        float e = (float)(lo + (double)j * ((hi - lo) / (double)nbins));
+        float d = e, u = e;
+        x[n++] = e;
+        for (int s = 0; s < 3; s++) {
+            d = nextafterf(d, -INFINITY), u = nextafterf(u, INFINITY);
+            x[n++] = d, x[n++] = u;
+        }
+    }
+    const float extra[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 3.4e38f, -3.4e38f, (float)lo, (float)hi};
+    for (int i = 0; i < 10 && n < cap; i++)
+        x[n++] = extra[i];
+    while (n < cap)
+        x[n++] = (float)(lo - 1 + gxt_rand01() * (hi - lo + 2));
+    return n;
+}
+
+GXT_TEST(sort_cuda_hist_f32_edges)
+{
+    gx_ctx *ctx = gxt_cuda_ctx();
+    if (!ctx)
+        return;
+    const int64_t cap = (1 << 20) + 7 + 3;
+    float *x = malloc((size_t)cap * 4);
+    static const struct { double lo, hi; int64_t nb; } rg[] = {
+        {0, 1, 256}, {-3, 2.5, 7}, {0.1, 0.7, 2048}, {1e8, 1e8 + 256, 256}, {-1e300, 1e300, 100}, {0, 1, 1},
+        {-5, 3e38, 2000}, {0, 1, 2049} /* past the f32 path */};
+    for (int g = 0; g < 8 && !gxt_failures; g++) {
+        sct_hf_fill(x, cap, rg[g].lo, rg[g].hi, rg[g].nb);
+        static const int64_t ns[] = {0, 1, 3, 4, 5, 31, 32, 33, 1000, (1 << 20) + 7};
+        for (int i = 0; i < 10; i++)
+            for (int off = 0; off < 4; off++)
+                if (ns[i] < 40 || off == 0 || off == 3)
+                    sct_hf_case(ctx, x, ns[i], off, rg[g].lo, rg[g].hi, rg[g].nb);
+    }
+    free(x);
+}
+
 GXT_TEST(sort_cuda_histograms)
 {
     gx_ctx *ctx = gxt_cuda_ctx();

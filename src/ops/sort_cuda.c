@@ -729,6 +729,16 @@ static int64_t sc_hist_sbins(const gx__hist_req *r)
     return r->nbins * per <= SC_HIST_SHARED_BYTES ? SC_HIST_SHARED_BYTES / per : 0;
 }
 
+#define SC_HF_MAXB 2048  /* bins of the f32 path (GX_HF_MAXB) */
+#define SC_HF_WORDS 4096 /* its shared counters (GX_HF_WORDS): copies x nbins */
+
+/* The f32 path (sc_cuda_hist_f32): f32 values into uniform bins, counted. */
+static bool sc_hf_ok(const gx__hist_req *r)
+{
+    return r->kind == GX__HIST_EVEN && r->xdtype == GX_F32 && r->wdtype == GX_DTYPE_DEFAULT &&
+           r->nbins <= SC_HF_MAXB && ((uintptr_t)r->x & 3) == 0;
+}
+
 static void sc_hist_source(gx__sbuf *b, const gx__hist_req *r);
 static gx_status sc_hist_check(const gx__hist_req *r);
 
@@ -767,6 +777,8 @@ static void sc_hist_source(gx__sbuf *b, const gx__hist_req *r)
                   gx__dtype_is_float(r->xdtype) ? 1 : 0, (int)r->kind, w ? 1 : 0, sbins > 0 ? 1 : 0);
     gx__sb_printf(b, "#define GX_SBINS %lld\n", (long long)(sbins > 0 ? sbins : 1));
     gx__sb_puts(b, sc_cuda_hist);
+    if (sc_hf_ok(r))
+        gx__sb_puts(b, sc_cuda_hist_f32);
 }
 
 gx_status gx__hist_cuda_source(const gx__hist_req *r, char **out)
@@ -808,6 +820,31 @@ typedef struct sc_hz_args {
     int64_t nwords;
 } sc_hz_args;
 
+typedef struct sc_hf_args {
+    uint64_t x, counts, dropped;
+    int64_t n, nbins, head;
+    double lo, hi, norm;
+    int32_t copies, pad;
+} sc_hf_args;
+
+/* f32 values into at most SC_HF_MAXB uniform bins (outputs already zeroed): one
+ * wave of blocks, each reading its share with float4 loads. */
+static gx_status sc_hist_f32(gx_ctx *ctx, const gx__hist_req *r)
+{
+    gx__kernel kf;
+    GX__CHECK(sc_hist_kernel(ctx, r, "gx_hf", &kf));
+    uintptr_t at = (uintptr_t)r->x;
+    int64_t head = (int64_t)(((16 - (at & 15)) & 15) / 4);
+    sc_hf_args a = {(uint64_t)at, (uint64_t)(uintptr_t)r->counts_out, (uint64_t)(uintptr_t)r->dropped_out, r->n,
+                    r->nbins, head < r->n ? head : r->n, r->lo, r->hi, (double)r->nbins / (r->hi - r->lo),
+                    (int32_t)(SC_HF_WORDS / r->nbins < 8 ? SC_HF_WORDS / r->nbins : 8), 0};
+    /* One wave: each block finds the thresholds and flushes its bins once. */
+    int64_t wave = kf.min_grid > 0 ? (int64_t)kf.min_grid * (kf.block > 0 ? kf.block : 256) / 256 : 1024;
+    int64_t want = (r->n + 2047) / 2048, least = (r->n >> 30) + 1;
+    int64_t grid = want < wave ? want : wave;
+    return sc_launch(ctx, &kf, &a, sizeof a, grid > least ? grid : least);
+}
+
 gx_status gx__hist_cuda(gx_ctx *ctx, const gx__hist_req *r)
 {
     GX__CHECK(sc_hist_check(r));
@@ -822,6 +859,8 @@ gx_status gx__hist_cuda(gx_ctx *ctx, const gx__hist_req *r)
     GX__CHECK(sc_launch(ctx, &kz, &z, sizeof z, 1));
     if (r->n == 0)
         return GX_OK;
+    if (sc_hf_ok(r))
+        return sc_hist_f32(ctx, r);
     sc_hi_args a = {(uint64_t)(uintptr_t)r->x,        (uint64_t)(uintptr_t)r->w,
                     (uint64_t)(uintptr_t)r->edges,    (uint64_t)(uintptr_t)r->counts_out,
                     (uint64_t)(uintptr_t)r->dropped_out, r->n,
