@@ -65,6 +65,14 @@ GXT_TEST(sort_cuda_nvrtc_units)
             GXT_CHECK(sct_compile(src, what));
             free(src);
         }
+    /* the f32 uniform-bin path's unit */
+    gx__hist_req hf = {GX__HIST_EVEN, GX_F32, edges, 10, 256, 0, 1, NULL, GX_DTYPE_DEFAULT, NULL, edges,
+                       (int64_t *)edges};
+    char *src = NULL;
+    GXT_OK(gx__hist_cuda_source(&hf, &src));
+    GXT_CHECK(strstr(src, "gx_hf") != NULL);
+    GXT_CHECK(sct_compile(src, "hist f32 even"));
+    free(src);
 #else
     gxt_skip("built without the CUDA backend");
 #endif
