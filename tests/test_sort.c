@@ -875,6 +875,84 @@ GXT_TEST(histogram_even_edges_weights)
         }
 }
 
+/* Uniform bins of f32 and f64 values on every side of each bin edge (the f32/f64
+ * neighbours of lo + j * (hi - lo) / nbins), exactly lo and hi, NaN, +-inf, +-0, as
+ * a strided view and at an offset of 1..3 values (the GPU's vector loads): counts
+ * and the dropped count against the documented rule floor((v - lo) * (nbins /
+ * (hi - lo))) in f64, clamped to the last bin. */
+static void hist_edges_case(gx_ctx *ctx, gx_dtype t, double lo, double hi, int64_t nb, int64_t n)
+{
+    double *v = malloc((size_t)n * 8);
+    int64_t m = 0;
+    for (int64_t j = 0; j <= nb && m + 8 < n; j++) {
+        double e = lo + (double)j * ((hi - lo) / (double)nb), d = e, u = e;
+        v[m++] = e;
+        for (int s = 0; s < 3; s++) {
+            d = t == GX_F32 ? nextafterf((float)d, -INFINITY) : nextafter(d, -INFINITY);
+            u = t == GX_F32 ? nextafterf((float)u, INFINITY) : nextafter(u, INFINITY);
+            v[m++] = d, v[m++] = u;
+        }
+    }
+    const double extra[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 3e38, -3e38, lo, hi};
+    for (int i = 0; i < 9 && m < n; i++)
+        v[m++] = extra[i];
+    while (m < n)
+        v[m++] = lo - 1 + gxt_rand01() * (hi - lo + 2);
+    size_t eb = gx_dtype_size(t);
+    char *h = malloc((size_t)n * eb);
+    for (int64_t i = 0; i < n; i++) {
+        if (t == GX_F32)
+            ((float *)h)[i] = (float)v[i];
+        else
+            ((double *)h)[i] = v[i];
+    }
+    gx_array *x = NULL;
+    GXT_OK(gx_array_from_host(ctx, t, 1, &n, h, &x));
+    for (int view = 0; view < 5 && !gxt_failures; view++) {
+        /* view 0: all; 1..3: from offset view; 4: every other value, backwards */
+        gx_slice sl = view < 4 ? (gx_slice){view, GX_END, 1} : (gx_slice){-1, GX_END, -2};
+        gx_array *xv = NULL, *c = NULL;
+        GXT_OK(gx_array_view(x, &sl, &xv));
+        int64_t drop = -1, rdrop = 0, *rc = calloc((size_t)nb, 8);
+        GXT_OK(gx_histogram(ctx, xv, &(gx_histogram_opts){.nbins = nb, .lo = lo, .hi = hi}, &c, &drop));
+        for (int64_t i = view < 4 ? view : n - 1; view < 4 ? i < n : i >= 0; i += view < 4 ? 1 : -2) {
+            double w = t == GX_F32 ? (double)((float *)h)[i] : ((double *)h)[i];
+            if (!(w >= lo && w < hi)) {
+                rdrop++;
+                continue;
+            }
+            int64_t b = (int64_t)floor((w - lo) * ((double)nb / (hi - lo)));
+            rc[b < nb ? b : nb - 1]++;
+        }
+        int64_t *ch = to_host(c);
+        GXT_EQ_I64(drop, rdrop);
+        for (int64_t b = 0; b < nb; b++)
+            if (ch[b] != rc[b]) {
+                GXT_FAIL_AT(__FILE__, __LINE__, "%s [%g, %g) %lld bins, view %d: bin %lld has %lld, want %lld",
+                            gx_dtype_name(t), lo, hi, (long long)nb, view, (long long)b, (long long)ch[b],
+                            (long long)rc[b]);
+                break;
+            }
+        free(ch), free(rc);
+        gx_array_release(c), gx_array_release(xv);
+    }
+    gx_array_release(x);
+    free(h), free(v);
+}
+
+GXT_TEST(histogram_f32_bin_edges)
+{
+    gx_ctx *ctx = gxt_ctx();
+    static const struct { double lo, hi; int64_t nb; } rg[] = {
+        {0, 1, 256}, {-3, 2.5, 7}, {0.1, 0.7, 2048}, {1e8, 1e8 + 256, 256}, {-1e300, 1e300, 100},
+        {0, 1, 1}, {-5, 3e38, 2000}, {0, 1, 2049}, {-0.3, 0.3, 3}};
+    for (int g = 0; g < 9 && !gxt_failures; g++) {
+        hist_edges_case(ctx, GX_F32, rg[g].lo, rg[g].hi, rg[g].nb, 20000 + 2 * rg[g].nb * 7 + 3);
+        hist_edges_case(ctx, GX_F64, rg[g].lo, rg[g].hi, rg[g].nb, 3001 + rg[g].nb * 7);
+        hist_edges_case(ctx, GX_F32, rg[g].lo, rg[g].hi, rg[g].nb, 33);
+    }
+}
+
 GXT_TEST(histogram_bad_input)
 {
     gx_ctx *ctx = gxt_ctx();

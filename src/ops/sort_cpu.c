@@ -791,19 +791,21 @@ typedef struct sc_hist_job {
 } sc_hist_job;
 
 /* Even bins of unweighted floats, the common case, without sc_bin's per-element
- * dtype and kind switches (the same arithmetic, so the same bins): 2^20 f32 into 256
+ * dtype and kind switches (the same arithmetic, (v - lo) * (nbins / (hi - lo)), so
+ * the same bins; it once was (v - lo) * nbins / (hi - lo), one bin off for a few
+ * values at bin edges): 2^20 f32 into 256
  * bins took 20-34 ms through sc_bin on the loaded 2-core VM, an OpenMP loop 1.3 ms. */
 #define SC_HIST_EVEN(T)                                                                  \
     do {                                                                                 \
         const T *x = (const T *)r->x;                                                    \
-        double elo = r->lo, ehi = r->hi, nb = (double)r->nbins, wd = r->hi - r->lo;      \
+        double elo = r->lo, ehi = r->hi, norm = (double)r->nbins / (r->hi - r->lo);     \
         for (int64_t i = lo; i < hi; i++) {                                              \
             double v = x[i];                                                             \
             if (!(v >= elo && v < ehi)) {                                                \
                 drop++;                                                                  \
                 continue;                                                                \
             }                                                                            \
-            int64_t b = (int64_t)((v - elo) * nb / wd); /* >= 0: truncation is floor */ \
+            int64_t b = (int64_t)((v - elo) * norm); /* >= 0: truncation is floor */     \
             ci[b < r->nbins ? b : r->nbins - 1]++;                                       \
         }                                                                                \
     } while (0)
