@@ -1161,6 +1161,101 @@ GXT_TEST(pipe_histogram_random)
 /* The CPU's radix select (rows of 4096 keys and more, k <= row / 16) for every key
  * dtype, k = 1 and k = row / 16, against the stable host argsort; few distinct
  * values (many ties at the k-th), NaNs and -0.0 among floats. */
+/* Top-k of x (host copy h, nr rows of len) against the stable argsort's first k. */
+static void topk_check(gx_ctx *ctx, gx_dtype t, gx_array *x, const void *h, int64_t nr, int64_t len, int64_t k,
+                       int smallest, const char *what)
+{
+    gx_array *v = NULL, *ix = NULL;
+    GXT_OK(gx_topk(ctx, x, k, &(gx_topk_opts){.smallest = smallest}, &v, &ix));
+    if (!v || !ix)
+        return;
+    void *vh = to_host(v);
+    int64_t *ih = to_host(ix), *ref = malloc((size_t)(nr * len) * 8);
+    ref_argsort(t, h, nr, len, !smallest, ref);
+    size_t es = gx_dtype_size(t);
+    int64_t bad = 0, first = -1;
+    for (int64_t r = 0; r < nr; r++)
+        for (int64_t j = 0; j < k; j++) {
+            int64_t want = ref[r * len + j];
+            int b = ih[r * k + j] != want ||
+                    memcmp((char *)vh + (r * k + j) * es, (const char *)h + (r * len + want) * es, es) != 0;
+            if (b && first < 0)
+                first = r * k + j;
+            bad += b;
+        }
+    if (bad)
+        GXT_FAIL_AT(__FILE__, __LINE__, "%s %s %lldx%lld k=%lld smallest=%d: %lld wrong, first at %lld", what,
+                    gx_dtype_name(t), (long long)nr, (long long)len, (long long)k, smallest, (long long)bad,
+                    (long long)first);
+    free(ref), free(vh), free(ih);
+    gx_array_release(v), gx_array_release(ix);
+}
+
+/* f32 rows for the selects: 0 uniform [0, 1) (the bench's), 1 all equal, 2 NaNs
+ * (both signs, payloads) but for 1 in 64, 3 few values (ties at the k-th), 4
+ * decreasing with -0.0/0.0 pairs, 5 small integers (heavy ties across the row). */
+static float *topk_f32_rows(int pat, int64_t n)
+{
+    float *h = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t u = gxt_rand_u64();
+        float v = (float)(u >> 40) * (1.0f / 16777216.0f);
+        if (pat == 1)
+            v = 0.25f;
+        if (pat == 2 && u % 64 != 0) {
+            uint32_t b = 0x7fc00000u | (uint32_t)(u % 5) | (u & 1 ? 0x80000000u : 0);
+            memcpy(&v, &b, 4);
+        }
+        if (pat == 3)
+            v = u % 8 < 3 ? 7.0f : u % 8 < 6 ? -7.0f : (float)(u % 5);
+        if (pat == 4)
+            v = (float)(n - i) * 0.5f;
+        if (pat == 5)
+            v = (float)((int)(u % 7) - 3);
+        h[i] = v;
+    }
+    if (pat == 4)
+        for (int64_t i = 0; i + 1 < n; i += 97)
+            h[i] = -0.0f, h[i + 1] = 0.0f;
+    return h;
+}
+
+/* Long rows: the selects of both backends (CPU: rows of 2^16 and more, fewer than
+ * 2 per worker, split over the cores; CUDA: rows over 2048 with k <= 1024) and the
+ * sort paths beside them, against the stable argsort: every f32 pattern, k = 1, 100,
+ * 1024, 1025, len / 16 and len, both directions, every dtype. */
+GXT_TEST(topk_long_rows_patterns)
+{
+    gx_ctx *ctx = gxt_ctx();
+    for (int pat = 0; pat < 6 && !gxt_failures; pat++) {
+        const int64_t shapes[3][2] = {{1, (1 << 20) + 7}, {2, 70001}, {3, 4099}};
+        for (int si = 0; si < 3; si++) {
+            int64_t nr = shapes[si][0], len = shapes[si][1], n = nr * len;
+            float *h = topk_f32_rows(pat, n);
+            gx_array *x = NULL;
+            GXT_OK(gx_array_from_host(ctx, GX_F32, 2, shapes[si], h, &x));
+            const int64_t ks[] = {1, 100, 1024, 1025, len / 16, len};
+            for (int ki = 0; ki < 6; ki++)
+                for (int smallest = 0; smallest < 2; smallest++)
+                    if ((ki != 5 || len < 100000) && (pat == 0 || ki < 3 || si == 1))
+                        topk_check(ctx, GX_F32, x, h, nr, len, ks[ki], smallest, "pattern");
+            gx_array_release(x);
+            free(h);
+        }
+    }
+    for (int d = 0; d < NKDT && !gxt_failures; d++) {
+        const int64_t shape[2] = {2, 70001};
+        void *h;
+        gx_array *x = mk_keys(ctx, key_dt[d], 2, shape, &h, d % 2 ? 1000000 : 9);
+        for (int smallest = 0; smallest < 2; smallest++) {
+            topk_check(ctx, key_dt[d], x, h, 2, 70001, 100, smallest, "dtype");
+            topk_check(ctx, key_dt[d], x, h, 2, 70001, 1, smallest, "dtype");
+        }
+        free(h);
+        gx_array_release(x);
+    }
+}
+
 GXT_TEST(topk_select_every_dtype)
 {
     gx_ctx *ctx = gxt_ctx();
