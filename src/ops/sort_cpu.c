@@ -713,8 +713,9 @@ static gx_status sc_topk_select(gx_ctx *ctx, const gx__topk_req *r)
  * the first k are the top k, the same as the sort's.  Random f32: 2 counting passes
  * and the gather, 3 reads of the row, against one read and 3 copies of 8 bytes a key
  * on one core for the per-row select.
- * ./build/gx bench --filter =topk100_f32 --sizes 20,24 (2-core VM, loaded): 7.9 and
- * 198 ms with the per-row select, 2.6-3.4 and 40-52 ms with this. */
+ * gx_topk(k = 100) of 2^20 / 2^24 random f32 in [0, 1), one row (2-core VM, loaded,
+ * six runs each): 7.3-7.6 / 170-205 ms wall with the per-row select, 4.3-6.9 / 92-114
+ * ms with this. */
 #define SC_SEL2_MIN (1 << 16) /* rows from this length, fewer than 2 per worker */
 #define SC_SEL2_BITS 12
 #define SC_SEL2_BINS (1 << SC_SEL2_BITS)
