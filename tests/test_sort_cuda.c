@@ -428,6 +428,100 @@ GXT_TEST(sort_cuda_topk_select)
     }
 }
 
+/* The top-k order key of f32 bits (ascending = wanted order): NaN last both ways,
+ * -0.0 as 0.0, largest first by the complement. */
+static uint32_t sct_f32_key(float f, int largest)
+{
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    if ((b & 0x7fffffffu) > 0x7f800000u)
+        return 0xffffffffu;
+    b = (b & 0x7fffffffu) ? b : 0;
+    uint32_t t = b & 0x80000000u ? ~b : b | 0x80000000u;
+    return largest ? ~t : t; /* never all ones: that would be a NaN */
+}
+
+/* (key << 40 | index) composites: a total order for rows below 2^40. */
+static void sct_heap_down(uint64_t *h, int64_t m, int64_t i)
+{
+    for (;;) {
+        int64_t l = 2 * i + 1, r = l + 1, big = i;
+        if (l < m && h[l] > h[big])
+            big = l;
+        if (r < m && h[r] > h[big])
+            big = r;
+        if (big == i)
+            return;
+        uint64_t t = h[i];
+        h[i] = h[big], h[big] = t;
+        i = big;
+    }
+}
+
+static int sct_u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One row of n f32 (more than 2^26: the select stops at a bucket above 4096) against
+ * a host top-k by a bounded heap, k <= 1024. */
+static void sct_topk_big(gx_ctx *ctx, int64_t n, int64_t k, int largest)
+{
+    float *x = malloc((size_t)n * 4), *vo = malloc((size_t)k * 4);
+    int64_t *io = malloc((size_t)k * 8);
+    uint64_t *h = malloc((size_t)k * 8);
+    for (int64_t i = 0; i < n; i++)
+        x[i] = (float)(gxt_rand_u64() >> 40) * (1.0f / 16777216.0f);
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t c = (uint64_t)sct_f32_key(x[i], largest) << 32 | (uint64_t)i; /* n < 2^32 */
+        if (m < k) {
+            h[m++] = c;
+            if (m == k)
+                for (int64_t q = k / 2; q >= 0; q--)
+                    sct_heap_down(h, m, q);
+        } else if (c < h[0]) {
+            h[0] = c;
+            sct_heap_down(h, m, 0);
+        }
+    }
+    qsort(h, (size_t)m, 8, sct_u64_cmp);
+    gx_array *dx = NULL, *dv = NULL, *di = NULL;
+    GXT_OK(sct_up(ctx, GX_F32, n, x, &dx));
+    GXT_OK(sct_empty(ctx, GX_F32, k, &dv));
+    GXT_OK(sct_empty(ctx, GX_I64, k, &di));
+    gx__topk_req r = {GX_F32, gx__array_ptr(dx), 1, n, k, largest, gx__array_ptr(dv), gx__array_ptr(di)};
+    gx__lock(ctx);
+    gx_status s = gx__topk_cuda(ctx, &r);
+    gx__unlock(ctx);
+    GXT_OK(s);
+    GXT_OK(gx_array_to_host(dv, vo, (size_t)k * 4));
+    GXT_OK(gx_array_to_host(di, io, (size_t)k * 8));
+    for (int64_t i = 0; i < k; i++) {
+        int64_t want = (int64_t)(h[i] & 0xffffffffu);
+        if (io[i] != want || memcmp(&vo[i], &x[want], 4) != 0) {
+            GXT_FAIL_AT(__FILE__, __LINE__, "topk big n %lld k %lld largest %d: item %lld is %lld, want %lld",
+                        (long long)n, (long long)k, largest, (long long)i, (long long)io[i], (long long)want);
+            break;
+        }
+    }
+    gx_array_release(dx);
+    gx_array_release(dv);
+    gx_array_release(di);
+    free(x), free(vo), free(io), free(h);
+}
+
+/* 2^27 + 3 keys: the select's larger stop size (8192) and a row near the bench's. */
+GXT_TEST(sort_cuda_topk_select_big)
+{
+    gx_ctx *ctx = gxt_cuda_ctx();
+    if (!ctx)
+        return;
+    sct_topk_big(ctx, (1 << 27) + 3, 100, 1);
+    sct_topk_big(ctx, (1 << 27) + 3, 1024, 0);
+}
+
 GXT_TEST(sort_cuda_topk)
 {
     gx_ctx *ctx = gxt_cuda_ctx();
