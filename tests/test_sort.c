@@ -945,8 +945,8 @@ GXT_TEST(histogram_f32_bin_edges)
     gx_ctx *ctx = gxt_ctx();
     static const struct { double lo, hi; int64_t nb; } rg[] = {
         {0, 1, 256}, {-3, 2.5, 7}, {0.1, 0.7, 2048}, {1e8, 1e8 + 256, 256}, {-1e300, 1e300, 100},
-        {0, 1, 1}, {-5, 3e38, 2000}, {0, 1, 2049}, {-0.3, 0.3, 3}};
-    for (int g = 0; g < 9 && !gxt_failures; g++) {
+        {0, 1, 1}, {-5, 3e38, 2000}, {0, 1, 2049}, {-0.3, 0.3, 3}, {0, 0.5, 256}, {0, 3, 768}};
+    for (int g = 0; g < 11 && !gxt_failures; g++) {
         hist_edges_case(ctx, GX_F32, rg[g].lo, rg[g].hi, rg[g].nb, 20000 + 2 * rg[g].nb * 7 + 3);
         hist_edges_case(ctx, GX_F64, rg[g].lo, rg[g].hi, rg[g].nb, 3001 + rg[g].nb * 7);
         hist_edges_case(ctx, GX_F32, rg[g].lo, rg[g].hi, rg[g].nb, 33);

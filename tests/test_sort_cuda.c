@@ -683,8 +683,9 @@ GXT_TEST(sort_cuda_hist_f32_edges)
     float *x = malloc((size_t)cap * 4);
     static const struct { double lo, hi; int64_t nb; } rg[] = {
         {0, 1, 256}, {-3, 2.5, 7}, {0.1, 0.7, 2048}, {1e8, 1e8 + 256, 256}, {-1e300, 1e300, 100}, {0, 1, 1},
-        {-5, 3e38, 2000}, {0, 1, 2049} /* past the f32 path */};
-    for (int g = 0; g < 8 && !gxt_failures; g++) {
+        {-5, 3e38, 2000}, {0, 1, 2049} /* past the f32 path */, {0, 0.5, 256}, {0, 4, 1024},
+        {0, 3, 768} /* exact products: 0..3 */};
+    for (int g = 0; g < 11 && !gxt_failures; g++) {
         sct_hf_fill(x, cap, rg[g].lo, rg[g].hi, rg[g].nb);
         static const int64_t ns[] = {0, 1, 3, 4, 5, 31, 32, 33, 1000, (1 << 20) + 7};
         for (int i = 0; i < 10; i++)

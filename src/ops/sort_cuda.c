@@ -67,6 +67,7 @@
 #include "ops/sort_cuda.h"
 #include "ops/sort_cuda_src.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -845,8 +846,17 @@ typedef struct sc_hf_args {
     uint64_t x, counts, dropped;
     int64_t n, nbins, head;
     double lo, hi, norm;
-    int32_t copies, pad;
+    int32_t copies, exact;
 } sc_hf_args;
+
+/* Whether x * norm is exact in f32 and in f64 for every f32 x in [0, hi): lo 0 and
+ * norm a power of 2 well inside f32's range (a product below 2^-126 may round, but
+ * it is below 1: bin 0 both ways).  Then the f32 estimate is the f64 bin. */
+static int sc_hf_exact(const gx__hist_req *r, double norm)
+{
+    int e = 0;
+    return r->lo == 0 && frexp(norm, &e) == 0.5 && e > -100 && e < 100;
+}
 
 /* f32 values into at most SC_HF_MAXB uniform bins (outputs already zeroed): one
  * wave of blocks, each reading its share with float4 loads. */
@@ -859,6 +869,7 @@ static gx_status sc_hist_f32(gx_ctx *ctx, const gx__hist_req *r)
     sc_hf_args a = {(uint64_t)at, (uint64_t)(uintptr_t)r->counts_out, (uint64_t)(uintptr_t)r->dropped_out, r->n,
                     r->nbins, head < r->n ? head : r->n, r->lo, r->hi, (double)r->nbins / (r->hi - r->lo),
                     (int32_t)(SC_HF_WORDS / r->nbins < 8 ? SC_HF_WORDS / r->nbins : 8), 0};
+    a.exact = sc_hf_exact(r, a.norm);
     /* One wave: each block finds the thresholds and flushes its bins once. */
     int64_t wave = kf.min_grid > 0 ? (int64_t)kf.min_grid * (kf.block > 0 ? kf.block : 256) / 256 : 1024;
     int64_t want = (r->n + 2047) / 2048, least = (r->n >> 30) + 1;
