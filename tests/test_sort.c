@@ -875,6 +875,84 @@ GXT_TEST(histogram_even_edges_weights)
         }
 }
 
+/* Uniform bins of f32 and f64 values on every side of each bin edge (the f32/f64
+ * neighbours of lo + j * (hi - lo) / nbins), exactly lo and hi, NaN, +-inf, +-0, as
+ * a strided view and at an offset of 1..3 values (the GPU's vector loads): counts
+ * and the dropped count against the documented rule floor((v - lo) * (nbins /
+ * (hi - lo))) in f64, clamped to the last bin. */
+static void hist_edges_case(gx_ctx *ctx, gx_dtype t, double lo, double hi, int64_t nb, int64_t n)
+{
+    double *v = malloc((size_t)n * 8);
+    int64_t m = 0;
+    for (int64_t j = 0; j <= nb && m + 8 < n; j++) {
+        double e = lo + (double)j * ((hi - lo) / (double)nb), d = e, u = e;
+        v[m++] = e;
+        for (int s = 0; s < 3; s++) {
+            d = t == GX_F32 ? nextafterf((float)d, -INFINITY) : nextafter(d, -INFINITY);
+            u = t == GX_F32 ? nextafterf((float)u, INFINITY) : nextafter(u, INFINITY);
+            v[m++] = d, v[m++] = u;
+        }
+    }
+    const double extra[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 3e38, -3e38, lo, hi};
+    for (int i = 0; i < 9 && m < n; i++)
+        v[m++] = extra[i];
+    while (m < n)
+        v[m++] = lo - 1 + gxt_rand01() * (hi - lo + 2);
+    size_t eb = gx_dtype_size(t);
+    char *h = malloc((size_t)n * eb);
+    for (int64_t i = 0; i < n; i++) {
+        if (t == GX_F32)
+            ((float *)h)[i] = (float)v[i];
+        else
+            ((double *)h)[i] = v[i];
+    }
+    gx_array *x = NULL;
+    GXT_OK(gx_array_from_host(ctx, t, 1, &n, h, &x));
+    for (int view = 0; view < 5 && !gxt_failures; view++) {
+        /* view 0: all; 1..3: from offset view; 4: every other value, backwards */
+        gx_slice sl = view < 4 ? (gx_slice){view, GX_END, 1} : (gx_slice){-1, GX_END, -2};
+        gx_array *xv = NULL, *c = NULL;
+        GXT_OK(gx_array_view(x, &sl, &xv));
+        int64_t drop = -1, rdrop = 0, *rc = calloc((size_t)nb, 8);
+        GXT_OK(gx_histogram(ctx, xv, &(gx_histogram_opts){.nbins = nb, .lo = lo, .hi = hi}, &c, &drop));
+        for (int64_t i = view < 4 ? view : n - 1; view < 4 ? i < n : i >= 0; i += view < 4 ? 1 : -2) {
+            double w = t == GX_F32 ? (double)((float *)h)[i] : ((double *)h)[i];
+            if (!(w >= lo && w < hi)) {
+                rdrop++;
+                continue;
+            }
+            int64_t b = (int64_t)floor((w - lo) * ((double)nb / (hi - lo)));
+            rc[b < nb ? b : nb - 1]++;
+        }
+        int64_t *ch = to_host(c);
+        GXT_EQ_I64(drop, rdrop);
+        for (int64_t b = 0; b < nb; b++)
+            if (ch[b] != rc[b]) {
+                GXT_FAIL_AT(__FILE__, __LINE__, "%s [%g, %g) %lld bins, view %d: bin %lld has %lld, want %lld",
+                            gx_dtype_name(t), lo, hi, (long long)nb, view, (long long)b, (long long)ch[b],
+                            (long long)rc[b]);
+                break;
+            }
+        free(ch), free(rc);
+        gx_array_release(c), gx_array_release(xv);
+    }
+    gx_array_release(x);
+    free(h), free(v);
+}
+
+GXT_TEST(histogram_f32_bin_edges)
+{
+    gx_ctx *ctx = gxt_ctx();
+    static const struct { double lo, hi; int64_t nb; } rg[] = {
+        {0, 1, 256}, {-3, 2.5, 7}, {0.1, 0.7, 2048}, {1e8, 1e8 + 256, 256}, {-1e300, 1e300, 100},
+        {0, 1, 1}, {-5, 3e38, 2000}, {0, 1, 2049}, {-0.3, 0.3, 3}, {0, 0.5, 256}, {0, 3, 768}};
+    for (int g = 0; g < 11 && !gxt_failures; g++) {
+        hist_edges_case(ctx, GX_F32, rg[g].lo, rg[g].hi, rg[g].nb, 20000 + 2 * rg[g].nb * 7 + 3);
+        hist_edges_case(ctx, GX_F64, rg[g].lo, rg[g].hi, rg[g].nb, 3001 + rg[g].nb * 7);
+        hist_edges_case(ctx, GX_F32, rg[g].lo, rg[g].hi, rg[g].nb, 33);
+    }
+}
+
 GXT_TEST(histogram_bad_input)
 {
     gx_ctx *ctx = gxt_ctx();
@@ -1083,6 +1161,101 @@ GXT_TEST(pipe_histogram_random)
 /* The CPU's radix select (rows of 4096 keys and more, k <= row / 16) for every key
  * dtype, k = 1 and k = row / 16, against the stable host argsort; few distinct
  * values (many ties at the k-th), NaNs and -0.0 among floats. */
+/* Top-k of x (host copy h, nr rows of len) against the stable argsort's first k. */
+static void topk_check(gx_ctx *ctx, gx_dtype t, gx_array *x, const void *h, int64_t nr, int64_t len, int64_t k,
+                       int smallest, const char *what)
+{
+    gx_array *v = NULL, *ix = NULL;
+    GXT_OK(gx_topk(ctx, x, k, &(gx_topk_opts){.smallest = smallest}, &v, &ix));
+    if (!v || !ix)
+        return;
+    void *vh = to_host(v);
+    int64_t *ih = to_host(ix), *ref = malloc((size_t)(nr * len) * 8);
+    ref_argsort(t, h, nr, len, !smallest, ref);
+    size_t es = gx_dtype_size(t);
+    int64_t bad = 0, first = -1;
+    for (int64_t r = 0; r < nr; r++)
+        for (int64_t j = 0; j < k; j++) {
+            int64_t want = ref[r * len + j];
+            int b = ih[r * k + j] != want ||
+                    memcmp((char *)vh + (r * k + j) * es, (const char *)h + (r * len + want) * es, es) != 0;
+            if (b && first < 0)
+                first = r * k + j;
+            bad += b;
+        }
+    if (bad)
+        GXT_FAIL_AT(__FILE__, __LINE__, "%s %s %lldx%lld k=%lld smallest=%d: %lld wrong, first at %lld", what,
+                    gx_dtype_name(t), (long long)nr, (long long)len, (long long)k, smallest, (long long)bad,
+                    (long long)first);
+    free(ref), free(vh), free(ih);
+    gx_array_release(v), gx_array_release(ix);
+}
+
+/* f32 rows for the selects: 0 uniform [0, 1) (the bench's), 1 all equal, 2 NaNs
+ * (both signs, payloads) but for 1 in 64, 3 few values (ties at the k-th), 4
+ * decreasing with -0.0/0.0 pairs, 5 small integers (heavy ties across the row). */
+static float *topk_f32_rows(int pat, int64_t n)
+{
+    float *h = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t u = gxt_rand_u64();
+        float v = (float)(u >> 40) * (1.0f / 16777216.0f);
+        if (pat == 1)
+            v = 0.25f;
+        if (pat == 2 && u % 64 != 0) {
+            uint32_t b = 0x7fc00000u | (uint32_t)(u % 5) | (u & 1 ? 0x80000000u : 0);
+            memcpy(&v, &b, 4);
+        }
+        if (pat == 3)
+            v = u % 8 < 3 ? 7.0f : u % 8 < 6 ? -7.0f : (float)(u % 5);
+        if (pat == 4)
+            v = (float)(n - i) * 0.5f;
+        if (pat == 5)
+            v = (float)((int)(u % 7) - 3);
+        h[i] = v;
+    }
+    if (pat == 4)
+        for (int64_t i = 0; i + 1 < n; i += 97)
+            h[i] = -0.0f, h[i + 1] = 0.0f;
+    return h;
+}
+
+/* Long rows: the selects of both backends (CPU: rows of 2^16 and more, fewer than
+ * 2 per worker, split over the cores; CUDA: rows over 2048 with k <= 1024) and the
+ * sort paths beside them, against the stable argsort: every f32 pattern, k = 1, 100,
+ * 1024, 1025, len / 16 and len, both directions, every dtype. */
+GXT_TEST(topk_long_rows_patterns)
+{
+    gx_ctx *ctx = gxt_ctx();
+    for (int pat = 0; pat < 6 && !gxt_failures; pat++) {
+        const int64_t shapes[3][2] = {{1, (1 << 20) + 7}, {2, 70001}, {3, 4099}};
+        for (int si = 0; si < 3; si++) {
+            int64_t nr = shapes[si][0], len = shapes[si][1], n = nr * len;
+            float *h = topk_f32_rows(pat, n);
+            gx_array *x = NULL;
+            GXT_OK(gx_array_from_host(ctx, GX_F32, 2, shapes[si], h, &x));
+            const int64_t ks[] = {1, 100, 1024, 1025, len / 16, len};
+            for (int ki = 0; ki < 6; ki++)
+                for (int smallest = 0; smallest < 2; smallest++)
+                    if ((ki != 5 || len < 100000) && (pat == 0 || ki < 3 || si == 1))
+                        topk_check(ctx, GX_F32, x, h, nr, len, ks[ki], smallest, "pattern");
+            gx_array_release(x);
+            free(h);
+        }
+    }
+    for (int d = 0; d < NKDT && !gxt_failures; d++) {
+        const int64_t shape[2] = {2, 70001};
+        void *h;
+        gx_array *x = mk_keys(ctx, key_dt[d], 2, shape, &h, d % 2 ? 1000000 : 9);
+        for (int smallest = 0; smallest < 2; smallest++) {
+            topk_check(ctx, key_dt[d], x, h, 2, 70001, 100, smallest, "dtype");
+            topk_check(ctx, key_dt[d], x, h, 2, 70001, 1, smallest, "dtype");
+        }
+        free(h);
+        gx_array_release(x);
+    }
+}
+
 GXT_TEST(topk_select_every_dtype)
 {
     gx_ctx *ctx = gxt_ctx();

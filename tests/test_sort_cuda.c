@@ -65,6 +65,14 @@ GXT_TEST(sort_cuda_nvrtc_units)
             GXT_CHECK(sct_compile(src, what));
             free(src);
         }
+    /* the f32 uniform-bin path's unit */
+    gx__hist_req hf = {GX__HIST_EVEN, GX_F32, edges, 10, 256, 0, 1, NULL, GX_DTYPE_DEFAULT, NULL, edges,
+                       (int64_t *)edges};
+    char *src = NULL;
+    GXT_OK(gx__hist_cuda_source(&hf, &src));
+    GXT_CHECK(strstr(src, "gx_hf") != NULL);
+    GXT_CHECK(sct_compile(src, "hist f32 even"));
+    free(src);
 #else
     gxt_skip("built without the CUDA backend");
 #endif
@@ -316,15 +324,45 @@ GXT_TEST(sort_cuda_rows)
         }
 }
 
-/* Top-k of nrows x rowlen keys against the stable sort's first k. */
-static void sct_topk_case(gx_ctx *ctx, gx_dtype t, int64_t nrows, int64_t rowlen, int64_t k, int largest)
+/* f32 patterns for the radix select: 1 distinct-ish uniform [0, 1) (the bench's),
+ * 2 all equal, 3 NaNs (payloads too) but for n/64 numbers, 4 a few values, most
+ * of them the largest and smallest (ties at the k-th item), 5 sorted descending
+ * with -0.0/0.0 pairs. */
+static void sct_fill_f32(int pattern, float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t u = gxt_rand_u64();
+        float v = (float)(u >> 40) * (1.0f / 16777216.0f);
+        if (pattern == 2)
+            v = 0.25f;
+        if (pattern == 3 && u % 64 != 0) {
+            uint32_t b = 0x7fc00000u | (uint32_t)(u % 5) | (u & 1 ? 0x80000000u : 0);
+            memcpy(&v, &b, 4);
+        }
+        if (pattern == 4)
+            v = u % 8 < 3 ? 7.0f : u % 8 < 6 ? -7.0f : (float)(u % 5);
+        if (pattern == 5)
+            v = (float)(n - i) * 0.5f;
+        x[i] = v;
+    }
+    if (pattern == 5)
+        for (int64_t i = 0; i + 1 < n; i += 97)
+            x[i] = -0.0f, x[i + 1] = 0.0f;
+}
+
+/* Top-k of nrows x rowlen keys against the stable sort's first k; pattern 0 fills
+ * with sct_fill, else sct_fill_f32 (t must then be f32). */
+static void sct_topk_pat(gx_ctx *ctx, gx_dtype t, int64_t nrows, int64_t rowlen, int64_t k, int largest, int pattern)
 {
     int64_t n = nrows * rowlen;
     size_t kb = gx_dtype_size(t);
     uint8_t *x = malloc((size_t)n * kb), *vo = malloc((size_t)(nrows * k) * kb);
     int64_t *io = malloc((size_t)(nrows * k) * 8), *idx = malloc((size_t)rowlen * 8), *tmp = malloc((size_t)rowlen * 8);
     gx_array *dx = NULL, *dv = NULL, *di = NULL;
-    sct_fill(t, x, n);
+    if (pattern)
+        sct_fill_f32(pattern, (float *)x, n);
+    else
+        sct_fill(t, x, n);
     GXT_OK(sct_up(ctx, t, n, x, &dx));
     GXT_OK(sct_empty(ctx, t, nrows * k, &dv));
     GXT_OK(sct_empty(ctx, GX_I64, nrows * k, &di));
@@ -344,8 +382,8 @@ static void sct_topk_case(gx_ctx *ctx, gx_dtype t, int64_t nrows, int64_t rowlen
             bad = io[row * k + i] != idx[i] - row * rowlen ||
                   memcmp(vo + (row * k + i) * kb, x + idx[i] * kb, kb) != 0;
             if (bad)
-                GXT_FAIL_AT(__FILE__, __LINE__, "topk %s %lldx%lld k %lld largest %d: row %lld item %lld",
-                            gx_dtype_name(t), (long long)nrows, (long long)rowlen, (long long)k, largest,
+                GXT_FAIL_AT(__FILE__, __LINE__, "topk %s %lldx%lld k %lld largest %d pattern %d: row %lld item %lld",
+                            gx_dtype_name(t), (long long)nrows, (long long)rowlen, (long long)k, largest, pattern,
                             (long long)row, (long long)i);
         }
     }
@@ -357,6 +395,131 @@ static void sct_topk_case(gx_ctx *ctx, gx_dtype t, int64_t nrows, int64_t rowlen
     free(io);
     free(idx);
     free(tmp);
+}
+
+static void sct_topk_case(gx_ctx *ctx, gx_dtype t, int64_t nrows, int64_t rowlen, int64_t k, int largest)
+{
+    sct_topk_pat(ctx, t, nrows, rowlen, k, largest, 0);
+}
+
+/* The radix select (rows longer than 2048, k <= 1024) against the sort's order:
+ * every f32 pattern, ties and NaNs, k at the path's limits, every key width. */
+GXT_TEST(sort_cuda_topk_select)
+{
+    gx_ctx *ctx = gxt_cuda_ctx();
+    if (!ctx)
+        return;
+    const int64_t big = (1 << 20) + 7;
+    for (int largest = 0; largest < 2; largest++) {
+        for (int pat = 1; pat <= 5 && !gxt_failures; pat++) {
+            sct_topk_pat(ctx, GX_F32, 1, big, 100, largest, pat);
+            sct_topk_pat(ctx, GX_F32, 1, big, 1, largest, pat);
+            sct_topk_pat(ctx, GX_F32, 1, 70001, 1024, largest, pat);
+        }
+        sct_topk_pat(ctx, GX_F32, 1, 70001, 1025, largest, 1); /* the sort path */
+        sct_topk_pat(ctx, GX_F32, 3, 4097, 100, largest, 4);   /* rows, one narrowing pass */
+        sct_topk_pat(ctx, GX_F32, 2, 4096, 1000, largest, 2);  /* every item a candidate */
+        sct_topk_pat(ctx, GX_F32, 2, 2049, 17, largest, 3);
+        sct_topk_pat(ctx, GX_F32, 1, 5000, 1024, largest, 5);
+        for (int i = 0; i < SCT_NKEYS && !gxt_failures; i++) {
+            sct_topk_case(ctx, sct_keys[i], 2, 30011, 100, largest);
+            sct_topk_case(ctx, sct_keys[i], 1, 9000, 1, largest);
+        }
+    }
+}
+
+/* The top-k order key of f32 bits (ascending = wanted order): NaN last both ways,
+ * -0.0 as 0.0, largest first by the complement. */
+static uint32_t sct_f32_key(float f, int largest)
+{
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    if ((b & 0x7fffffffu) > 0x7f800000u)
+        return 0xffffffffu;
+    b = (b & 0x7fffffffu) ? b : 0;
+    uint32_t t = b & 0x80000000u ? ~b : b | 0x80000000u;
+    return largest ? ~t : t; /* never all ones: that would be a NaN */
+}
+
+/* (key << 40 | index) composites: a total order for rows below 2^40. */
+static void sct_heap_down(uint64_t *h, int64_t m, int64_t i)
+{
+    for (;;) {
+        int64_t l = 2 * i + 1, r = l + 1, big = i;
+        if (l < m && h[l] > h[big])
+            big = l;
+        if (r < m && h[r] > h[big])
+            big = r;
+        if (big == i)
+            return;
+        uint64_t t = h[i];
+        h[i] = h[big], h[big] = t;
+        i = big;
+    }
+}
+
+static int sct_u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One row of n f32 (more than 2^26: the select stops at a bucket above 4096) against
+ * a host top-k by a bounded heap, k <= 1024. */
+static void sct_topk_big(gx_ctx *ctx, int64_t n, int64_t k, int largest)
+{
+    float *x = malloc((size_t)n * 4), *vo = malloc((size_t)k * 4);
+    int64_t *io = malloc((size_t)k * 8);
+    uint64_t *h = malloc((size_t)k * 8);
+    for (int64_t i = 0; i < n; i++)
+        x[i] = (float)(gxt_rand_u64() >> 40) * (1.0f / 16777216.0f);
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t c = (uint64_t)sct_f32_key(x[i], largest) << 32 | (uint64_t)i; /* n < 2^32 */
+        if (m < k) {
+            h[m++] = c;
+            if (m == k)
+                for (int64_t q = k / 2; q >= 0; q--)
+                    sct_heap_down(h, m, q);
+        } else if (c < h[0]) {
+            h[0] = c;
+            sct_heap_down(h, m, 0);
+        }
+    }
+    qsort(h, (size_t)m, 8, sct_u64_cmp);
+    gx_array *dx = NULL, *dv = NULL, *di = NULL;
+    GXT_OK(sct_up(ctx, GX_F32, n, x, &dx));
+    GXT_OK(sct_empty(ctx, GX_F32, k, &dv));
+    GXT_OK(sct_empty(ctx, GX_I64, k, &di));
+    gx__topk_req r = {GX_F32, gx__array_ptr(dx), 1, n, k, largest, gx__array_ptr(dv), gx__array_ptr(di)};
+    gx__lock(ctx);
+    gx_status s = gx__topk_cuda(ctx, &r);
+    gx__unlock(ctx);
+    GXT_OK(s);
+    GXT_OK(gx_array_to_host(dv, vo, (size_t)k * 4));
+    GXT_OK(gx_array_to_host(di, io, (size_t)k * 8));
+    for (int64_t i = 0; i < k; i++) {
+        int64_t want = (int64_t)(h[i] & 0xffffffffu);
+        if (io[i] != want || memcmp(&vo[i], &x[want], 4) != 0) {
+            GXT_FAIL_AT(__FILE__, __LINE__, "topk big n %lld k %lld largest %d: item %lld is %lld, want %lld",
+                        (long long)n, (long long)k, largest, (long long)i, (long long)io[i], (long long)want);
+            break;
+        }
+    }
+    gx_array_release(dx);
+    gx_array_release(dv);
+    gx_array_release(di);
+    free(x), free(vo), free(io), free(h);
+}
+
+/* 2^27 + 3 keys: the select's larger stop size (8192) and a row near the bench's. */
+GXT_TEST(sort_cuda_topk_select_big)
+{
+    gx_ctx *ctx = gxt_cuda_ctx();
+    if (!ctx)
+        return;
+    sct_topk_big(ctx, (1 << 27) + 3, 100, 1);
+    sct_topk_big(ctx, (1 << 27) + 3, 1024, 0);
 }
 
 GXT_TEST(sort_cuda_topk)
@@ -441,6 +604,96 @@ static void sct_hist_case(gx_ctx *ctx, gx__hist_kind kind, gx_dtype xt, gx_dtype
     free(edges);
     free(ref);
     free(got);
+}
+
+/* The f32 uniform-bin path (float4 loads, f32 bins corrected to the f64 rule):
+ * n values starting `off` floats into the buffer (misaligned views), counted against
+ * the host's f64 rule. */
+static void sct_hf_case(gx_ctx *ctx, const float *x, int64_t n, int off, double lo, double hi, int64_t nbins)
+{
+    int64_t *ref = calloc((size_t)nbins, 8), *got = calloc((size_t)nbins, 8), dropped = 0, gd = -1;
+    double norm = (double)nbins / (hi - lo);
+    for (int64_t i = 0; i < n; i++) {
+        double v = x[off + i];
+        if (!(v >= lo && v < hi)) {
+            dropped++;
+            continue;
+        }
+        int64_t b = (int64_t)((v - lo) * norm);
+        ref[b >= nbins ? nbins - 1 : b < 0 ? 0 : b]++;
+    }
+    int64_t len = n + off;
+    gx_array *dx = NULL, *dc = NULL, *dd = NULL;
+    GXT_OK(sct_up(ctx, GX_F32, len ? len : 1, x, &dx));
+    GXT_OK(sct_empty(ctx, GX_I64, nbins, &dc));
+    GXT_OK(sct_empty(ctx, GX_I64, 1, &dd));
+    gx__hist_req r = {GX__HIST_EVEN, GX_F32, (float *)gx__array_ptr(dx) + off, n, nbins, lo, hi, NULL,
+                      GX_DTYPE_DEFAULT, NULL, gx__array_ptr(dc), gx__array_ptr(dd)};
+    gx__lock(ctx);
+    gx_status s = gx__hist_cuda(ctx, &r);
+    gx__unlock(ctx);
+    GXT_OK(s);
+    GXT_OK(gx_array_to_host(dc, got, (size_t)nbins * 8));
+    GXT_OK(gx_array_to_host(dd, &gd, 8));
+    if (gd != dropped)
+        GXT_FAIL_AT(__FILE__, __LINE__, "hf n %lld off %d [%g, %g) %lld bins: dropped %lld vs %lld", (long long)n,
+                    off, lo, hi, (long long)nbins, (long long)gd, (long long)dropped);
+    for (int64_t b = 0; b < nbins; b++)
+        if (got[b] != ref[b]) {
+            GXT_FAIL_AT(__FILE__, __LINE__, "hf n %lld off %d [%g, %g) %lld bins: bin %lld %lld vs %lld",
+                        (long long)n, off, lo, hi, (long long)nbins, (long long)b, (long long)got[b],
+                        (long long)ref[b]);
+            break;
+        }
+    gx_array_release(dx);
+    gx_array_release(dc);
+    gx_array_release(dd);
+    free(ref);
+    free(got);
+}
+
+/* Values on every side of each bin edge (f32 neighbours of the f64 edges lo + j *
+ * (hi - lo) / nbins), lo and hi themselves, NaN, +-inf, +-0, huge values. */
+static int64_t sct_hf_fill(float *x, int64_t cap, double lo, double hi, int64_t nbins)
+{
+    int64_t n = 0;
+    for (int64_t j = 0; j <= nbins && n + 8 < cap; j++) {
+        float e = (float)(lo + (double)j * ((hi - lo) / (double)nbins));
+        float d = e, u = e;
+        x[n++] = e;
+        for (int s = 0; s < 3; s++) {
+            d = nextafterf(d, -INFINITY), u = nextafterf(u, INFINITY);
+            x[n++] = d, x[n++] = u;
+        }
+    }
+    const float extra[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 3.4e38f, -3.4e38f, (float)lo, (float)hi};
+    for (int i = 0; i < 10 && n < cap; i++)
+        x[n++] = extra[i];
+    while (n < cap)
+        x[n++] = (float)(lo - 1 + gxt_rand01() * (hi - lo + 2));
+    return n;
+}
+
+GXT_TEST(sort_cuda_hist_f32_edges)
+{
+    gx_ctx *ctx = gxt_cuda_ctx();
+    if (!ctx)
+        return;
+    const int64_t cap = (1 << 20) + 7 + 3;
+    float *x = malloc((size_t)cap * 4);
+    static const struct { double lo, hi; int64_t nb; } rg[] = {
+        {0, 1, 256}, {-3, 2.5, 7}, {0.1, 0.7, 2048}, {1e8, 1e8 + 256, 256}, {-1e300, 1e300, 100}, {0, 1, 1},
+        {-5, 3e38, 2000}, {0, 1, 2049} /* past the f32 path */, {0, 0.5, 256}, {0, 4, 1024},
+        {0, 3, 768} /* exact products: 0..3 */};
+    for (int g = 0; g < 11 && !gxt_failures; g++) {
+        sct_hf_fill(x, cap, rg[g].lo, rg[g].hi, rg[g].nb);
+        static const int64_t ns[] = {0, 1, 3, 4, 5, 31, 32, 33, 1000, (1 << 20) + 7};
+        for (int i = 0; i < 10; i++)
+            for (int off = 0; off < 4; off++)
+                if (ns[i] < 40 || off == 0 || off == 3)
+                    sct_hf_case(ctx, x, ns[i], off, rg[g].lo, rg[g].hi, rg[g].nb);
+    }
+    free(x);
 }
 
 GXT_TEST(sort_cuda_histograms)

@@ -39,7 +39,9 @@
  * per row (a merge sort up to 64 keys), rows spread over the cores.
  * On CUDA the device radix/segmented sorts (src/ops/sort_cuda.c).  gx_topk on the CPU
  * selects (radix select, then a sort of the k chosen) for rows of 4096 keys and more
- * with k <= row/16, and sorts the rows otherwise; the results are the same.
+ * with k <= row/16, and sorts the rows otherwise; on CUDA it selects (radix select on
+ * (key, position)) for rows over 2048 keys with k <= 1024, and sorts otherwise; the
+ * results are the same.
  */
 #ifndef GX_SORT_H
 #define GX_SORT_H

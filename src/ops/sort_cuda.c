@@ -46,15 +46,28 @@
  *   original bits (no fix-up).
  * Top-k: rows up to SC_CAP keys use the short-row kernel, writing only the first k
  *   (descending for the largest); NaNs sort last both ways and ties keep index order,
- *   which is the contract.  Longer rows: a full device-wide sort of the row with its
- *   indices, then the first k (correct, but not yet the one-pass radix select).
+ *   which is the contract.  Longer rows with k <= SC_SEL_KMAX: a radix select on the
+ *   composite (transformed key, index), whose order is exactly that order: passes of
+ *   12 bits from the top (the key's bits, then the index's) each count the next digit
+ *   of the items that match the prefix found so far and a one-block kernel extends
+ *   the prefix by the digit holding the k-th item; once that digit's bucket holds at
+ *   most sc_sel_cap items the remaining passes return at once (a flag on the device:
+ *   no host waits).  Then every item at or before the prefix (the k - 1 or fewer
+ *   before it and the bucket) is gathered, ranked by comparing all pairs, and the
+ *   first k written with their input bits.  2^28 random f32 in [0, 1): 2 passes and
+ *   the gather, 3 reads of the row.  Longer rows with a larger k: a device-wide sort of the
+ *   row with its indices, then the first k.
  * Histograms: bins privatised per block in shared memory when they fit (u32 counts
  *   or f64 sums), flushed with one global atomic per non-empty bin; otherwise global
- *   atomics; dropped values are summed per block, one atomic per block. */
+ *   atomics; dropped values are summed per block, one atomic per block.  f32 values
+ *   into at most 2048 uniform bins, counted: float4 loads, the bin estimated in f32
+ *   and corrected against per-block f32 thresholds that reproduce the f64 rule
+ *   exactly, per-warp sub-histograms, one wave of blocks (sc_cuda_hist_f32). */
 #include "ops/sort_priv.h"
 #include "ops/sort_cuda.h"
 #include "ops/sort_cuda_src.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -155,6 +168,7 @@ static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb)
     if (k.kind == 2)
         gx__sb_puts(b, sc_cuda_fix);
     gx__sb_puts(b, sc_cuda_rows);
+    gx__sb_puts(b, sc_cuda_select);
 }
 
 gx_status gx__sort_cuda_source(gx_dtype kdtype, int desc, int vbytes, char **out)
@@ -555,6 +569,143 @@ static gx_status sc_topk_row(gx_ctx *ctx, sc_key k, const gx__topk_req *r, int64
     return sc_launch(ctx, &hv, &a, sizeof a, sc_fill_grid(&hv, r->k));
 }
 
+/* ---- radix select: rows longer than SC_CAP with k <= SC_SEL_KMAX */
+
+#define SC_SEL_KMAX 1024 /* the largest k the select takes (larger: the sort) */
+/* Items of the k-th item's bucket at which narrowing stops: another pass costs a read
+ * of the row, the ranking of the gathered items grows with their square, so long
+ * rows stop earlier.  2^28 random f32 in [0, 1) (the bench's): the 24 bits of two
+ * passes leave about 4096 items, which 16384 stops at, saving a third pass. */
+static int64_t sc_sel_cap(int64_t rowlen)
+{
+    int64_t c = rowlen >> 14;
+    return c < 4096 ? 4096 : c > 16384 ? 16384 : c;
+}
+#define SC_SEL_BITS 12   /* bits per narrowing pass (GX_RBINS bins) */
+
+typedef struct sc_sel_hist_args {
+    uint64_t keys, state, hist;
+    int64_t n;
+    int32_t field, shift, bits, pad;
+} sc_sel_hist_args;
+typedef struct sc_sel_pick_args {
+    uint64_t state, hist;
+    int64_t cap, k;
+    int32_t field, shift, bits, pad;
+} sc_sel_pick_args;
+typedef struct sc_sel_cand_args {
+    uint64_t keys, state, cand;
+    int64_t n, total;
+} sc_sel_cand_args;
+typedef struct sc_sel_rank_args {
+    uint64_t keys, state, cand, rank;
+    int64_t tiles, total;
+} sc_sel_rank_args;
+typedef struct sc_sel_write_args {
+    uint64_t keys, state, cand, rank, vals, idx;
+    int64_t k, total;
+} sc_sel_write_args;
+
+/* The select's scratch, zeroed per row: state (8 words), counts (4096 words),
+ * ranks (u32), then the candidates' positions (not zeroed). */
+typedef struct sc_sel_mem {
+    void *p;
+    size_t bytes, zero_bytes;
+    uint64_t *state, *hist, *cand;
+    uint32_t *rank;
+    int64_t cap, total;
+} sc_sel_mem;
+
+static gx_status sc_sel_alloc(gx_ctx *ctx, const gx__topk_req *r, sc_sel_mem *m)
+{
+    m->cap = sc_sel_cap(r->rowlen);
+    m->total = r->k + m->cap < r->rowlen ? r->k + m->cap : r->rowlen;
+    size_t rank_words = ((size_t)m->total + 1) / 2;
+    m->zero_bytes = (8 + ((size_t)1 << SC_SEL_BITS) + rank_words) * 8;
+    m->bytes = m->zero_bytes + (size_t)m->total * 8;
+    GX__CHECK(gx__scratch_alloc(ctx, m->bytes, &m->p));
+    uint64_t *w = m->p;
+    m->state = w;
+    m->hist = w + 8;
+    m->rank = (uint32_t *)(w + 8 + ((size_t)1 << SC_SEL_BITS));
+    m->cand = w + 8 + ((size_t)1 << SC_SEL_BITS) + rank_words;
+    return GX_OK;
+}
+
+/* Grid of a pass over n keys: fills the device; a block counts at most 2^30 keys
+ * (its u32 bins). */
+static int64_t sc_sel_grid(const gx__kernel *k, int64_t n)
+{
+    int64_t g = sc_fill_grid(k, (n + 3) / 4), least = (n >> 30) + 1;
+    return g > least ? g : least;
+}
+
+/* The narrowing passes over one field (0: the key's tbits bits, 1: the index's). */
+static gx_status sc_sel_field(gx_ctx *ctx, sc_key k, int largest, const sc_sel_mem *m, const void *keys, int64_t n,
+                              int64_t want, int field, int nbits)
+{
+    gx__kernel kh, kp;
+    GX__CHECK(sc_kernel(ctx, k, largest, 8, "gx_sel_hist", &kh));
+    GX__CHECK(sc_kernel(ctx, k, largest, 8, "gx_sel_pick", &kp));
+    for (int rest = nbits; rest > 0;) {
+        int bits = rest < SC_SEL_BITS ? rest : SC_SEL_BITS;
+        rest -= bits;
+        sc_sel_hist_args h = {(uint64_t)(uintptr_t)keys, (uint64_t)(uintptr_t)m->state, (uint64_t)(uintptr_t)m->hist,
+                              n, field, rest, bits, 0};
+        GX__CHECK(sc_launch(ctx, &kh, &h, sizeof h, sc_sel_grid(&kh, n)));
+        sc_sel_pick_args p = {(uint64_t)(uintptr_t)m->state, (uint64_t)(uintptr_t)m->hist, m->cap, want, field,
+                              rest, bits, 0};
+        GX__CHECK(sc_launch(ctx, &kp, &p, sizeof p, 1));
+    }
+    return GX_OK;
+}
+
+/* Top-k of one long row by radix select: narrow the prefix of the k-th item (key
+ * bits, then index bits) until its bucket is small, gather every item at or before
+ * that prefix (at most k - 1 + cap), rank those by (key, index), write the
+ * first k.  Same result as the sort: the order is the sort's composite order. */
+static gx_status sc_sel_row(gx_ctx *ctx, sc_key k, const gx__topk_req *r, int64_t row, const sc_sel_mem *m)
+{
+    int largest = r->largest != 0;
+    const void *keys = (const char *)r->keys_in + row * r->rowlen * k.kb;
+    int64_t n = r->rowlen;
+    sc_job zj = {k, largest, 8, NULL, NULL, NULL, NULL, 0};
+    GX__CHECK(sc_zero(ctx, &zj, m->p, m->zero_bytes));
+    if (n > m->cap) { /* else every item is a candidate */
+        int ibits = 1;
+        while (ibits < 63 && (1ll << ibits) < n)
+            ibits++;
+        GX__CHECK(sc_sel_field(ctx, k, largest, m, keys, n, r->k, 0, 8 * k.kb));
+        GX__CHECK(sc_sel_field(ctx, k, largest, m, keys, n, r->k, 1, ibits));
+    }
+    gx__kernel kc, kr, kw;
+    GX__CHECK(sc_kernel(ctx, k, largest, 8, "gx_sel_cand", &kc));
+    GX__CHECK(sc_kernel(ctx, k, largest, 8, "gx_sel_rank", &kr));
+    GX__CHECK(sc_kernel(ctx, k, largest, 8, "gx_sel_write", &kw));
+    uint64_t ks = (uint64_t)(uintptr_t)keys, st = (uint64_t)(uintptr_t)m->state, cd = (uint64_t)(uintptr_t)m->cand,
+             rk = (uint64_t)(uintptr_t)m->rank;
+    sc_sel_cand_args c = {ks, st, cd, n, m->total};
+    GX__CHECK(sc_launch(ctx, &kc, &c, sizeof c, sc_sel_grid(&kc, n)));
+    int64_t tiles = (m->total + 255) / 256;
+    sc_sel_rank_args ra = {ks, st, cd, rk, tiles, m->total};
+    GX__CHECK(sc_launch(ctx, &kr, &ra, sizeof ra, tiles * tiles));
+    sc_sel_write_args w = {ks, st, cd, rk, (uint64_t)(uintptr_t)((char *)r->vals_out + row * r->k * k.kb),
+                           (uint64_t)(uintptr_t)(r->idx_out + row * r->k), r->k, m->total};
+    return sc_launch(ctx, &kw, &w, sizeof w, sc_fill_grid(&kw, m->total));
+}
+
+static gx_status sc_topk_select(gx_ctx *ctx, sc_key k, const gx__topk_req *r)
+{
+    sc_sel_mem m;
+    memset(&m, 0, sizeof m);
+    gx_status s = sc_sel_alloc(ctx, r, &m);
+    for (int64_t row = 0; s == GX_OK && row < r->nrows; row++)
+        s = sc_sel_row(ctx, k, r, row, &m);
+    if (m.p)
+        gx__scratch_free(ctx, m.p, m.bytes);
+    return s;
+}
+
 gx_status gx__topk_cuda(gx_ctx *ctx, const gx__topk_req *r)
 {
     GX__ARG(r, "gx topk (GPU): no request");
@@ -568,6 +719,8 @@ gx_status gx__topk_cuda(gx_ctx *ctx, const gx__topk_req *r)
         return GX_OK;
     if (r->rowlen <= SC_CAP)
         return sc_rows(ctx, k, r->largest, 8, r->keys_in, NULL, r->vals_out, r->idx_out, r->nrows, r->rowlen, r->k);
+    if (r->k <= SC_SEL_KMAX)
+        return sc_topk_select(ctx, k, r);
     size_t kbytes = (size_t)r->rowlen * (size_t)k.kb, ibytes = (size_t)r->rowlen * 8;
     void *ks = NULL, *is = NULL;
     gx_status s = gx__scratch_alloc(ctx, kbytes, &ks);
@@ -599,6 +752,16 @@ static int64_t sc_hist_sbins(const gx__hist_req *r)
 {
     int64_t per = r->wdtype != GX_DTYPE_DEFAULT ? 8 : 4;
     return r->nbins * per <= SC_HIST_SHARED_BYTES ? SC_HIST_SHARED_BYTES / per : 0;
+}
+
+#define SC_HF_MAXB 2048  /* bins of the f32 path (GX_HF_MAXB) */
+#define SC_HF_WORDS 4096 /* its shared counters (GX_HF_WORDS): copies x nbins */
+
+/* The f32 path (sc_cuda_hist_f32): f32 values into uniform bins, counted. */
+static bool sc_hf_ok(const gx__hist_req *r)
+{
+    return r->kind == GX__HIST_EVEN && r->xdtype == GX_F32 && r->wdtype == GX_DTYPE_DEFAULT &&
+           r->nbins <= SC_HF_MAXB && ((uintptr_t)r->x & 3) == 0;
 }
 
 static void sc_hist_source(gx__sbuf *b, const gx__hist_req *r);
@@ -639,6 +802,8 @@ static void sc_hist_source(gx__sbuf *b, const gx__hist_req *r)
                   gx__dtype_is_float(r->xdtype) ? 1 : 0, (int)r->kind, w ? 1 : 0, sbins > 0 ? 1 : 0);
     gx__sb_printf(b, "#define GX_SBINS %lld\n", (long long)(sbins > 0 ? sbins : 1));
     gx__sb_puts(b, sc_cuda_hist);
+    if (sc_hf_ok(r))
+        gx__sb_puts(b, sc_cuda_hist_f32);
 }
 
 gx_status gx__hist_cuda_source(const gx__hist_req *r, char **out)
@@ -680,6 +845,41 @@ typedef struct sc_hz_args {
     int64_t nwords;
 } sc_hz_args;
 
+typedef struct sc_hf_args {
+    uint64_t x, counts, dropped;
+    int64_t n, nbins, head;
+    double lo, hi, norm;
+    int32_t copies, exact;
+} sc_hf_args;
+
+/* Whether x * norm is exact in f32 and in f64 for every f32 x in [0, hi): lo 0 and
+ * norm a power of 2 well inside f32's range (a product below 2^-126 may round, but
+ * it is below 1: bin 0 both ways).  Then the f32 estimate is the f64 bin. */
+static int sc_hf_exact(const gx__hist_req *r, double norm)
+{
+    int e = 0;
+    return r->lo == 0 && frexp(norm, &e) == 0.5 && e > -100 && e < 100;
+}
+
+/* f32 values into at most SC_HF_MAXB uniform bins (outputs already zeroed): one
+ * wave of blocks, each reading its share with float4 loads. */
+static gx_status sc_hist_f32(gx_ctx *ctx, const gx__hist_req *r)
+{
+    gx__kernel kf;
+    GX__CHECK(sc_hist_kernel(ctx, r, "gx_hf", &kf));
+    uintptr_t at = (uintptr_t)r->x;
+    int64_t head = (int64_t)(((16 - (at & 15)) & 15) / 4);
+    sc_hf_args a = {(uint64_t)at, (uint64_t)(uintptr_t)r->counts_out, (uint64_t)(uintptr_t)r->dropped_out, r->n,
+                    r->nbins, head < r->n ? head : r->n, r->lo, r->hi, (double)r->nbins / (r->hi - r->lo),
+                    (int32_t)(SC_HF_WORDS / r->nbins < 8 ? SC_HF_WORDS / r->nbins : 8), 0};
+    a.exact = sc_hf_exact(r, a.norm);
+    /* One wave: each block finds the thresholds and flushes its bins once. */
+    int64_t wave = kf.min_grid > 0 ? (int64_t)kf.min_grid * (kf.block > 0 ? kf.block : 256) / 256 : 1024;
+    int64_t want = (r->n + 2047) / 2048, least = (r->n >> 30) + 1;
+    int64_t grid = want < wave ? want : wave;
+    return sc_launch(ctx, &kf, &a, sizeof a, grid > least ? grid : least);
+}
+
 gx_status gx__hist_cuda(gx_ctx *ctx, const gx__hist_req *r)
 {
     GX__CHECK(sc_hist_check(r));
@@ -694,6 +894,8 @@ gx_status gx__hist_cuda(gx_ctx *ctx, const gx__hist_req *r)
     GX__CHECK(sc_launch(ctx, &kz, &z, sizeof z, 1));
     if (r->n == 0)
         return GX_OK;
+    if (sc_hf_ok(r))
+        return sc_hist_f32(ctx, r);
     sc_hi_args a = {(uint64_t)(uintptr_t)r->x,        (uint64_t)(uintptr_t)r->w,
                     (uint64_t)(uintptr_t)r->edges,    (uint64_t)(uintptr_t)r->counts_out,
                     (uint64_t)(uintptr_t)r->dropped_out, r->n,
