@@ -154,7 +154,11 @@ static void sc_helpers(gx__sbuf *b, sc_key k, int vb)
 }
 
 /* Keys per thread of a pass: the tile's staging buffer stays within 32 KB. */
-static int sc_items(sc_key k, int vb) { return (k.kb > vb ? k.kb : vb) <= 8 ? 16 : 8; }
+static int sc_items(sc_key k, int vb)
+{
+    /* Experiment knob GX_SORT_IT (part of the source, so of the cache key). */
+    return gx__knob_int("GX_SORT_IT", (k.kb > vb ? k.kb : vb) <= 8 ? 16 : 8, 1, 32);
+}
 static int64_t sc_tile(sc_key k, int vb) { return 256 * (int64_t)sc_items(k, vb); }
 
 /* The whole unit of one sort family (key type, direction, value width). */
@@ -162,6 +166,8 @@ static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb)
 {
     sc_head(b, k, desc, vb);
     gx__sb_printf(b, "#define GX_IT %d\n#define GX_SB %d\n", sc_items(k, vb), k.kb > vb ? k.kb : vb);
+    /* Experiment knob GX_SORT_LB: predecessors read at once in the look-back. */
+    gx__sb_printf(b, "#define GX_LB %d\n", gx__knob_int("GX_SORT_LB", 8, 1, 64));
     gx__sb_puts(b, sc_cuda_keys);
     sc_helpers(b, k, vb);
     gx__sb_puts(b, sc_cuda_onesweep);
