@@ -135,6 +135,8 @@ gx_status rp_generate_body(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx
 void rp_fill_args(const rp_seg *sg, rp_args *a);
 /* A short key that determines rp_generate_body's output (see range_gen.c). */
 void rp_body_key(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx__sbuf *out);
+/* The same fields (and the entries' names e1 (may be NULL), e2) as a binary key. */
+void rp_body_bkey(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, const char *e1, const char *e2, gx__bkey *k);
 /* The tile the generated scan and collect kernels use: threads per block, elements
  * per thread (CUDA; the CPU ignores it), and the look-back status form. */
 typedef struct rp_tshape {
