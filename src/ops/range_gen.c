@@ -205,7 +205,7 @@ static void emit_elem(gx__sbuf *b, const rp_seg *sg, const char *idx, const char
         } else if (op->kind == RP_FILTER) {
             gx__sb_printf(b, "%s  if (!(%s)) break;\n", ind, e.p ? e.p : "0");
         } else {
-            gx_dtype rt = lam_result_type(op->lam);
+            gx_dtype rt = op->rt;
             gx__sb_printf(b, "%s  const %s m%d = (%s)(%s);\n", ind, vt(rt), s, vt(rt), e.p ? e.p : "0");
             gx__fmt(names[0], sizeof names[0], "m%d", s);
             dt[0] = rt;

@@ -60,6 +60,8 @@ static gx_status get_kernels(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, 
         ctx->cstats.mem_hits++;
     }
     if (s == GX_OK && !hit)
+        s = rp_ops_compile(p);
+    if (s == GX_OK && !hit)
         s = rp_generate_head(ctx, &src);
     if (s == GX_OK && !hit)
         s = rp_generate_body(ctx, sg, ks, &src);
