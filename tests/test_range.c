@@ -858,3 +858,95 @@ GXT_TEST(range_iota_bounds_narrowed_code)
         free(want_vals);
     }
 }
+
+/* Warm calls take their lambdas and kernels from the memo's front (binary keys, a
+ * stage added without compiling its lambda, which is compiled only when a body must
+ * be generated): the same predicate with another constant value, on a strided view
+ * (a new body after a cached stage), on f64, and the same mapreduce / map lambda on
+ * other dtypes must each give the host's answer. */
+static void warm_filter_check(gx_ctx *ctx, gx_array *x, const double *h, int64_t n, int64_t step, double t,
+                              bool f64)
+{
+    gx_const c = GX_CONST("t", f64 ? GX_SCALAR_F64(t) : GX_SCALAR_F32((float)t));
+    gx_filter_opts fo = {.consts = &c, .nconsts = 1};
+    gx_array *r = NULL;
+    GXT_OK(gx_filter(ctx, "x -> x > t", 1, &x, &fo, &r));
+    int64_t want = 0;
+    for (int64_t i = 0; i < n; i += step)
+        want += f64 ? h[i] > t : (float)h[i] > (float)t;
+    int64_t rn = -1;
+    GXT_OK(gx_array_size(r, &rn));
+    GXT_EQ_I64(rn, want);
+    double *got = malloc((size_t)(want ? want : 1) * sizeof *got);
+    float *gf = malloc((size_t)(want ? want : 1) * sizeof *gf);
+    GXT_OK(gx_array_to_host(r, f64 ? (void *)got : (void *)gf, (size_t)want * (f64 ? 8 : 4)));
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i += step)
+        if (f64 ? h[i] > t : (float)h[i] > (float)t) {
+            GXT_CHECK(f64 ? got[k] == h[i] : gf[k] == (float)h[i]);
+            k++;
+        }
+    free(got);
+    free(gf);
+    gx_array_release(r);
+    GXT_CHECK(want > 0);
+}
+
+GXT_TEST(range_warm_calls_memo_front)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const int64_t n = 1031;
+    double *h = malloc(n * sizeof *h);
+    float *hf = malloc(n * sizeof *hf);
+    for (int64_t i = 0; i < n; i++)
+        h[i] = (double)((i * 7919) % 1000) / 1000.0, hf[i] = (float)h[i];
+    gx_array *xf = NULL, *xd = NULL, *xs = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, hf, &xf));
+    GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, h, &xd));
+    gx_slice every2 = {0, n, 2};
+    GXT_OK(gx_array_view(xf, &every2, &xs));
+    for (int rep = 0; rep < 3; rep++) {
+        warm_filter_check(ctx, xf, h, n, 1, 0.5, false);
+        warm_filter_check(ctx, xf, h, n, 1, 0.25, false); /* the value is read at run time */
+        warm_filter_check(ctx, xs, h, n, 2, 0.5, false);  /* a strided view: another body */
+        warm_filter_check(ctx, xd, h, n, 1, 0.75, true);  /* f64 */
+    }
+    /* mapreduce and map: one lambda text on f32 and f64 inputs. */
+    gx_array *in_f[2] = {xf, xf}, *in_d[2] = {xd, xd};
+    for (int rep = 0; rep < 3; rep++) {
+        gx_scalar sf, sd;
+        GXT_OK(gx_mapreduce(ctx, "x, y -> x * y + 1", "+", 2, in_f, NULL, &sf));
+        GXT_OK(gx_mapreduce(ctx, "x, y -> x * y + 1", "+", 2, in_d, NULL, &sd));
+        double wf = 0, wd = 0;
+        for (int64_t i = 0; i < n; i++)
+            wf += (double)(hf[i] * hf[i] + 1.0f), wd += h[i] * h[i] + 1;
+        GXT_CHECK(sf.dtype == GX_F32 && sd.dtype == GX_F64);
+        GXT_NEAR(sf.v.f, wf, 1e-4 * wf);
+        GXT_NEAR(sd.v.f, wd, 1e-12 * wd);
+        gx_array *mf = NULL, *md = NULL;
+        GXT_OK(gx_map(ctx, "x -> x * 3", 1, &xs, NULL, &mf));
+        GXT_OK(gx_map(ctx, "x -> x * 3", 1, &xd, NULL, &md));
+        gx_array_desc df, dd;
+        GXT_OK(gx_array_describe(mf, &df));
+        GXT_OK(gx_array_describe(md, &dd));
+        GXT_CHECK(df.dtype == GX_F32 && dd.dtype == GX_F64 && df.shape[0] == (n + 1) / 2 && dd.shape[0] == n);
+        float *of = malloc((size_t)df.shape[0] * sizeof *of);
+        double *od = malloc((size_t)n * sizeof *od);
+        GXT_OK(gx_array_to_host(mf, of, (size_t)df.shape[0] * sizeof *of));
+        GXT_OK(gx_array_to_host(md, od, (size_t)n * sizeof *od));
+        for (int64_t i = 0; i < n; i++) {
+            if (i % 2 == 0)
+                GXT_CHECK(of[i / 2] == hf[i] * 3);
+            GXT_CHECK(od[i] == h[i] * 3);
+        }
+        free(of);
+        free(od);
+        gx_array_release(mf);
+        gx_array_release(md);
+    }
+    gx_array_release(xs);
+    gx_array_release(xf);
+    gx_array_release(xd);
+    free(h);
+    free(hf);
+}

@@ -205,7 +205,7 @@ static void emit_elem(gx__sbuf *b, const rp_seg *sg, const char *idx, const char
         } else if (op->kind == RP_FILTER) {
             gx__sb_printf(b, "%s  if (!(%s)) break;\n", ind, e.p ? e.p : "0");
         } else {
-            gx_dtype rt = lam_result_type(op->lam);
+            gx_dtype rt = op->rt;
             gx__sb_printf(b, "%s  const %s m%d = (%s)(%s);\n", ind, vt(rt), s, vt(rt), e.p ? e.p : "0");
             gx__fmt(names[0], sizeof names[0], "m%d", s);
             dt[0] = rt;
@@ -1266,6 +1266,51 @@ void rp_body_key(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx__sbuf *b)
                   (int)ks->acc[0], (int)ks->acc[1], ks->exclusive, ks->has_init, ks->has_identity,
                   ks->identity ? ks->identity : "", ks->op_body ? ks->op_body : "", ks->lift ? ks->lift : "", sh.block,
                   sh.items, sh.packed, sh.minb, RP_BLOCK);
+}
+
+/* rp_body_key's fields as a binary key (gx__memo_bget), plus the entries' names and
+ * the gx_define state get_kernels adds in front.  Why: printing the text key was 16%
+ * of a warm gx_scan_into of 1024 f32 (CPU backend, perf); this copies the same
+ * fields, and the text key is built only on a miss of the memo's front. */
+void rp_body_bkey(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, const char *e1, const char *e2, gx__bkey *k)
+{
+    rp_tshape sh = ks->term == RP_T_REDUCE ? (rp_tshape){0, 0, false, 0} : rp_tile_shape(ctx, sg, ks);
+    gx__userfns *u = gx__userfns_of(ctx);
+    const int64_t head[] = {0x7270, (int64_t)gx__ctx_target(ctx), u ? u->count : 0, u ? (int64_t)u->code.len : 0,
+                            (int64_t)sg->src, sg->nsrc, sg->contig, sg->vec, sg->filtered, sg->arity,
+                            sg->vr.ok, sg->vr.ok ? sg->vr.lo : 0, sg->vr.ok ? sg->vr.hi : 0, sg->nops};
+    gx__bkey_bytes(k, head, sizeof head);
+    gx__bkey_str(k, e1);
+    gx__bkey_str(k, e2);
+    if (sg->pipe->bind.n > 0) { /* rare: the text form */
+        gx__sbuf bk = {0};
+        bd_key(&sg->pipe->bind, &bk);
+        if (bk.oom)
+            k->over = true;
+        gx__bkey_str(k, bk.p ? bk.p : "");
+        gx__sb_free(&bk);
+    }
+    for (int j = 0; j < sg->nsrc; j++)
+        gx__bkey_int(k, (int64_t)sg->sdt[j]);
+    for (int c = 0; c < sg->arity; c++)
+        gx__bkey_int(k, (int64_t)sg->dt[c]);
+    for (int s = 0; s < sg->nops; s++) {
+        const rp_op *op = sg->ops[s];
+        const int64_t f[] = {sg->er[s].ok, sg->er[s].ok ? sg->er[s].lo : 0, sg->er[s].ok ? sg->er[s].hi : 0,
+                             (int64_t)op->kind, op->cbase, op->nconst};
+        gx__bkey_bytes(k, f, sizeof f);
+        gx__bkey_str(k, op->text ? op->text : "");
+        for (int j = 0; j < op->nconst; j++) {
+            gx__bkey_str(k, sg->pipe->cname[op->cbase + j]);
+            gx__bkey_int(k, (int64_t)sg->pipe->cst[op->cbase + j].value.dtype);
+        }
+    }
+    const int64_t t[] = {(int64_t)ks->term, ks->nacc, (int64_t)ks->acc[0], (int64_t)ks->acc[1], ks->exclusive,
+                         ks->has_init, ks->has_identity, sh.block, sh.items, sh.packed, sh.minb, RP_BLOCK};
+    gx__bkey_bytes(k, t, sizeof t);
+    gx__bkey_str(k, ks->identity);
+    gx__bkey_str(k, ks->op_body);
+    gx__bkey_str(k, ks->lift);
 }
 
 gx_status rp_generate_head(gx_ctx *ctx, gx__sbuf *b)

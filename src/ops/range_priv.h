@@ -30,7 +30,10 @@ typedef union rp_cval {
 typedef struct rp_op {
     rp_op_kind kind;
     char *text; /* lambda (map/filter) */
-    lam_lambda *lam;
+    lam_lambda *lam; /* NULL until rp_ops_compile where the memo vouched for it */
+    gx_dtype rt;     /* map/filter: the lambda's result dtype */
+    int nargs;       /* map/filter: the stream's components and dtypes it was added on */
+    gx_dtype at[RP_MAXC];
     int cbase, nconst; /* its constants: slots cbase.. of the pipe */
     int64_t k;         /* take/drop count */
 } rp_op;
@@ -134,7 +137,12 @@ gx_status rp_generate_head(gx_ctx *ctx, gx__sbuf *out);
 gx_status rp_generate_body(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx__sbuf *out);
 void rp_fill_args(const rp_seg *sg, rp_args *a);
 /* A short key that determines rp_generate_body's output (see range_gen.c). */
+/* Compiles the lambdas of p's stages that were added without (range.c); before a
+ * body is generated. */
+gx_status rp_ops_compile(gx_pipe *p);
 void rp_body_key(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx__sbuf *out);
+/* The same fields (and the entries' names e1 (may be NULL), e2) as a binary key. */
+void rp_body_bkey(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, const char *e1, const char *e2, gx__bkey *k);
 /* The tile the generated scan and collect kernels use: threads per block, elements
  * per thread (CUDA; the CPU ignores it), and the look-back status form. */
 typedef struct rp_tshape {

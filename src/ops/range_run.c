@@ -25,6 +25,17 @@ static gx_status get_kernels(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, 
 {
     gx_pipe *p = (gx_pipe *)sg->pipe; /* the terminal holds the context lock */
     gx__userfns *u = gx__userfns_of(ctx);
+    gx__kernel pair[2];
+    gx__bkey bk;
+    bk.len = 0;
+    bk.over = false;
+    rp_body_bkey(ctx, sg, ks, e1, e2, &bk);
+    if (gx__memo_bget(ctx, &bk, pair, sizeof pair)) {
+        *k1 = pair[0];
+        *k2 = pair[1];
+        ctx->cstats.mem_hits++;
+        return GX_OK;
+    }
     gx__sbuf key = {0};
     gx__sb_printf(&key, "%s|%s|%d|%zu\n", e1 ? e1 : "", e2, u ? u->count : 0, u ? u->code.len : 0);
     rp_body_key(ctx, sg, ks, &key);
@@ -34,13 +45,13 @@ static gx_status get_kernels(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, 
         if (m->key && strcmp(m->key, key.p) == 0) {
             *k1 = m->k[0];
             *k2 = m->k[1];
+            gx__memo_bput(ctx, &bk, m->k, sizeof m->k);
             gx__sb_free(&key);
             return GX_OK;
         }
     }
     /* Another pipeline of this context ran the same body (gx_scan and gx_filter make
      * a new pipeline per call): its kernels are in the context's memo. */
-    gx__kernel pair[2];
     bool hit = s == GX_OK && !key.oom && gx__memo_get(ctx, key.p, pair, sizeof pair);
     gx__sbuf src = {0};
     if (hit) {
@@ -48,6 +59,8 @@ static gx_status get_kernels(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, 
         *k2 = pair[1];
         ctx->cstats.mem_hits++;
     }
+    if (s == GX_OK && !hit)
+        s = rp_ops_compile(p);
     if (s == GX_OK && !hit)
         s = rp_generate_head(ctx, &src);
     if (s == GX_OK && !hit)
@@ -68,6 +81,9 @@ static gx_status get_kernels(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, 
         gx__sb_free(&key);
         return s;
     }
+    pair[0] = *k1;
+    pair[1] = *k2;
+    gx__memo_bput(ctx, &bk, pair, sizeof pair);
     rp_memo *m = &p->memo[p->memo_next];
     p->memo_next = (p->memo_next + 1) % RP_MEMO;
     free(m->key);
