@@ -408,13 +408,18 @@ static gx_status ck_parse(const char *w, gx__sbuf *defs, ck_part *parts, int *np
     return GX_OK;
 }
 
-/* The name in a part's "#line 1 "name"" (what messages call it). */
+/* The name in a part's first "#line 1 "name"" (what messages call it).  Not always
+ * the part's first line: checked mode puts gx/device.h's record before it. */
 static void ck_part_name(const ck_part *pt, char *out, size_t cap)
 {
     snprintf(out, cap, "source.cu");
-    const char *q = strchr(pt->text, '"');
-    if (strncmp(pt->text, "#line", 5) == 0 && q) {
-        const char *e = strchr(q + 1, '"');
+    const char *l = pt->text, *end = pt->text + pt->len;
+    while (l < end && strncmp(l, "#line 1 \"", 9) != 0) {
+        const char *nl = memchr(l, '\n', (size_t)(end - l));
+        l = nl ? nl + 1 : end;
+    }
+    if (l < end) {
+        const char *q = l + 8, *e = memchr(q + 1, '"', (size_t)(end - q - 1));
         if (e)
             snprintf(out, cap, "%.*s", (int)(e - q - 1), q + 1);
     }
