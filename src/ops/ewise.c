@@ -335,8 +335,8 @@ static bool ew_reads(const ew_plan *pl)
 static int ew_unroll(const ew_plan *pl) { return gx__knob_int("GX_EW_UNROLL", ew_reads(pl) ? 1 : 4, 1, 16); }
 
 /* Halves in the vector loop take a fast path: one check per vector that every f16
- * input is finite, then the bare hardware conversions (gx__ld_f16_fin,
- * gx__st_f16_fin, which notes a NaN result); a vector with an inf or NaN input or
+ * input is finite, then the bare hardware conversions (gx__ld_f16_fin, and
+ * gx__cvt2_f16_fin for f16 results, which notes a NaN); a vector with an inf or NaN input or
  * a NaN result is redone through gx_ld_f16 / gx_st_f16, which keep NaN payloads bit
  * for bit.  Why: the per-element checks cost ~15 of the ~47 instructions an element
  * of sin(x)^2 + cos(x)^2 on f16 took (H100, ncu: issue slots 86% busy). Needs an
