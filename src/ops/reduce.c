@@ -182,12 +182,18 @@ static void rd_find(rd_op *o, bool want_max)
     gx_dtype t = o->acc;
     const char *cmp = want_max ? ">" : "<";
     if (gx__dtype_is_float(t)) {
-        /* Non-NaN beats NaN; the identity is NaN, so all-NaN input gives its first index. */
-        gx__fmt(o->better, sizeof o->better, "gx_l %s gx_r || (gx_r != gx_r && gx_l == gx_l)", cmp);
+        /* Literal texts, not formatted: formatting them was 13% of a warm argmin of 1024
+         * f32 on the CPU backend (perf, 2-core VM).  Non-NaN beats NaN; the identity is
+         * NaN, so all-NaN input gives its first index. */
+        static const char *const better[2] = {"gx_l < gx_r || (gx_r != gx_r && gx_l == gx_l)",
+                                              "gx_l > gx_r || (gx_r != gx_r && gx_l == gx_l)"};
         /* The same order as one instruction: fminf/fmaxf also prefer a number to NaN. */
-        gx__fmt(o->sel, sizeof o->sel, "rg_f%s%s(gx_l, gx_r)", want_max ? "max" : "min", t == GX_F32 ? "32" : "64");
-        gx__fmt(o->identity, sizeof o->identity,
-                t == GX_F32 ? "rg_f32_bits(0x7fc00000u)" : "rg_f64_bits(0x7ff8000000000000ull)");
+        static const char *const sel[2][2] = {{"rg_fmin32(gx_l, gx_r)", "rg_fmax32(gx_l, gx_r)"},
+                                              {"rg_fmin64(gx_l, gx_r)", "rg_fmax64(gx_l, gx_r)"}};
+        int f64 = t != GX_F32;
+        strcpy(o->better, better[want_max]);
+        strcpy(o->sel, sel[f64][want_max]);
+        strcpy(o->identity, f64 ? "rg_f64_bits(0x7ff8000000000000ull)" : "rg_f32_bits(0x7fc00000u)");
     } else {
         gx__fmt(o->better, sizeof o->better,
                 t == GX_BOOL ? (want_max ? "gx_l && !gx_r" : "!gx_l && gx_r") : "gx_l %s gx_r", cmp);
