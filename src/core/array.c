@@ -28,6 +28,15 @@ gx_status gx__array_check(const gx_array *a, const char *what)
     return GX_OK;
 }
 
+gx_status gx__array_check_nth(const gx_array *a, const char *fn, const char *role, int n)
+{
+    if (a && gx__handle_live(a) && a->magic == GX__ARRAY_MAGIC)
+        return GX_OK;
+    char what[96];
+    gx__fmt(what, sizeof what, "%s (%s %d)", fn, role, n);
+    return gx__array_check(a, what);
+}
+
 bool gx__array_contiguous(const gx_array *a)
 {
     int64_t expect = 1;

@@ -28,9 +28,7 @@ static gx_status flat_inputs(gx_ctx *ctx, const char *what, int nin, gx_array *c
         owned[i] = false;
     }
     for (int i = 0; i < nin; i++) {
-        char w[64];
-        gx__fmt(w, sizeof w, "%s (input %d)", what, i + 1);
-        GX__CHECK(gx__array_check(in[i], w));
+        GX__CHECK(gx__array_check_nth(in[i], what, "input", i + 1));
         if (in[i]->ctx != ctx)
             return gx__err(GX_ERR_INVALID_ARGUMENT, "%s: input %d belongs to another context", what, i + 1);
         if (!gx__same_shape(in[i], in[0])) {
@@ -133,9 +131,7 @@ static gx_status into_check(gx_ctx *ctx, int nin, gx_array *const *in, gx_array 
         return gx__err(GX_ERR_DTYPE, "gx_filter_into: count must be a contiguous one-element i64 array (a 0-d "
                                      "gx_array_zeros(ctx, GX_I64, 0, NULL, &c) will do)");
     for (int i = 0; i < nin; i++) {
-        char w[64];
-        gx__fmt(w, sizeof w, "gx_filter_into (out %d)", i + 1);
-        GX__CHECK(gx__array_check(out[i], w));
+        GX__CHECK(gx__array_check_nth(out[i], "gx_filter_into", "out", i + 1));
         if (out[i]->ctx != ctx)
             return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_filter_into: out %d belongs to another context", i + 1);
         if (gx__dtype_is_half(in[i]->dtype))
