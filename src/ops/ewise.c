@@ -721,6 +721,13 @@ gx_status ew_run(gx_ctx *ctx, ew_plan *pl, const char *expr, const char *user_co
 {
     if (pl->args.n == 0)
         return GX_OK;
+    if (ew_table_wanted(ctx, pl, expr, user_code))
+        return ew_table_run(ctx, pl, expr, user_code, label);
+    return ew_run_direct(ctx, pl, expr, user_code, label);
+}
+
+gx_status ew_run_direct(gx_ctx *ctx, ew_plan *pl, const char *expr, const char *user_code, const char *label)
+{
     gx__kernel k;
     gx__bkey bk;
     ew_bkey(ctx, pl, expr, user_code, &bk);

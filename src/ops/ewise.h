@@ -57,6 +57,24 @@ gx_status ew_broadcast_shape(int nin, gx_array *const *in, int *ndim, int64_t *s
 /* Generates and runs: out[i] = expr.  `user_code` (may be NULL) is pasted before the
  * kernel (user functions).  `label` names the kernel in messages and dumps. */
 gx_status ew_run(gx_ctx *ctx, ew_plan *pl, const char *expr, const char *user_code, const char *label);
+/* ew_run without the choice of a table (ew_table.c calls it to build one). */
+gx_status ew_run_direct(gx_ctx *ctx, ew_plan *pl, const char *expr, const char *user_code, const char *label);
+
+/* Tabulated maps (ew_table.c).  A map of one contiguous 8- or 16-bit input (i8, u8,
+ * i16, u16, f16, bf16) into an output of at most 16 bits, reading nothing else and
+ * nothing that tells elements apart but their bits, is evaluated once per input bit
+ * pattern (by ew_run_direct's own kernel) and applied as a lookup.  On CUDA the
+ * results are bit for bit ew_run_direct's; on the CPU, whose direct sin/cos redo a
+ * whole block of 256 with libm when one argument is huge, within one unit in the
+ * last place of the output where such a block made the difference.  ew_run takes this
+ * path when ew_table_wanted says so (GX_EW_TABLE=0/1 turn it off / on for every
+ * qualifying map; by default: maps that call a costly math function, at n >= 256
+ * table entries). */
+bool ew_table_wanted(gx_ctx *ctx, const ew_plan *pl, const char *expr, const char *user_code);
+gx_status ew_table_run(gx_ctx *ctx, const ew_plan *pl, const char *expr, const char *user_code, const char *label);
+/* Tests: -1 follows GX_EW_TABLE and the size rule, 0 never, 1 whenever a map qualifies. */
+void gx__ew_table_mode(int mode);
+
 /* Generates the source only (for gx_map_source). */
 gx_status ew_source(gx_ctx *ctx, const ew_plan *pl, const char *expr, const char *user_code, gx__sbuf *out);
 
