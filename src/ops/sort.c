@@ -754,12 +754,21 @@ enum { ST_UQ_AUTO, ST_UQ_SORT, ST_UQ_COUNT };
  * 256 MiB in all, a bound on the scratch a unique may take beside its results, and a
  * range past it is sparse for any n that fits in memory. */
 #define ST_UQ_MAX_RANGE ((int64_t)1 << 24)
-/* ...and, on the auto path, up to max(ST_UQ_MIN_RANGE, n * ST_UQ_PER_N) bins: the
- * histogram and the scans over the bins then cost at most what the passes over x
- * cost.  Measured on the 2-core VM (CPU backend, i32, GX_UNIQUE_PATH forced): see the
- * numbers in the commit that set them. */
-#define ST_UQ_MIN_RANGE ((int64_t)1 << 16)
-#define ST_UQ_PER_N 1
+/* ...and, on the auto path, up to max(ST_UQ_MIN_RANGE, n / 2) bins: past about n bins
+ * the histogram's scattered increments and the passes over the bins cost more than
+ * the sort.  Measured on the 2-core VM (CPU backend, i32 uniformly in [0, range),
+ * values and counts, GX_UNIQUE_PATH=sort vs count, ms): n = 2^22: range 2^16 65.5 vs
+ * 9.2, 2^20 77.3 vs 40.1, 2^22 92.0 vs 96.1, 2^23 87.1 vs 151.9; n = 2^18: range 2^17
+ * 4.5 vs 1.1, 2^18 4.7 vs 2.4; n = 2^14: range 2^14 0.21 vs 0.12, 2^16 0.21 vs 0.32.
+ * The floor keeps tiny inputs of a few distinct values off the sort (a few thousand
+ * bins cost microseconds). */
+#define ST_UQ_MIN_RANGE ((int64_t)1 << 12)
+#define ST_UQ_N_DIV 2
+
+typedef struct st_uq_state {
+    int path; /* ST_UQ_* */
+    int last; /* the path the latest non-empty unique took: ST_UQ_SORT or ST_UQ_COUNT */
+} st_uq_state;
 
 static void st_uq_release(gx_ctx *ctx, void *state)
 {
@@ -769,34 +778,43 @@ static void st_uq_release(gx_ctx *ctx, void *state)
 
 static const gx__ctx_ext st_uq_ext = {"unique path", st_uq_release};
 
-/* The context's path: GX_UNIQUE_PATH (auto|sort|count) read at its first unique, or
- * what gx__unique_path_set forced. */
-static int st_uq_path(gx_ctx *ctx)
+/* The context's state, made at its first unique with the path GX_UNIQUE_PATH
+ * (auto|sort|count) names; NULL when out of memory (then auto, unrecorded). */
+static st_uq_state *st_uq_get(gx_ctx *ctx)
 {
-    int *p = gx__ctx_ext_get(ctx, &st_uq_ext);
+    st_uq_state *p = gx__ctx_ext_get(ctx, &st_uq_ext);
     if (p)
-        return *p;
+        return p;
     static const char *const names[] = {"auto", "sort", "count", NULL};
-    int path = gx__env_choice("GX_UNIQUE_PATH", names, ST_UQ_AUTO, "auto, sort or count");
-    p = malloc(sizeof *p);
-    if (p && gx__ctx_ext_set(ctx, &st_uq_ext, p) == GX_OK)
-        *p = path;
-    else
+    p = calloc(1, sizeof *p);
+    if (!p || gx__ctx_ext_set(ctx, &st_uq_ext, p) != GX_OK) {
         free(p);
-    return path;
+        return NULL;
+    }
+    p->path = gx__env_choice("GX_UNIQUE_PATH", names, ST_UQ_AUTO, "auto, sort or count");
+    return p;
 }
 
 gx_status gx__unique_path_set(gx_ctx *ctx, int path)
 {
     GX__CHECK(gx__ctx_check(ctx));
-    GX__ARG(path >= 0 && path <= 2, "gx__unique_path_set: path %d (0 auto, 1 sort, 2 count)", path);
+    GX__ARG(path >= ST_UQ_AUTO && path <= ST_UQ_COUNT, "gx__unique_path_set: path %d (0 auto, 1 sort, 2 count)",
+            path);
     gx__lock(ctx);
-    (void)st_uq_path(ctx);
-    int *p = gx__ctx_ext_get(ctx, &st_uq_ext);
+    st_uq_state *p = st_uq_get(ctx);
     if (p)
-        *p = path;
+        p->path = path;
     gx__unlock(ctx);
     return p ? GX_OK : gx__err(GX_ERR_OUT_OF_MEMORY, "gx__unique_path_set: out of host memory");
+}
+
+int gx__unique_path_last(gx_ctx *ctx)
+{
+    gx__lock(ctx);
+    st_uq_state *p = st_uq_get(ctx);
+    int last = p ? p->last : 0;
+    gx__unlock(ctx);
+    return last;
 }
 
 /* Whether to count (n >= 1): *lo (min(x) as a u64 bit pattern) and *range set when
@@ -804,7 +822,10 @@ gx_status gx__unique_path_set(gx_ctx *ctx, int path)
 static gx_status st_uq_plan(gx_ctx *ctx, gx_array *x, bool *count, uint64_t *lo, int64_t *range)
 {
     *count = false;
-    int path = st_uq_path(ctx);
+    st_uq_state *stt = st_uq_get(ctx);
+    int path = stt ? stt->path : ST_UQ_AUTO;
+    if (stt)
+        stt->last = ST_UQ_SORT;
     if (path == ST_UQ_SORT || !(x->dtype == GX_BOOL || gx__dtype_is_int(x->dtype)))
         return GX_OK;
     gx_scalar a, b;
@@ -815,8 +836,10 @@ static gx_status st_uq_plan(gx_ctx *ctx, gx_array *x, bool *count, uint64_t *lo,
     uint64_t span = b.v.u - a.v.u;
     if (span >= (uint64_t)ST_UQ_MAX_RANGE)
         return GX_OK;
-    int64_t r = (int64_t)span + 1, want = x->size * ST_UQ_PER_N;
+    int64_t r = (int64_t)span + 1, want = x->size / ST_UQ_N_DIV;
     *count = path == ST_UQ_COUNT || r <= (want > ST_UQ_MIN_RANGE ? want : ST_UQ_MIN_RANGE);
+    if (stt && *count)
+        stt->last = ST_UQ_COUNT;
     *lo = a.v.u, *range = r;
     return GX_OK;
 }

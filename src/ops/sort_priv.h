@@ -107,5 +107,7 @@ gx_status gx__hist_cuda(gx_ctx *ctx, const gx__hist_req *r);
  * 2 count whenever the range allows (max - min < 2^24; integers and bool only).
  * The default is GX_UNIQUE_PATH (auto|sort|count), read once per context. */
 gx_status gx__unique_path_set(gx_ctx *ctx, int path);
+/* The path ctx's latest non-empty gx_unique took: 1 sort, 2 count (0: none yet). */
+int gx__unique_path_last(gx_ctx *ctx);
 
 #endif
