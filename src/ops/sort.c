@@ -6,7 +6,8 @@
  * CUDA ones, always with dense buffers that never overlap: views are read through
  * dense copies, and an output that is a view or shares storage with an input is
  * written through a dense temporary and copied back (in place included).  unique is
- * composed of gx ops (sort, map, findall, take, scan, put) and so runs on both;
+ * composed of gx ops (sort, map, findall, take, scan, put; for integers of a small
+ * range: min/max, the integer histogram, findall, scatter-min) and so runs on both;
  * searchsorted is one generated kernel per target (CUDA: a binary search per needle;
  * C: branchless searches 8 needles at a time).  The pipeline terminals gx_pipe_sort /
  * gx_pipe_histogram collect the stream once and work on that array. */
