@@ -57,7 +57,7 @@ GXT_TEST(sort_cuda_nvrtc_units)
             int x = (kind * 2 + big) % 5, w = (kind + big) % 3;
             gx__hist_req r = {(gx__hist_kind)kind, xs[x], edges, 10, big ? 100000 : 256, 0, 1, edges,
                               w == 0 ? GX_DTYPE_DEFAULT : w == 1 ? GX_F32 : GX_I64, edges, edges,
-                              (int64_t *)edges};
+                              (int64_t *)edges, 0};
             char *src = NULL;
             GXT_OK(gx__hist_cuda_source(&r, &src));
             char what[64];
@@ -67,7 +67,7 @@ GXT_TEST(sort_cuda_nvrtc_units)
         }
     /* the f32 uniform-bin path's unit */
     gx__hist_req hf = {GX__HIST_EVEN, GX_F32, edges, 10, 256, 0, 1, NULL, GX_DTYPE_DEFAULT, NULL, edges,
-                       (int64_t *)edges};
+                       (int64_t *)edges, 0};
     char *src = NULL;
     GXT_OK(gx__hist_cuda_source(&hf, &src));
     GXT_CHECK(strstr(src, "gx_hf") != NULL);
@@ -577,7 +577,7 @@ static void sct_hist_case(gx_ctx *ctx, gx__hist_kind kind, gx_dtype xt, gx_dtype
     GXT_OK(sct_empty(ctx, wt == GX_F32 ? GX_F64 : GX_I64, nbins, &dc));
     GXT_OK(sct_empty(ctx, GX_I64, 1, &dd));
     gx__hist_req r = {kind, xt, gx__array_ptr(dx), n, nbins, lo, hi, gx__array_ptr(de), wt, gx__array_ptr(dw),
-                      gx__array_ptr(dc), gx__array_ptr(dd)};
+                      gx__array_ptr(dc), gx__array_ptr(dd), 0};
     gx__lock(ctx);
     gx_status s = gx__hist_cuda(ctx, &r);
     gx__unlock(ctx);
@@ -628,7 +628,7 @@ static void sct_hf_case(gx_ctx *ctx, const float *x, int64_t n, int off, double 
     GXT_OK(sct_empty(ctx, GX_I64, nbins, &dc));
     GXT_OK(sct_empty(ctx, GX_I64, 1, &dd));
     gx__hist_req r = {GX__HIST_EVEN, GX_F32, (float *)gx__array_ptr(dx) + off, n, nbins, lo, hi, NULL,
-                      GX_DTYPE_DEFAULT, NULL, gx__array_ptr(dc), gx__array_ptr(dd)};
+                      GX_DTYPE_DEFAULT, NULL, gx__array_ptr(dc), gx__array_ptr(dd), 0};
     gx__lock(ctx);
     gx_status s = gx__hist_cuda(ctx, &r);
     gx__unlock(ctx);
@@ -742,7 +742,7 @@ GXT_TEST(sort_cuda_bad_requests)
     t.k = 1;
     t.kdtype = GX_C128;
     GXT_STATUS(gx__topk_cuda(ctx, &t), GX_ERR_DTYPE);
-    gx__hist_req h = {GX__HIST_EVEN, GX_C64, &x, 1, 4, 0, 1, NULL, GX_DTYPE_DEFAULT, NULL, &x, (int64_t *)&x};
+    gx__hist_req h = {GX__HIST_EVEN, GX_C64, &x, 1, 4, 0, 1, NULL, GX_DTYPE_DEFAULT, NULL, &x, (int64_t *)&x, 0};
     GXT_STATUS(gx__hist_cuda(ctx, &h), GX_ERR_DTYPE);
     h.xdtype = GX_F32;
     h.nbins = 0;

@@ -112,7 +112,10 @@ typedef struct gx_unique_opts {
  * wanted) are 1-d i64 arrays: *counts (u) how often each occurs, *first (u) the flat
  * position of its first occurrence in x, *inverse (size of x) the position in uniq of
  * each element of x (x.flat[i] equals uniq[inverse[i]]).  Empty x: empty results.
- * Dtypes as gx_sort. */
+ * Dtypes as gx_sort.  Integers (and bool) whose range max - min + 1 is small next to
+ * the size (at most max(4096, size / 2) values, and below 2^24) are counted instead
+ * of sorted (a min/max reduction, then a histogram), with the same results;
+ * GX_UNIQUE_PATH (README) forces either way. */
 GX_API gx_status gx_unique(gx_ctx *ctx, gx_array *x, const gx_unique_opts *opts, gx_array **uniq, gx_array **counts,
                            gx_array **first, gx_array **inverse);
 

@@ -921,20 +921,29 @@ static inline double sc_ld(gx_dtype t, const void *p, int64_t i)
     }
 }
 
+/* Integer value i of x as a u64 (signed values sign-extended: the C conversion). */
+static inline uint64_t sc_ldu(gx_dtype t, const void *p, int64_t i)
+{
+    switch (t) {
+    case GX_BOOL:
+    case GX_U8: return ((const uint8_t *)p)[i];
+    case GX_I8: return (uint64_t)((const int8_t *)p)[i];
+    case GX_U16: return ((const uint16_t *)p)[i];
+    case GX_I16: return (uint64_t)((const int16_t *)p)[i];
+    case GX_U32: return ((const uint32_t *)p)[i];
+    case GX_I32: return (uint64_t)((const int32_t *)p)[i];
+    case GX_U64: return ((const uint64_t *)p)[i];
+    case GX_I64: return (uint64_t)((const int64_t *)p)[i];
+    default: return 0;
+    }
+}
+
 /* The bin of value i of x, or -1 when it is dropped (NaN, outside). */
 static inline int64_t sc_bin(const gx__hist_req *r, int64_t i)
 {
     if (r->kind == GX__HIST_INT) {
-        if (r->xdtype == GX_U64) {
-            uint64_t u = ((const uint64_t *)r->x)[i];
-            return u < (uint64_t)r->nbins ? (int64_t)u : -1;
-        }
-        if (r->xdtype == GX_I64) {
-            int64_t v = ((const int64_t *)r->x)[i];
-            return v >= 0 && v < r->nbins ? v : -1;
-        }
-        double v = sc_ld(r->xdtype, r->x, i);
-        return v >= 0 && v < (double)r->nbins ? (int64_t)v : -1;
+        uint64_t u = sc_ldu(r->xdtype, r->x, i) - (uint64_t)r->base; /* modulo 2^64: see sort_priv.h */
+        return u < (uint64_t)r->nbins ? (int64_t)u : -1;
     }
     double v = sc_ld(r->xdtype, r->x, i);
     if (r->kind == GX__HIST_EVEN) {
@@ -983,6 +992,41 @@ typedef struct sc_hist_job {
         }                                                                                \
     } while (0)
 
+/* Unweighted integer bins (bincount, unique's counting path) without sc_bin's
+ * per-element switches: one subtraction modulo 2^64 and one unsigned compare. */
+#define SC_HIST_INT(T)                                                                   \
+    do {                                                                                 \
+        const T *x = (const T *)r->x;                                                    \
+        const uint64_t base = (uint64_t)r->base, nb = (uint64_t)r->nbins;                \
+        for (int64_t i = lo; i < hi; i++) {                                              \
+            uint64_t b = (uint64_t)x[i] - base;                                          \
+            if (b < nb)                                                                  \
+                ci[b]++;                                                                 \
+            else                                                                         \
+                drop++;                                                                  \
+        }                                                                                \
+    } while (0)
+
+/* The integer fast path of one chunk; false for a dtype it does not handle. */
+static bool sc_hist_int_fast(const gx__hist_req *r, int64_t lo, int64_t hi, int64_t *ci, int64_t *dropped)
+{
+    int64_t drop = 0;
+    switch (r->xdtype) {
+    case GX_BOOL:
+    case GX_U8: SC_HIST_INT(uint8_t); break;
+    case GX_I8: SC_HIST_INT(int8_t); break;
+    case GX_U16: SC_HIST_INT(uint16_t); break;
+    case GX_I16: SC_HIST_INT(int16_t); break;
+    case GX_U32: SC_HIST_INT(uint32_t); break;
+    case GX_I32: SC_HIST_INT(int32_t); break;
+    case GX_U64: SC_HIST_INT(uint64_t); break;
+    case GX_I64: SC_HIST_INT(int64_t); break;
+    default: return false;
+    }
+    *dropped = drop;
+    return true;
+}
+
 static void sc_hist_part(const void *args, int64_t begin, int64_t end, int thread)
 {
     (void)thread;
@@ -995,11 +1039,12 @@ static void sc_hist_part(const void *args, int64_t begin, int64_t end, int threa
         int64_t *ci = (int64_t *)(j->bins + (size_t)c * (size_t)r->nbins * 8);
         double *cw = (double *)ci;
         memset(ci, 0, (size_t)r->nbins * 8);
+        bool done = fast || (!w && r->kind == GX__HIST_INT && sc_hist_int_fast(r, lo, hi, ci, &drop));
         if (fast && r->xdtype == GX_F32)
             SC_HIST_EVEN(float);
         else if (fast)
             SC_HIST_EVEN(double);
-        for (int64_t i = fast ? hi : lo; i < hi; i++) {
+        for (int64_t i = done ? hi : lo; i < hi; i++) {
             int64_t b = sc_bin(r, i);
             if (b < 0)
                 drop++;

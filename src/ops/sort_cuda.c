@@ -747,6 +747,7 @@ typedef struct sc_hi_args {
     uint64_t x, w, edges, counts, dropped;
     int64_t n, nbins;
     double lo, hi, norm; /* norm: nbins / (hi - lo), NumPy's factor (one division per call) */
+    int64_t base;        /* GX__HIST_INT: the value of bin 0 */
 } sc_hi_args;
 
 static const char *sc_ctype(gx_dtype t) { return t == GX_BOOL ? "uint8_t" : gx__dtype_ctype(t); }
@@ -906,7 +907,8 @@ gx_status gx__hist_cuda(gx_ctx *ctx, const gx__hist_req *r)
                     (uint64_t)(uintptr_t)r->edges,    (uint64_t)(uintptr_t)r->counts_out,
                     (uint64_t)(uintptr_t)r->dropped_out, r->n,
                     r->nbins,                         r->lo,
-                    r->hi,                            r->kind == GX__HIST_EVEN ? (double)r->nbins / (r->hi - r->lo) : 0};
+                    r->hi,                            r->kind == GX__HIST_EVEN ? (double)r->nbins / (r->hi - r->lo) : 0,
+                    r->base};
     /* Per-block u32 counters must not overflow: at most 2^30 values per block. */
     int64_t grid = sc_fill_grid(&kh, r->n);
     int64_t least = (r->n >> 30) + 1;

@@ -74,7 +74,11 @@ gx_status gx__topk_cuda(gx_ctx *ctx, const gx__topk_req *r);
  *                   computed in f64 so the host reference agrees;
  *   GX__HIST_EDGES: edges[0..nbins] (f64, increasing, device): bin i holds
  *                   edges[i] <= x < edges[i+1];
- *   GX__HIST_INT:   integer values, bin = x for 0 <= x < nbins (bincount).
+ *   GX__HIST_INT:   integer values, bin = x - base for base <= x < base + nbins
+ *                   (bincount: base 0; unique's counting path: base = min(x)).  The
+ *                   difference is taken modulo 2^64 on the value as a u64 (a signed
+ *                   value sign-extended), so it never overflows and every value below
+ *                   base or past the bins wraps to >= nbins: dropped.
  * NaNs and values outside are dropped and counted into *dropped_out (an int64 on the
  * device).  counts_out: nbins int64 without weights; with weights (wdtype any real
  * dtype, n of them) nbins f64 holding the sum of weights.  Both outputs are
@@ -92,8 +96,18 @@ typedef struct gx__hist_req {
     const void *w;
     void *counts_out;
     int64_t *dropped_out;
+    int64_t base; /* INT: the value of bin 0 (as a u64 bit pattern for u64 x); last, so
+                   * that requests written positionally leave it 0 */
 } gx__hist_req;
 
 gx_status gx__hist_cuda(gx_ctx *ctx, const gx__hist_req *r);
+
+/* gx_unique's path on ctx from now on (sort.c; tests run both on the same data):
+ * 0 auto (counting for integers of a small range, else sorting), 1 always sort,
+ * 2 count whenever the range allows (max - min < 2^24; integers and bool only).
+ * The default is GX_UNIQUE_PATH (auto|sort|count), read once per context. */
+gx_status gx__unique_path_set(gx_ctx *ctx, int path);
+/* The path ctx's latest non-empty gx_unique took: 1 sort, 2 count (0: none yet). */
+int gx__unique_path_last(gx_ctx *ctx);
 
 #endif
