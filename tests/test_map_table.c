@@ -247,3 +247,41 @@ GXT_TEST(map_table_chosen_by_size_and_cost)
     GXT_CHECK(gx_f16_to_f32(first) == 1.5f);
     gx_array_release(sm), gx_array_release(a), gx_array_release(o);
 }
+
+/* A tabulated map recorded in a graph and replayed on new contents (the recording
+ * builds its own table, outside the cache), and the cache across calls: the same map
+ * twice, then with another constant, each equal to the direct path. */
+GXT_TEST(map_table_graph_and_cache)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t n = 5003;
+    uint16_t *h = mt_bits(n, 2), *got = malloc((size_t)n * 2);
+    gx_array *x = NULL, *o = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F16, 1, &n, h, &x));
+    GXT_OK(gx_array_empty(ctx, GX_F16, 1, &n, &o));
+    gx__ew_table_mode(1);
+    gx_graph *g = NULL;
+    GXT_OK(gx_graph_begin(ctx));
+    GXT_OK(gx_map_into(ctx, "x -> tanh(x) * 3", 1, &x, NULL, o));
+    GXT_OK(gx_graph_end(ctx, &g));
+    gx__ew_table_mode(-1);
+    for (int64_t i = 0; i < n; i++)
+        h[i] = (uint16_t)(h[i] * 7u + 1u); /* new contents */
+    GXT_OK(gx_array_from_host_into(h, (size_t)n * 2, x));
+    GXT_OK(gx_graph_launch(g));
+    GXT_OK(gx_sync(ctx));
+    GXT_OK(gx_array_to_host(o, got, (size_t)n * 2));
+    void *want = NULL;
+    GXT_OK(mt_map(ctx, 0, "x -> tanh(x) * 3", x, GX_F16, NULL, &want));
+    GXT_CHECK(want && got && memcmp(want, got, (size_t)n * 2) == 0);
+    free(want);
+    GXT_OK(gx_graph_destroy(g));
+    gx_const k = GX_CONST("k", GX_SCALAR_F32(1.5f));
+    gx_map_opts opts = {.consts = &k, .nconsts = 1};
+    for (int round = 0; round < 3; round++) {
+        k.value = GX_SCALAR_F32(round == 2 ? -2.0f : 1.5f); /* rounds 0 and 1 share a table */
+        mt_same(ctx, "x -> exp(k * x)", x, GX_F16, &opts);
+    }
+    gx_array_release(x), gx_array_release(o);
+    free(h), free(got);
+}

@@ -31,10 +31,23 @@ void gx__ew_table_mode(int mode) { et_forced = mode; }
 
 /* Per context: every 16-bit pattern in device memory, then every 8-bit one (the
  * tables' inputs), and the device's shape for the launch. */
+#define ET_CACHED 8
+
+/* A table kept for the next call of the same map: `key` holds everything its values
+ * depend on (et_key). */
+typedef struct et_cached {
+    unsigned char *key;
+    size_t klen;
+    void *tab;
+    size_t bytes;
+} et_cached;
+
 typedef struct et_state {
     void *patterns; /* 65,536 u16 0, 1, ..., 65535, then 256 u8 0, ..., 255 */
     int sms;
     size_t smem_optin;
+    et_cached cache[ET_CACHED];
+    int next; /* the slot replaced next (round robin) */
 } et_state;
 
 #define ET_PATTERNS 65536
@@ -46,6 +59,11 @@ static void et_release(gx_ctx *ctx, void *state)
 {
     et_state *e = state;
     gx__scratch_free(ctx, e->patterns, ET_PBYTES);
+    for (int i = 0; i < ET_CACHED; i++) {
+        if (e->cache[i].tab)
+            gx__scratch_free(ctx, e->cache[i].tab, e->cache[i].bytes);
+        free(e->cache[i].key);
+    }
     free(e);
 }
 
@@ -187,10 +205,10 @@ static const char *et_utype(size_t bytes)
     }
 }
 
-/* Vectors in flight per thread: 2 keeps 8-element vectors within the 64 registers
- * that 1024-thread blocks allow (ptxas: 57 for f16 -> f16; 3 spills), 16-element
- * ones (bytes) need 1. */
-static int et_unroll(int vec) { return gx__knob_int("GX_ET_UNROLL", vec >= 16 ? 1 : 2, 1, 8); }
+/* Vectors in flight per thread, within the 64 registers that 1024-thread blocks
+ * allow (ptxas, f16 -> f16: 64 at 4 without spills, spills from 6; vectors of 16
+ * bytes-sized elements spill already at 4). */
+static int et_unroll(int vec) { return gx__knob_int("GX_ET_UNROLL", vec >= 16 ? 1 : 4, 1, 8); }
 
 /* out[i] = tab[bits of in[i]], in vectors of `vec` elements.  CUDA copies the table
  * into shared memory first (every block keeps it for the whole grid-stride loop);
@@ -221,8 +239,9 @@ static void et_source(bool cuda, size_t isz, size_t osz, int vec, size_t tbytes,
                   "  const gx_tvi *vi = (const gx_tvi *)a.in;\n  gx_tvo *vo = (gx_tvo *)a.out;\n",
                   isz * (size_t)vec, it, vec, osz * (size_t)vec, ot, vec, ET_BLOCK, ot, ot, vec);
     /* Software-pipelined: the first vectors are loaded before the table is copied in
-     * (so the copy overlaps their latency), and each iteration loads the next U
-     * vectors before it looks up and stores the current ones. */
+     * (so the copy overlaps their latency); each vector's register is reloaded with
+     * the next iteration's vector as soon as its lookups are done, so U loads stay in
+     * flight with only U vectors of registers. */
     gx__sb_printf(b,
                   "  gx_tvi x[%d] = {};\n#pragma unroll\n  for (int u = 0; u < %d; u++) if (v + u * nth < nv) x[u] = vi[v + u * nth];\n",
                   U, U);
@@ -236,15 +255,14 @@ static void et_source(bool cuda, size_t isz, size_t osz, int vec, size_t tbytes,
                   tbytes / 16, ET_BLOCK, ET_BLOCK, tbytes / 16, ET_BLOCK, ET_BLOCK, tbytes / 16, ET_BLOCK);
     gx__sb_printf(b,
                   "  const int64_t tid = v;\n"
-                  "  for (; v < nv; v += %d * nth) {\n    gx_tvo y[%d];\n"
-                  "#pragma unroll\n    for (int u = 0; u < %d; u++)\n"
-                  "#pragma unroll\n      for (int k = 0; k < %d; k++) y[u].e[k] = t[x[u].e[k]];\n"
-                  "    const int64_t w = v + %d * nth;\n"
-                  "#pragma unroll\n    for (int u = 0; u < %d; u++) if (w + u * nth < nv) x[u] = vi[w + u * nth];\n"
-                  "#pragma unroll\n    for (int u = 0; u < %d; u++) if (v + u * nth < nv) vo[v + u * nth] = y[u];\n  }\n"
+                  "  for (; v < nv; v += %d * nth) {\n    const int64_t w = v + %d * nth;\n"
+                  "#pragma unroll\n    for (int u = 0; u < %d; u++) {\n      gx_tvo y;\n"
+                  "#pragma unroll\n      for (int k = 0; k < %d; k++) y.e[k] = t[x[u].e[k]];\n"
+                  "      if (w + u * nth < nv) x[u] = vi[w + u * nth];\n"
+                  "      if (v + u * nth < nv) vo[v + u * nth] = y;\n    }\n  }\n"
                   "  const %s *in = (const %s *)a.in;\n  %s *o = (%s *)a.out;\n"
                   "  for (int64_t i = nv * %d + tid; i < n; i += nth) o[i] = t[in[i]];\n}\n",
-                  U, U, U, vec, U, U, U, it, it, ot, ot, vec);
+                  U, U, U, vec, it, it, ot, ot, vec);
 }
 
 static gx_status et_kernel(gx_ctx *ctx, size_t isz, size_t osz, int vec, size_t tbytes, gx__kernel *k)
@@ -297,6 +315,52 @@ static gx_status et_apply(gx_ctx *ctx, const ew_plan *pl, const void *tab, size_
     return s;
 }
 
+/* What a table's values depend on: target, dtypes, the constants' types and values,
+ * the expression and the user code (all of it: a gx_define changes the table). */
+static unsigned char *et_key(gx_ctx *ctx, const ew_plan *pl, const char *expr, const char *user_code, size_t *len)
+{
+    size_t le = strlen(expr), lu = user_code ? strlen(user_code) : 0;
+    const int64_t head[] = {(int64_t)gx__ctx_target(ctx), pl->dt[0], pl->dt[1], pl->nconst, (int64_t)le, (int64_t)lu};
+    size_t n = sizeof head + (size_t)pl->nconst * (sizeof(int64_t) + sizeof(ew_cval)) + le + lu;
+    unsigned char *k = malloc(n), *p = k;
+    if (!k)
+        return NULL;
+    memcpy(p, head, sizeof head), p += sizeof head;
+    for (int j = 0; j < pl->nconst; j++) {
+        int64_t t = pl->cdt[j];
+        memcpy(p, &t, sizeof t), p += sizeof t;
+        memcpy(p, &pl->args.c[j], sizeof(ew_cval)), p += sizeof(ew_cval);
+    }
+    memcpy(p, expr, le), p += le;
+    if (lu)
+        memcpy(p, user_code, lu);
+    *len = n;
+    return k;
+}
+
+static et_cached *et_find(et_state *e, const unsigned char *key, size_t klen)
+{
+    for (int i = 0; key && i < ET_CACHED; i++)
+        if (e->cache[i].tab && e->cache[i].klen == klen && memcmp(e->cache[i].key, key, klen) == 0)
+            return &e->cache[i];
+    return NULL;
+}
+
+/* Keeps a fresh table in the cache (taking `key`), evicting the oldest: its memory
+ * goes back to the pool in stream order, after every launch queued before. */
+static void et_keep(gx_ctx *ctx, et_state *e, unsigned char *key, size_t klen, void *tab, size_t bytes)
+{
+    et_cached *c = &e->cache[e->next];
+    e->next = (e->next + 1) % ET_CACHED;
+    if (c->tab)
+        gx__scratch_free(ctx, c->tab, c->bytes);
+    free(c->key);
+    *c = (et_cached){key, klen, tab, bytes};
+}
+
+/* A table is kept for later calls of the same map (its build is a launch and ~5 µs of
+ * a 2^24 f16 map on an H200), except while a graph is recorded: a graph holds on to
+ * the memory it used, which the cache could give back. */
 gx_status ew_table_run(gx_ctx *ctx, const ew_plan *pl, const char *expr, const char *user_code, const char *label)
 {
     et_state *e;
@@ -306,17 +370,34 @@ gx_status ew_table_run(gx_ctx *ctx, const ew_plan *pl, const char *expr, const c
     size_t tbytes = (size_t)entries * osz;
     if (gx__target_is_cuda(ctx) && tbytes > e->smem_optin)
         return ew_run_direct(ctx, (ew_plan *)pl, expr, user_code, label); /* older GPUs: no room */
+    bool caching = !gx__graph_recording(ctx);
+    size_t klen = 0;
+    unsigned char *key = caching ? et_key(ctx, pl, expr, user_code, &klen) : NULL;
+    et_cached *hit = et_find(e, key, klen);
+    if (hit) {
+        free(key);
+        return et_apply(ctx, pl, hit->tab, tbytes, e);
+    }
     void *tab;
-    GX__CHECK(gx__scratch_alloc(ctx, tbytes, &tab));
+    gx_status s = gx__scratch_alloc(ctx, tbytes, &tab);
+    if (s != GX_OK) {
+        free(key);
+        return s;
+    }
     /* The table: the direct kernel over every pattern of the input dtype. */
     ew_plan tp = *pl;
     tp.args.p[0] = (uint64_t)(uintptr_t)tab;
     tp.args.p[1] = (uint64_t)(uintptr_t)e->patterns + (isz == 1 ? ET_BYTES_AT : 0);
     tp.args.n = entries;
     tp.vec = (int)(16 / (isz > osz ? isz : osz));
-    gx_status s = ew_run_direct(ctx, &tp, expr, user_code, label);
+    s = ew_run_direct(ctx, &tp, expr, user_code, label);
     if (s == GX_OK)
         s = et_apply(ctx, pl, tab, tbytes, e);
+    if (s == GX_OK && key) {
+        et_keep(ctx, e, key, klen, tab, tbytes);
+        return GX_OK;
+    }
+    free(key);
     gx__scratch_free(ctx, tab, tbytes); /* stream-ordered: after the lookups */
     return s;
 }
