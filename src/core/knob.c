@@ -10,7 +10,7 @@ static const char *const knob_names[] = {
     "GX_EW_UNROLL", "GX_EW_STREAM", "GX_EW_BLOCK", "GX_EW_GRID",  "GX_RG_UNROLL", "GX_RG_GRID",
     "GX_RNG_WAVES", "GX_SC_BLOCK",  "GX_SC_ITEMS", "GX_CO_BLOCK", "GX_CO_ITEMS",  "GX_LB_WAIT",
     "GX_LB_DELAY",  "GX_SC_MINB",   "GX_CO_MINB",  "GX_RG_FIN",   "GX_RA_FULL4",  "GX_RA_COLFULL4",
-    "GX_RA_COLCHUNK", "GX_EW_TABLE", "GX_ET_UNROLL",
+    "GX_RA_COLCHUNK", "GX_EW_TABLE", "GX_ET_UNROLL", "GX_ET_BLOCK",
 };
 #define NKNOBS (sizeof knob_names / sizeof knob_names[0])
 static const char *knob_values[NKNOBS];

@@ -53,7 +53,9 @@ typedef struct et_state {
 #define ET_PATTERNS 65536
 #define ET_BYTES_AT (ET_PATTERNS * 2)   /* where the 8-bit patterns start */
 #define ET_PBYTES (ET_BYTES_AT + 256)
-#define ET_BLOCK 1024
+#define ET_BLOCK et_block()
+/* Threads a block (GX_ET_BLOCK, experiments). */
+static int et_block(void) { return gx__knob_int("GX_ET_BLOCK", 1024, 128, 1024); }
 
 static void et_release(gx_ctx *ctx, void *state)
 {
@@ -211,7 +213,9 @@ static const char *et_utype(size_t bytes)
 /* Measured without gain (H200, f16 sin^2 + cos^2 at 2^28, % of copy; this loop at 4:
  * 89.5-89.8): 2 vectors 88.9, 3 87.3; each warp taking chunks of 32 x U contiguous
  * vectors (fewer address registers) 88.3; the input staged through shared memory by
- * cp.async in 3, 4, 6 or 8 stages (no registers held for loads in flight) 85.3-86.2.
+ * cp.async in 3, 4, 6 or 8 stages (no registers held for loads in flight) 85.3-86.2;
+ * blocks of 512 threads (GX_ET_BLOCK) with 4 / 6 / 8 vectors a thread 76.7 / 82.8 /
+ * 83.7: warps hide the lookups' latency better than loads in flight do.
  * ncu: warps wait on the global loads 77% of the time at 48.7% occupancy (one
  * 1024-thread block an SM: the 128 KiB table leaves room for no second). */
 static int et_unroll(int vec) { return gx__knob_int("GX_ET_UNROLL", vec >= 16 ? 1 : 4, 1, 8); }
@@ -277,7 +281,7 @@ static gx_status et_kernel(gx_ctx *ctx, size_t isz, size_t osz, int vec, size_t 
     bk.len = 0;
     bk.over = false;
     const int64_t nums[] = {0x657474, (int64_t)gx__ctx_target(ctx), (int64_t)isz, (int64_t)osz, vec,
-                            et_unroll(vec)};
+                            et_unroll(vec), ET_BLOCK};
     gx__bkey_bytes(&bk, nums, sizeof nums);
     if (gx__memo_bget(ctx, &bk, k, sizeof *k)) {
         ctx->cstats.mem_hits++;
