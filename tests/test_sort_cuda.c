@@ -50,6 +50,20 @@ GXT_TEST(sort_cuda_nvrtc_units)
         GXT_CHECK(sct_compile(src, what));
         free(src);
     }
+    /* The short-row units with their row length fixed: the widest networks, both
+     * composite key forms (32-bit keys packed with the index, 64-bit as a pair). */
+    static const struct {
+        gx_dtype kt;
+        int vb, np;
+    } rows[] = {{GX_F32, 0, 1024}, {GX_F64, 8, 2048}, {GX_U8, 16, 1}, {GX_I32, 4, 32}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0] && !gxt_failures; i++) {
+        char *src = NULL;
+        GXT_OK(gx__sort_cuda_rows_source(rows[i].kt, (int)i & 1, rows[i].vb, rows[i].np, &src));
+        char what[64];
+        snprintf(what, sizeof what, "rows %s np %d", gx_dtype_name(rows[i].kt), rows[i].np);
+        GXT_CHECK(src && strstr(src, "#define GX_NPC") && sct_compile(src, what));
+        free(src);
+    }
     static const gx_dtype xs[] = {GX_BOOL, GX_I32, GX_U64, GX_F32, GX_F64};
     double edges[3] = {0, 1, 2};
     for (int kind = 0; kind < 3; kind++)

@@ -177,6 +177,40 @@ static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb)
     gx__sb_puts(b, sc_cuda_select);
 }
 
+/* The short-row sort of rows padded to np (a power of 2 up to SC_CAP) alone, with np
+ * fixed in the text: the bitonic network then unrolls completely, every stage's
+ * distance and direction tests folded (61 registers against 47, no spills).  H200,
+ * rows of 1024 f32, same run as torch.sort(dim=-1): 2^26 keys 2154.1 -> 1590.1 µs
+ * (torch 2112.7), 2^24 542.4 -> 407.3 (torch 550.9). */
+static void sc_rows_source(gx__sbuf *b, sc_key k, int desc, int vb, int np)
+{
+    int lg = 0;
+    while ((1 << lg) < np)
+        lg++;
+    sc_head(b, k, desc, vb);
+    gx__sb_printf(b, "#define GX_NPC %d\n#define GX_LGC %d\n", np, lg);
+    gx__sb_puts(b, sc_cuda_keys);
+    sc_helpers(b, k, vb);
+    gx__sb_puts(b, sc_cuda_rows);
+}
+
+gx_status gx__sort_cuda_rows_source(gx_dtype kdtype, int desc, int vbytes, int np, char **out)
+{
+    sc_key k;
+    *out = NULL;
+    GX__CHECK(sc_key_of("gx__sort_cuda_rows_source", kdtype, &k));
+    GX__ARG(sc_vb_ok((size_t)vbytes), "gx__sort_cuda_rows_source: vbytes %d", vbytes);
+    GX__ARG(np >= 1 && np <= SC_CAP && (np & (np - 1)) == 0, "gx__sort_cuda_rows_source: np %d", np);
+    gx__sbuf b = {0};
+    sc_rows_source(&b, k, desc, vbytes, np);
+    if (b.oom) {
+        gx__sb_free(&b);
+        return gx__err(GX_ERR_OUT_OF_MEMORY, "gx__sort_cuda_rows_source: out of host memory");
+    }
+    *out = b.p;
+    return GX_OK;
+}
+
 gx_status gx__sort_cuda_source(gx_dtype kdtype, int desc, int vbytes, char **out)
 {
     sc_key k;
@@ -208,6 +242,26 @@ static gx_status sc_kernel(gx_ctx *ctx, sc_key k, int desc, int vb, const char *
     gx_status s = b.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "gx sort: out of host memory") : GX_OK;
     if (s == GX_OK)
         s = gx__kernel_get(ctx, b.p, "gx_sort", entry, out);
+    gx__sb_free(&b);
+    if (s == GX_OK)
+        gx__memo_put(ctx, key, out, sizeof *out);
+    return s;
+}
+
+/* The short-row kernel for rows padded to np, from the memo, else compiled. */
+static gx_status sc_rows_kernel(gx_ctx *ctx, sc_key k, int desc, int vb, int np, gx__kernel *out)
+{
+    char key[128];
+    gx__fmt(key, sizeof key, "sort_cuda_rows|%d|%d|%d|%d|%d", k.kb, k.kind, desc, vb, np);
+    if (gx__memo_get(ctx, key, out, sizeof *out)) {
+        ctx->cstats.mem_hits++;
+        return GX_OK;
+    }
+    gx__sbuf b = {0};
+    sc_rows_source(&b, k, desc, vb, np);
+    gx_status s = b.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "gx sort: out of host memory") : GX_OK;
+    if (s == GX_OK)
+        s = gx__kernel_get(ctx, b.p, "gx_sort", "gx_sr_rows", out);
     gx__sb_free(&b);
     if (s == GX_OK)
         gx__memo_put(ctx, key, out, sizeof *out);
@@ -247,11 +301,11 @@ typedef struct sc_sr_args {
 static gx_status sc_rows(gx_ctx *ctx, sc_key k, int desc, int vb, const void *keys, const void *vals, void *okeys,
                          void *ovals, int64_t nrows, int64_t rowlen, int64_t ocols)
 {
-    gx__kernel kr;
-    GX__CHECK(sc_kernel(ctx, k, desc, vb, "gx_sr_rows", &kr));
     int lg = 0;
     while ((1ll << lg) < rowlen)
         lg++;
+    gx__kernel kr;
+    GX__CHECK(sc_rows_kernel(ctx, k, desc, vb, 1 << lg, &kr));
     sc_sr_args a = {(uint64_t)(uintptr_t)keys, (uint64_t)(uintptr_t)vals, (uint64_t)(uintptr_t)okeys,
                     (uint64_t)(uintptr_t)ovals, nrows, rowlen, ocols, 1 << lg, lg, SC_CAP >> lg, vals == NULL};
     if (a.rpb > nrows)

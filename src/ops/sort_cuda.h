@@ -10,6 +10,8 @@
  * as compiled at run time: every sort, top-k and fix-up kernel of that family.
  * *out is malloc'ed (the caller frees it). */
 gx_status gx__sort_cuda_source(gx_dtype kdtype, int desc, int vbytes, char **out);
+/* The short-row unit for rows padded to np (a power of 2, at most 2048), likewise. */
+gx_status gx__sort_cuda_rows_source(gx_dtype kdtype, int desc, int vbytes, int np, char **out);
 /* The CUDA unit of a histogram request (r is checked as gx__hist_cuda checks it;
  * its pointers are not read). */
 gx_status gx__hist_cuda_source(const gx__hist_req *r, char **out);
