@@ -174,6 +174,21 @@ static const char sc_cuda_onesweep[] =
     "    if (a.in_raw) k = gx_tkey(k, &junk);\n"
     "    key[i] = k;\n"
     "  }\n"
+    /* Early counts: the tile's digit counts first (shared atomics), published to the
+     * look-back before the ranking below, so later tiles find this tile's aggregate
+     * one ranking sooner (the look-back chain is what the pass waits on).  H200,
+     * same-run CUB in brackets (µs): u32 2^28 10272 -> 9061 (6317), 2^24 807 -> 651
+     * (463); f32 2^28 12392 -> 10089 (5619); pairs 2^28 15829 -> 14080 (7405). */
+    "  __shared__ unsigned int s_hc[256];\n"
+    "  s_hc[tid] = 0;\n"
+    "  __syncthreads();\n"
+    "#pragma unroll\n"
+    "  for (int i = 0; i < GX_IT; i++)\n"
+    "    if (wb + i * 32 + lane < a.n) atomicAdd(&s_hc[gx_digit(key[i], a.shift)], 1u);\n"
+    "  __syncthreads();\n"
+    "  volatile unsigned int *st = (volatile unsigned int *)a.status;\n"
+    "  if (tile == 0) st[tid] = GX_ST_INC | s_hc[tid];\n"
+    "  else st[tile * 256 + tid] = GX_ST_AGG | s_hc[tid];\n"
     "  /* Rank within the warp: items in (i, lane) order, which is input order. */\n"
     "  const unsigned lt = (1u << lane) - 1u;\n"
     "#pragma unroll\n"
@@ -214,13 +229,10 @@ static const char sc_cuda_onesweep[] =
     "    if (lane >= o) inc += y;\n"
     "  }\n"
     "  if (lane == 31) s_wt[warp] = inc;\n"
-    "  /* Publish this tile's count of digit d, then look back for the earlier tiles'. */\n"
-    "  volatile unsigned int *st = (volatile unsigned int *)a.status;\n"
+    "  /* Look back for the earlier tiles' counts of digit d (this tile's was published\n"
+    "   * above). */\n"
     "  long long pref = 0;\n"
-    "  if (tile == 0) {\n"
-    "    st[d] = GX_ST_INC | cnt;\n"
-    "  } else {\n"
-    "    st[tile * 256 + d] = GX_ST_AGG | cnt;\n"
+    "  if (tile != 0) {\n"
     /* Look back GX_LB tiles at a time (their loads in flight together, not one L2
      * round trip per tile): add aggregates until an inclusive prefix; a tile that has
      * published nothing yet is read again. */
