@@ -56,9 +56,9 @@ gx_status gx_pipe_from_arrays(gx_ctx *ctx, int n, gx_array *const *arrays, gx_pi
                        "gx_pipe_from_arrays: %d arrays; between 1 and %d are allowed (and arrays must not be NULL)", n,
                        RP_MAXC);
     for (int i = 0; i < n; i++) {
-        char what[48];
-        gx__fmt(what, sizeof what, "gx_pipe_from_arrays (array %d)", i);
-        GX__CHECK(gx__array_check(arrays[i], what));
+        /* The name is formatted only for a bad handle (per call it was 5% of a warm
+         * gx_filter of 1024 f32, CPU backend, perf); arrays count from 0 here. */
+        GX__CHECK(gx__array_check_nth(arrays[i], "gx_pipe_from_arrays", "array", i));
         const gx_array *a = arrays[i];
         if (a->ctx != ctx)
             return gx__err(GX_ERR_INVALID_ARGUMENT, "gx_pipe_from_arrays: array %d belongs to another context", i);
