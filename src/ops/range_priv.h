@@ -186,7 +186,8 @@ bool rp_dtype_ok(gx_dtype t);
 /* A binary operator lambda over the accumulator: body "r.v0 = (A)(op(a.v0, b.v0));",
  * lift "r.v0 = (A)r0;".  acc = forced, or op's result dtype on (elem, elem). */
 typedef struct rp_opjob {
-    gx__sbuf body, lift;
+    gx__sbuf body, lift; /* read .p only: on a memo hit they point into the memo (borrowed) */
+    bool borrowed;
     gx_dtype acc;
     bool named; /* op was a name ("+", "max"...): neutral holds its neutral element */
     gx_scalar neutral;
