@@ -26,7 +26,9 @@ static gx_dtype rp_widen_half(gx_dtype t) { return gx__dtype_is_half(t) ? GX_F32
  * the caller's stack and not in the handle table, so a warm small call pays no
  * calloc / free of the 3.8 KB pipe and no handle-table lock per stage (pipe_new,
  * gx_pipe_destroy and five pipe_checks were ~20% of a warm gx_filter of 1024 f32,
- * CPU backend, perf).  Only a pointer comparison: a user's handle is never it. */
+ * CPU backend, perf).  Only a pointer comparison: a user's handle is never it.
+ * Warm calls on 1024 f32 (2-core VM, one thread, fastest of 7 x 2000): gx_filter
+ * 1.92 -> 1.74 us, gx_scan_into 1.92 -> 1.52 us. */
 static _Thread_local const gx_pipe *rp_local;
 
 static gx_status pipe_check(const gx_pipe *p, const char *what)
@@ -798,7 +800,8 @@ typedef struct rp_memo_ref {
 
 /* The job's texts point into the memo's value, which stays until the context is
  * destroyed (rp_op_prepare): copying them into two buffers (malloc, free) was ~6% of a
- * warm gx_scan_into of 1024 f32 (two prepares a call; CPU backend, perf). */
+ * warm gx_scan_into of 1024 f32 (two prepares a call; CPU backend, perf): 1.52 ->
+ * 1.41 us a call (2-core VM, one thread, fastest of 7 x 2000). */
 static void op_job_from(rp_opjob *j, const char *v)
 {
     memcpy(&j->acc, v, sizeof(gx_dtype));

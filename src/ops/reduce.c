@@ -404,7 +404,9 @@ static void rd_full_inputs(const rd_job *job, int64_t total, rg_spec *sp, rd_use
  * functions.  Not for gathered inputs (their text depends on the shape and strides)
  * or bound arrays (their loads are generated code): those take the spec's own keys.
  * Why: formatting the element text and hashing it (rg_bkey) per call were ~34% of a
- * warm argmin of 1024 f32 (CPU backend, perf). */
+ * warm argmin of 1024 f32 (CPU backend, perf).  Fastest of 7 x 2000 warm calls on
+ * 1024 f32, 2-core VM, one thread, work included: argmin 705 -> 494 ns, reduce into a
+ * 0-d array 799 -> 614, l2 mapreduce 1194 -> 871. */
 static bool rd_front_key(const rd_job *job, int64_t total, gx__bkey *k)
 {
     if (job->bind.n > 0)
