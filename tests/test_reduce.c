@@ -1340,3 +1340,124 @@ GXT_TEST(reduce_f32_sum_accuracy_axes)
     free(h);
     free(col);
 }
+
+/* ------------------------------------------------------------ warm calls (issue 22) */
+
+/* The host reference of memo_front_sum: sum of k*x[i*step] (or x*y, y one value). */
+static double memo_ref(const double *h, int64_t n, int64_t off, int64_t step, double k)
+{
+    double s = 0;
+    for (int64_t i = 0; i < n; i++)
+        s += k * h[off + i * step];
+    return s;
+}
+
+/* Whole-array reductions find their kernels by a binary key of the job (the memo
+ * front, reduce.c's rd_front_key) on warm calls: every change that changes the kernel
+ * or its arguments must give the right value, each call twice (cold, then warm):
+ * dtypes, sizes, views (strided, reversed, offset), lambda texts and operators of one
+ * length, constants' values and dtypes, a size-1 input against a full one.  Values are
+ * small integers, so every sum is exact in every dtype. */
+GXT_TEST(reduce_memo_front_sees_every_change)
+{
+    gx_ctx *ctx = gxt_ctx();
+    enum { N = 101 };
+    double h[N];
+    for (int i = 0; i < N; i++)
+        h[i] = (double)(i % 7) - 3;
+    int64_t n = N, one = 1;
+    gx_array *x32 = NULL, *x64 = NULL, *xi = NULL, *small = NULL, *y1 = NULL;
+    float hf[N];
+    int32_t hi[N];
+    for (int i = 0; i < N; i++)
+        hf[i] = (float)h[i], hi[i] = (int32_t)h[i];
+    double two = 2;
+    GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, hf, &x32));
+    GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, h, &x64));
+    GXT_OK(gx_array_from_host(ctx, GX_I32, 1, &n, hi, &xi));
+    int64_t n33 = 33;
+    GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n33, hf + 5, &small));
+    GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &one, &two, &y1));
+    gx_array *strided = NULL, *rev = NULL, *offset = NULL;
+    gx_slice sl = {0, GX_END, 3}, sr = {-1, GX_END, -1}, so = {1, GX_END, 1};
+    GXT_OK(gx_array_view(x32, &sl, &strided));
+    GXT_OK(gx_array_view(x32, &so, &offset));
+    GXT_OK(gx_array_view(x32, &sr, &rev));
+    gx_scalar s;
+    for (int rep = 0; rep < 2; rep++) {
+        GXT_OK(gx_reduce(ctx, "+", x32, NULL, &s));
+        GXT_CHECK(gx_scalar_to_f64(s) == memo_ref(h, N, 0, 1, 1));
+        GXT_OK(gx_reduce(ctx, "+", x64, NULL, &s));
+        GXT_CHECK(s.dtype == GX_F64 && s.v.f == memo_ref(h, N, 0, 1, 1));
+        gx_reduce_opts d64 = {0}; /* one accumulator and result: only the input's dtype differs */
+        d64.dtype = GX_F64;
+        GXT_OK(gx_reduce(ctx, "+", x32, &d64, &s));
+        GXT_CHECK(s.dtype == GX_F64 && s.v.f == memo_ref(h, N, 0, 1, 1));
+        GXT_OK(gx_reduce(ctx, "+", xi, &d64, &s));
+        GXT_CHECK(s.dtype == GX_F64 && s.v.f == memo_ref(h, N, 0, 1, 1));
+        GXT_OK(gx_reduce(ctx, "+", x64, &d64, &s));
+        GXT_CHECK(s.dtype == GX_F64 && s.v.f == memo_ref(h, N, 0, 1, 1));
+        GXT_OK(gx_reduce(ctx, "+", xi, NULL, &s));
+        GXT_CHECK(gx_scalar_to_f64(s) == memo_ref(h, N, 0, 1, 1));
+        GXT_OK(gx_reduce(ctx, "+", small, NULL, &s));
+        GXT_CHECK(gx_scalar_to_f64(s) == memo_ref(h, 33, 5, 1, 1));
+        GXT_OK(gx_reduce(ctx, "+", strided, NULL, &s));
+        GXT_CHECK(gx_scalar_to_f64(s) == memo_ref(h, (N + 2) / 3, 0, 3, 1));
+        GXT_OK(gx_reduce(ctx, "+", offset, NULL, &s));
+        GXT_CHECK(gx_scalar_to_f64(s) == memo_ref(h, N - 1, 1, 1, 1));
+        GXT_OK(gx_reduce(ctx, "+", rev, NULL, &s));
+        GXT_CHECK(gx_scalar_to_f64(s) == memo_ref(h, N, 0, 1, 1));
+        /* operators of one length, and a lambda operator */
+        GXT_OK(gx_reduce(ctx, "max", x32, NULL, &s));
+        GXT_CHECK(gx_scalar_to_f64(s) == 3);
+        GXT_OK(gx_reduce(ctx, "min", x32, NULL, &s));
+        GXT_CHECK(gx_scalar_to_f64(s) == -3);
+        int64_t at = -1;
+        GXT_OK(gx_argmin(x32, &at));
+        GXT_CHECK(at == 0);
+        GXT_OK(gx_argmax(x32, &at));
+        GXT_CHECK(at == 6);
+        GXT_OK(gx_argmax(offset, &at));
+        GXT_CHECK(at == 5);
+        GXT_OK(gx_argmin(rev, &at)); /* x[98], the last -3, comes first reversed */
+        GXT_CHECK(at == N - 1 - 98);
+        /* lambda texts of one length; a constant's value and dtype under one text */
+        gx_array *in1[1] = {x32};
+        GXT_OK(gx_mapreduce(ctx, "x -> x * 2", "+", 1, in1, NULL, &s));
+        GXT_CHECK(gx_scalar_to_f64(s) == memo_ref(h, N, 0, 1, 2));
+        GXT_OK(gx_mapreduce(ctx, "x -> x * 5", "+", 1, in1, NULL, &s));
+        GXT_CHECK(gx_scalar_to_f64(s) == memo_ref(h, N, 0, 1, 5));
+        gx_const k[2] = {GX_CONST("k", GX_SCALAR_F64(2)), GX_CONST("k", GX_SCALAR_F64(7))};
+        gx_reduce_opts o = {0};
+        o.nconsts = 1;
+        for (int c = 0; c < 2; c++) {
+            o.consts = &k[c];
+            GXT_OK(gx_mapreduce(ctx, "x -> x * k", "+", 1, in1, &o, &s));
+            GXT_CHECK(gx_scalar_to_f64(s) == memo_ref(h, N, 0, 1, c ? 7 : 2));
+        }
+        gx_const ki = GX_CONST("k", GX_SCALAR_I64(4));
+        o.consts = &ki;
+        GXT_OK(gx_mapreduce(ctx, "x -> x * k", "+", 1, in1, &o, &s));
+        GXT_CHECK(gx_scalar_to_f64(s) == memo_ref(h, N, 0, 1, 4));
+        /* a size-1 input (read once) against a full one (streamed), one text */
+        gx_array *in2[2] = {x64, y1}, *in3[2] = {x64, x64};
+        GXT_OK(gx_mapreduce(ctx, "x, y -> x * y", "+", 2, in2, NULL, &s));
+        GXT_CHECK(s.v.f == memo_ref(h, N, 0, 1, 2));
+        GXT_OK(gx_mapreduce(ctx, "x, y -> x * y", "+", 2, in3, NULL, &s));
+        double sq = 0;
+        for (int i = 0; i < N; i++)
+            sq += h[i] * h[i];
+        GXT_CHECK(s.v.f == sq);
+        /* into a device array: the same kernels, another output */
+        gx_array *s0 = NULL;
+        GXT_OK(gx_array_zeros(ctx, GX_F64, 0, NULL, &s0));
+        GXT_OK(gx_reduce_into(ctx, "+", x64, NULL, s0));
+        double got = 0;
+        GXT_OK(gx_array_to_host(s0, &got, sizeof got));
+        GXT_CHECK(got == memo_ref(h, N, 0, 1, 1));
+        gx_array_release(s0);
+    }
+    gx_array *all[] = {x32, x64, xi, small, y1, strided, rev, offset};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gx_array_release(all[i]);
+}

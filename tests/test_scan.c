@@ -474,3 +474,74 @@ GXT_TEST(scan_named_operators)
     gx_array_release(exs);
     gx_array_release(mx);
 }
+
+/* Warm scans reuse the operator's compiled body (rp_op_prepare's memo) and kernels:
+ * each change must give the right values, every call checked against the host:
+ * operators and lambda texts of one length, a constant's value in a lambda operator
+ * (written into the code as a literal), dtypes, a strided view.  Small integers: exact. */
+GXT_TEST(scan_warm_calls_see_every_change)
+{
+    gx_ctx *ctx = gxt_ctx();
+    enum { N = 77 };
+    double h[N], want[N], got[N];
+    for (int i = 0; i < N; i++)
+        h[i] = (double)((i * 5) % 9) - 4;
+    int64_t n = N;
+    gx_array *xd = NULL, *xi = NULL, *od = NULL, *oi = NULL, *xv = NULL, *ov = NULL;
+    int32_t hi[N], gi[N];
+    for (int i = 0; i < N; i++)
+        hi[i] = (int32_t)h[i];
+    GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, h, &xd));
+    GXT_OK(gx_array_from_host(ctx, GX_I32, 1, &n, hi, &xi));
+    GXT_OK(gx_array_zeros(ctx, GX_F64, 1, &n, &od));
+    GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &n, &oi));
+    gx_slice every3 = {0, GX_END, 3};
+    GXT_OK(gx_array_view(xd, &every3, &xv));
+    int64_t nv = (N + 2) / 3;
+    GXT_OK(gx_array_zeros(ctx, GX_F64, 1, &nv, &ov));
+    const char *ops[] = {"max", "min", "a, b -> max(a, b)", "a, b -> min(a, b)", "+"};
+    for (int rep = 0; rep < 2; rep++) {
+        for (int o = 0; o < 5; o++) {
+            for (int i = 0; i < N; i++) {
+                double p = i ? want[i - 1] : h[0];
+                want[i] = i == 0 ? h[0] : o % 2 == 0 && o < 4 ? fmax(p, h[i]) : o < 4 ? fmin(p, h[i]) : p + h[i];
+            }
+            gx_scan_opts so = {0};
+            GXT_OK(gx_scan_into(ctx, ops[o], xd, &so, od));
+            GXT_OK(gx_array_to_host(od, got, sizeof got));
+            for (int i = 0; i < N; i++)
+                GXT_CHECK(got[i] == want[i]);
+            GXT_OK(gx_scan_into(ctx, ops[o], xi, &so, oi));
+            GXT_OK(gx_array_to_host(oi, gi, sizeof gi));
+            for (int i = 0; i < N; i++)
+                GXT_CHECK(gi[i] == (int32_t)want[i]);
+        }
+        /* a constant in a lambda operator (associative: a scan may combine partials):
+         * one text, two values */
+        for (int k = -1; k <= 2; k += 3) {
+            gx_const c = GX_CONST("k", GX_SCALAR_F64(k));
+            gx_scan_opts so = {0};
+            so.consts = &c;
+            so.nconsts = 1;
+            GXT_OK(gx_scan_into(ctx, "a, b -> max(max(a, b), k)", xd, &so, od));
+            GXT_OK(gx_array_to_host(od, got, sizeof got));
+            double acc = h[0];
+            GXT_CHECK(got[0] == acc); /* the first output is x[0] itself */
+            for (int i = 1; i < N; i++) {
+                acc = fmax(fmax(acc, h[i]), k);
+                GXT_CHECK(got[i] == acc);
+            }
+        }
+        /* a strided view */
+        GXT_OK(gx_scan_into(ctx, "+", xv, NULL, ov));
+        double gv[(N + 2) / 3], acc = 0;
+        GXT_OK(gx_array_to_host(ov, gv, sizeof gv));
+        for (int64_t i = 0; i < nv; i++) {
+            acc += h[3 * i];
+            GXT_CHECK(gv[i] == acc);
+        }
+    }
+    gx_array *all[] = {xd, xi, od, oi, xv, ov};
+    for (int i = 0; i < 6; i++)
+        gx_array_release(all[i]);
+}

@@ -124,3 +124,72 @@ GXT_TEST(threads_map_shared_cache)
     GXT_OK(gx_cache_stats_get(ctx, &cs));
     GXT_CHECK(cs.compiles + cs.disk_hits <= 2); /* iota + map, each built or loaded once */
 }
+
+/* Warm small calls from several threads on one context: gx_filter and gx_scan run on
+ * a pipeline on the calling thread's stack (rp_pipe_open), whole-array reductions
+ * find their kernels through the memo front; each thread's values against its own
+ * host reference (TSan runs this too). */
+static void *warm_small_calls(void *p)
+{
+    worker *w = p;
+    enum { N = 300 };
+    float h[N], got[N];
+    for (int i = 0; i < N; i++)
+        h[i] = (float)((i * 13 + w->id * 7) % 10); /* 0..9: exact sums */
+    int64_t n = N;
+    gx_array *x = NULL, *s = NULL, *kept = NULL;
+    if (gx_array_from_host(w->ctx, GX_F32, 1, &n, h, &x) != GX_OK || gx_array_similar(x, &s) != GX_OK) {
+        w->errors++;
+        goto done;
+    }
+    for (int it = 0; it < 30; it++) {
+        float t = (float)(it % 5 + 2); /* the predicate's constant varies */
+        gx_const c = GX_CONST("t", GX_SCALAR_F64(t));
+        gx_filter_opts fo = {0};
+        fo.consts = &c;
+        fo.nconsts = 1;
+        int64_t nk = -1, want = 0;
+        for (int i = 0; i < N; i++)
+            want += h[i] > t;
+        if (gx_filter(w->ctx, "x -> x > t", 1, &x, &fo, &kept) != GX_OK || gx_array_size(kept, &nk) != GX_OK ||
+            nk != want)
+            w->errors++;
+        gx_array_release(kept);
+        kept = NULL;
+        if (gx_scan_into(w->ctx, it % 2 ? "max" : "+", x, NULL, s) != GX_OK ||
+            gx_array_to_host(s, got, sizeof got) != GX_OK) {
+            w->errors++;
+            continue;
+        }
+        float acc = 0;
+        for (int i = 0; i < N; i++) {
+            acc = it % 2 ? (i == 0 || h[i] > acc ? h[i] : acc) : acc + h[i];
+            w->errors += got[i] != acc;
+        }
+        double sum = 0;
+        for (int i = 0; i < N; i++)
+            sum += h[i];
+        gx_scalar r;
+        if (gx_reduce(w->ctx, "+", x, NULL, &r) != GX_OK || gx_scalar_to_f64(r) != sum)
+            w->errors++;
+    }
+done:
+    gx_array_release(x);
+    gx_array_release(s);
+    return NULL;
+}
+
+GXT_TEST(threads_warm_small_calls_shared_context)
+{
+    gx_ctx *ctx = gxt_ctx();
+    pthread_t t[4];
+    worker w[4];
+    for (int i = 0; i < 4; i++) {
+        w[i] = (worker){ctx, i, 0};
+        pthread_create(&t[i], NULL, warm_small_calls, &w[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        GXT_EQ_I64(w[i].errors, 0);
+    }
+}

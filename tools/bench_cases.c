@@ -658,6 +658,7 @@ const bench_case bench_cases[] = {
     {"host_overhead_reduce", bench_case_host_overhead_reduce, 1},
     {"host_overhead_scan", bench_case_host_overhead_scan, 1},
     {"host_overhead_filter", bench_case_host_overhead_filter, 1},
+    {"host_overhead_filter_into", bench_case_host_overhead_filter_into, 1},
     {"graph_chain10", bench_case_graph_chain10, 0},
     {"floor_launch_sync", bench_case_floor_launch_sync, 1},
     {"floor_launch_d2h_sync", bench_case_floor_launch_d2h_sync, 1},

@@ -80,6 +80,8 @@ gx_status bench_case_host_overhead_reduce(gx_ctx *ctx, gx_backend_kind k, int64_
                                           int *nrows);
 gx_status bench_case_host_overhead_scan(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
                                         int *nrows);
+gx_status bench_case_host_overhead_filter_into(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps,
+                                               bench_result *rows, int *nrows);
 gx_status bench_case_host_overhead_filter(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
                                           int *nrows);
 gx_status bench_case_lat_sum_to_host(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,

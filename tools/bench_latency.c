@@ -1,10 +1,13 @@
 /* bench_latency.c -- small calls at the floor (gx issue 22).
  *
- * host_overhead_{map,reduce,scan,filter}: the host's time per warm call on a tiny
+ * host_overhead_{map,reduce,scan,filter,filter_into}: the host's time per warm call on a tiny
  * array (1024 f32), timed with the host clock around each call: on CUDA the call only
  * queues work, so this is gx's own cost up to and including the launch call (queued
  * work is drained with gx_sync every 32 calls, outside the timing); on the CPU it
- * includes running the kernel on the worker threads.
+ * includes running the kernel on the worker threads.  gx_filter reads its count back
+ * to size the result, so on CUDA its row includes a wait for the GPU (the floor:
+ * launch + sync); host_overhead_filter_into (capacity n, count on the device) is the
+ * filter's host time alone.
  *
  * graph_chain10: ten dependent small calls (maps, reductions into 0-d device arrays,
  * a scan, a copy, a mapreduce) issued one by one ("gx direct") against the same ten
@@ -44,7 +47,7 @@ static int cmp_dbl(const void *a, const void *b)
 /* ------------------------------------------------------------ host overhead */
 
 /* HO_*: the call alone; LAT_*: the call until its result is usable on the host. */
-enum { HO_MAP, HO_REDUCE, HO_SCAN, HO_FILTER, LAT_SUM, LAT_SCAN, LAT_FILTER, LAT_MAP };
+enum { HO_MAP, HO_REDUCE, HO_SCAN, HO_FILTER, HO_FILTER_INTO, LAT_SUM, LAT_SCAN, LAT_FILTER, LAT_MAP };
 #define HO_N 1024
 
 typedef struct ho_state {
@@ -53,6 +56,7 @@ typedef struct ho_state {
     int64_t n;
     gx_array *x, *out, *s0; /* s0: 0-d result of the reduction */
     gx_array *kept;         /* the filter's latest result */
+    gx_array *cnt;          /* HO_FILTER_INTO's count: a 0-d i64 device array */
     gx_scalar sum;          /* LAT_SUM's result in host memory */
 } ho_state;
 
@@ -62,6 +66,9 @@ static gx_status ho_call(ho_state *h)
     case HO_MAP: return gx_map_into(h->ctx, "x -> 2*x + 1", 1, &h->x, NULL, h->out);
     case HO_REDUCE: return gx_reduce_into(h->ctx, "+", h->x, NULL, h->s0);
     case HO_SCAN: return gx_scan_into(h->ctx, "+", h->x, NULL, h->out);
+    /* Into an array of capacity n with the count on the device: no wait for the
+     * count, so on CUDA this is the host's part alone (gx_filter waits for it). */
+    case HO_FILTER_INTO: return gx_filter_into(h->ctx, "x -> x > 0.5", 1, &h->x, NULL, &h->out, h->cnt);
     case LAT_SUM: return gx_reduce(h->ctx, "+", h->x, NULL, &h->sum); /* waits: the value is on the host */
     case LAT_SCAN: GX_TRY(gx_scan_into(h->ctx, "+", h->x, NULL, h->out)); return gx_sync(h->ctx);
     case LAT_MAP: GX_TRY(gx_map_into(h->ctx, "x -> 2*x + 1", 1, &h->x, NULL, h->out)); return gx_sync(h->ctx);
@@ -88,6 +95,19 @@ static gx_status ho_check(ho_state *h, bench_result *r)
         for (int64_t i = 0; i < N; i++)
             want += x[i];
         bench_check_f32_sum(r, got, want, N, "sum");
+        return GX_OK;
+    }
+    if (h->op == HO_FILTER_INTO) {
+        int64_t got = -1, want = 0, bad = 0;
+        GX_TRY(gx_array_to_host(h->cnt, &got, sizeof got));
+        float *o = NULL;
+        GX_TRY(bench_fetch(h->out, (void **)&o));
+        for (int64_t i = 0, k = 0; i < N; i++)
+            if (x[i] > 0.5f)
+                bad += k < got && o[k++] != x[i], want++;
+        free(o);
+        bench_verdict(r, got == want && bad == 0, "filter_into kept %lld (host %lld), %lld values differ",
+                      (long long)got, (long long)want, (long long)bad);
         return GX_OK;
     }
     if (h->op == HO_FILTER || h->op == LAT_FILTER) {
@@ -126,6 +146,8 @@ static gx_status ho_case(gx_ctx *ctx, int op, const char *name, int64_t n, int r
         s = bench_output_f32(ctx, n, &h.out);
     if (s == GX_OK)
         s = gx_array_zeros(ctx, GX_F32, 0, NULL, &h.s0);
+    if (s == GX_OK)
+        s = gx_array_zeros(ctx, GX_I64, 0, NULL, &h.cnt);
     for (int i = 0; s == GX_OK && i < 8; i++) /* warm: compiled, cached, pooled */
         s = ho_call(&h);
     if (s == GX_OK)
@@ -153,6 +175,7 @@ static gx_status ho_case(gx_ctx *ctx, int op, const char *name, int64_t n, int r
     gx_array_release(h.out);
     gx_array_release(h.s0);
     gx_array_release(h.kept);
+    gx_array_release(h.cnt);
     return s;
 }
 
@@ -182,6 +205,13 @@ gx_status bench_case_host_overhead_filter(gx_ctx *ctx, gx_backend_kind k, int64_
 {
     (void)k, (void)n;
     return ho_case(ctx, HO_FILTER, "host_overhead_filter", HO_N, reps, rows, nrows);
+}
+
+gx_status bench_case_host_overhead_filter_into(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps,
+                                               bench_result *rows, int *nrows)
+{
+    (void)k, (void)n;
+    return ho_case(ctx, HO_FILTER_INTO, "host_overhead_filter_into", HO_N, reps, rows, nrows);
 }
 
 /* ------------------------------------------------------------ one call to a host result */

@@ -699,6 +699,7 @@ void gx__memo_bput(gx_ctx *ctx, const gx__bkey *key, const void *val, size_t len
 /* ------------------------------------------------------------ misc */
 
 /* An experiment knob's value (GX_EW_UNROLL, GX_RG_GRID...), read once per process. */
+/* name: a string literal (its address is remembered). */
 const char *gx__knob(const char *name);
 int gx__knob_int(const char *name, int dflt, int lo, int hi);
 

@@ -99,8 +99,8 @@ gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in,
     gx_status s = flat_inputs(ctx, "gx_filter", nin, in, flat, owned);
     if (s != GX_OK) /* it released what it made; its messages name gx_filter already */
         return s;
-    gx_pipe *p = NULL;
-    s = gx_pipe_from_arrays(ctx, nin, flat, &p);
+    gx_pipe *p = NULL, local;
+    s = rp_pipe_open(ctx, nin, flat, &local, &p);
     if (s == GX_OK)
         s = gx_pipe_filter(p, pred, &po);
     if (s == GX_OK)
@@ -112,7 +112,7 @@ gx_status gx_filter(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in,
             gx_array_release(out[i]);
             out[i] = NULL;
         }
-    gx_pipe_destroy(p);
+    rp_pipe_close(p);
     flat_release(nin, flat, owned);
     return s == GX_OK ? s : gx__err_prefix(s, "gx_filter");
 }
@@ -168,9 +168,9 @@ gx_status gx_filter_into(gx_ctx *ctx, const char *pred, int nin, gx_array *const
     int64_t cap = 0;
     s = into_check(ctx, nin, in, out, count, &cap);
     gx_pipe_opts po = pipe_opts_of(opts);
-    gx_pipe *p = NULL;
+    gx_pipe *p = NULL, local;
     if (s == GX_OK)
-        s = gx_pipe_from_arrays(ctx, nin, flat, &p);
+        s = rp_pipe_open(ctx, nin, flat, &local, &p);
     if (s == GX_OK)
         s = gx_pipe_filter(p, pred, &po);
     if (s == GX_OK && in[0]->size == 0) {
@@ -181,7 +181,7 @@ gx_status gx_filter_into(gx_ctx *ctx, const char *pred, int nin, gx_array *const
             op[i] = gx__array_ptr(out[i]);
         s = rp_pipe_collect_cap(p, op, cap, gx__array_ptr(count));
     }
-    gx_pipe_destroy(p);
+    rp_pipe_close(p);
     flat_release(nin, flat, owned);
     return s == GX_OK ? s : gx__err_prefix(s, "gx_filter_into");
 }

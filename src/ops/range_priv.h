@@ -166,6 +166,12 @@ gx_status rp_run_collect(gx_ctx *ctx, const rp_seg *sg, int nout, gx_array **out
  * written); the number kept goes to the device i64 at count; no host wait. */
 gx_status rp_run_collect_cap(gx_ctx *ctx, const rp_seg *sg, void *const *outp, int64_t cap, void *count);
 /* gx_filter_into's terminal (range.c): the pipe's stream into outp / count as above. */
+/* A pipeline over arrays (as gx_pipe_from_arrays) in `buf`, the caller's, for one
+ * internal call on this thread (gx_filter, gx_scan): not a handle, no allocation.
+ * *out is buf, or an ordinary pipeline where this thread has one open already.  Close
+ * it with rp_pipe_close on the same thread, before buf goes. */
+gx_status rp_pipe_open(gx_ctx *ctx, int n, gx_array *const *arrays, gx_pipe *buf, gx_pipe **out);
+void rp_pipe_close(gx_pipe *p);
 gx_status rp_pipe_collect_cap(gx_pipe *p, void *const *outp, int64_t cap, void *count);
 
 /* Builds the runnable last segment of p (materialising earlier ones into *tmps, which
@@ -180,7 +186,8 @@ bool rp_dtype_ok(gx_dtype t);
 /* A binary operator lambda over the accumulator: body "r.v0 = (A)(op(a.v0, b.v0));",
  * lift "r.v0 = (A)r0;".  acc = forced, or op's result dtype on (elem, elem). */
 typedef struct rp_opjob {
-    gx__sbuf body, lift;
+    gx__sbuf body, lift; /* read .p only: on a memo hit they point into the memo (borrowed) */
+    bool borrowed;
     gx_dtype acc;
     bool named; /* op was a name ("+", "max"...): neutral holds its neutral element */
     gx_scalar neutral;

@@ -968,6 +968,28 @@ static gx_status rg_kernels(gx_ctx *ctx, const rg_spec *sp, int vec, gx__kernel 
     return s;
 }
 
+/* rg_kernels behind the spec's memo front, when it has one: a hit skips building the
+ * element text (rd_full_inputs: ~20% of a warm argmin of 1024 f32) and hashing it
+ * with the other text fields (rg_bkey: ~14%), CPU backend, perf. */
+static gx_status rg_kernels_front(gx_ctx *ctx, const rg_spec *sp, int vec, gx__kernel *k)
+{
+    if (!sp->front)
+        return rg_kernels(ctx, sp, vec, k);
+    gx__bkey *fk = sp->front;
+    const int64_t nums[] = {0x72676672, RG_UNROLL, rg_fin(), (int64_t)gx__ctx_target(ctx), vec};
+    gx__bkey_bytes(fk, nums, sizeof nums);
+    if (gx__memo_bget(ctx, fk, k, 2 * sizeof *k)) {
+        ctx->cstats.mem_hits++;
+        return GX_OK;
+    }
+    rg_spec full = *sp;
+    full.front = NULL;
+    GX__CHECK(sp->fill(&full, sp->fill_arg));
+    GX__CHECK(rg_kernels(ctx, &full, vec, k));
+    gx__memo_bput(ctx, fk, k, 2 * sizeof *k);
+    return GX_OK;
+}
+
 gx_status rg_run(gx_ctx *ctx, const rg_spec *sp, int64_t n, const void *user, size_t user_size, uint64_t out,
                  uint64_t out_idx, void *host_val, int64_t *host_idx)
 {
@@ -1001,7 +1023,7 @@ gx_status rg_run(gx_ctx *ctx, const rg_spec *sp, int64_t n, const void *user, si
     int vec = cuda ? rg_vec(sp) : 1;
     gx__kernel k[2];
     memset(k, 0, sizeof k);
-    GX__CHECK(rg_kernels(ctx, sp, vec, k));
+    GX__CHECK(rg_kernels_front(ctx, sp, vec, k));
     size_t size = sizeof ab.h + ((user_size + 7) & ~(size_t)7);
     GX__CHECK(cuda ? rg_run_cuda(ctx, sp, &ab, size, vec, &k[0]) : rg_run_cpu(ctx, sp, &ab, size, k));
     if (!to_host)

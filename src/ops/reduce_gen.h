@@ -88,6 +88,15 @@ typedef struct rg_spec {
     const char *user_fields; /* C declarations (8-byte fields), may be NULL */
     const char *user_code;   /* pasted before the kernels, may be NULL */
     const char *label;       /* names the kernel in messages and dumps */
+    /* Optional memo front (issue 22): a binary key, built by the caller without
+     * formatting, that determines every text field above (elem, combine, identity,
+     * final, user_fields, user_code) and the stream dtypes.  rg_run appends what it adds
+     * (vec, the target, the knobs) and looks the kernels up by it first; only on a miss
+     * does it call fill(spec, fill_arg) to set the text fields (elem may be NULL until
+     * then) and take the spec's own keys.  NULL: the spec is complete. */
+    gx__bkey *front;
+    gx_status (*fill)(struct rg_spec *sp, void *arg);
+    void *fill_arg;
 } rg_spec;
 
 /* The fields the generator owns; they precede the user fields in the argument struct. */

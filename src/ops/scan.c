@@ -207,12 +207,12 @@ static gx_status scan_check_into(gx_ctx *ctx, gx_array *x, gx_array *out)
 /* The pipeline scan of one contiguous line (1-d arrays src -> dst, dst of dtype acc). */
 static gx_status scan_line(gx_ctx *ctx, const char *op, gx_array *src, gx_array *dst, const gx_scan_opts *o)
 {
-    gx_pipe *p = NULL;
-    GX__CHECK(gx_pipe_from_arrays(ctx, 1, &src, &p));
+    gx_pipe *p = NULL, local; /* not a handle: see rp_pipe_open */
+    GX__CHECK(rp_pipe_open(ctx, 1, &src, &local, &p));
     gx_pipe_opts po = {
         .consts = o->consts, .nconsts = o->nconsts, .init = o->init, .exclusive = o->exclusive, .dtype = dst->dtype};
     gx_status s = gx_pipe_scan_into(p, op, &po, dst);
-    gx_pipe_destroy(p);
+    rp_pipe_close(p);
     return s;
 }
 

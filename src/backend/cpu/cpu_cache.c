@@ -5,17 +5,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The class of `bytes` and the size its blocks have (*size), or -1: not kept. */
+/* The class of `bytes` and the size its blocks have (*size), or -1: not kept.  Up to
+ * 1 KiB a class per 64 bytes (16 classes); above, eight per power of two. */
 static int cache_class(size_t bytes, size_t *size)
 {
     *size = (bytes + 63) & ~(size_t)63;
-    if (bytes <= CPU_CACHE_MIN || bytes > ((size_t)1 << CPU_CACHE_MAXLOG))
+    if (bytes == 0 || bytes > ((size_t)1 << CPU_CACHE_MAXLOG))
         return -1;
-    int e = 63 - __builtin_clzll((unsigned long long)(bytes - 1)); /* 2^e < bytes <= 2^(e+1) */
-    size_t step = ((size_t)1 << (e + 1)) / 16;
-    size_t q = (bytes + step - 1) / step; /* 9..16 */
+    if (bytes <= CPU_CACHE_SMALL)
+        return (int)(*size / 64) - 1;
+    int e = 63 - __builtin_clzll((unsigned long long)(bytes - 1)); /* 2^e < bytes <= 2^(e+1), e >= 10 */
+    size_t step = ((size_t)1 << (e + 1)) / 16;                     /* >= 128: whole cache lines */
+    size_t q = (bytes + step - 1) / step;                          /* 9..16 */
     *size = q * step;
-    return (e - 16) * 8 + (int)(q - 9);
+    return CPU_CACHE_NSMALL + (e - 10) * 8 + (int)(q - 9);
 }
 
 void cpu_cache_init(cpu_cache *c, size_t cap)

@@ -865,7 +865,11 @@ static gx_status launch_prepare(cuda_impl *im, CUfunction fn, const gx__launch *
                        l->shmem, im->info.shared_per_block_optin);
     GX__CHECK(enter(im));
     int stat = 0;
-    if (cuda_drv.FuncGetAttribute &&
+    /* A kernel's static shared memory is at most 48 KiB (a compile-time limit) and it
+     * loaded, so only dynamic memory within 48 KiB of the opt-in limit can overflow:
+     * asking the driver on every launch was one driver call per call of every
+     * operation (issue 22: no extra driver call on the warm path). */
+    if (l->shmem > 0 && (size_t)l->shmem + 48 * 1024 > im->info.shared_per_block_optin && cuda_drv.FuncGetAttribute &&
         cuda_drv.FuncGetAttribute(&stat, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn) == CUDA_SUCCESS && stat > 0 &&
         (size_t)stat + l->shmem > im->info.shared_per_block_optin)
         return gx__err(GX_ERR_LAUNCH,
