@@ -255,14 +255,18 @@ static void et_source(bool cuda, size_t isz, size_t osz, int vec, size_t tbytes,
     gx__sb_printf(b,
                   "  gx_tvi x[%d] = {};\n#pragma unroll\n  for (int u = 0; u < %d; u++) if (v + u * nth < nv) x[u] = vi[v + u * nth];\n",
                   U, U);
-    /* The table in 16-byte words, all of a thread's loads issued before its stores. */
+    /* The table in 16-byte words copied by cp.async: all of a thread's copies (8 for
+     * a 128 KiB table) in flight at once without holding registers, one L2 round trip
+     * before the lookups can start (a loop of 4 register loads then 4 stores was two;
+     * 8 register loads spill). */
     gx__sb_printf(b,
-                  "  {\n    const uint4 *s = (const uint4 *)a.tab;\n    uint4 *d = (uint4 *)gx__sm;\n"
-                  "    for (int i = threadIdx.x; i < %zu; i += %d * 4) {\n      uint4 w[4];\n"
-                  "#pragma unroll\n      for (int k = 0; k < 4; k++) if (i + k * %d < %zu) w[k] = __ldg(s + i + k * %d);\n"
-                  "#pragma unroll\n      for (int k = 0; k < 4; k++) if (i + k * %d < %zu) d[i + k * %d] = w[k];\n"
-                  "    }\n  }\n  __syncthreads();\n",
-                  tbytes / 16, ET_BLOCK, ET_BLOCK, tbytes / 16, ET_BLOCK, ET_BLOCK, tbytes / 16, ET_BLOCK);
+                  "  {\n    const uint4 *s = (const uint4 *)a.tab;\n"
+                  "    const unsigned sb = (unsigned)__cvta_generic_to_shared(gx__sm);\n"
+                  "    for (int i = threadIdx.x; i < %zu; i += %d)\n"
+                  "      asm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16;\\n\" :: \"r\"(sb + i * 16), \"l\"(s + i));\n"
+                  "    asm volatile(\"cp.async.wait_all;\\n\" ::: \"memory\");\n"
+                  "  }\n  __syncthreads();\n",
+                  tbytes / 16, ET_BLOCK);
     gx__sb_printf(b,
                   "  const int64_t tid = v;\n"
                   "  for (; v < nv; v += %d * nth) {\n    const int64_t w = v + %d * nth;\n"
