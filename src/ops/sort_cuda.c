@@ -161,6 +161,18 @@ static int sc_items(sc_key k, int vb)
 }
 static int64_t sc_tile(sc_key k, int vb) { return 256 * (int64_t)sc_items(k, vb); }
 
+/* Resident blocks of 256 threads a pass asks ptxas to allow (0: ptxas's own choice;
+ * knob GX_SORT_MINB).  The pass is latency-bound (ranking, look-back, scatter), so
+ * more blocks beat more registers.  H200, 2^28 (µs), ptxas's choice -> this:
+ * u32 keys 9120 -> 8937 (4 blocks, 64 registers, no spills), f32 keys 10180 -> 9473,
+ * u32 pairs 14137 -> 12469 (3 blocks, 80 registers, 44 bytes spilled; 4 blocks gave
+ * 12751).  8-byte keys or values spill far more at 3 or 4 and keep ptxas's choice. */
+static int sc_pass_minb(sc_key k, int vb)
+{
+    int dflt = k.kb <= 4 && vb == 0 ? 4 : k.kb <= 4 && vb <= 4 ? 3 : 0;
+    return gx__knob_int("GX_SORT_MINB", dflt, 0, 8);
+}
+
 /* The whole unit of one sort family (key type, direction, value width). */
 static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb)
 {
@@ -168,6 +180,7 @@ static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb)
     gx__sb_printf(b, "#define GX_IT %d\n#define GX_SB %d\n", sc_items(k, vb), k.kb > vb ? k.kb : vb);
     /* Experiment knob GX_SORT_LB: predecessors read at once in the look-back. */
     gx__sb_printf(b, "#define GX_LB %d\n", gx__knob_int("GX_SORT_LB", 8, 1, 64));
+    gx__sb_printf(b, "#define GX_PASS_MINB %d\n", sc_pass_minb(k, vb));
     gx__sb_puts(b, sc_cuda_keys);
     sc_helpers(b, k, vb);
     gx__sb_puts(b, sc_cuda_onesweep);
