@@ -359,7 +359,8 @@ GXT_TEST(cache_disk_evicts_least_recently_used)
     GXT_EQ_I64(cache_disk_load(d, keys[11], "so", &p, &n, NULL), 1);
     free(p);
 
-    /* Opening over the cap evicts at once (the scan at open). */
+    /* Over the cap at open: the first need of the total (here the counters; a store
+     * likewise) walks the directory and evicts. */
     setenv("GX_CACHE_MAX", "2500", 1);
     cache_disk_reset_for_tests();
     d = cache_disk_get();
