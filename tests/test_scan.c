@@ -603,8 +603,8 @@ GXT_TEST(scan_memo_front_sees_every_change)
         gx_array *x;
         gx_dtype dt; /* the result's of "+" */
         int64_t n, off, step;
-    } in[] = {{x64, GX_F64, N, 0, 1},    {x32, GX_F32, N, 0, 1},          {xi, GX_I64, N, 0, 1},
-              {small, GX_F64, 33, 5, 1}, {off, GX_F32, N - 1, 1, 1},      {strided, GX_F32, (N + 2) / 3, 0, 3},
+    } in[] = {{x64, GX_F64, N, 0, 1},     {x32, GX_F32, N, 0, 1},     {xi, GX_I64, N, 0, 1},
+              {small, GX_F64, 33, 5, 1},  {off, GX_F32, N - 1, 1, 1}, {strided, GX_F32, (N + 2) / 3, 0, 3},
               {rev, GX_F32, N, N - 1, -1}};
     const char *ops[] = {"max", "+", "a, b -> max(a, b)", "a, b -> a + b"}; /* lambda texts of one length */
     for (int rep = 0; rep < 2; rep++) {
