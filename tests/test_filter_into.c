@@ -268,3 +268,140 @@ GXT_TEST(filter_into_bad_input)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         gx_array_release(all[i]);
 }
+
+/* ------------------------------------------------------------ the memo front */
+
+/* Values h[off + i * step] (i < n) that pass "x > k" (less: "x < k"), as f64. */
+static int64_t front_ref(const double *h, int64_t n, int64_t off, int64_t step, bool less, double k, double *out)
+{
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double v = h[off + i * step];
+        if (less ? v < k : v > k)
+            out[m++] = v;
+    }
+    return m;
+}
+
+/* gx_filter's result (one array) against the reference, compared as f64. */
+static void front_check(gx_array *got, gx_dtype dt, const double *want, int64_t m)
+{
+    gx_array_desc d0;
+    GXT_OK(gx_array_describe(got, &d0));
+    GXT_CHECK(d0.dtype == dt);
+    GXT_EQ_I64(d0.size, m);
+    gx_array *d = NULL;
+    GXT_OK(gx_array_clone(got, GX_F64, &d));
+    double buf[128];
+    GXT_CHECK(m <= 128);
+    if (m > 0)
+        GXT_OK(gx_array_to_host(d, buf, sizeof buf));
+    for (int64_t i = 0; i < m; i++)
+        GXT_CHECK(buf[i] == want[i]);
+    gx_array_release(d);
+}
+
+/* One call under each kind of change a warm gx_filter / gx_filter_into must see
+ * (the memo front keys a whole compiled filter): dtype, size, strided / reversed /
+ * offset views, predicate texts of one length, a constant's value and dtype under
+ * one text, zipped inputs, new array against an existing one; every result against
+ * a host reference, twice over (the second round all warm); then bad input. */
+GXT_TEST(filter_memo_front_sees_every_change)
+{
+    gx_ctx *ctx = gxt_ctx();
+    enum { N = 101 };
+    double h[N], want[N];
+    for (int i = 0; i < N; i++)
+        h[i] = (double)((i * 5) % 11) - 5;
+    int64_t n = N, n33 = 33;
+    gx_array *x64 = NULL, *x32 = NULL, *xi = NULL, *small = NULL, *strided = NULL, *rev = NULL, *off = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, h, &x64));
+    GXT_OK(gx_array_clone(x64, GX_F32, &x32));
+    GXT_OK(gx_array_clone(x64, GX_I32, &xi));
+    GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n33, h + 7, &small));
+    gx_slice s3 = {0, GX_END, 3}, sr = {-1, GX_END, -1}, so = {1, GX_END, 1};
+    GXT_OK(gx_array_view(x32, &s3, &strided));
+    GXT_OK(gx_array_view(x32, &sr, &rev));
+    GXT_OK(gx_array_view(x32, &so, &off)); /* 4 bytes on: another vector width */
+    gx_array *o64 = NULL, *o32 = NULL, *cnt = NULL;
+    GXT_OK(gx_array_zeros(ctx, GX_F64, 1, &n, &o64));
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &o32));
+    GXT_OK(gx_array_zeros(ctx, GX_I64, 0, NULL, &cnt));
+    struct {
+        gx_array *x;
+        gx_dtype dt;
+        int64_t n, off, step;
+    } in[] = {/* the offset view (dense, vector width 1) before the strided ones of that width */
+              {x64, GX_F64, N, 0, 1},     {x32, GX_F32, N, 0, 1},     {xi, GX_I32, N, 0, 1},
+              {small, GX_F64, 33, 7, 1},  {off, GX_F32, N - 1, 1, 1}, {strided, GX_F32, 34, 0, 3},
+              {rev, GX_F32, N, N - 1, -1}};
+    const char *preds[] = {"x -> x > 1", "x -> x < 1"}; /* one length */
+    for (int rep = 0; rep < 2; rep++) {
+        for (size_t c = 0; c < sizeof in / sizeof in[0]; c++)
+            for (int p = 0; p < 2; p++) {
+                gx_array *x = in[c].x, *got = NULL;
+                int64_t m = front_ref(h, in[c].n, in[c].off, in[c].step, p == 1, 1, want);
+                GXT_OK(gx_filter(ctx, preds[p], 1, &x, NULL, &got));
+                front_check(got, in[c].dt, want, m);
+                gx_array_release(got);
+            }
+        /* a constant's value, then its dtype, under one text */
+        gx_const ks[] = {GX_CONST("k", GX_SCALAR_F64(2)), GX_CONST("k", GX_SCALAR_F64(-2.5)),
+                         GX_CONST("k", GX_SCALAR_I64(3))};
+        double kv[] = {2, -2.5, 3};
+        for (int c = 0; c < 3; c++) {
+            gx_filter_opts fo = {0};
+            fo.consts = &ks[c];
+            fo.nconsts = 1;
+            gx_array *got = NULL;
+            int64_t m = front_ref(h, N, 0, 1, false, kv[c], want);
+            GXT_OK(gx_filter(ctx, "x -> x > k", 1, &x64, &fo, &got));
+            front_check(got, GX_F64, want, m);
+            gx_array_release(got);
+            /* the same into an existing array: the count on the device, the values in front */
+            GXT_OK(gx_filter_into(ctx, "x -> x > k", 1, &x64, &fo, &o64, cnt));
+            int64_t kept = -1;
+            double buf[N];
+            GXT_OK(gx_array_to_host(cnt, &kept, sizeof kept));
+            GXT_OK(gx_array_to_host(o64, buf, sizeof buf));
+            GXT_EQ_I64(kept, m);
+            for (int64_t i = 0; i < m; i++)
+                GXT_CHECK(buf[i] == want[i]);
+        }
+        /* into, from a view (another vector width), after the new-array form of that text */
+        for (int p = 0; p < 2; p++) {
+            int64_t m = front_ref(h, N - 1, 1, 1, p == 1, 1, want);
+            GXT_OK(gx_filter_into(ctx, preds[p], 1, &off, NULL, &o32, cnt));
+            int64_t kept = -1;
+            float buf[N];
+            GXT_OK(gx_array_to_host(cnt, &kept, sizeof kept));
+            GXT_OK(gx_array_to_host(o32, buf, sizeof buf));
+            GXT_EQ_I64(kept, m);
+            for (int64_t i = 0; i < m; i++)
+                GXT_CHECK(buf[i] == (float)want[i]);
+        }
+        /* zipped: two inputs, then the first alone under a text of one length */
+        gx_array *two[2] = {x64, x32}, *outs[2] = {NULL, NULL};
+        GXT_OK(gx_filter(ctx, "x, y -> x > 1", 2, two, NULL, outs));
+        int64_t m = front_ref(h, N, 0, 1, false, 1, want);
+        front_check(outs[0], GX_F64, want, m);
+        front_check(outs[1], GX_F32, want, m);
+        gx_array_release(outs[0]);
+        gx_array_release(outs[1]);
+        /* bad input after warm calls: each refused as on a cold one */
+        gx_array *got = NULL;
+        GXT_STATUS(gx_filter_into(ctx, preds[0], 1, &x64, NULL, &o32, cnt), GX_ERR_DTYPE);
+        GXT_MSG_HAS("out 1 is f32 but input 1 is f64");
+        GXT_STATUS(gx_filter(ctx, NULL, 1, &x64, NULL, &got), GX_ERR_INVALID_ARGUMENT);
+        GXT_CHECK(got == NULL);
+        GXT_STATUS(gx_filter(ctx, "x -> x > 1", 2, two, NULL, outs), GX_ERR_TYPE); /* warm on one input */
+        GXT_MSG_HAS("the lambda takes 1 parameter, but 2 arguments are given");
+        GXT_CHECK(outs[0] == NULL && outs[1] == NULL);
+        gx_array *bad[2] = {x64, small};
+        GXT_STATUS(gx_filter(ctx, "x, y -> x > 1", 2, bad, NULL, outs), GX_ERR_SHAPE);
+        GXT_MSG_HAS("input 2 has shape (33,) but input 1 has (101,)");
+    }
+    gx_array *all[] = {x64, x32, xi, small, strided, rev, off, o64, o32, cnt};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gx_array_release(all[i]);
+}

@@ -545,3 +545,142 @@ GXT_TEST(scan_warm_calls_see_every_change)
     for (int i = 0; i < 6; i++)
         gx_array_release(all[i]);
 }
+
+/* Inclusive (exclusive: shifted, init first) running sums or maxima of h[off + i * step]. */
+static void front_scan_ref(const double *h, int64_t n, int64_t off, int64_t step, bool maxi, bool excl, double init,
+                           bool has_init, double *out)
+{
+    double acc = init;
+    bool has = has_init;
+    for (int64_t i = 0; i < n; i++) {
+        double v = h[off + i * step];
+        if (excl)
+            out[i] = acc;
+        acc = !has ? v : maxi ? fmax(acc, v) : acc + v;
+        has = true;
+        if (!excl)
+            out[i] = acc;
+    }
+}
+
+/* An array's values as f64 (any real dtype). */
+static void front_scan_get(gx_array *a, double *out, int64_t n)
+{
+    gx_array *d = NULL;
+    GXT_OK(gx_array_clone(a, GX_F64, &d));
+    GXT_OK(gx_array_to_host(d, out, (size_t)n * sizeof *out));
+    gx_array_release(d);
+}
+
+/* One call under each kind of change a warm gx_scan / gx_scan_into must see (the
+ * memo front keys a whole compiled one-line scan): dtype, size, offset / strided /
+ * reversed views, operator names and lambda texts of one length, a constant's value
+ * and dtype (written into the operator's code), init's value and dtype, exclusive,
+ * new array against an existing one of the accumulator's or another dtype, in
+ * place; every result against a host reference, twice over; then bad input. */
+GXT_TEST(scan_memo_front_sees_every_change)
+{
+    gx_ctx *ctx = gxt_ctx();
+    enum { N = 97 };
+    double h[N], want[N], got[N];
+    for (int i = 0; i < N; i++)
+        h[i] = (double)((i * 7) % 13) - 6;
+    int64_t n = N, n33 = 33;
+    gx_array *x64 = NULL, *x32 = NULL, *xi = NULL, *small = NULL, *off = NULL, *strided = NULL, *rev = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, h, &x64));
+    GXT_OK(gx_array_clone(x64, GX_F32, &x32));
+    GXT_OK(gx_array_clone(x64, GX_I32, &xi));
+    GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n33, h + 5, &small));
+    gx_slice so = {1, GX_END, 1}, s3 = {0, GX_END, 3}, sr = {-1, GX_END, -1};
+    GXT_OK(gx_array_view(x32, &so, &off)); /* dense, 4 bytes on: another vector width */
+    GXT_OK(gx_array_view(x32, &s3, &strided));
+    GXT_OK(gx_array_view(x32, &sr, &rev));
+    gx_array *o64 = NULL, *o32 = NULL, *oi = NULL;
+    GXT_OK(gx_array_zeros(ctx, GX_F64, 1, &n, &o64));
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &o32));
+    GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &n, &oi));
+    struct {
+        gx_array *x;
+        gx_dtype dt; /* the result's of "+" */
+        int64_t n, off, step;
+    } in[] = {{x64, GX_F64, N, 0, 1},     {x32, GX_F32, N, 0, 1},     {xi, GX_I64, N, 0, 1},
+              {small, GX_F64, 33, 5, 1},  {off, GX_F32, N - 1, 1, 1}, {strided, GX_F32, (N + 2) / 3, 0, 3},
+              {rev, GX_F32, N, N - 1, -1}};
+    const char *ops[] = {"max", "+", "a, b -> max(a, b)", "a, b -> a + b"}; /* lambda texts of one length */
+    for (int rep = 0; rep < 2; rep++) {
+        for (size_t c = 0; c < sizeof in / sizeof in[0]; c++)
+            for (int o = 0; o < 4; o++) {
+                gx_array *r = NULL;
+                bool maxi = o % 2 == 0;
+                front_scan_ref(h, in[c].n, in[c].off, in[c].step, maxi, false, 0, false, want);
+                GXT_OK(gx_scan(ctx, ops[o], in[c].x, NULL, &r));
+                gx_array_desc d;
+                GXT_OK(gx_array_describe(r, &d));
+                /* integers: "+" accumulates in i64; max and the lambdas give i32 */
+                GXT_CHECK(d.dtype == (in[c].dt == GX_I64 && o != 1 ? GX_I32 : in[c].dt));
+                GXT_EQ_I64(d.size, in[c].n);
+                front_scan_get(r, got, in[c].n);
+                for (int64_t i = 0; i < in[c].n; i++)
+                    GXT_CHECK(got[i] == want[i]);
+                gx_array_release(r);
+            }
+        /* into an existing array: of the accumulator's dtype, of another, in place */
+        gx_array *outs[] = {o64, o32, oi};
+        for (int c = 0; c < 3; c++) {
+            front_scan_ref(h, N, 0, 1, false, false, 0, false, want);
+            GXT_OK(gx_scan_into(ctx, "+", x32, NULL, outs[c]));
+            front_scan_get(outs[c], got, N);
+            for (int i = 0; i < N; i++)
+                GXT_CHECK(got[i] == want[i]);
+        }
+        GXT_OK(gx_array_copy_into(x64, o64));
+        GXT_OK(gx_scan_into(ctx, "+", o64, NULL, o64)); /* in place: out overlaps x */
+        front_scan_get(o64, got, N);
+        for (int i = 0; i < N; i++)
+            GXT_CHECK(got[i] == want[i]);
+        /* a constant's value, then its dtype, under one text */
+        gx_const ks[] = {GX_CONST("k", GX_SCALAR_F64(2)), GX_CONST("k", GX_SCALAR_F64(-1)),
+                         GX_CONST("k", GX_SCALAR_I64(3))};
+        double kv[] = {2, -1, 3};
+        for (int c = 0; c < 3; c++) {
+            gx_scan_opts sc = {0};
+            sc.consts = &ks[c];
+            sc.nconsts = 1;
+            GXT_OK(gx_scan_into(ctx, "a, b -> max(max(a, b), k)", x64, &sc, o64));
+            front_scan_get(o64, got, N);
+            double acc = h[0];
+            GXT_CHECK(got[0] == acc);
+            for (int i = 1; i < N; i++) {
+                acc = fmax(fmax(acc, h[i]), kv[c]);
+                GXT_CHECK(got[i] == acc);
+            }
+        }
+        /* exclusive; init's value, then its dtype */
+        gx_scalar inits[] = {GX_SCALAR_F64(10), GX_SCALAR_F64(-4.5), GX_SCALAR_I64(7)};
+        for (int c = 0; c < 4; c++) {
+            gx_scan_opts sc = {0};
+            sc.exclusive = c == 3;
+            sc.init = c < 3 ? &inits[c] : NULL;
+            front_scan_ref(h, N, 0, 1, false, c == 3, c < 3 ? gx_scalar_to_f64(inits[c]) : 0, true, want);
+            GXT_OK(gx_scan_into(ctx, "+", x64, &sc, o64));
+            front_scan_get(o64, got, N);
+            for (int i = 0; i < N; i++)
+                GXT_CHECK(got[i] == want[i]);
+        }
+        /* bad input after warm calls: each refused as on a cold one */
+        gx_array *r = NULL;
+        GXT_STATUS(gx_scan(ctx, NULL, x64, NULL, &r), GX_ERR_INVALID_ARGUMENT);
+        GXT_CHECK(r == NULL);
+        gx_scan_opts exact = {0};
+        exact.exact_dtype = 1;
+        GXT_STATUS(gx_scan_into(ctx, "+", x64, &exact, oi), GX_ERR_DTYPE); /* f64 into i32 */
+        gx_scan_opts ex = {0};
+        ex.exclusive = 1;
+        GXT_STATUS(gx_scan_into(ctx, "a, b -> a + b", x64, &ex, o64), GX_ERR_INVALID_ARGUMENT);
+        GXT_MSG_HAS("needs opts->init");
+        GXT_STATUS(gx_scan_into(ctx, "+", small, NULL, o64), GX_ERR_SHAPE);
+    }
+    gx_array *all[] = {x64, x32, xi, small, off, strided, rev, o64, o32, oi};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gx_array_release(all[i]);
+}

@@ -578,6 +578,31 @@ static void seg_finalize(rp_seg *sg, uint64_t *base)
     sg->vec = vec;
 }
 
+void rp_front_args(int n, gx_array *const *arr, int64_t count, const gx_const *consts, int nconsts, rp_args *a,
+                   bool *contig, int *vec)
+{
+    memset(a, 0, sizeof *a);
+    bool c = true, half = false;
+    size_t maxsz = 1;
+    for (int k = 0; k < n; k++) { /* seg_from_arrays and seg_finalize's, at lo 0 */
+        size_t sz = gx_dtype_size(arr[k]->dtype);
+        a->src[k] = (uint64_t)(uintptr_t)gx__array_ptr(arr[k]);
+        a->sst[k] = gx__array_contiguous(arr[k]) ? 1 : arr[k]->strides[0];
+        c = c && a->sst[k] == 1;
+        half = half || gx__dtype_is_half(arr[k]->dtype);
+        maxsz = sz > maxsz ? sz : maxsz;
+    }
+    int v = c && !half ? (int)(16 / maxsz) : 1;
+    for (int k = 0; k < n; k++)
+        while (v > 1 && a->src[k] % (gx_dtype_size(arr[k]->dtype) * (size_t)v))
+            v /= 2;
+    a->n = count;
+    for (int j = 0; j < nconsts; j++)
+        a->c[j] = rp_const_arg(&consts[j].value);
+    *contig = c;
+    *vec = v;
+}
+
 static void seg_apply_types(rp_seg *sg, const rp_op *op)
 {
     if (op->kind == RP_MAP) {
@@ -1182,8 +1207,17 @@ static gx_status pipe_scan(gx_pipe *p, const char *fn, const char *op, const gx_
     GX__CHECK(term_begin(&t, p, fn, true, true));
     rp_opjob j = {0};
     /* A half out or opts->dtype: f32 accumulation, each output converted once (conv). */
-    gx_status s = rp_op_prepare(p->ctx, fn, op, rp_widen_half(t.sg.dt[0]), rp_widen_half(forced),
-                                o ? o->consts : NULL, o ? o->nconsts : 0, &j);
+    gx_status s = GX_OK;
+    gx_dtype elem = rp_widen_half(t.sg.dt[0]), want = rp_widen_half(forced);
+    if (p->prep && p->prep_elem == elem && p->prep->acc == want) {
+        /* gx_scan's, prepared for this operator already: borrowed, not looked up
+         * a second time (gx_scan_into of a reversed 1024-f32 view, which takes the
+         * full path: 5.42 -> 5.33 us; 2-core VM, one thread, fastest of 7 x 2000). */
+        j = *p->prep;
+        j.borrowed = true;
+    } else {
+        s = rp_op_prepare(p->ctx, fn, op, elem, want, o ? o->consts : NULL, o ? o->nconsts : 0, &j);
+    }
     if (s == GX_OK && !init && exclusive && j.named)
         init = &j.neutral;
     if (s == GX_OK && exclusive && !init)

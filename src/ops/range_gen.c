@@ -1341,13 +1341,18 @@ void rp_fill_args(const rp_seg *sg, rp_args *a)
     a->step = sg->step;
     for (int s = 0; s < sg->nops; s++)
         a->eoff[s] = sg->eoff[s];
-    for (int j = 0; j < sg->pipe->ncst; j++) {
-        const gx_scalar *c = &sg->pipe->cst[j].value;
-        if (gx__dtype_is_float(c->dtype))
-            a->c[j].f = c->v.f;
-        else if (gx__dtype_is_signed(c->dtype))
-            a->c[j].i = c->v.i;
-        else
-            a->c[j].u = c->v.u;
-    }
+    for (int j = 0; j < sg->pipe->ncst; j++)
+        a->c[j] = rp_const_arg(&sg->pipe->cst[j].value);
+}
+
+rp_cval rp_const_arg(const gx_scalar *c)
+{
+    rp_cval v;
+    if (gx__dtype_is_float(c->dtype))
+        v.f = c->v.f;
+    else if (gx__dtype_is_signed(c->dtype))
+        v.i = c->v.i;
+    else
+        v.u = c->v.u;
+    return v;
 }

@@ -46,6 +46,25 @@ typedef struct rp_memo {
     gx__kernel k[2];
 } rp_memo;
 
+/* The tile the generated scan and collect kernels use: threads per block, elements
+ * per thread (CUDA; the CPU ignores it), and the look-back status form. */
+typedef struct rp_tshape {
+    int block, items;
+    bool packed; /* status and value in one 64-bit word */
+    int minb;    /* __launch_bounds__ minimum blocks per SM (0: NVCC's choice) */
+} rp_tshape;
+
+/* What a terminal ran with, for the memo fronts of gx_filter, gx_filter_into and
+ * gx_scan (issue 22): its kernel pair and tile, which depend only on the call's front
+ * key (the knobs behind the tile are read once per process). */
+typedef struct rp_front {
+    gx__kernel k[2];
+    rp_tshape sh;
+    bool ok; /* set by the terminal once it has its kernels */
+} rp_front;
+
+struct rp_opjob;
+
 struct gx_pipe {
     uint64_t magic;
     gx_ctx *ctx;
@@ -65,6 +84,12 @@ struct gx_pipe {
     int memo_next;
     bd_set bind;         /* arrays the stages' lambdas read by index (borrowed, like sources) */
     char *bname[BD_MAX]; /* their names (copies) */
+    rp_front *cap;       /* when set: the terminal records its kernels and tile there */
+    /* gx_scan's operator, prepared once per call (scan.c): the scan terminal takes it
+     * instead of preparing the same operator again, when it is for prep_elem and its
+     * accumulator is the one asked for. */
+    const struct rp_opjob *prep;
+    gx_dtype prep_elem;
 };
 #define RP_PIPE_MAGIC 0x6778706970652121ull
 
@@ -143,13 +168,6 @@ gx_status rp_ops_compile(gx_pipe *p);
 void rp_body_key(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx__sbuf *out);
 /* The same fields (and the entries' names e1 (may be NULL), e2) as a binary key. */
 void rp_body_bkey(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, const char *e1, const char *e2, gx__bkey *k);
-/* The tile the generated scan and collect kernels use: threads per block, elements
- * per thread (CUDA; the CPU ignores it), and the look-back status form. */
-typedef struct rp_tshape {
-    int block, items;
-    bool packed; /* status and value in one 64-bit word */
-    int minb;    /* __launch_bounds__ minimum blocks per SM (0: NVCC's choice) */
-} rp_tshape;
 rp_tshape rp_tile_shape(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks);
 /* Interleaved chains per worker of a CPU scan (range_gen.c, gen_cpu_scan). */
 #define RP_CPU_CHAINS 4
@@ -173,6 +191,21 @@ gx_status rp_run_collect_cap(gx_ctx *ctx, const rp_seg *sg, void *const *outp, i
 gx_status rp_pipe_open(gx_ctx *ctx, int n, gx_array *const *arrays, gx_pipe *buf, gx_pipe **out);
 void rp_pipe_close(gx_pipe *p);
 gx_status rp_pipe_collect_cap(gx_pipe *p, void *const *outp, int64_t cap, void *count);
+
+/* Memo fronts: a front hit runs the recorded kernels directly (range_run.c).  The
+ * caller fills `a` with rp_front_args (sources, n, constants) and holds the context
+ * lock.  rp_front_args also gives what the kernels were specialised on: whether every
+ * source has stride 1, and the vector width their addresses allow (as rp_plan's). */
+void rp_front_args(int n, gx_array *const *arr, int64_t count, const gx_const *consts, int nconsts, rp_args *a,
+                   bool *contig, int *vec);
+/* gx_pipe_collect's terminal: arity new arrays of dtypes dt. */
+gx_status rp_front_collect(gx_ctx *ctx, const rp_front *f, rp_args *a, int arity, const gx_dtype *dt, gx_array **out);
+/* rp_run_collect_cap's: a->out holds the outputs' addresses. */
+gx_status rp_front_collect_cap(gx_ctx *ctx, const rp_front *f, rp_args *a, int64_t cap, void *count);
+/* rp_run_scan's into out (contiguous, a->n elements of the accumulator's dtype; a->init set). */
+gx_status rp_front_scan(gx_ctx *ctx, const rp_front *f, rp_args *a, gx_array *out);
+/* A constant's value as the kernels' argument (rp_fill_args). */
+rp_cval rp_const_arg(const gx_scalar *c);
 
 /* Builds the runnable last segment of p (materialising earlier ones into *tmps, which
  * the caller releases: up to RP_MAXC * RP_MAXOPS arrays).  `positional` forces the

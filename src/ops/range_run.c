@@ -225,6 +225,40 @@ static gx_status run_reduce(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, v
     return GX_OK;
 }
 
+/* The terminal's kernels for the caller's memo front (sg->pipe->cap). */
+static void front_record(const rp_seg *sg, const gx__kernel *k1, const gx__kernel *k2, rp_tshape sh)
+{
+    rp_front *f = sg->pipe->cap;
+    if (!f)
+        return;
+    f->k[0] = *k1;
+    f->k[1] = *k2;
+    f->sh = sh;
+    f->ok = true;
+}
+
+/* The scan kernels over a->n elements (a->out[0], a->init set); nacc accumulator
+ * members. */
+static gx_status scan_go(gx_ctx *ctx, const gx__kernel *k1, const gx__kernel *k2, rp_tshape sh, int nacc, rp_args *a)
+{
+    bool cuda = run_cuda(ctx);
+    int64_t n = a->n, tile = (int64_t)sh.block * sh.items;
+    a->ntiles = (n + tile - 1) / tile;
+    a->nparts = cuda ? a->ntiles : cpu_parts(ctx) * RP_CPU_CHAINS;
+    size_t bytes = 64 + (size_t)(a->nparts + 1) * slot_bytes(&(rp_kspec){.term = RP_T_SCAN, .nacc = nacc});
+    if (cuda)
+        return lookback_launch(ctx, k2, a, n, bytes, sh.block);
+    void *scr = NULL;
+    GX__CHECK(scratch_new(ctx, bytes, &scr));
+    a->scratch = (uint64_t)(uintptr_t)scr;
+    int64_t igrid = (a->ntiles + RP_BLOCK - 1) / RP_BLOCK;
+    gx_status s = launch(ctx, k1, a, n, igrid < 1024 ? igrid : 1024);
+    if (s == GX_OK)
+        s = launch_b(ctx, k2, a, n, a->ntiles, sh.block);
+    gx__scratch_free(ctx, scr, bytes);
+    return s;
+}
+
 static gx_status run_scan(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx_array *out, const bd_args *ba)
 {
     if (sg->n == 0)
@@ -240,29 +274,16 @@ static gx_status run_scan(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, gx_
     memcpy(a.init, ks->init, sizeof a.init);
     a.out[0] = (uint64_t)(uintptr_t)gx__array_ptr(out);
     rp_tshape sh = rp_tile_shape(ctx, sg, ks);
-    int64_t tile = (int64_t)sh.block * sh.items;
-    a.ntiles = (sg->n + tile - 1) / tile;
-    a.nparts = cuda ? a.ntiles : cpu_parts(ctx) * RP_CPU_CHAINS;
-    size_t bytes = 64 + (size_t)(a.nparts + 1) * slot_bytes(ks);
-    if (cuda)
-        return lookback_launch(ctx, &k2, &a, sg->n, bytes, sh.block);
-    void *scr = NULL;
-    GX__CHECK(scratch_new(ctx, bytes, &scr));
-    a.scratch = (uint64_t)(uintptr_t)scr;
-    int64_t igrid = (a.ntiles + RP_BLOCK - 1) / RP_BLOCK;
-    s = launch(ctx, &k1, &a, sg->n, igrid < 1024 ? igrid : 1024);
-    if (s == GX_OK)
-        s = launch_b(ctx, &k2, &a, sg->n, a.ntiles, sh.block);
-    gx__scratch_free(ctx, scr, bytes);
-    return s;
+    front_record(sg, &k1, &k2, sh);
+    return scan_go(ctx, &k1, &k2, sh, ks->nacc, &a);
 }
 
 /* Outputs: exact on the CPU (counted first); on CUDA allocated at the upper bound n
  * and narrowed to a view of the kept length after the single pass. */
-static gx_status collect_outputs(gx_ctx *ctx, const rp_seg *sg, int64_t len, gx_array **out)
+static gx_status collect_outputs(gx_ctx *ctx, int arity, const gx_dtype *dt, int64_t len, gx_array **out)
 {
-    for (int c = 0; c < sg->arity; c++) {
-        gx_status s = gx__array_new(ctx, sg->dt[c], 1, &len, &out[c]);
+    for (int c = 0; c < arity; c++) {
+        gx_status s = gx__array_new(ctx, dt[c], 1, &len, &out[c]);
         if (s != GX_OK) {
             for (int j = 0; j < c; j++) {
                 gx_array_release(out[j]);
@@ -289,11 +310,11 @@ static gx_status narrow(gx_ctx *ctx, int arity, int64_t total, int64_t cap, gx_a
     return GX_OK;
 }
 
-static gx_status collect_cpu(gx_ctx *ctx, const rp_seg *sg, const gx__kernel *kc, const gx__kernel *kw, rp_args *a,
-                             void *scr, gx_array **out)
+static gx_status collect_cpu(gx_ctx *ctx, int arity, const gx_dtype *dt, const gx__kernel *kc, const gx__kernel *kw,
+                             rp_args *a, void *scr, gx_array **out)
 {
     size_t sb = slot_bytes(&(rp_kspec){.term = RP_T_COLLECT});
-    GX__CHECK(launch(ctx, kc, a, sg->n, 1));
+    GX__CHECK(launch(ctx, kc, a, a->n, 1));
     int64_t parts = a->nparts, total = 0;
     uint8_t *h = malloc((size_t)parts * sb);
     if (!h)
@@ -306,31 +327,61 @@ static gx_status collect_cpu(gx_ctx *ctx, const rp_seg *sg, const gx__kernel *kc
     }
     free(h);
     GX__CHECK(s);
-    GX__CHECK(collect_outputs(ctx, sg, total, out));
-    for (int c = 0; c < sg->arity; c++)
+    GX__CHECK(collect_outputs(ctx, arity, dt, total, out));
+    for (int c = 0; c < arity; c++)
         a->out[c] = (uint64_t)(uintptr_t)gx__array_ptr(out[c]);
-    return total > 0 ? launch(ctx, kw, a, sg->n, 1) : GX_OK;
+    return total > 0 ? launch(ctx, kw, a, a->n, 1) : GX_OK;
 }
 
-static gx_status collect_cuda(gx_ctx *ctx, const rp_seg *sg, const gx__kernel *kw, rp_args *a, size_t bytes,
-                              rp_tshape sh, gx_array **out)
+static gx_status collect_cuda(gx_ctx *ctx, int arity, const gx_dtype *dt, const gx__kernel *kw, rp_args *a,
+                              size_t bytes, rp_tshape sh, gx_array **out)
 {
-    GX__CHECK(collect_outputs(ctx, sg, sg->n, out));
-    for (int c = 0; c < sg->arity; c++)
+    int64_t n = a->n;
+    GX__CHECK(collect_outputs(ctx, arity, dt, n, out));
+    for (int c = 0; c < arity; c++)
         a->out[c] = (uint64_t)(uintptr_t)gx__array_ptr(out[c]);
     /* The count straight into host memory: a sync, no copy after the kernel. */
     void *hres = NULL;
     if (rg_host_result(ctx, &hres, &a->hres)) /* else hres stays NULL */
         *(volatile int64_t *)hres = -1;       /* the kernel writes the count */
-    gx_status s = lookback_launch(ctx, kw, a, sg->n, bytes, sh.block);
+    gx_status s = lookback_launch(ctx, kw, a, n, bytes, sh.block);
     int64_t total = 0;
     if (s == GX_OK)
         s = read_result(ctx, hres, (char *)(uintptr_t)a->scratch + 8, &total, 8);
-    if (s == GX_OK && (total < 0 || total > sg->n))
+    if (s == GX_OK && (total < 0 || total > n))
         s = gx__err(GX_ERR_INTERNAL, "pipeline collect: kernel reported %lld kept of %lld", (long long)total,
-                    (long long)sg->n);
+                    (long long)n);
     if (s == GX_OK)
-        s = narrow(ctx, sg->arity, total, sg->n, out);
+        s = narrow(ctx, arity, total, n, out);
+    return s;
+}
+
+/* The collect kernels over a->n > 0 elements into arity new arrays (released again on
+ * failure). */
+static gx_status collect_go(gx_ctx *ctx, const gx__kernel *k1, const gx__kernel *k2, rp_tshape sh, int arity,
+                            const gx_dtype *dt, rp_args *a, gx_array **out)
+{
+    bool cuda = run_cuda(ctx);
+    int64_t tile = (int64_t)sh.block * sh.items;
+    a->ntiles = (a->n + tile - 1) / tile;
+    a->nparts = cuda ? a->ntiles : cpu_parts(ctx);
+    a->cnt = (uint64_t)a->n; /* collect: the outputs' capacity */
+    size_t bytes = 64 + (size_t)(a->nparts + 1) * slot_bytes(&(rp_kspec){.term = RP_T_COLLECT});
+    gx_status s;
+    if (cuda) {
+        s = collect_cuda(ctx, arity, dt, k2, a, bytes, sh, out);
+    } else {
+        void *scr = NULL;
+        GX__CHECK(scratch_new(ctx, bytes, &scr));
+        a->scratch = (uint64_t)(uintptr_t)scr;
+        s = collect_cpu(ctx, arity, dt, k1, k2, a, scr, out);
+        gx__scratch_free(ctx, scr, bytes);
+    }
+    if (s != GX_OK)
+        for (int c = 0; c < arity; c++) {
+            gx_array_release(out[c]);
+            out[c] = NULL;
+        }
     return s;
 }
 
@@ -339,7 +390,7 @@ static gx_status run_collect(gx_ctx *ctx, const rp_seg *sg, int nout, gx_array *
     for (int c = 0; c < nout; c++)
         out[c] = NULL;
     if (sg->n == 0)
-        return collect_outputs(ctx, sg, 0, out);
+        return collect_outputs(ctx, sg->arity, sg->dt, 0, out);
     bool cuda = run_cuda(ctx);
     rp_kspec ks;
     memset(&ks, 0, sizeof ks);
@@ -351,25 +402,31 @@ static gx_status run_collect(gx_ctx *ctx, const rp_seg *sg, int nout, gx_array *
     rp_fill_args(sg, &a);
     a.b = *ba;
     rp_tshape sh = rp_tile_shape(ctx, sg, &ks);
-    int64_t tile = (int64_t)sh.block * sh.items;
-    a.ntiles = (sg->n + tile - 1) / tile;
-    a.nparts = cuda ? a.ntiles : cpu_parts(ctx);
-    a.cnt = (uint64_t)sg->n; /* collect: the outputs' capacity */
-    size_t bytes = 64 + (size_t)(a.nparts + 1) * slot_bytes(&ks);
-    if (cuda) {
-        s = collect_cuda(ctx, sg, &k2, &a, bytes, sh, out);
-    } else {
-        void *scr = NULL;
-        GX__CHECK(scratch_new(ctx, bytes, &scr));
-        a.scratch = (uint64_t)(uintptr_t)scr;
-        s = collect_cpu(ctx, sg, &k1, &k2, &a, scr, out);
-        gx__scratch_free(ctx, scr, bytes);
-    }
-    if (s != GX_OK)
-        for (int c = 0; c < sg->arity; c++) {
-            gx_array_release(out[c]);
-            out[c] = NULL;
-        }
+    front_record(sg, &k1, &k2, sh);
+    return collect_go(ctx, &k1, &k2, sh, sg->arity, sg->dt, &a, out);
+}
+
+/* The collect kernels into the caller's memory (a->out set) with the count to the
+ * device word `count`. */
+static gx_status collect_cap_go(gx_ctx *ctx, const gx__kernel *k1, const gx__kernel *k2, rp_tshape sh, rp_args *a,
+                                int64_t cap, void *count)
+{
+    bool cuda = run_cuda(ctx);
+    int64_t n = a->n, tile = (int64_t)sh.block * sh.items;
+    a->ntiles = (n + tile - 1) / tile;
+    a->nparts = cuda ? a->ntiles : cpu_parts(ctx);
+    a->cnt = (uint64_t)cap;
+    a->hres = (uint64_t)(uintptr_t)count; /* a device word here: the kernels write the count to it */
+    size_t bytes = 64 + (size_t)(a->nparts + 1) * slot_bytes(&(rp_kspec){.term = RP_T_COLLECT});
+    if (cuda)
+        return lookback_launch(ctx, k2, a, n, bytes, sh.block);
+    void *scr = NULL;
+    GX__CHECK(scratch_new(ctx, bytes, &scr));
+    a->scratch = (uint64_t)(uintptr_t)scr;
+    gx_status s = launch(ctx, k1, a, n, 1);
+    if (s == GX_OK)
+        s = launch(ctx, k2, a, n, 1);
+    gx__scratch_free(ctx, scr, bytes);
     return s;
 }
 
@@ -389,24 +446,10 @@ static gx_status run_collect_cap(gx_ctx *ctx, const rp_seg *sg, void *const *out
     rp_fill_args(sg, &a);
     a.b = *ba;
     rp_tshape sh = rp_tile_shape(ctx, sg, &ks);
-    int64_t tile = (int64_t)sh.block * sh.items;
-    a.ntiles = (sg->n + tile - 1) / tile;
-    a.nparts = cuda ? a.ntiles : cpu_parts(ctx);
-    a.cnt = (uint64_t)cap;
-    a.hres = (uint64_t)(uintptr_t)count; /* a device word here: the kernels write the count to it */
+    front_record(sg, &k1, &k2, sh);
     for (int c = 0; c < sg->arity; c++)
         a.out[c] = (uint64_t)(uintptr_t)outp[c];
-    size_t bytes = 64 + (size_t)(a.nparts + 1) * slot_bytes(&ks);
-    if (cuda)
-        return lookback_launch(ctx, &k2, &a, sg->n, bytes, sh.block);
-    void *scr = NULL;
-    GX__CHECK(scratch_new(ctx, bytes, &scr));
-    a.scratch = (uint64_t)(uintptr_t)scr;
-    gx_status s = launch(ctx, &k1, &a, sg->n, 1);
-    if (s == GX_OK)
-        s = launch(ctx, &k2, &a, sg->n, 1);
-    gx__scratch_free(ctx, scr, bytes);
-    return s;
+    return collect_cap_go(ctx, &k1, &k2, sh, &a, cap, count);
 }
 
 /* ------------------------------------------------------------ bound arrays */
@@ -454,4 +497,27 @@ gx_status rp_run_collect(gx_ctx *ctx, const rp_seg *sg, int nout, gx_array **out
             out[c] = NULL;
         }
     return e;
+}
+
+/* ------------------------------------------------------------ memo fronts */
+
+/* A front hit (gx_filter, gx_filter_into, gx_scan): the recorded kernels, with none of
+ * the pipeline's stages, planning or kernel key; the pipelines these fronts stand for
+ * bind no arrays, so there is no bounds flag to read back. */
+gx_status rp_front_collect(gx_ctx *ctx, const rp_front *f, rp_args *a, int arity, const gx_dtype *dt, gx_array **out)
+{
+    for (int c = 0; c < arity; c++)
+        out[c] = NULL;
+    return collect_go(ctx, &f->k[0], &f->k[1], f->sh, arity, dt, a, out);
+}
+
+gx_status rp_front_collect_cap(gx_ctx *ctx, const rp_front *f, rp_args *a, int64_t cap, void *count)
+{
+    return collect_cap_go(ctx, &f->k[0], &f->k[1], f->sh, a, cap, count);
+}
+
+gx_status rp_front_scan(gx_ctx *ctx, const rp_front *f, rp_args *a, gx_array *out)
+{
+    a->out[0] = (uint64_t)(uintptr_t)gx__array_ptr(out);
+    return scan_go(ctx, &f->k[0], &f->k[1], f->sh, 1, a);
 }

@@ -204,11 +204,23 @@ static gx_status scan_check_into(gx_ctx *ctx, gx_array *x, gx_array *out)
     return GX_OK;
 }
 
+/* What a scan passes down besides its options: the operator prepared for it, and
+ * where the pipeline records its kernels for the memo front (NULL: not wanted). */
+typedef struct scan_aux {
+    const rp_opjob *j;
+    gx_dtype elem;
+    rp_front *cap;
+} scan_aux;
+
 /* The pipeline scan of one contiguous line (1-d arrays src -> dst, dst of dtype acc). */
-static gx_status scan_line(gx_ctx *ctx, const char *op, gx_array *src, gx_array *dst, const gx_scan_opts *o)
+static gx_status scan_line(gx_ctx *ctx, const char *op, gx_array *src, gx_array *dst, const gx_scan_opts *o,
+                           const scan_aux *x)
 {
     gx_pipe *p = NULL, local; /* not a handle: see rp_pipe_open */
     GX__CHECK(rp_pipe_open(ctx, 1, &src, &local, &p));
+    p->prep = x->j;
+    p->prep_elem = x->elem;
+    p->cap = x->cap;
     gx_pipe_opts po = {
         .consts = o->consts, .nconsts = o->nconsts, .init = o->init, .exclusive = o->exclusive, .dtype = dst->dtype};
     gx_status s = gx_pipe_scan_into(p, op, &po, dst);
@@ -217,7 +229,7 @@ static gx_status scan_line(gx_ctx *ctx, const char *op, gx_array *src, gx_array 
 }
 
 static gx_status scan_rows(gx_ctx *ctx, const char *op, gx_array *src, gx_array *dst, const scan_plan *sp,
-                           const gx_scan_opts *o)
+                           const gx_scan_opts *o, const scan_aux *x)
 {
     gx_array *s2 = NULL, *d2 = NULL;
     int64_t shape[2] = {sp->outer, sp->len};
@@ -235,7 +247,7 @@ static gx_status scan_rows(gx_ctx *ctx, const char *op, gx_array *src, gx_array 
         if (s == GX_OK)
             s = gx_array_reshape(dv, 1, &sp->len, &d1);
         if (s == GX_OK)
-            s = scan_line(ctx, op, s1, d1, o);
+            s = scan_line(ctx, op, s1, d1, o, x);
         gx_array_release(sv);
         gx_array_release(dv);
         gx_array_release(s1);
@@ -247,16 +259,18 @@ static gx_status scan_rows(gx_ctx *ctx, const char *op, gx_array *src, gx_array 
 }
 
 static gx_status scan_body(gx_ctx *ctx, const char *op, gx_array *x, const gx_scan_opts *o, gx_dtype acc,
-                           const char *body, gx_array *dst)
+                           const char *body, gx_array *dst, const scan_aux *aux)
 {
     scan_plan sp;
     GX__CHECK(scan_axes(x, o, &sp));
     if (x->size == 0)
         return GX_OK;
     if (sp.outer * sp.inner == 1)
-        return scan_line(ctx, op, x, dst, o);
+        return scan_line(ctx, op, x, dst, o, aux);
+    scan_aux rows = *aux;
+    rows.cap = NULL; /* the front stands for one line only */
     if (sp.inner == 1 && sp.outer <= 4 && sp.len >= (1 << 16))
-        return scan_rows(ctx, op, x, dst, &sp, o);
+        return scan_rows(ctx, op, x, dst, &sp, o, &rows);
     ax_job j = {x->dtype, acc, o->exclusive != 0, o->init != NULL, body};
     ax_args a;
     memset(&a, 0, sizeof a);
@@ -268,6 +282,79 @@ static gx_status scan_body(gx_ctx *ctx, const char *op, gx_array *x, const gx_sc
     if (o->init)
         rp_const_to_cval(o->init, acc, &a.init);
     return ax_run(ctx, &j, &a);
+}
+
+/* The memo front of gx_scan and gx_scan_into (issue 22): one line (a 1-d array, or
+ * one non-trivial axis) of a dense, non-half x, scanned straight into the result
+ * (contiguous, not overlapping x, of the accumulator's dtype).  Its value: the kernel
+ * pair and tile, the accumulator and result dtypes, the named operator's neutral
+ * element.  The key: everything those depend on (the operator's text, x's dtype and
+ * vector width, the dtype options and out's dtype, exclusive, init's dtype, the
+ * constants' names, dtypes and values (written into the operator's code), the user
+ * functions).  Only a call that passed every check of the full path stored it; what
+ * the key does not hold (handles, shapes, out's layout) is checked on every call.  A
+ * hit skips preparing the operator, the pipeline, planning and the kernel key.  Warm
+ * calls on 1024 f32 (2-core VM, one thread, fastest of 7 x 2000): gx_scan_into 1.40 ->
+ * 0.92 us, gx_scan 1.64 -> 1.16 us. */
+typedef struct scan_front_v {
+    rp_front f;
+    gx_dtype acc, rdt;
+    bool named;
+    gx_scalar neutral;
+} scan_front_v;
+
+static bool scan_front_key(gx_ctx *ctx, const char *op, gx_array *x, const gx_scan_opts *o, const scan_plan *sp,
+                           const gx_array *into, gx_dtype forced, rp_args *a, gx__bkey *k)
+{
+    int nc = o->nconsts;
+    if (!op || x->size == 0 || sp->outer * sp->inner != 1 || gx__dtype_is_half(x->dtype) || !gx__array_contiguous(x) ||
+        nc < 0 || nc > RP_MAXCONST || (nc > 0 && !o->consts))
+        return false;
+    bool contig;
+    int vec;
+    rp_front_args(1, &x, x->size, NULL, 0, a, &contig, &vec);
+    gx__userfns *u = gx__userfns_of(ctx);
+    k->len = 0;
+    k->over = false;
+    const int64_t head[] = {0x72707366,
+                            u ? u->count : 0,
+                            u ? (int64_t)u->code.len : 0,
+                            (int64_t)x->dtype,
+                            vec,
+                            (int64_t)forced,
+                            (int64_t)o->dtype,
+                            o->exact_dtype,
+                            into ? (int64_t)into->dtype : -1,
+                            o->exclusive != 0,
+                            o->init ? (int64_t)o->init->dtype : -1,
+                            nc};
+    gx__bkey_bytes(k, head, sizeof head);
+    for (int j = 0; j < nc; j++) {
+        if (!o->consts[j].name)
+            return false;
+        gx__bkey_str(k, o->consts[j].name);
+        gx__bkey_int(k, (int64_t)o->consts[j].value.dtype);
+        gx__bkey_bytes(k, &o->consts[j].value.v, sizeof o->consts[j].value.v);
+    }
+    gx__bkey_str(k, op);
+    return !k->over;
+}
+
+/* A front hit: the result array (a new one, or into) and the recorded kernels. */
+static gx_status scan_front_run(gx_ctx *ctx, const scan_front_v *v, gx_array *x, const gx_scan_opts *o, gx_array *into,
+                                gx_array **made, rp_args *a)
+{
+    if (!into)
+        GX__CHECK(gx__array_new(ctx, v->rdt, x->ndim, x->shape, made));
+    const gx_scalar *init = o->init ? o->init : o->exclusive && v->named ? &v->neutral : NULL;
+    if (init)
+        rp_const_to_cval(init, v->acc, &a->init[0]);
+    gx_status s = rp_front_scan(ctx, &v->f, a, into ? into : *made);
+    if (s != GX_OK && !into) {
+        gx_array_release(*made);
+        *made = NULL;
+    }
+    return s;
 }
 
 /* gx_scan (into NULL: a new array through *made) and gx_scan_into. */
@@ -300,6 +387,17 @@ static gx_status scan_impl(gx_ctx *ctx, const char *fn, const char *op, gx_array
     gx_dtype half_out = gx__dtype_is_half(forced) ? forced : half && forced == GX_DTYPE_DEFAULT ? x->dtype : 0;
     if (gx__dtype_is_half(forced))
         forced = GX_F32;
+    rp_args fa;
+    gx__bkey fk;
+    scan_front_v fv;
+    memset(&fv, 0, sizeof fv);
+    bool keyed = scan_front_key(ctx, op, x, &o, &sp, into, forced, &fa, &fk);
+    if (keyed && gx__memo_bget(ctx, &fk, &fv, sizeof fv) &&
+        (!into || (gx__array_contiguous(into) && !gx__arrays_overlap(into, x)))) {
+        gx_status fs = scan_front_run(ctx, &fv, x, &o, into, made, &fa);
+        gx__unlock(ctx);
+        return fs;
+    }
     rp_opjob j = {0};
     gx_array *src = x, *dst = NULL;
     gx_status s = rp_op_prepare(ctx, fn, op, half ? GX_F32 : x->dtype, forced, o.consts, o.nconsts, &j);
@@ -322,8 +420,16 @@ static gx_status scan_impl(gx_ctx *ctx, const char *fn, const char *op, gx_array
         if (!gx__array_contiguous(dst) || gx__arrays_overlap(dst, src) || dst->dtype != j.acc)
             s = gx__array_new(ctx, j.acc, x->ndim, x->shape, &dst);
     }
+    scan_aux aux = {&j, half ? GX_F32 : x->dtype, keyed ? &fv.f : NULL};
     if (s == GX_OK)
-        s = scan_body(ctx, op, src, &o, j.acc, j.body.p, dst);
+        s = scan_body(ctx, op, src, &o, j.acc, j.body.p, dst, &aux);
+    if (s == GX_OK && keyed && fv.f.ok && dst == out && src == x) {
+        fv.acc = j.acc;
+        fv.rdt = rdt;
+        fv.named = j.named;
+        fv.neutral = j.neutral;
+        gx__memo_bput(ctx, &fk, &fv, sizeof fv);
+    }
     if (s == GX_OK && dst != out) /* a C cast where out's dtype is not the accumulator's */
         s = dst->dtype == out->dtype ? gx_array_copy_into(dst, out) : gx_map_into(ctx, "x -> x", 1, &dst, NULL, out);
     if (dst && dst != out)
