@@ -460,9 +460,10 @@ const char *cache_disk_dir(const cache_disk *d) { return d && d->enabled ? d->di
 
 /* The running total, measured (and the cap enforced) when first needed -- by a store
  * or by the counters -- instead of when the cache opens: a process whose kernels are
- * all in the cache then never walks the directory.  That walk (a stat per entry) was
- * 1.8 of the 2.8 ms of gx's own part of a warm first use on the H200 host, with the
- * few thousand entries a test run leaves. */
+ * all in the cache then never walks the directory (a stat per entry; a test run
+ * leaves a few thousand).  On the H200 host the first cache lookup of a warm first
+ * use took 1.8 of gx's 2.8 ms; deferring the walk took gx's part only to 2.7-2.9 ms,
+ * so most of it was OpenSSL's first EVP digest (see the SHA-256 note above). */
 static void disk_total_locked(cache_disk *d)
 {
     if (!d->scanned)
