@@ -301,6 +301,25 @@ static void front_check(gx_array *got, gx_dtype dt, const double *want, int64_t 
     gx_array_release(d);
 }
 
+/* gx_filter_into's count (on the device) and the first m values of out against want
+ * (rounded to out's dtype). */
+static void front_check_into(gx_array *cnt, gx_array *out, const double *want, int64_t m)
+{
+    int64_t kept = -1;
+    GXT_OK(gx_array_to_host(cnt, &kept, sizeof kept));
+    GXT_EQ_I64(kept, m);
+    gx_array_desc d0;
+    GXT_OK(gx_array_describe(out, &d0));
+    gx_array *d = NULL;
+    GXT_OK(gx_array_clone(out, GX_F64, &d));
+    double buf[128];
+    GXT_CHECK(m <= 128 && d0.size <= 128);
+    GXT_OK(gx_array_to_host(d, buf, (size_t)d0.size * sizeof(double)));
+    for (int64_t i = 0; i < m; i++)
+        GXT_CHECK(buf[i] == (d0.dtype == GX_F32 ? (double)(float)want[i] : want[i]));
+    gx_array_release(d);
+}
+
 /* One call under each kind of change a warm gx_filter / gx_filter_into must see
  * (the memo front keys a whole compiled filter): dtype, size, strided / reversed /
  * offset views, predicate texts of one length, a constant's value and dtype under
@@ -360,25 +379,13 @@ GXT_TEST(filter_memo_front_sees_every_change)
             gx_array_release(got);
             /* the same into an existing array: the count on the device, the values in front */
             GXT_OK(gx_filter_into(ctx, "x -> x > k", 1, &x64, &fo, &o64, cnt));
-            int64_t kept = -1;
-            double buf[N];
-            GXT_OK(gx_array_to_host(cnt, &kept, sizeof kept));
-            GXT_OK(gx_array_to_host(o64, buf, sizeof buf));
-            GXT_EQ_I64(kept, m);
-            for (int64_t i = 0; i < m; i++)
-                GXT_CHECK(buf[i] == want[i]);
+            front_check_into(cnt, o64, want, m);
         }
         /* into, from a view (another vector width), after the new-array form of that text */
         for (int p = 0; p < 2; p++) {
             int64_t m = front_ref(h, N - 1, 1, 1, p == 1, 1, want);
             GXT_OK(gx_filter_into(ctx, preds[p], 1, &off, NULL, &o32, cnt));
-            int64_t kept = -1;
-            float buf[N];
-            GXT_OK(gx_array_to_host(cnt, &kept, sizeof kept));
-            GXT_OK(gx_array_to_host(o32, buf, sizeof buf));
-            GXT_EQ_I64(kept, m);
-            for (int64_t i = 0; i < m; i++)
-                GXT_CHECK(buf[i] == (float)want[i]);
+            front_check_into(cnt, o32, want, m);
         }
         /* zipped: two inputs, then the first alone under a text of one length */
         gx_array *two[2] = {x64, x32}, *outs[2] = {NULL, NULL};
