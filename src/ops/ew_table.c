@@ -17,7 +17,8 @@
  * 256 when that block holds a huge sin/cos argument).  Only maps that cannot tell the two
  * apart qualify: one input streamed contiguously, no arrays read by index, no
  * reference to the element's position, nothing in user code that reads the thread's
- * identity or the clock.  Constants are fine: the table is rebuilt on every call. */
+ * identity or the clock.  Constants are fine: their values are part of the key under
+ * which a table is kept for the next call (et_key). */
 #include "ops/ewise.h"
 #include "jit/lambda.h"
 
@@ -29,8 +30,6 @@
 static int et_forced = -1;
 void gx__ew_table_mode(int mode) { et_forced = mode; }
 
-/* Per context: every 16-bit pattern in device memory, then every 8-bit one (the
- * tables' inputs), and the device's shape for the launch. */
 #define ET_CACHED 8
 
 /* A table kept for the next call of the same map: `key` holds everything its values
@@ -42,6 +41,8 @@ typedef struct et_cached {
     size_t bytes;
 } et_cached;
 
+/* Per context: every 16-bit pattern in device memory, then every 8-bit one (the
+ * tables' inputs), the device's shape for the launch, the kept tables. */
 typedef struct et_state {
     void *patterns; /* 65,536 u16 0, 1, ..., 65535, then 256 u8 0, ..., 255 */
     int sms;
@@ -148,26 +149,21 @@ static bool et_input_dtype(gx_dtype t)
     return t == GX_I8 || t == GX_U8 || t == GX_I16 || t == GX_U16 || t == GX_F16 || t == GX_BF16;
 }
 
-/* Bytes of the table, 0 when the map does not qualify (the size rule aside). */
-static size_t et_table_bytes(gx_ctx *ctx, const ew_plan *pl, const char *expr, const char *user_code)
+/* The plan's shape qualifies: one contiguous 8/16-bit input, nothing bound, a
+ * contiguous output of at most 16 bits that is the input itself (each element is read
+ * before it is written, by the same thread) or does not overlap it.  Outputs of at
+ * most 16 bits: a 128 KiB table fits in shared memory, and a value rounded to 16 bits
+ * hides the last-bit differences of the CPU's block-wise sin and cos (ewise.c,
+ * gen_fast_loop: a block of 256 with one huge argument is redone with libm, so there
+ * an element's f32 value depends on its neighbours). */
+static bool et_plan_fits(const ew_plan *pl)
 {
     if (pl->nin != 1 || !pl->contig || (pl->bind && pl->bind->n > 0) || pl->args.st[0][0] != 1 ||
-        pl->args.st[1][0] != 1 || !et_input_dtype(pl->dt[1]))
-        return 0;
-    /* Outputs of at most 16 bits: a 128 KiB table fits in shared memory, and a value
-     * rounded to 16 bits hides the last-bit differences of the CPU's block-wise sin
-     * and cos (ewise.c, gen_fast_loop: a block of 256 with one huge argument is
-     * redone with libm, so there an element's f32 value depends on its neighbours). */
+        pl->args.st[1][0] != 1 || !et_input_dtype(pl->dt[1]) || gx_dtype_size(pl->dt[0]) > 2)
+        return false;
     size_t osz = gx_dtype_size(pl->dt[0]), isz = gx_dtype_size(pl->dt[1]);
-    if (osz > 2 || et_impure(expr) || et_impure(user_code))
-        return 0;
-    /* The output may be the input itself (each element is read before it is
-     * written, by the same thread), but not a shifted view of it. */
     uint64_t o = pl->args.p[0], i = pl->args.p[1], n = (uint64_t)pl->args.n;
-    if (o != i && o < i + n * isz && i < o + n * osz)
-        return 0;
-    (void)ctx;
-    return ((size_t)1 << (8 * isz)) * osz;
+    return o == i || o >= i + n * isz || i >= o + n * osz;
 }
 
 /* Whether ew_run should take the table path.  GX_EW_TABLE: 0 never, 1 whenever the
@@ -175,19 +171,20 @@ static size_t et_table_bytes(gx_ctx *ctx, const ew_plan *pl, const char *expr, c
  * n >= 256 table entries (2^24 for 16-bit inputs), where the table's build (one more
  * launch, and each block's copy of the table) is a small part of the call.  H200,
  * sin^2 + cos^2 of f16 (µs, table / direct): 2^22 14.2 / 10.7, 2^24 26.9 / 28.0,
- * 2^28 286.5 / 374.4. */
+ * 2^28 286.5 / 374.4.  The cheap tests come first: most maps leave before any text
+ * is scanned. */
 bool ew_table_wanted(gx_ctx *ctx, const ew_plan *pl, const char *expr, const char *user_code)
 {
+    (void)ctx;
     int mode = et_forced >= 0 ? et_forced : gx__knob_int("GX_EW_TABLE", -1, 0, 1);
-    if (mode == 0)
+    if (mode == 0 || !et_plan_fits(pl))
         return false;
-    size_t bytes = et_table_bytes(ctx, pl, expr, user_code);
-    if (bytes == 0)
-        return false;
-    if (mode == 1)
-        return true;
     int64_t entries = (int64_t)1 << (8 * gx_dtype_size(pl->dt[1]));
-    return pl->args.n >= 256 * entries && (et_calls_costly(expr, false) || et_calls_costly(user_code, true));
+    if (mode != 1 && pl->args.n < 256 * entries)
+        return false;
+    if (et_impure(expr) || et_impure(user_code))
+        return false;
+    return mode == 1 || et_calls_costly(expr, false) || et_calls_costly(user_code, true);
 }
 
 /* ------------------------------------------------------------ the lookup kernel */
