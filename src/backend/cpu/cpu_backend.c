@@ -31,11 +31,11 @@ typedef struct cpu_job {
     const void *args;
     int64_t n, align;
     int nparts;
-    uint64_t id; /* the job's number: its tag in cpu_pool.claim */
+    uint64_t id; /* the job's number (ids grow): what claims its parts (cpu_part) */
 } cpu_job;
 
 /* How a job runs.  The caller cuts [0, n) into parts with fixed bounds (cpu_range)
- * and claims them one at a time from an atomic counter, as does every worker it
+ * and claims them one at a time (cpu_part), as does every worker it
  * handed the job to; whoever runs part p calls fn(..., p), so a kernel's per-part
  * results (reduction partials, scan carries) do not depend on which thread ran what,
  * and results stay the same bits for a given thread count.
@@ -52,9 +52,22 @@ typedef struct cpu_job {
  *
  * The job goes to a worker through its own slot, and only to a worker that is done
  * with the job before (slot.done == slot.gen): a late worker still reading its old
- * job is simply left out of the next one.  The counter `claim` holds the job's id
- * beside the next part, so a late worker cannot claim a part of a job it was not
- * given. */
+ * job is simply left out of the next one.
+ *
+ * Which thread runs which part: part p belongs to worker p (the caller is worker 0)
+ * and is claimed by writing the job's id into the part's own tag (cpu_part.tag, ids
+ * only grow, so a tag below the job's id means unclaimed, and a late worker of an
+ * older job finds every tag at or past its id: it cannot claim a part of a job it was
+ * not given).  A thread runs its own part first, then claims any other part still
+ * unclaimed -- the part of a worker that has not started by then (late, asleep, or
+ * not handed the job).  Why: with one shared counter (the next unclaimed part) parts
+ * went to threads in the order they woke, a different order on every call, so the
+ * second pass of a scan or a compaction (and the next operation on the same data)
+ * read a part that another core's cache held from the first.  Owned, a part stays
+ * with one core as long as its worker keeps up, as OpenMP's static schedule keeps it.
+ * 2-core VM (one worker; the gain is on many cores, where the old order was
+ * random), f32 scan into an existing array, 2^20, interleaved runs: see
+ * cpu_claim_parts. */
 typedef struct cpu_slot {
     _Alignas(64) _Atomic uint64_t gen; /* bumped once per job handed to this worker */
     _Atomic uint64_t done;              /* the last gen this worker is finished with */
@@ -64,16 +77,21 @@ typedef struct cpu_slot {
     pthread_cond_t go;
 } cpu_slot;
 
-#define CPU_PART_BITS 20 /* claim: job id above, next part below (parts < 2^20) */
+/* A part's claim: the id of the last job whose part it was claimed for (a line of
+ * its own: the owners claim their parts at the same moment). */
+typedef struct cpu_part {
+    _Alignas(64) _Atomic uint64_t tag;
+} cpu_part;
 
 typedef struct cpu_pool {
     pthread_t *threads;
     cpu_slot *slots; /* slots[i] feeds worker i + 1 */
+    cpu_part *parts; /* nthreads + 1: parts[p] is worker p's */
     int nthreads;    /* workers besides the calling thread */
     int nslots;      /* slots made (their mutex and condition variable initialised) */
     uint64_t jobs;   /* jobs run so far (the caller's; under the context lock) */
-    _Alignas(64) _Atomic uint64_t claim; /* (job id << CPU_PART_BITS) | next unclaimed part */
-    _Alignas(64) _Atomic int finished;   /* parts of the current job done */
+    _Alignas(64) _Atomic int claimed;  /* parts of the current job claimed */
+    _Alignas(64) _Atomic int finished; /* parts of the current job done */
     _Atomic bool quit;
 } cpu_pool;
 
@@ -188,38 +206,53 @@ static uint64_t cpu_wait_job(cpu_pool *pool, cpu_slot *slot, uint64_t seen)
     return g;
 }
 
-/* Runs parts of `job` until none is left unclaimed. */
-static void cpu_claim_parts(cpu_pool *pool, const cpu_job *job)
+/* Runs part p of `job` if no one has claimed it yet. */
+static void cpu_try_part(cpu_pool *pool, const cpu_job *job, int p)
 {
-    uint64_t tag = job->id << CPU_PART_BITS;
-    uint64_t c = atomic_load_explicit(&pool->claim, memory_order_acquire);
-    while ((c & ~(((uint64_t)1 << CPU_PART_BITS) - 1)) == tag) {
-        int part = (int)(c - tag);
-        if (part >= job->nparts)
-            return;
-        if (!atomic_compare_exchange_weak(&pool->claim, &c, c + 1))
-            continue; /* c holds the counter's new value */
+    _Atomic uint64_t *tag = &pool->parts[p].tag;
+    uint64_t v = atomic_load_explicit(tag, memory_order_relaxed);
+    while (v < job->id) {
+        if (!atomic_compare_exchange_weak(tag, &v, job->id))
+            continue; /* v holds the tag's new value */
+        atomic_fetch_add_explicit(&pool->claimed, 1, memory_order_relaxed);
         int64_t b, e;
-        cpu_range(job, part, &b, &e);
+        cpu_range(job, p, &b, &e);
         if (b < e)
-            job->fn(job->args, b, e, part);
+            job->fn(job->args, b, e, p);
         atomic_fetch_add_explicit(&pool->finished, 1, memory_order_release);
-        c = atomic_load_explicit(&pool->claim, memory_order_acquire);
+        return;
     }
+}
+
+/* Worker `own`'s part first, then every part still unclaimed, from the next one on
+ * (see cpu_job: the owner of a part runs it unless it is late).  The count of claimed
+ * parts (one line) spares the look at every other part's tag (one line each) when all
+ * are taken, the usual case.  A late worker of an older job may read a newer job's
+ * count: it only makes it look at tags it cannot claim. */
+static void cpu_claim_parts(cpu_pool *pool, const cpu_job *job, int own)
+{
+    int n = job->nparts, first = own < n ? own : 0;
+    if (own < n)
+        cpu_try_part(pool, job, own);
+    for (int k = 1; k < n && atomic_load_explicit(&pool->claimed, memory_order_relaxed) < n; k++)
+        cpu_try_part(pool, job, (first + k) % n);
+    if (own >= n)
+        cpu_try_part(pool, job, first);
 }
 
 static void *cpu_worker(void *p)
 {
     cpu_worker_arg *wa = p;
     cpu_pool *pool = wa->pool;
-    cpu_slot *slot = &pool->slots[wa->index - 1];
+    int wa_index = wa->index;
+    cpu_slot *slot = &pool->slots[wa_index - 1];
     free(wa);
     uint64_t seen = 0;
     for (;;) {
         seen = cpu_wait_job(pool, slot, seen);
         if (atomic_load(&pool->quit))
             break;
-        cpu_claim_parts(pool, &slot->job);
+        cpu_claim_parts(pool, &slot->job, wa_index);
         atomic_store_explicit(&slot->done, seen, memory_order_release);
     }
     return NULL;
@@ -240,13 +273,18 @@ static gx_status cpu_pool_start(cpu_pool *pool)
         return GX_OK;
     pool->threads = calloc((size_t)want, sizeof *pool->threads);
     pool->slots = aligned_alloc(64, (size_t)want * sizeof *pool->slots);
+    pool->parts = aligned_alloc(64, (size_t)(want + 1) * sizeof *pool->parts);
     if (pool->slots)
         memset(pool->slots, 0, (size_t)want * sizeof *pool->slots);
-    if (!pool->threads || !pool->slots) {
+    for (int i = 0; pool->parts && i <= want; i++)
+        atomic_init(&pool->parts[i].tag, 0);
+    if (!pool->threads || !pool->slots || !pool->parts) {
         free(pool->threads);
         free(pool->slots);
+        free(pool->parts);
         pool->threads = NULL;
         pool->slots = NULL;
+        pool->parts = NULL;
         return gx__err(GX_ERR_OUT_OF_MEMORY, "cpu backend: cannot allocate the thread pool");
     }
     for (int i = 0; i < want; i++) {
@@ -285,6 +323,7 @@ static void cpu_pool_stop(cpu_pool *pool)
     }
     free(pool->threads);
     free(pool->slots);
+    free(pool->parts);
 }
 
 /* Parts for a job of n items with at least `grain` items each: a part is worth a
@@ -313,7 +352,7 @@ static void cpu_pool_run(cpu_pool *pool, cpu_entry fn, const void *args, int64_t
         return;
     }
     atomic_store_explicit(&pool->finished, 0, memory_order_relaxed);
-    atomic_store_explicit(&pool->claim, job.id << CPU_PART_BITS, memory_order_release);
+    atomic_store_explicit(&pool->claimed, 0, memory_order_relaxed);
     int handed = 0;
     for (int i = 0; i < pool->nthreads && handed < parts - 1; i++) {
         cpu_slot *sl = &pool->slots[i];
@@ -328,7 +367,7 @@ static void cpu_pool_run(cpu_pool *pool, cpu_entry fn, const void *args, int64_t
         }
         handed++;
     }
-    cpu_claim_parts(pool, &job);
+    cpu_claim_parts(pool, &job, 0);
     /* Every part is claimed: wait for those still running elsewhere, yielding the
      * core now and then in case their thread needs it (more threads than cores). */
     for (unsigned i = 1; atomic_load_explicit(&pool->finished, memory_order_acquire) < parts; i++) {
