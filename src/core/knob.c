@@ -1,5 +1,5 @@
-/* knob.c -- the experiment knobs (GX_EW_*, GX_RG_*, GX_RNG_*, GX_SC_*, GX_CO_*, GX_LB_*, GX_RA_*), read from the
- * environment once per process: kernel launches consult them on every call, and a
+/* knob.c -- the experiment knobs (GX_EW_*, GX_RG_*, GX_RNG_*, GX_SC_*, GX_CO_*, GX_LB_*, GX_RA_*,
+ * GX_CPU_GRAIN), read from the environment once per process: kernel launches consult them on every call, and a
  * getenv scan per launch is work on the hot path for a value that does not change. */
 #include "core/gx_internal.h"
 
@@ -10,7 +10,7 @@ static const char *const knob_names[] = {
     "GX_EW_UNROLL", "GX_EW_STREAM", "GX_EW_BLOCK", "GX_EW_GRID",  "GX_RG_UNROLL", "GX_RG_GRID",
     "GX_RNG_WAVES", "GX_SC_BLOCK",  "GX_SC_ITEMS", "GX_CO_BLOCK", "GX_CO_ITEMS",  "GX_LB_WAIT",
     "GX_LB_DELAY",  "GX_SC_MINB",   "GX_CO_MINB",  "GX_RG_FIN",   "GX_RA_FULL4",  "GX_RA_COLFULL4",
-    "GX_RA_COLCHUNK", "GX_EW_TABLE", "GX_ET_UNROLL", "GX_ET_BLOCK",
+    "GX_RA_COLCHUNK", "GX_EW_TABLE", "GX_ET_UNROLL", "GX_ET_BLOCK", "GX_CPU_GRAIN",
 };
 #define NKNOBS (sizeof knob_names / sizeof knob_names[0])
 static const char *knob_values[NKNOBS];
