@@ -65,9 +65,12 @@ typedef struct cpu_job {
  * second pass of a scan or a compaction (and the next operation on the same data)
  * read a part that another core's cache held from the first.  Owned, a part stays
  * with one core as long as its worker keeps up, as OpenMP's static schedule keeps it.
- * 2-core VM (one worker; the gain is on many cores, where the old order was
- * random), f32 scan into an existing array, 2^20, interleaved runs: see
- * cpu_claim_parts. */
+ * The 16-core host's table (2026-11-24) had the f32 scan of 2^20 into an existing
+ * array at 287 us against OpenMP's 158 (0.55x), select at 2^16 0.69x, both two passes
+ * over the same parts.  The 2-core VM cannot show the gain (one worker, which took
+ * part 1 in both passes already): f32 scan into an existing array, 2^20, medians of
+ * three interleaved runs, 706 / 761 / 706 us before, 707 / 746 / 713 after (no cost);
+ * the many-core figure is for the lead's run of scripts/bench-cpu. */
 typedef struct cpu_slot {
     _Alignas(64) _Atomic uint64_t gen; /* bumped once per job handed to this worker */
     _Atomic uint64_t done;              /* the last gen this worker is finished with */
