@@ -71,12 +71,14 @@ typedef struct cpu_job {
  * part 1 in both passes already): f32 scan into an existing array, 2^20, medians of
  * three interleaved runs, 706 / 761 / 706 us before, 707 / 746 / 713 after (no cost);
  * the many-core figure is for the lead's run of scripts/bench-cpu. */
+/* The caller writes job and gen in one line (the worker spins on gen, then reads the
+ * job from the line it just fetched); the worker writes done in a line of its own. */
 typedef struct cpu_slot {
-    _Alignas(64) _Atomic uint64_t gen; /* bumped once per job handed to this worker */
-    _Atomic uint64_t done;              /* the last gen this worker is finished with */
-    _Atomic int asleep;                 /* the worker blocks (or is about to) on `go` */
-    cpu_job job;
-    pthread_mutex_t mu; /* guards the sleep on `go` */
+    _Alignas(64) cpu_job job;
+    _Atomic uint64_t gen; /* bumped once per job handed to this worker */
+    _Atomic int asleep;   /* the worker blocks (or is about to) on `go` */
+    _Alignas(64) _Atomic uint64_t done; /* the last gen this worker is finished with */
+    pthread_mutex_t mu;                 /* guards the sleep on `go` */
     pthread_cond_t go;
 } cpu_slot;
 
@@ -179,9 +181,9 @@ typedef struct cpu_worker_arg {
 
 /* Waits until the slot's generation moves past `seen` (or the pool quits): spins
  * first, then sleeps on the slot's own condition variable.  Announcing the sleep
- * (slot.asleep) before re-checking the slot, both sequentially consistent, pairs with
- * the caller's store-then-check in cpu_pool_run: one of the two sees the other, so no
- * wake-up is lost.
+ * (slot.asleep), a sequentially consistent fence, then re-checking the slot pairs
+ * with the caller's store, fence, check in cpu_hand_out: one of the two sees the
+ * other, so no wake-up is lost.
  *
  * Why one per slot: with one condition variable for the pool, a job for a few
  * workers woke every sleeping one (a broadcast), and each took the pool's mutex only
@@ -216,6 +218,7 @@ static uint64_t cpu_wait_job(cpu_pool *pool, cpu_slot *slot, uint64_t seen)
     }
     pthread_mutex_lock(&slot->mu);
     atomic_store(&slot->asleep, 1);
+    atomic_thread_fence(memory_order_seq_cst); /* pairs with cpu_hand_out's fence */
     while ((g = atomic_load(&slot->gen)) == seen && !atomic_load(&pool->quit))
         pthread_cond_wait(&slot->go, &slot->mu);
     atomic_store(&slot->asleep, 0);
@@ -356,6 +359,42 @@ static int cpu_parts(const cpu_pool *pool, int64_t n, int64_t grain, int maxpart
     return parts;
 }
 
+/* Hands `job` to the first idle workers, one per part besides the caller's.  Why a
+ * plain store per slot and one fence for all: the seq_cst increment of each slot's
+ * generation (a locked instruction: it waits for the slot's line to come over from
+ * the spinning worker's core and drains the stores before it) made the hand-out a
+ * chain of cross-core round trips, one slot after the other -- on the 16-core host
+ * the last of 15 workers started some 15 of them (~100-200 ns each) after the first,
+ * a 2^16 sum there taking 10.7 us against OpenMP's 6.3 (libgomp wakes its team by one
+ * shared word).  Now the stores go out together (the job and gen share a line, so
+ * one transfer each) and a single fence orders them before the look at the sleepers.
+ * The 2-core VM has one worker: no chain to measure there (see cpu_pool_run's
+ * caller figures in the report of issue 17). */
+static void cpu_hand_out(cpu_pool *pool, const cpu_job *job)
+{
+    int handed = 0, last = -1;
+    for (int i = 0; i < pool->nthreads && handed < job->nparts - 1; i++) {
+        cpu_slot *sl = &pool->slots[i];
+        uint64_t g = atomic_load_explicit(&sl->gen, memory_order_relaxed);
+        if (atomic_load_explicit(&sl->done, memory_order_acquire) != g)
+            continue; /* still on an earlier job */
+        sl->job = *job;
+        atomic_store_explicit(&sl->gen, g + 1, memory_order_release); /* the caller alone writes gen */
+        handed++;
+        last = i;
+    }
+    atomic_thread_fence(memory_order_seq_cst); /* pairs with cpu_wait_job's fence */
+    for (int i = 0; i <= last; i++) {
+        cpu_slot *sl = &pool->slots[i];
+        if (atomic_load_explicit(&sl->asleep, memory_order_relaxed) &&
+            atomic_load_explicit(&sl->gen, memory_order_relaxed) != atomic_load_explicit(&sl->done, memory_order_relaxed)) {
+            pthread_mutex_lock(&sl->mu);
+            pthread_cond_signal(&sl->go);
+            pthread_mutex_unlock(&sl->mu);
+        }
+    }
+}
+
 /* Runs fn over [0, n) in `parts` parts, on the caller and the idle workers; returns
  * when every part is done.  The context lock is held by the caller, so one job runs
  * at a time per context. */
@@ -370,20 +409,7 @@ static void cpu_pool_run(cpu_pool *pool, cpu_entry fn, const void *args, int64_t
     }
     atomic_store_explicit(&pool->finished, 0, memory_order_relaxed);
     atomic_store_explicit(&pool->claimed, 0, memory_order_relaxed);
-    int handed = 0;
-    for (int i = 0; i < pool->nthreads && handed < parts - 1; i++) {
-        cpu_slot *sl = &pool->slots[i];
-        if (atomic_load_explicit(&sl->done, memory_order_acquire) != atomic_load_explicit(&sl->gen, memory_order_relaxed))
-            continue; /* still on an earlier job */
-        sl->job = job;
-        atomic_fetch_add(&sl->gen, 1); /* seq_cst: pairs with cpu_wait_job */
-        if (atomic_load(&sl->asleep)) {
-            pthread_mutex_lock(&sl->mu);
-            pthread_cond_signal(&sl->go);
-            pthread_mutex_unlock(&sl->mu);
-        }
-        handed++;
-    }
+    cpu_hand_out(pool, &job);
     cpu_claim_parts(pool, &job, 0);
     /* Every part is claimed: wait for those still running elsewhere, yielding the
      * core now and then in case their thread needs it (more threads than cores). */
