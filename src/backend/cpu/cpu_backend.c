@@ -95,7 +95,6 @@ typedef struct cpu_pool {
     int nthreads;    /* workers besides the calling thread */
     int nslots;      /* slots made (their mutex and condition variable initialised) */
     uint64_t jobs;   /* jobs run so far (the caller's; under the context lock) */
-    _Alignas(64) _Atomic int claimed;  /* parts of the current job claimed */
     _Alignas(64) _Atomic int finished; /* parts of the current job done */
     _Atomic bool quit;
 } cpu_pool;
@@ -234,7 +233,6 @@ static void cpu_try_part(cpu_pool *pool, const cpu_job *job, int p)
     while (v < job->id) {
         if (!atomic_compare_exchange_weak(tag, &v, job->id))
             continue; /* v holds the tag's new value */
-        atomic_fetch_add_explicit(&pool->claimed, 1, memory_order_relaxed);
         int64_t b, e;
         cpu_range(job, p, &b, &e);
         if (b < e)
@@ -245,16 +243,18 @@ static void cpu_try_part(cpu_pool *pool, const cpu_job *job, int p)
 }
 
 /* Worker `own`'s part first, then every part still unclaimed, from the next one on
- * (see cpu_job: the owner of a part runs it unless it is late).  The count of claimed
- * parts (one line) spares the look at every other part's tag (one line each) when all
- * are taken, the usual case.  A late worker of an older job may read a newer job's
- * count: it only makes it look at tags it cannot claim. */
+ * (see cpu_job: the owner of a part runs it unless it is late).  The count of parts
+ * done (one line) spares the look at every other part's tag (one line each) once all
+ * are done; a count of parts claimed would spare more, but its increment, by every
+ * part's owner at the same moment, queued the parts' starts behind one contended line.
+ * A late worker of an older job may read a newer job's count: it only makes it look at
+ * tags it cannot claim. */
 static void cpu_claim_parts(cpu_pool *pool, const cpu_job *job, int own)
 {
     int n = job->nparts, first = own < n ? own : 0;
     if (own < n)
         cpu_try_part(pool, job, own);
-    for (int k = 1; k < n && atomic_load_explicit(&pool->claimed, memory_order_relaxed) < n; k++)
+    for (int k = 1; k < n && atomic_load_explicit(&pool->finished, memory_order_relaxed) < n; k++)
         cpu_try_part(pool, job, (first + k) % n);
     if (own >= n)
         cpu_try_part(pool, job, first);
@@ -368,8 +368,10 @@ static int cpu_parts(const cpu_pool *pool, int64_t n, int64_t grain, int maxpart
  * a 2^16 sum there taking 10.7 us against OpenMP's 6.3 (libgomp wakes its team by one
  * shared word).  Now the stores go out together (the job and gen share a line, so
  * one transfer each) and a single fence orders them before the look at the sleepers.
- * The 2-core VM has one worker: no chain to measure there (see cpu_pool_run's
- * caller figures in the report of issue 17). */
+ * The 2-core VM has one worker, so no chain to measure: 2^16 f32 sum / scan / 2x+y
+ * into an array, 64 rotated inputs, medians of three interleaved runs (us), before
+ * 13.4 19.7 15.0 / 39.1 53.9 42.1 / 31.4 51.8 32.5, after 15.6 14.8 13.4 / 45.0 43.6
+ * 39.3 / 32.9 32.5 30.9: the same within the VM's noise. */
 static void cpu_hand_out(cpu_pool *pool, const cpu_job *job)
 {
     int handed = 0, last = -1;
@@ -408,7 +410,6 @@ static void cpu_pool_run(cpu_pool *pool, cpu_entry fn, const void *args, int64_t
         return;
     }
     atomic_store_explicit(&pool->finished, 0, memory_order_relaxed);
-    atomic_store_explicit(&pool->claimed, 0, memory_order_relaxed);
     cpu_hand_out(pool, &job);
     cpu_claim_parts(pool, &job, 0);
     /* Every part is claimed: wait for those still running elsewhere, yielding the
