@@ -307,6 +307,8 @@ GXT_TEST(sort_cuda_argsort_iota)
             sct_sort_case(ctx, GX_F32, 1, lens[l], 8, 1, desc, 0); /* keys not wanted */
             sct_sort_case(ctx, GX_I64, 1, lens[l], 8, 1, desc, 1);
             sct_sort_case(ctx, GX_U16, 1, lens[l], 8, 1, desc, 0);
+            /* one pass: the indices are generated as int64, not widened from u32 */
+            sct_sort_case(ctx, GX_I8, 1, lens[l], 8, 1, desc, 1);
         }
 }
 

@@ -92,6 +92,8 @@ gx_status bench_case_lat_filter_new(gx_ctx *ctx, gx_backend_kind k, int64_t n, i
     int *nrows);
 gx_status bench_case_lat_map_sync(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
     int *nrows);
+gx_status bench_case_host_overhead_driver_launch(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps,
+    bench_result *rows, int *nrows);
 gx_status bench_case_floor_launch_sync(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
     int *nrows);
 gx_status bench_case_floor_launch_d2h_sync(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,

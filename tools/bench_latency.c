@@ -19,11 +19,20 @@
  * scalar; gx_scan_into + gx_sync; gx_filter (a new array: its length is read back, so
  * the values are complete); gx_map_into + gx_sync.  Each checked against the host.
  *
+ * host_overhead_driver_launch: the host time of the driver's cuLaunchKernel alone
+ * (an empty kernel taking one 64-byte struct, as gx's kernels take theirs, on gx's
+ * stream), timed like the rows above: subtracted from a host_overhead row it leaves
+ * gx's own part, from the call's entry to its launch call (issue 22's measure).
+ * The bench loads the driver's symbols itself (dlopen with RTLD_NOLOAD: the library
+ * gx loaded) so no gx code runs inside the timing.  CUDA only.
+ *
  * floor_launch_sync / floor_launch_d2h_sync: an empty user kernel (one thread)
  * launched through gx_kernel_launch, then gx_sync / an 8-byte gx_array_to_host (which
  * waits for the stream): the least a call that waits (and reads a result) can cost.
  * CUDA; a backend without user kernels writes no row. */
 #include "bench_cases.h"
+
+#include <dlfcn.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -240,6 +249,73 @@ gx_status bench_case_lat_map_sync(gx_ctx *ctx, gx_backend_kind k, int64_t n, int
 {
     (void)k;
     return ho_case(ctx, LAT_MAP, "lat_map_sync", n, reps, rows, nrows);
+}
+
+/* ------------------------------------------------------------ the driver's launch */
+
+typedef int (*drv_load_fn)(void **mod, const void *image);
+typedef int (*drv_getf_fn)(void **fn, void *mod, const char *name);
+typedef int (*drv_launch_fn)(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                             unsigned shmem, void *stream, void **params, void **extra);
+typedef int (*drv_unload_fn)(void *mod);
+
+static const char *DRV_PTX = ".version 7.0\n.target sm_80\n.address_size 64\n"
+                             ".visible .entry gx_ho_empty(.param .align 8 .b8 gx_ho_empty_p[64])\n{\n ret;\n}\n";
+
+gx_status bench_case_host_overhead_driver_launch(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps,
+                                                 bench_result *rows, int *nrows)
+{
+    (void)n;
+    if (k != GX_BACKEND_CUDA)
+        return GX_OK;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    drv_load_fn load = lib ? (drv_load_fn)dlsym(lib, "cuModuleLoadData") : NULL;
+    drv_getf_fn getf = lib ? (drv_getf_fn)dlsym(lib, "cuModuleGetFunction") : NULL;
+    drv_launch_fn launch = lib ? (drv_launch_fn)dlsym(lib, "cuLaunchKernel") : NULL;
+    drv_unload_fn unload = lib ? (drv_unload_fn)dlsym(lib, "cuModuleUnload") : NULL;
+    void *stream = NULL, *mod = NULL, *fn = NULL;
+    gx_status s = gx_sync(ctx); /* the context current on this thread */
+    if (s == GX_OK)
+        s = gx_ctx_stream_handle(ctx, &stream);
+    if (s == GX_OK && (!load || !getf || !launch || !unload || load(&mod, DRV_PTX) != 0 ||
+                       getf(&fn, mod, "gx_ho_empty") != 0)) {
+        fprintf(stderr, "host_overhead_driver_launch: the driver's symbols or the empty module are not available\n");
+        if (mod)
+            unload(mod);
+        if (lib)
+            dlclose(lib);
+        return GX_OK;
+    }
+    int calls = reps < 200 ? 200 : reps, bad = 0;
+    double *t = calloc((size_t)calls, sizeof *t);
+    unsigned char arg[64] = {0};
+    void *params[1] = {arg};
+    if (!t)
+        s = GX_ERR_OUT_OF_MEMORY;
+    for (int i = 0; s == GX_OK && i < 8; i++)
+        bad += launch(fn, 1, 1, 1, 32, 1, 1, 0, stream, params, NULL) != 0;
+    if (s == GX_OK)
+        s = gx_sync(ctx);
+    for (int i = 0; s == GX_OK && i < calls; i++) {
+        double t0 = now_us();
+        bad += launch(fn, 1, 1, 1, 32, 1, 1, 0, stream, params, NULL) != 0;
+        t[i] = now_us() - t0;
+        if (i % 32 == 31)
+            s = gx_sync(ctx);
+    }
+    if (s == GX_OK)
+        s = gx_sync(ctx);
+    if (s == GX_OK) {
+        qsort(t, (size_t)calls, sizeof *t, cmp_dbl);
+        bench_result *r = &rows[*nrows];
+        *r = bench_row("driver", "host_overhead_driver_launch", "-", 1, t[calls / 2], 0, 0, 0, 0);
+        bench_verdict(r, bad == 0, "%d launches failed", bad);
+        (*nrows)++;
+    }
+    free(t);
+    unload(mod);
+    dlclose(lib);
+    return s;
 }
 
 /* ------------------------------------------------------------ the floor */

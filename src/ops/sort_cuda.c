@@ -20,10 +20,12 @@
  *   3. one kernel per remaining digit: 256 threads x 16 keys (8 with 16-byte values)
  *      per tile.  A block takes its tile from an atomic counter, not from blockIdx,
  *      so every tile it waits on belongs to a block that is already running.  Keys
- *      are ranked by digit inside the warp (__match_any_sync: the leader of each digit
- *      group bumps the warp's shared counter), warps in order give the tile's ranks,
- *      which follow input order: the pass is stable.  Thread d then publishes the
- *      tile's count of digit d in a status word (count | AGGREGATE flag) and looks
+ *      are counted per digit first (shared atomics) and thread d publishes the
+ *      tile's count of digit d at once (early counts).  Then they are ranked by digit
+ *      inside the warp (each lane ors its bit into the warp's mask of its digit; the
+ *      leader of each digit group bumps the warp's shared counter), warps in order
+ *      give the tile's ranks, which follow input order: the pass is stable.  Thread
+ *      d < 256 then has the tile's count of digit d (count | AGGREGATE flag) and looks
  *      back over the earlier tiles' words for digit d, adding aggregates until it
  *      meets an INCLUSIVE prefix; it publishes its own inclusive prefix.  The count
  *      and flag share one 32-bit word, so no fence is needed between them.  Keys
@@ -37,7 +39,9 @@
  *   lands in the output.  A float sort whose upsweep saw a lossy key then rewrites
  *   the zero and NaN ranges of the output from the input in input order (a stable
  *   compaction: count per chunk, scan, write), which restores -0.0 and NaN payloads.
- *   Argsort without an index array generates the int64 indices in the first pass.
+ *   Argsort without an index array generates the indices in the first pass: as u32
+ *   when n < 2^32 and two or more passes run, widened to int64 by the last pass
+ *   (sc_widen), else as int64.
  *   Several long rows: this sort once per row (rows that long are few).
  * Short rows (up to SC_CAP = 2048 keys): several rows per block, a bitonic network
  *   over (transformed key, index in row) composites in shared memory, one launch for
@@ -153,13 +157,65 @@ static void sc_helpers(gx__sbuf *b, sc_key k, int vb)
                        "{ c.k = __shfl_xor_sync(0xffffffffu, c.k, m); c.i = __shfl_xor_sync(0xffffffffu, c.i, m); return c; }\n");
 }
 
-/* Keys per thread of a pass: the tile's staging buffer stays within 32 KB. */
+/* Threads of a pass block (knob GX_SORT_B: 256, 384 or 512).  Threads 0..255 also
+ * own one digit each (counts, look-back); the others only rank and scatter.  CUB's
+ * choice for sm_90 is 384 threads x 20 keys; here, H100 2^28 (µs), 256 x 16 -> 384 x
+ * 20: u32 keys 7901 -> 7593 (masks) but pairs 14035 -> 17160 and argsort 13845 ->
+ * 18408 (1 resident block of 130 registers); 512 x 13 no better.  Default 256. */
+static int sc_block(void)
+{
+    int b = gx__knob_int("GX_SORT_B", 256, 256, 512);
+    return b <= 256 ? 256 : b <= 384 ? 384 : 512;
+}
+
+/* Keys per thread of a pass: the tile's staging buffer, the warps' digit counters and
+ * the per-digit words stay within the 48 KB of static shared memory (knob GX_SORT_IT,
+ * part of the source, so of the cache key, clamped to what fits). */
 static int sc_items(sc_key k, int vb)
 {
-    /* Experiment knob GX_SORT_IT (part of the source, so of the cache key). */
-    return gx__knob_int("GX_SORT_IT", (k.kb > vb ? k.kb : vb) <= 8 ? 16 : 8, 1, 32);
+    int sb = k.kb > vb ? k.kb : vb, b = sc_block();
+    int it = gx__knob_int("GX_SORT_IT", sb <= 8 ? 16 : 8, 1, 32);
+    int room = (48 * 1024 - (b / 32) * 1024 - 4200) / (b * sb);
+    return it < room ? it : room;
 }
-static int64_t sc_tile(sc_key k, int vb) { return 256 * (int64_t)sc_items(k, vb); }
+static int64_t sc_tile(sc_key k, int vb) { return (int64_t)sc_block() * sc_items(k, vb); }
+
+/* How a pass finds the lanes of its warp holding the same digit (knob GX_SORT_RANK):
+ * 0: nine ballots; 1: each lane ors its bit into its warp's mask of that digit in
+ * shared memory (the masks borrow the staging buffer, so it needs 32 bytes a thread).
+ * H100, 2^28, same run (µs), ballots -> masks: u32 keys 8928 -> 7901, f32 keys 9369 ->
+ * 8817 (CUB 6401 / 5679); pairs and argsort within 2% (14035 -> 14061, 13845 ->
+ * 14070).  A later run with the ballots again: u32 9353, f32 9823 against 8234 /
+ * 9213.  Default 1. */
+static int sc_rank(sc_key k, int vb)
+{
+    int sb = k.kb > vb ? k.kb : vb;
+    int r = gx__knob_int("GX_SORT_RANK", 1, 0, 1);
+    return r == 1 && sc_items(k, vb) * sb >= 32 ? 1 : 0;
+}
+
+/* Copies of a pass's early digit counts (knob GX_SORT_PARTS, a power of 2 up to 32):
+ * lane l counts into copy l % parts, so keys of one digit (the exponent byte of floats
+ * in one binade) do not serialise a warp's shared atomics on one word.  Measured, it
+ * does not pay: H100, 2^28, parts 1 / 4 / 8 (µs): u32 8127 / 8183 / 8246, f32 9032 /
+ * 9112 / 9235 (the f32 sort's gap to the u32 one is elsewhere).  Default 1. */
+static int sc_parts(void)
+{
+    int p = gx__knob_int("GX_SORT_PARTS", 1, 1, 32), q = 1;
+    while (q * 2 <= p)
+        q *= 2;
+    return q;
+}
+
+/* Bytes of a pass's staging buffer: the tile's items, and before that the ranking's
+ * match masks and the early counts' copies, which it holds first. */
+static int sc_sbuf(sc_key k, int vb)
+{
+    int sb = k.kb > vb ? k.kb : vb;
+    int stage = (int)sc_tile(k, vb) * sb;
+    int early = (sc_rank(k, vb) ? sc_block() / 32 * 1024 : 0) + sc_parts() * 1024;
+    return stage > early ? stage : early;
+}
 
 /* Resident blocks of 256 threads a pass asks ptxas to allow (0: ptxas's own choice;
  * knob GX_SORT_MINB).  The pass is latency-bound (ranking, look-back, scatter), so
@@ -169,7 +225,7 @@ static int64_t sc_tile(sc_key k, int vb) { return 256 * (int64_t)sc_items(k, vb)
  * 12751).  8-byte keys or values spill far more at 3 or 4 and keep ptxas's choice. */
 static int sc_pass_minb(sc_key k, int vb)
 {
-    int dflt = k.kb <= 4 && vb == 0 ? 4 : k.kb <= 4 && vb <= 4 ? 3 : 0;
+    int dflt = sc_block() != 256 ? 0 : k.kb <= 4 && vb == 0 ? 4 : k.kb <= 4 && vb <= 4 ? 3 : 0;
     return gx__knob_int("GX_SORT_MINB", dflt, 0, 8);
 }
 
@@ -178,6 +234,14 @@ static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb)
 {
     sc_head(b, k, desc, vb);
     gx__sb_printf(b, "#define GX_IT %d\n#define GX_SB %d\n", sc_items(k, vb), k.kb > vb ? k.kb : vb);
+    /* Values loaded with the keys (knob GX_SORT_VEARLY): H100 2^28, u32 pairs 14279 ->
+     * 15117 µs at 3 resident blocks (spills), 13204 at 2 (GX_SORT_MINB=2), but argsort
+     * 14480 -> 14830 there; off by default. */
+    gx__sb_printf(b, "#define GX_VEARLY %d\n", gx__knob_int("GX_SORT_VEARLY", 0, 0, 1));
+    /* Copies of the upsweep's counters (knob GX_SORT_UPP; 8, or 4 for 8-byte keys). */
+    gx__sb_printf(b, "#define GX_UPP %d\n", gx__knob_int("GX_SORT_UPP", k.kb == 8 ? 4 : 8, 1, 8));
+    gx__sb_printf(b, "#define GX_B %d\n#define GX_RANK %d\n#define GX_PARTS %d\n#define GX_SBUF %d\n", sc_block(),
+                  sc_rank(k, vb), sc_parts(), sc_sbuf(k, vb));
     /* Experiment knob GX_SORT_LB: predecessors read at once in the look-back. */
     gx__sb_printf(b, "#define GX_LB %d\n", gx__knob_int("GX_SORT_LB", 8, 1, 64));
     gx__sb_printf(b, "#define GX_PASS_MINB %d\n", sc_pass_minb(k, vb));
@@ -336,6 +400,8 @@ typedef struct sc_job {
     const void *kin, *vin;
     void *kout, *vout;
     int64_t n;
+    int pvb; /* value bytes the passes carry: vb, or 4 when an argsort's generated
+              * indices travel as u32 and widen to i64 in the last pass (sc_widen) */
 } sc_job;
 
 typedef struct sc_zero_args {
@@ -383,7 +449,10 @@ static void sc_mem_free(gx_ctx *ctx, sc_mem *m)
 static gx_status sc_mem_meta(gx_ctx *ctx, const sc_job *j, sc_mem *m)
 {
     int64_t segn = j->n < SC_SEG ? j->n : SC_SEG;
-    int64_t tiles = (segn + sc_tile(j->k, j->vb) - 1) / sc_tile(j->k, j->vb);
+    int64_t tile = sc_tile(j->k, j->vb), t4 = sc_tile(j->k, 4);
+    if (!j->vin && j->vb == 8 && t4 < tile)
+        tile = t4; /* sc_widen may carry 4-byte indices */
+    int64_t tiles = (segn + tile - 1) / tile;
     m->nseg = (j->n + SC_SEG - 1) / SC_SEG;
     size_t hw = (size_t)m->nseg * (size_t)j->k.kb * 256;
     size_t cw = ((size_t)j->k.kb * (size_t)m->nseg + 1) / 2;
@@ -446,13 +515,22 @@ typedef struct sc_pass_args {
     int32_t shift, in_raw, out_raw, iota;
 } sc_pass_args;
 
-/* One digit pass (all segments): src -> dst. */
+static gx_status sc_launch_pass(gx_ctx *ctx, const gx__kernel *k, const sc_pass_args *a, int64_t grid)
+{
+    if (grid > 0x7fffffffll)
+        return gx__err(GX_ERR_LAUNCH, "gx sort: %lld blocks exceed the grid limit", (long long)grid);
+    return gx__launch_1d(ctx, k, a, sizeof *a, 1, 1, grid, sc_block());
+}
+
+/* One digit pass (all segments): src -> dst, with the kernels of value width
+ * j->pvb; `last` with pvb < vb widens the values as it writes them. */
 static gx_status sc_pass(gx_ctx *ctx, const sc_job *j, sc_mem *m, int p, int e, const void *sk, const void *sv,
                          void *dk, void *dv, bool last)
 {
     gx__kernel kp;
-    GX__CHECK(sc_kernel(ctx, j->k, j->desc, j->vb, "gx_sc_pass", &kp));
-    int64_t tile = sc_tile(j->k, j->vb);
+    bool widen = last && j->pvb < j->vb;
+    GX__CHECK(sc_kernel(ctx, j->k, j->desc, j->pvb, widen ? "gx_sc_pass_w" : "gx_sc_pass", &kp));
+    int64_t tile = sc_tile(j->k, j->pvb);
     for (int64_t s = 0; s < m->nseg; s++) {
         int64_t at = s * SC_SEG, len = j->n - at < SC_SEG ? j->n - at : SC_SEG;
         int64_t tiles = (len + tile - 1) / tile;
@@ -460,7 +538,7 @@ static gx_status sc_pass(gx_ctx *ctx, const sc_job *j, sc_mem *m, int p, int e, 
         sc_pass_args a;
         memset(&a, 0, sizeof a);
         a.src_k = (uint64_t)(uintptr_t)((const char *)sk + at * j->k.kb);
-        a.src_v = sv ? (uint64_t)(uintptr_t)((const char *)sv + at * j->vb) : 0;
+        a.src_v = sv ? (uint64_t)(uintptr_t)((const char *)sv + at * j->pvb) : 0;
         a.dst_k = (uint64_t)(uintptr_t)dk;
         a.dst_v = (uint64_t)(uintptr_t)dv;
         a.offs = (uint64_t)(uintptr_t)(m->offs + (s * j->k.kb + p) * 256);
@@ -472,7 +550,7 @@ static gx_status sc_pass(gx_ctx *ctx, const sc_job *j, sc_mem *m, int p, int e, 
         a.in_raw = e == 0;
         a.out_raw = last;
         a.iota = e == 0 && j->vb && !j->vin;
-        GX__CHECK(sc_launch(ctx, &kp, &a, sizeof a, tiles));
+        GX__CHECK(sc_launch_pass(ctx, &kp, &a, tiles));
     }
     return GX_OK;
 }
@@ -519,12 +597,25 @@ static int sc_plan(const sc_job *j, const uint32_t *trivial, int *run)
     return np;
 }
 
+/* Argsort (generated indices, i64 out) of at most 2^32 keys over 2 or more passes:
+ * the indices travel as u32 and the last pass widens them, so every pass but the
+ * last moves 4 bytes of value a key instead of 8.  The passes before the last may
+ * use the output as u32 scratch: the last reads the scratch buffer only.  (knob
+ * GX_SORT_WIDEN=0 keeps the 8-byte indices).  H100, argsort of 2^28 f32, same run:
+ * 16817 -> 13845 µs (torch.sort with indices: 13396). */
+static void sc_widen(sc_job *j, int np)
+{
+    j->pvb = j->vb;
+    if (!j->vin && j->vb == 8 && np >= 2 && j->n <= 0xffffffffll && gx__knob_int("GX_SORT_WIDEN", 1, 0, 1))
+        j->pvb = 4;
+}
+
 /* Scratch buffers for the ping-pong: kbuf[0] when passes > 1, kbuf[1] when keys
  * are not wanted and 3 or more passes run (the last pass then writes no keys). */
 static gx_status sc_mem_bufs(gx_ctx *ctx, const sc_job *j, sc_mem *m, int np)
 {
     m->kbytes = (size_t)j->n * (size_t)j->k.kb;
-    m->vbytes = (size_t)j->n * (size_t)j->vb;
+    m->vbytes = (size_t)j->n * (size_t)j->pvb;
     if (np > 1)
         GX__CHECK(gx__scratch_alloc(ctx, m->kbytes, &m->kbuf[0]));
     if (!j->kout && np > 2)
@@ -556,7 +647,7 @@ static gx_status sc_passes(gx_ctx *ctx, const sc_job *j, sc_mem *m, const int *r
     return GX_OK;
 }
 
-static gx_status sc_onesweep(gx_ctx *ctx, const sc_job *j)
+static gx_status sc_onesweep(gx_ctx *ctx, sc_job *j)
 {
     sc_mem m;
     memset(&m, 0, sizeof m);
@@ -567,6 +658,7 @@ static gx_status sc_onesweep(gx_ctx *ctx, const sc_job *j)
     if (s == GX_OK)
         s = sc_count(ctx, j, &m, trivial, &lossy);
     int np = s == GX_OK ? sc_plan(j, trivial, run) : 0;
+    sc_widen(j, np);
     if (s == GX_OK)
         s = sc_mem_bufs(ctx, j, &m, np);
     if (s == GX_OK)
@@ -615,7 +707,8 @@ gx_status gx__sort_cuda(gx_ctx *ctx, const gx__sort_req *r)
                     r->vals_in ? (const char *)r->vals_in + at * vb : NULL,
                     r->keys_out ? (char *)r->keys_out + at * k.kb : NULL,
                     vb ? (char *)r->vals_out + at * vb : NULL,
-                    r->rowlen};
+                    r->rowlen,
+                    vb};
         GX__CHECK(sc_onesweep(ctx, &j));
     }
     return GX_OK;
@@ -629,7 +722,7 @@ typedef struct sc_head_args {
 /* Top-k of one long row: the sorted row with its indices in scratch, its first k. */
 static gx_status sc_topk_row(gx_ctx *ctx, sc_key k, const gx__topk_req *r, int64_t row, void *ks, int64_t *is)
 {
-    sc_job j = {k, r->largest != 0, 8, (const char *)r->keys_in + row * r->rowlen * k.kb, NULL, ks, is, r->rowlen};
+    sc_job j = {k, r->largest != 0, 8, (const char *)r->keys_in + row * r->rowlen * k.kb, NULL, ks, is, r->rowlen, 8};
     GX__CHECK(sc_onesweep(ctx, &j));
     gx__kernel hk, hv;
     GX__CHECK(sc_kernel(ctx, k, r->largest != 0, 8, "gx_sr_head_k", &hk));
@@ -742,7 +835,7 @@ static gx_status sc_sel_row(gx_ctx *ctx, sc_key k, const gx__topk_req *r, int64_
     int largest = r->largest != 0;
     const void *keys = (const char *)r->keys_in + row * r->rowlen * k.kb;
     int64_t n = r->rowlen;
-    sc_job zj = {k, largest, 8, NULL, NULL, NULL, NULL, 0};
+    sc_job zj = {k, largest, 8, NULL, NULL, NULL, NULL, 0, 8};
     GX__CHECK(sc_zero(ctx, &zj, m->p, m->zero_bytes));
     if (n > m->cap) { /* else every item is a candidate */
         int ibits = 1;

@@ -192,13 +192,12 @@ static void fill_info(cuda_impl *im)
     d->cc_major = attr(im->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0);
     d->cc_minor = attr(im->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0);
     d->multiprocessors = attr(im->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0);
-    size_t fr = 0, tot = 0;
-    if (cuda_drv.MemGetInfo(&fr, &tot) == CUDA_SUCCESS) {
-        d->mem_free = fr;
+    /* The total only: free memory is asked for when someone reads it (cuda_info),
+     * and context creation already does that once; a second cuMemGetInfo here was
+     * part of the first use's cost (issue 22). */
+    size_t tot = 0;
+    if (cuda_drv.DeviceTotalMem(&tot, im->dev) == CUDA_SUCCESS)
         d->mem_total = tot;
-    } else if (cuda_drv.DeviceTotalMem(&tot, im->dev) == CUDA_SUCCESS) {
-        d->mem_total = tot;
-    }
     d->l2_bytes = (size_t)attr(im->dev, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 0);
     d->max_threads_per_block = attr(im->dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024);
     d->shared_per_block = (size_t)attr(im->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 48 * 1024);
