@@ -238,8 +238,11 @@ static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb)
      * 15117 µs at 3 resident blocks (spills), 13204 at 2 (GX_SORT_MINB=2), but argsort
      * 14480 -> 14830 there; off by default. */
     gx__sb_printf(b, "#define GX_VEARLY %d\n", gx__knob_int("GX_SORT_VEARLY", 0, 0, 1));
-    /* Copies of the upsweep's counters (knob GX_SORT_UPP; 8, or 4 for 8-byte keys). */
-    gx__sb_printf(b, "#define GX_UPP %d\n", gx__knob_int("GX_SORT_UPP", k.kb == 8 ? 4 : 8, 1, 8));
+    /* Copies of the upsweep's counters (knob GX_SORT_UPP, at most 8, or 4 for 8-byte
+     * keys), as GX_SORT_PARTS for the passes; no gain either: H100 2^28 (µs), 8 -> 1
+     * copy: u32 8108 -> 7929, f32 8995 -> 8800.  Default 1. */
+    int upp = gx__knob_int("GX_SORT_UPP", 1, 1, 8);
+    gx__sb_printf(b, "#define GX_UPP %d\n", k.kb == 8 && upp > 4 ? 4 : upp);
     gx__sb_printf(b, "#define GX_B %d\n#define GX_RANK %d\n#define GX_PARTS %d\n#define GX_SBUF %d\n", sc_block(),
                   sc_rank(k, vb), sc_parts(), sc_sbuf(k, vb));
     /* Experiment knob GX_SORT_LB: predecessors read at once in the look-back. */
