@@ -145,25 +145,20 @@ static gx_status ho_check(ho_state *h, bench_result *r)
     return GX_OK;
 }
 
-static gx_status ho_case(gx_ctx *ctx, int op, const char *name, int64_t n, int reps, bench_result *rows, int *nrows)
+/* The median host time of `calls` calls of fn(arg), each timed alone, after 8 warm
+ * ones (compiled, cached, pooled); queued work is drained with gx_sync every 32
+ * calls, outside the timing. */
+static gx_status time_calls(gx_ctx *ctx, gx_status (*fn)(void *), void *arg, int calls, double *median)
 {
-    ho_state h = {.ctx = ctx, .op = op, .n = n};
-    int calls = reps < 200 ? 200 : reps;
     double *t = calloc((size_t)calls, sizeof *t);
-    gx_status s = t ? bench_random_f32(ctx, n, 31, &h.x) : GX_ERR_OUT_OF_MEMORY;
-    if (s == GX_OK)
-        s = bench_output_f32(ctx, n, &h.out);
-    if (s == GX_OK)
-        s = gx_array_zeros(ctx, GX_F32, 0, NULL, &h.s0);
-    if (s == GX_OK)
-        s = gx_array_zeros(ctx, GX_I64, 0, NULL, &h.cnt);
-    for (int i = 0; s == GX_OK && i < 8; i++) /* warm: compiled, cached, pooled */
-        s = ho_call(&h);
+    gx_status s = t ? GX_OK : GX_ERR_OUT_OF_MEMORY;
+    for (int i = 0; s == GX_OK && i < 8; i++)
+        s = fn(arg);
     if (s == GX_OK)
         s = gx_sync(ctx);
     for (int i = 0; s == GX_OK && i < calls; i++) {
         double t0 = now_us();
-        s = ho_call(&h);
+        s = fn(arg);
         t[i] = now_us() - t0;
         if (s == GX_OK && i % 32 == 31)
             s = gx_sync(ctx);
@@ -172,14 +167,34 @@ static gx_status ho_case(gx_ctx *ctx, int op, const char *name, int64_t n, int r
         s = gx_sync(ctx);
     if (s == GX_OK) {
         qsort(t, (size_t)calls, sizeof *t, cmp_dbl);
+        *median = t[calls / 2];
+    }
+    free(t);
+    return s;
+}
+
+static gx_status ho_call_v(void *h) { return ho_call(h); }
+
+static gx_status ho_case(gx_ctx *ctx, int op, const char *name, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    ho_state h = {.ctx = ctx, .op = op, .n = n};
+    double med = 0;
+    gx_status s = bench_random_f32(ctx, n, 31, &h.x);
+    if (s == GX_OK)
+        s = bench_output_f32(ctx, n, &h.out);
+    if (s == GX_OK)
+        s = gx_array_zeros(ctx, GX_F32, 0, NULL, &h.s0);
+    if (s == GX_OK)
+        s = gx_array_zeros(ctx, GX_I64, 0, NULL, &h.cnt);
+    if (s == GX_OK)
+        s = time_calls(ctx, ho_call_v, &h, reps < 200 ? 200 : reps, &med);
+    if (s == GX_OK) {
         bench_result *r = &rows[*nrows];
-        *r = bench_row(op >= LAT_SUM ? "gx 1 call" : "gx host", name, "f32", n, t[calls / 2], (double)n * 8, 0, 0,
-                       0);
+        *r = bench_row(op >= LAT_SUM ? "gx 1 call" : "gx host", name, "f32", n, med, (double)n * 8, 0, 0, 0);
         s = ho_check(&h, r);
         if (s == GX_OK)
             (*nrows)++;
     }
-    free(t);
     gx_array_release(h.x);
     gx_array_release(h.out);
     gx_array_release(h.s0);
@@ -262,6 +277,22 @@ typedef int (*drv_unload_fn)(void *mod);
 static const char *DRV_PTX = ".version 7.0\n.target sm_80\n.address_size 64\n"
                              ".visible .entry gx_ho_empty(.param .align 8 .b8 gx_ho_empty_p[64])\n{\n ret;\n}\n";
 
+/* One launch of the empty kernel with a zeroed 64-byte argument; failures counted. */
+typedef struct drv_call {
+    drv_launch_fn launch;
+    void *fn, *stream;
+    int bad;
+} drv_call;
+
+static gx_status drv_call_one(void *p)
+{
+    drv_call *c = p;
+    unsigned char arg[64] = {0};
+    void *params[1] = {arg};
+    c->bad += c->launch(c->fn, 1, 1, 1, 32, 1, 1, 0, c->stream, params, NULL) != 0;
+    return GX_OK;
+}
+
 gx_status bench_case_host_overhead_driver_launch(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps,
                                                  bench_result *rows, int *nrows)
 {
@@ -277,42 +308,25 @@ gx_status bench_case_host_overhead_driver_launch(gx_ctx *ctx, gx_backend_kind k,
     gx_status s = gx_sync(ctx); /* the context current on this thread */
     if (s == GX_OK)
         s = gx_ctx_stream_handle(ctx, &stream);
-    if (s == GX_OK && (!load || !getf || !launch || !unload || load(&mod, DRV_PTX) != 0 ||
-                       getf(&fn, mod, "gx_ho_empty") != 0)) {
-        fprintf(stderr, "host_overhead_driver_launch: the driver's symbols or the empty module are not available\n");
+    if (s != GX_OK || !load || !getf || !launch || !unload || load(&mod, DRV_PTX) != 0 ||
+        getf(&fn, mod, "gx_ho_empty") != 0) {
+        if (s == GX_OK)
+            fprintf(stderr, "host_overhead_driver_launch: the driver's symbols or the empty module are missing\n");
         if (mod)
             unload(mod);
         if (lib)
             dlclose(lib);
-        return GX_OK;
+        return s;
     }
-    int calls = reps < 200 ? 200 : reps, bad = 0;
-    double *t = calloc((size_t)calls, sizeof *t);
-    unsigned char arg[64] = {0};
-    void *params[1] = {arg};
-    if (!t)
-        s = GX_ERR_OUT_OF_MEMORY;
-    for (int i = 0; s == GX_OK && i < 8; i++)
-        bad += launch(fn, 1, 1, 1, 32, 1, 1, 0, stream, params, NULL) != 0;
-    if (s == GX_OK)
-        s = gx_sync(ctx);
-    for (int i = 0; s == GX_OK && i < calls; i++) {
-        double t0 = now_us();
-        bad += launch(fn, 1, 1, 1, 32, 1, 1, 0, stream, params, NULL) != 0;
-        t[i] = now_us() - t0;
-        if (i % 32 == 31)
-            s = gx_sync(ctx);
-    }
-    if (s == GX_OK)
-        s = gx_sync(ctx);
+    drv_call c = {launch, fn, stream, 0};
+    double med = 0;
+    s = time_calls(ctx, drv_call_one, &c, reps < 200 ? 200 : reps, &med);
     if (s == GX_OK) {
-        qsort(t, (size_t)calls, sizeof *t, cmp_dbl);
         bench_result *r = &rows[*nrows];
-        *r = bench_row("driver", "host_overhead_driver_launch", "-", 1, t[calls / 2], 0, 0, 0, 0);
-        bench_verdict(r, bad == 0, "%d launches failed", bad);
+        *r = bench_row("driver", "host_overhead_driver_launch", "-", 1, med, 0, 0, 0, 0);
+        bench_verdict(r, c.bad == 0, "%d launches failed", c.bad);
         (*nrows)++;
     }
-    free(t);
     unload(mod);
     dlclose(lib);
     return s;

@@ -307,18 +307,22 @@ gx_status gx__sort_cuda_source(gx_dtype kdtype, int desc, int vbytes, char **out
     return GX_OK;
 }
 
-/* One sort family's kernel `entry` (every entry shares one source): from the memo,
- * else generated and compiled. */
-static gx_status sc_kernel(gx_ctx *ctx, sc_key k, int desc, int vb, const char *entry, gx__kernel *out)
+/* Kernel `entry` of one unit: the whole sort family (np 0) or the short-row sort of
+ * rows padded to np, from the memo, else generated and compiled. */
+static gx_status sc_unit_kernel(gx_ctx *ctx, sc_key k, int desc, int vb, int np, const char *entry,
+                                gx__kernel *out)
 {
     char key[128];
-    gx__fmt(key, sizeof key, "sort_cuda|%d|%d|%d|%d|%s", k.kb, k.kind, desc, vb, entry);
+    gx__fmt(key, sizeof key, "sort_cuda|%d|%d|%d|%d|%d|%s", k.kb, k.kind, desc, vb, np, entry);
     if (gx__memo_get(ctx, key, out, sizeof *out)) {
         ctx->cstats.mem_hits++;
         return GX_OK;
     }
     gx__sbuf b = {0};
-    sc_source(&b, k, desc, vb);
+    if (np)
+        sc_rows_source(&b, k, desc, vb, np);
+    else
+        sc_source(&b, k, desc, vb);
     gx_status s = b.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "gx sort: out of host memory") : GX_OK;
     if (s == GX_OK)
         s = gx__kernel_get(ctx, b.p, "gx_sort", entry, out);
@@ -328,24 +332,10 @@ static gx_status sc_kernel(gx_ctx *ctx, sc_key k, int desc, int vb, const char *
     return s;
 }
 
-/* The short-row kernel for rows padded to np, from the memo, else compiled. */
-static gx_status sc_rows_kernel(gx_ctx *ctx, sc_key k, int desc, int vb, int np, gx__kernel *out)
+/* One sort family's kernel `entry` (every entry shares one source). */
+static gx_status sc_kernel(gx_ctx *ctx, sc_key k, int desc, int vb, const char *entry, gx__kernel *out)
 {
-    char key[128];
-    gx__fmt(key, sizeof key, "sort_cuda_rows|%d|%d|%d|%d|%d", k.kb, k.kind, desc, vb, np);
-    if (gx__memo_get(ctx, key, out, sizeof *out)) {
-        ctx->cstats.mem_hits++;
-        return GX_OK;
-    }
-    gx__sbuf b = {0};
-    sc_rows_source(&b, k, desc, vb, np);
-    gx_status s = b.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "gx sort: out of host memory") : GX_OK;
-    if (s == GX_OK)
-        s = gx__kernel_get(ctx, b.p, "gx_sort", "gx_sr_rows", out);
-    gx__sb_free(&b);
-    if (s == GX_OK)
-        gx__memo_put(ctx, key, out, sizeof *out);
-    return s;
+    return sc_unit_kernel(ctx, k, desc, vb, 0, entry, out);
 }
 
 /* ------------------------------------------------------------ launches */
@@ -385,7 +375,7 @@ static gx_status sc_rows(gx_ctx *ctx, sc_key k, int desc, int vb, const void *ke
     while ((1ll << lg) < rowlen)
         lg++;
     gx__kernel kr;
-    GX__CHECK(sc_rows_kernel(ctx, k, desc, vb, 1 << lg, &kr));
+    GX__CHECK(sc_unit_kernel(ctx, k, desc, vb, 1 << lg, "gx_sr_rows", &kr));
     sc_sr_args a = {(uint64_t)(uintptr_t)keys, (uint64_t)(uintptr_t)vals, (uint64_t)(uintptr_t)okeys,
                     (uint64_t)(uintptr_t)ovals, nrows, rowlen, ocols, 1 << lg, lg, SC_CAP >> lg, vals == NULL};
     if (a.rpb > nrows)
