@@ -168,12 +168,15 @@ static int sc_block(void)
     return b <= 256 ? 256 : b <= 384 ? 384 : 512;
 }
 
+/* Bytes a pass stages per item: the larger of key and value. */
+static int sc_sb(sc_key k, int vb) { return k.kb > vb ? k.kb : vb; }
+
 /* Keys per thread of a pass: the tile's staging buffer, the warps' digit counters and
  * the per-digit words stay within the 48 KB of static shared memory (knob GX_SORT_IT,
  * part of the source, so of the cache key, clamped to what fits). */
 static int sc_items(sc_key k, int vb)
 {
-    int sb = k.kb > vb ? k.kb : vb, b = sc_block();
+    int sb = sc_sb(k, vb), b = sc_block();
     int it = gx__knob_int("GX_SORT_IT", sb <= 8 ? 16 : 8, 1, 32);
     int room = (48 * 1024 - (b / 32) * 1024 - 4200) / (b * sb);
     return it < room ? it : room;
@@ -189,9 +192,8 @@ static int64_t sc_tile(sc_key k, int vb) { return (int64_t)sc_block() * sc_items
  * 9213.  Default 1. */
 static int sc_rank(sc_key k, int vb)
 {
-    int sb = k.kb > vb ? k.kb : vb;
     int r = gx__knob_int("GX_SORT_RANK", 1, 0, 1);
-    return r == 1 && sc_items(k, vb) * sb >= 32 ? 1 : 0;
+    return r == 1 && sc_items(k, vb) * sc_sb(k, vb) >= 32 ? 1 : 0;
 }
 
 /* Copies of a pass's early digit counts (knob GX_SORT_PARTS, a power of 2 up to 32):
@@ -211,8 +213,7 @@ static int sc_parts(void)
  * match masks and the early counts' copies, which it holds first. */
 static int sc_sbuf(sc_key k, int vb)
 {
-    int sb = k.kb > vb ? k.kb : vb;
-    int stage = (int)sc_tile(k, vb) * sb;
+    int stage = (int)sc_tile(k, vb) * sc_sb(k, vb);
     int early = (sc_rank(k, vb) ? sc_block() / 32 * 1024 : 0) + sc_parts() * 1024;
     return stage > early ? stage : early;
 }
@@ -233,7 +234,7 @@ static int sc_pass_minb(sc_key k, int vb)
 static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb)
 {
     sc_head(b, k, desc, vb);
-    gx__sb_printf(b, "#define GX_IT %d\n#define GX_SB %d\n", sc_items(k, vb), k.kb > vb ? k.kb : vb);
+    gx__sb_printf(b, "#define GX_IT %d\n#define GX_SB %d\n", sc_items(k, vb), sc_sb(k, vb));
     /* Values loaded with the keys (knob GX_SORT_VEARLY): H100 2^28, u32 pairs 14279 ->
      * 15117 µs at 3 resident blocks (spills), 13204 at 2 (GX_SORT_MINB=2), but argsort
      * 14480 -> 14830 there; off by default. */
