@@ -183,6 +183,17 @@ static int sc_items(sc_key k, int vb)
 }
 static int64_t sc_tile(sc_key k, int vb) { return (int64_t)sc_block() * sc_items(k, vb); }
 
+/* Whether a pass copies the tile's values into shared memory as it starts (cp.async,
+ * knob GX_SORT_VASYNC): for 4- and 8-byte values where a second tile-sized buffer
+ * still fits the 48 KB beside the staging buffer at the same keys per thread. */
+static int sc_vasync(sc_key k, int vb)
+{
+    if ((vb != 4 && vb != 8) || !gx__knob_int("GX_SORT_VASYNC", 1, 0, 1))
+        return 0;
+    int b = sc_block();
+    return sc_tile(k, vb) * (sc_sb(k, vb) + vb) + (b / 32) * 1024 + 4200 <= 48 * 1024;
+}
+
 /* How a pass finds the lanes of its warp holding the same digit (knob GX_SORT_RANK):
  * 0: nine ballots; 1: each lane ors its bit into its warp's mask of that digit in
  * shared memory (the masks borrow the staging buffer, so it needs 32 bytes a thread).
@@ -239,11 +250,14 @@ static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb)
      * 15117 µs at 3 resident blocks (spills), 13204 at 2 (GX_SORT_MINB=2), but argsort
      * 14480 -> 14830 there; off by default. */
     gx__sb_printf(b, "#define GX_VEARLY %d\n", gx__knob_int("GX_SORT_VEARLY", 0, 0, 1));
+    gx__sb_printf(b, "#define GX_VASYNC %d\n", sc_vasync(k, vb));
     /* Copies of the upsweep's counters (knob GX_SORT_UPP, at most 8, or 4 for 8-byte
      * keys), as GX_SORT_PARTS for the passes; no gain either: H100 2^28 (µs), 8 -> 1
      * copy: u32 8108 -> 7929, f32 8995 -> 8800.  Default 1. */
     int upp = gx__knob_int("GX_SORT_UPP", 1, 1, 8);
     gx__sb_printf(b, "#define GX_UPP %d\n", k.kb == 8 && upp > 4 ? 4 : upp);
+    /* Keys a thread of the upsweep loads at once (knob GX_SORT_UPU). */
+    gx__sb_printf(b, "#define GX_UPU %d\n", gx__knob_int("GX_SORT_UPU", 8, 1, 16));
     gx__sb_printf(b, "#define GX_B %d\n#define GX_RANK %d\n#define GX_PARTS %d\n#define GX_SBUF %d\n", sc_block(),
                   sc_rank(k, vb), sc_parts(), sc_sbuf(k, vb));
     /* Experiment knob GX_SORT_LB: predecessors read at once in the look-back. */
@@ -418,8 +432,9 @@ typedef struct sc_mem {
     void *meta;
     size_t meta_bytes;
     uint64_t *hist, *offs, *lossy, *counters;
-    uint32_t *trivial, *status;
+    uint32_t *trivial, *status[2];
     size_t status_bytes;
+    int64_t launches; /* pass launches so far: launch L looks back in status[L % 2] */
     void *kbuf[2], *vbuf;
     size_t kbytes, vbytes;
     int64_t nseg;
@@ -439,7 +454,7 @@ static void sc_mem_free(gx_ctx *ctx, sc_mem *m)
 
 /* Meta layout (8-byte words): hist and offs [nseg][kb][256], trivial (kb u32, 4
  * words) + lossy (1 word) read back together, tile counters [kb][nseg] (u32),
- * the status words of one segment's tiles. */
+ * two sets of status words of one segment's tiles. */
 static gx_status sc_mem_meta(gx_ctx *ctx, const sc_job *j, sc_mem *m)
 {
     int64_t segn = j->n < SC_SEG ? j->n : SC_SEG;
@@ -451,7 +466,7 @@ static gx_status sc_mem_meta(gx_ctx *ctx, const sc_job *j, sc_mem *m)
     size_t hw = (size_t)m->nseg * (size_t)j->k.kb * 256;
     size_t cw = ((size_t)j->k.kb * (size_t)m->nseg + 1) / 2;
     m->status_bytes = (size_t)tiles * 256 * 4;
-    m->meta_bytes = (2 * hw + 5 + cw) * 8 + m->status_bytes;
+    m->meta_bytes = (2 * hw + 5 + cw) * 8 + 2 * m->status_bytes;
     GX__CHECK(gx__scratch_alloc(ctx, m->meta_bytes, &m->meta));
     uint64_t *w = m->meta;
     m->hist = w;
@@ -459,8 +474,10 @@ static gx_status sc_mem_meta(gx_ctx *ctx, const sc_job *j, sc_mem *m)
     m->trivial = (uint32_t *)(w + 2 * hw);
     m->lossy = w + 2 * hw + 4;
     m->counters = w + 2 * hw + 5;
-    m->status = (uint32_t *)(w + 2 * hw + 5 + cw);
-    /* Everything before the status words starts at zero (they are zeroed per launch). */
+    m->status[0] = (uint32_t *)(w + 2 * hw + 5 + cw);
+    m->status[1] = m->status[0] + m->status_bytes / 4;
+    /* Everything up to the first set of status words starts at zero; each pass launch
+     * zeroes the other set for the next (no zeroing kernel between passes). */
     return sc_zero(ctx, j, m->meta, m->meta_bytes - m->status_bytes);
 }
 
@@ -504,8 +521,8 @@ static gx_status sc_count(gx_ctx *ctx, const sc_job *j, sc_mem *m, uint32_t *tri
 }
 
 typedef struct sc_pass_args {
-    uint64_t src_k, src_v, dst_k, dst_v, offs, status, counter;
-    int64_t n, base;
+    uint64_t src_k, src_v, dst_k, dst_v, offs, status, counter, zst;
+    int64_t n, base, znext;
     int32_t shift, in_raw, out_raw, iota;
 } sc_pass_args;
 
@@ -528,7 +545,6 @@ static gx_status sc_pass(gx_ctx *ctx, const sc_job *j, sc_mem *m, int p, int e, 
     for (int64_t s = 0; s < m->nseg; s++) {
         int64_t at = s * SC_SEG, len = j->n - at < SC_SEG ? j->n - at : SC_SEG;
         int64_t tiles = (len + tile - 1) / tile;
-        GX__CHECK(sc_zero(ctx, j, m->status, (size_t)tiles * 256 * 4));
         sc_pass_args a;
         memset(&a, 0, sizeof a);
         a.src_k = (uint64_t)(uintptr_t)((const char *)sk + at * j->k.kb);
@@ -536,7 +552,11 @@ static gx_status sc_pass(gx_ctx *ctx, const sc_job *j, sc_mem *m, int p, int e, 
         a.dst_k = (uint64_t)(uintptr_t)dk;
         a.dst_v = (uint64_t)(uintptr_t)dv;
         a.offs = (uint64_t)(uintptr_t)(m->offs + (s * j->k.kb + p) * 256);
-        a.status = (uint64_t)(uintptr_t)m->status;
+        int64_t L = m->launches++;
+        a.status = (uint64_t)(uintptr_t)m->status[L % 2];
+        /* the next launch's status words (a whole segment's worth; none after the last) */
+        a.zst = (uint64_t)(uintptr_t)m->status[(L + 1) % 2];
+        a.znext = last && s == m->nseg - 1 ? 0 : (int64_t)(m->status_bytes / 1024);
         a.counter = (uint64_t)(uintptr_t)((uint32_t *)m->counters + (int64_t)e * m->nseg + s);
         a.n = len;
         a.base = at;
