@@ -161,7 +161,9 @@ static void sc_helpers(gx__sbuf *b, sc_key k, int vb)
  * own one digit each (counts, look-back); the others only rank and scatter.  CUB's
  * choice for sm_90 is 384 threads x 20 keys; here, H100 2^28 (µs), 256 x 16 -> 384 x
  * 20: u32 keys 7901 -> 7593 (masks) but pairs 14035 -> 17160 and argsort 13845 ->
- * 18408 (1 resident block of 130 registers); 512 x 13 no better.  Default 256. */
+ * 18408 (1 resident block of 130 registers); 512 x 13 no better.  Again after the
+ * packed ranks and branch-free key maps: u32 7906 -> 7528 but f32 8107 -> 11564.
+ * Default 256. */
 static int sc_block(void)
 {
     int b = gx__knob_int("GX_SORT_B", 256, 256, 512);
@@ -173,7 +175,10 @@ static int sc_sb(sc_key k, int vb) { return k.kb > vb ? k.kb : vb; }
 
 /* Keys per thread of a pass: the tile's staging buffer, the warps' digit counters and
  * the per-digit words stay within the 48 KB of static shared memory (knob GX_SORT_IT,
- * part of the source, so of the cache key, clamped to what fits). */
+ * part of the source, so of the cache key, clamped to what fits).  With the packed
+ * ranks, H100 2^28 u32 / f32 keys (µs), same run: 16 at 4 resident blocks (the
+ * default) 7906 / 8107; 20 at 3: 7879 / 8198; 20 at 4 (spills): 8073 / 9307; 24 at 3:
+ * 7816 / 8322.  Nothing pays for both. */
 static int sc_items(sc_key k, int vb)
 {
     int sb = sc_sb(k, vb), b = sc_block();
@@ -185,7 +190,9 @@ static int64_t sc_tile(sc_key k, int vb) { return (int64_t)sc_block() * sc_items
 
 /* Whether a pass copies the tile's values into shared memory as it starts (cp.async,
  * knob GX_SORT_VASYNC): for 4- and 8-byte values where a second tile-sized buffer
- * still fits the 48 KB beside the staging buffer at the same keys per thread. */
+ * still fits the 48 KB beside the staging buffer at the same keys per thread.  H100
+ * 2^28, same run (µs), off -> on: u32 pairs 12910 -> 12239 (CUB 8983), argsort f32
+ * 13592 -> 13305 (torch 13407). */
 static int sc_vasync(sc_key k, int vb)
 {
     if ((vb != 4 && vb != 8) || !gx__knob_int("GX_SORT_VASYNC", 1, 0, 1))
@@ -234,7 +241,9 @@ static int sc_sbuf(sc_key k, int vb)
  * more blocks beat more registers.  H200, 2^28 (µs), ptxas's choice -> this:
  * u32 keys 9120 -> 8937 (4 blocks, 64 registers, no spills), f32 keys 10180 -> 9473,
  * u32 pairs 14137 -> 12469 (3 blocks, 80 registers, 44 bytes spilled; 4 blocks gave
- * 12751).  8-byte keys or values spill far more at 3 or 4 and keep ptxas's choice. */
+ * 12751).  8-byte keys or values spill far more at 3 or 4 and keep ptxas's choice.
+ * With the packed ranks, pairs fit 72 registers at 3 blocks (64 at 4, no spills):
+ * H100 2^28, 3 -> 4 blocks, u32 pairs 12069 -> 12492, argsort 11595 -> 11712. */
 static int sc_pass_minb(sc_key k, int vb)
 {
     int dflt = sc_block() != 256 ? 0 : k.kb <= 4 && vb == 0 ? 4 : k.kb <= 4 && vb <= 4 ? 3 : 0;
