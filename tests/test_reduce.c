@@ -1461,3 +1461,161 @@ GXT_TEST(reduce_memo_front_sees_every_change)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         gx_array_release(all[i]);
 }
+
+/* Small whole arrays (the CPU backend's front for up to 8192 elements, reduce_small.c,
+ * and the full path beyond it and for what the front leaves: halves, bool, views):
+ * every dtype argmin takes, the sizes around the vector lanes and the front's limit,
+ * values 0..3 with many ties, NaN first / in the middle / last / everywhere, -0.0
+ * beside 0.0, through every call form.  Reference: ref_best on the f64 values (the
+ * values are exact in every dtype). */
+static void small_case(gx_ctx *ctx, gx_dtype dt, const double *h, int64_t n)
+{
+    gx_array *x64 = NULL, *x = NULL, *vals = NULL, *idx = NULL, *vt = NULL, *it = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, h, &x64));
+    GXT_OK(gx_array_clone(x64, dt, &x));
+    int64_t one = 1;
+    GXT_OK(gx_array_empty(ctx, dt, 1, &one, &vals));
+    GXT_OK(gx_array_empty(ctx, GX_I64, 0, NULL, &idx));
+    for (int want_max = 0; want_max < 2; want_max++) {
+        int64_t w = ref_best(h, n, want_max), got = -1;
+        if (w < 0)
+            w = 0; /* all NaN: the first */
+        GXT_OK(want_max ? gx_argmax(x, &got) : gx_argmin(x, &got));
+        GXT_EQ_I64(got, w);
+        gx_scalar v;
+        got = -1;
+        GXT_OK(want_max ? gx_findmax(x, &v, &got) : gx_findmin(x, &v, &got));
+        GXT_EQ_I64(got, w);
+        double vv = gx_scalar_to_f64(v);
+        GXT_CHECK(isnan(h[w]) ? isnan(vv) : (vv == h[w] && signbit(vv) == signbit(h[w])));
+        GXT_EQ_I64(v.dtype, dt);
+        /* into arrays (the front), then new arrays (the full path) */
+        const char *which = want_max ? "max" : "min";
+        GXT_OK(gx_find_into(ctx, which, x, NULL, vals, idx));
+        int64_t gi = -1;
+        GXT_OK(gx_array_to_host(idx, &gi, 8));
+        GXT_EQ_I64(gi, w);
+        GXT_OK(gx_find_into(ctx, which, x, NULL, NULL, idx));
+        GXT_OK(gx_find_to(ctx, which, x, NULL, &vt, &it));
+        GXT_OK(gx_array_to_host(it, &gi, 8));
+        GXT_EQ_I64(gi, w);
+        unsigned char a[8] = {0}, b[8] = {0};
+        GXT_OK(gx_array_to_host(vals, a, gx_dtype_size(dt)));
+        GXT_OK(gx_array_to_host(vt, b, gx_dtype_size(dt)));
+        GXT_CHECK(memcmp(a, b, gx_dtype_size(dt)) == 0);
+        gx_array_release(vt);
+        gx_array_release(it);
+        vt = it = NULL;
+    }
+    gx_array_release(vals);
+    gx_array_release(idx);
+    gx_array_release(x);
+    gx_array_release(x64);
+}
+
+GXT_TEST(reduce_find_small_all_dtypes_sizes_nan)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const gx_dtype dts[] = {GX_F32, GX_F64, GX_F16, GX_BF16, GX_I8,  GX_I16, GX_I32,
+                            GX_I64, GX_U8,  GX_U16, GX_U32,  GX_U64, GX_BOOL};
+    const int64_t sizes[] = {1, 2, 31, 32, 33, 63, 64, 65, 1023, 1024, 1025, 8191, 8192, 8193};
+    int64_t nmax = 8193;
+    double *h = malloc((size_t)nmax * sizeof *h);
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            gx_dtype dt = dts[d];
+            int64_t n = sizes[k];
+            bool fl = dt == GX_F32 || dt == GX_F64 || dt == GX_F16 || dt == GX_BF16;
+            int top = dt == GX_BOOL ? 2 : 4;
+            for (int pat = 0; pat < (fl ? 6 : 1); pat++) {
+                for (int64_t i = 0; i < n; i++) {
+                    uint64_t r = gxt_rand_u64();
+                    h[i] = (double)(r % (uint64_t)top);
+                    if (fl && h[i] == 0 && (r >> 40) % 2)
+                        h[i] = -0.0;
+                }
+                if (pat == 1) /* NaN first */
+                    h[0] = NAN;
+                if (pat == 2) /* NaN in the middle */
+                    h[n / 2] = NAN;
+                if (pat == 3) /* NaN last */
+                    h[n - 1] = NAN;
+                if (pat == 4) /* NaN everywhere but one */
+                    for (int64_t i = 0; i < n; i++)
+                        h[i] = i == n / 3 ? 2.0 : NAN;
+                if (pat == 5) /* all NaN */
+                    for (int64_t i = 0; i < n; i++)
+                        h[i] = NAN;
+                small_case(ctx, dt, h, n);
+            }
+        }
+    free(h);
+}
+
+/* The front and the full path beside each other: dense arrays and strided / reversed
+ * views of the same data give the same first index; bad calls report errors. */
+GXT_TEST(reduce_find_small_views_and_errors)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t n = 2051;
+    float *h = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++)
+        h[i] = (float)(gxt_rand_u64() % 50);
+    h[700] = -1, h[1500] = -1, h[10] = 99, h[2040] = 99;
+    gx_array *x = NULL, *v = NULL, *d = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, h, &x));
+    const gx_slice sl[] = {{1, GX_END, 3}, {-1, GX_END, -1}, {5, 1030, 1}};
+    for (int s = 0; s < 3; s++) {
+        GXT_OK(gx_array_view(x, &sl[s], &v));
+        GXT_OK(gx_array_clone(v, GX_DTYPE_DEFAULT, &d));
+        int64_t m = 0;
+        GXT_OK(gx_array_size(v, &m));
+        double *ref = malloc((size_t)m * sizeof *ref);
+        for (int64_t i = 0; i < m; i++) {
+            int64_t j = sl[s].step < 0 ? n - 1 - i : sl[s].start + i * sl[s].step;
+            ref[i] = h[j];
+        }
+        for (int want_max = 0; want_max < 2; want_max++) {
+            int64_t a = -1, b = -1;
+            GXT_OK(want_max ? gx_argmax(v, &a) : gx_argmin(v, &a));
+            GXT_OK(want_max ? gx_argmax(d, &b) : gx_argmin(d, &b));
+            GXT_EQ_I64(a, ref_best(ref, m, want_max));
+            GXT_EQ_I64(b, a);
+        }
+        free(ref);
+        gx_array_release(v);
+        gx_array_release(d);
+    }
+    /* bad input: empty, wrong output shape, output over the input, complex */
+    gx_array *e = NULL, *o = NULL, *c = NULL;
+    int64_t zero = 0, two = 2, i = 0;
+    GXT_OK(gx_array_empty(ctx, GX_F32, 1, &zero, &e));
+    GXT_STATUS(gx_argmin(e, &i), GX_ERR_INVALID_ARGUMENT);
+    GXT_MSG_HAS("empty");
+    GXT_OK(gx_array_empty(ctx, GX_I64, 0, NULL, &o));
+    GXT_STATUS(gx_find_into(ctx, "min", e, NULL, NULL, o), GX_ERR_INVALID_ARGUMENT);
+    gx_array_release(o);
+    GXT_OK(gx_array_empty(ctx, GX_I64, 1, &two, &o));
+    GXT_STATUS(gx_find_into(ctx, "min", x, NULL, NULL, o), GX_ERR_SHAPE);
+    GXT_MSG_HAS("indices");
+    gx_array_release(o);
+    gx_slice first = {0, 1, 1};
+    GXT_OK(gx_array_view(x, &first, &o));
+    GXT_STATUS(gx_find_into(ctx, "max", x, NULL, o, NULL), GX_ERR_INVALID_ARGUMENT);
+    GXT_MSG_HAS("shares memory");
+    gx_array_release(o);
+    GXT_STATUS(gx_find_into(ctx, "mid", x, NULL, NULL, NULL), GX_ERR_INVALID_ARGUMENT);
+    GXT_OK(gx_array_empty(ctx, GX_C64, 1, &two, &c));
+    GXT_STATUS(gx_argmin(c, &i), GX_ERR_DTYPE);
+    /* an index array of another dtype: converted (the full path) */
+    GXT_OK(gx_array_empty(ctx, GX_F64, 0, NULL, &o));
+    GXT_OK(gx_find_into(ctx, "min", x, NULL, NULL, o));
+    double di = 0;
+    GXT_OK(gx_array_to_host(o, &di, 8));
+    GXT_NEAR(di, 700, 0);
+    gx_array_release(o);
+    gx_array_release(c);
+    gx_array_release(e);
+    gx_array_release(x);
+    free(h);
+}

@@ -765,6 +765,15 @@ static gx_status rd_exec(rd_job *job, gx_array *vals, gx_array *idx)
 static gx_status rd_scalar(gx_ctx *ctx, const char *fn, const char *map, const char *op, int find, int nin,
                            gx_array *const *in, const gx_reduce_opts *opts, gx_scalar *val, int64_t *idx)
 {
+    if (!ctx && !map && find && nin == 1 && !opts && in && (val || idx)) { /* gx_argmin... */
+        unsigned char v[16];
+        gx_status st;
+        if (rd_small_find_host(in[0], find, v, idx, &st)) {
+            if (st == GX_OK && val)
+                rd_to_scalar(in[0]->dtype, v, val);
+            return st;
+        }
+    }
     GX__OPTS_CHECK(opts, fn);
     GX__CHECK(rd_check_inputs(ctx, fn, nin, in, map != NULL));
     if (!ctx)
@@ -1018,6 +1027,9 @@ gx_status gx_find_into(gx_ctx *ctx, const char *which, gx_array *x, const gx_red
     GX__ARG(which && (strcmp(which, "min") == 0 || strcmp(which, "max") == 0),
             "gx_find_into: which must be \"min\" or \"max\", got %s%s%s", which ? "\"" : "", which ? which : "NULL",
             which ? "\"" : "");
+    gx_status st;
+    if (rd_small_find_into(ctx, which[1] == 'a' ? 2 : 1, x, opts, values, indices, &st))
+        return st;
     return rd_into(ctx, "gx_find_into", NULL, NULL, which[1] == 'a' ? 2 : 1, 1, &x, opts, values ? &values : NULL,
                    indices ? &indices : NULL);
 }

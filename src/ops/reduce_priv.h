@@ -57,4 +57,12 @@ void rd_spec_base(const rd_job *job, rg_spec *sp);
 /* Along axes: writes out (nout values of op.out, dense) and/or idx (nout i64). */
 gx_status ra_run(rd_job *job, uint64_t out, uint64_t idx);
 
+/* reduce_small.c: the front of small whole-array findmin / findmax on the CPU backend.
+ * Each returns false when it declines the call (the full path then runs it and
+ * reports any error); true when it ran it, with its status in *st.  find: 1 min, 2 max. */
+bool rd_small_find_into(gx_ctx *ctx, int find, gx_array *x, const gx_reduce_opts *opts, gx_array *vals,
+                        gx_array *idx, gx_status *st);
+/* The host-result form: *val (x's dtype, its element size) and/or *idx. */
+bool rd_small_find_host(gx_array *x, int find, void *val, int64_t *idx, gx_status *st);
+
 #endif
