@@ -30,7 +30,10 @@
  *      meets an INCLUSIVE prefix; it publishes its own inclusive prefix.  The count
  *      and flag share one 32-bit word, so no fence is needed between them.  Keys
  *      (then values) are staged in shared memory in sorted order and written out
- *      from there, so a warp writes runs of consecutive addresses.
+ *      from there, so a warp writes runs of consecutive addresses.  4- and 8-byte
+ *      values are copied into shared memory by cp.async as the tile starts.  The
+ *      look-back words come in two sets: each launch reads one and clears the other
+ *      for the next launch (no zeroing kernel between passes).
  *   Status words hold 30-bit counts, so a pass runs as launches over segments of at
  *   most SC_SEG keys; the upsweep counts per segment and the scan gives each
  *   segment's digit starts (positions are int64: n above 2^31 works).  The first pass
