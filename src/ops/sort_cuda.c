@@ -198,8 +198,8 @@ static int64_t sc_tile(sc_key k, int vb) { return (int64_t)sc_block() * sc_items
  * 13592 -> 13305 (torch 13407). */
 static int sc_vasync(sc_key k, int vb)
 {
-    if ((vb != 4 && vb != 8) || !gx__knob_int("GX_SORT_VASYNC", 1, 0, 1))
-        return 0;
+    if ((vb != 4 && vb != 8) || !gx__knob_int("GX_SORT_VASYNC", 1, 0, 1) || gx__knob_int("GX_SORT_VEARLY", 0, 0, 1))
+        return 0; /* values loaded with the keys (GX_SORT_VEARLY) need no copy */
     int b = sc_block();
     return sc_tile(k, vb) * (sc_sb(k, vb) + vb) + (b / 32) * 1024 + 4200 <= 48 * 1024;
 }
