@@ -176,6 +176,10 @@ static int sc_block(void)
 /* Bytes a pass stages per item: the larger of key and value. */
 static int sc_sb(sc_key k, int vb) { return k.kb > vb ? k.kb : vb; }
 
+/* Static shared memory of a pass besides its tile buffers: the warps' digit
+ * counters (1 KB a warp) and the per-digit words. */
+static int sc_smem_fixed(int b) { return (b / 32) * 1024 + 4200; }
+
 /* Keys per thread of a pass: the tile's staging buffer, the warps' digit counters and
  * the per-digit words stay within the 48 KB of static shared memory (knob GX_SORT_IT,
  * part of the source, so of the cache key, clamped to what fits).  With the packed
@@ -186,7 +190,7 @@ static int sc_items(sc_key k, int vb)
 {
     int sb = sc_sb(k, vb), b = sc_block();
     int it = gx__knob_int("GX_SORT_IT", sb <= 8 ? 16 : 8, 1, 32);
-    int room = (48 * 1024 - (b / 32) * 1024 - 4200) / (b * sb);
+    int room = (48 * 1024 - sc_smem_fixed(b)) / (b * sb);
     return it < room ? it : room;
 }
 static int64_t sc_tile(sc_key k, int vb) { return (int64_t)sc_block() * sc_items(k, vb); }
@@ -200,8 +204,7 @@ static int sc_vasync(sc_key k, int vb)
 {
     if ((vb != 4 && vb != 8) || !gx__knob_int("GX_SORT_VASYNC", 1, 0, 1) || gx__knob_int("GX_SORT_VEARLY", 0, 0, 1))
         return 0; /* values loaded with the keys (GX_SORT_VEARLY) need no copy */
-    int b = sc_block();
-    return sc_tile(k, vb) * (sc_sb(k, vb) + vb) + (b / 32) * 1024 + 4200 <= 48 * 1024;
+    return sc_tile(k, vb) * (sc_sb(k, vb) + vb) + sc_smem_fixed(sc_block()) <= 48 * 1024;
 }
 
 /* How a pass finds the lanes of its warp holding the same digit (knob GX_SORT_RANK):

@@ -209,7 +209,6 @@ static const char sc_cuda_onesweep[] =
     "  __syncthreads();\n"
     "  const long long tile = (long long)s_tile;\n"
     "  const long long t0 = tile * GX_TILE;\n"
-
     "  const long long wb = t0 + (long long)warp * 32 * GX_IT;\n"
     "  const gx_ut *sk = (const gx_ut *)a.src_k;\n"
     /* Values copied into shared memory as the tile starts (GX_VASYNC): cp.async holds
@@ -233,6 +232,7 @@ static const char sc_cuda_onesweep[] =
     "  gx_ut key[GX_IT];\n"
     /* ranks, then shared positions, two 16-bit halves a register (GX_TILE <= 2^16) */
     "  unsigned rk[(GX_IT + 1) / 2];\n"
+    "#define GX_RK(i) ((rk[(i) >> 1] >> (16 * ((i) & 1))) & 0xffffu)\n"
     "  unsigned junk = 0;\n"
     "#pragma unroll\n"
     "  for (int i = 0; i < GX_IT; i++) {\n"
@@ -370,7 +370,7 @@ static const char sc_cuda_onesweep[] =
     "  for (int i = 0; i < GX_IT; i++) {\n"
     "    if (wb + i * 32 + lane < a.n) {\n"
     "      const unsigned dd = gx_digit(key[i], a.shift);\n"
-    "      const unsigned at = s_tex[dd] + s_wc[warp][dd] + ((rk[i >> 1] >> (16 * (i & 1))) & 0xffffu);\n"
+    "      const unsigned at = s_tex[dd] + s_wc[warp][dd] + GX_RK(i);\n"
     "      sK[at] = key[i];\n"
     "      rk[i >> 1] = (i & 1) ? (rk[i >> 1] & 0xffffu) | (at << 16) : (rk[i >> 1] & 0xffff0000u) | at;\n"
     "    }\n"
@@ -411,7 +411,7 @@ static const char sc_cuda_onesweep[] =
     "#else\n"
     "      if (a.iota) v = gx_iota(a.base + g); else v = sv[g];\n"
     "#endif\n"
-    "      sV[(rk[i >> 1] >> (16 * (i & 1))) & 0xffffu] = v;\n"
+    "      sV[GX_RK(i)] = v;\n"
     "    }\n"
     "  }\n"
     "  __syncthreads();\n"
