@@ -1083,3 +1083,23 @@ GXT_TEST(cache_cc_version_remembered)
     }
     GXT_CHECK(strcmp(again, line) == 0);
 }
+
+/* gx__kernel.pdl comes from the kernel's text: only an entry whose first statement is
+ * GX_PDL_ENTER() may be launched before the previous kernel ends. */
+GXT_TEST(kernel_pdl_read_from_the_entry)
+{
+    const char *src = "GXF void gx_k_helper(int x) { }\n"
+                      "extern \"C\" __global__ void gx_k(const gx_args a);\n"
+                      "extern \"C\" __global__ void __launch_bounds__(256) gx_k(const gx_args a)\n{\n"
+                      "  GX_PDL_ENTER();\n  work();\n}\n"
+                      "extern \"C\" __global__ void gx_late(const gx_args a) {\n  int i = 0;\n"
+                      "  GX_PDL_ENTER();\n}\n"
+                      "extern \"C\" __global__ void my_gx_k2(const gx_args a) { GX_PDL_ENTER(); }\n";
+    GXT_CHECK(gx__kernel_src_pdl(src, "gx_k"));
+    GXT_CHECK(!gx__kernel_src_pdl(src, "gx_late"));  /* not the first statement */
+    GXT_CHECK(!gx__kernel_src_pdl(src, "gx_k_helper"));
+    GXT_CHECK(!gx__kernel_src_pdl(src, "gx_k2"));    /* only inside another name */
+    GXT_CHECK(gx__kernel_src_pdl(src, "my_gx_k2"));
+    GXT_CHECK(!gx__kernel_src_pdl(src, "absent"));
+    GXT_CHECK(!gx__kernel_src_pdl("void f(", "f")); /* cut short */
+}

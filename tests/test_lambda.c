@@ -811,8 +811,8 @@ static void expect_prelude_digest(gx__target t, const char *want)
 
 GXT_TEST(lambda_prelude_bytes_pinned)
 {
-    expect_prelude_digest(GX__TARGET_C, "bc9e33f4f93271c2685c9cb51cd0bd208c1153c3efe9e4638b6b6cdfcdbc2144");
-    expect_prelude_digest(GX__TARGET_CUDA, "822b2e40a59036b452692df2b8bb7d09e4376108a681674aea7554cceebdc8c5");
+    expect_prelude_digest(GX__TARGET_C, "b9c0b90d58012c6e6617e2986e4a482f18939a3a0c262a5ff008852de855ae7d");
+    expect_prelude_digest(GX__TARGET_CUDA, "b9a9cc36d864d8b53b4446be99071ee33134f378d3ed56921ea578d152c1fbfa");
 }
 
 /* ------------------------------------------------------------ NVRTC */

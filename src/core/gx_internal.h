@@ -199,6 +199,8 @@ typedef struct gx__launch {
                         * can tell when a part is worth a thread of its own */
     const void *args;  /* the kernel's argument struct, passed by value */
     size_t args_size;
+    bool pdl; /* CUDA: the kernel starts with GX_PDL_ENTER() (gx__kernel.pdl), so it may be
+               * launched before the previous kernel on the stream has finished */
 } gx__launch;
 
 /* What generated code is written for: C for the system compiler, or CUDA C++ for
@@ -549,12 +551,16 @@ typedef struct gx__kernel {
     gx__func fn;
     int block;    /* suggested threads per block */
     int min_grid; /* blocks that fill the device at that block size */
+    bool pdl;     /* the entry's first statement is GX_PDL_ENTER() (the preludes' macro) */
 } gx__kernel;
 
 /* Compiles (or finds in the caches) `source` and returns the entry `entry`.
  * The cache key covers the source, the backend's compiler id and gx's version.
  * Caller holds the context lock. */
 gx_status gx__kernel_get(gx_ctx *ctx, const char *source, const char *label, const char *entry, gx__kernel *out);
+/* Whether `entry`'s definition in `source` starts with GX_PDL_ENTER() (then its
+ * launches may overlap the previous kernel's tail: gx__kernel.pdl). */
+bool gx__kernel_src_pdl(const char *source, const char *entry);
 /* A 1-d launch of k: `grid` blocks (at least 1) of `block` threads on the GPU; on the
  * CPU the range [0, cpu_n) split at multiples of cpu_align.  args is passed by value. */
 gx_status gx__launch_1d(gx_ctx *ctx, const gx__kernel *k, const void *args, size_t args_size, int64_t cpu_n,

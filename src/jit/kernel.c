@@ -10,6 +10,7 @@
 #include "jit/cache.h"
 #include "jit/lambda.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,6 +185,7 @@ gx_status gx__launch_1d(gx_ctx *ctx, const gx__kernel *k, const void *args, size
     l.grid[1] = l.grid[2] = 1;
     l.block[0] = (unsigned)block;
     l.block[1] = l.block[2] = 1;
+    l.pdl = k->pdl;
     return ctx->be.iface->launch.run(&ctx->be, k->fn, &l);
 }
 
@@ -197,6 +199,35 @@ static kc_entry *kc_lookup(const gx__map *t, uint64_t qh, int prelude, const cha
 }
 
 /* A new entry: the module loaded from blob, its entry point, the keys' copies. */
+/* Read from the text, so a generator opts in by writing the macro first and nothing
+ * else has to agree. */
+bool gx__kernel_src_pdl(const char *body, const char *entry)
+{
+    size_t n = strlen(entry);
+    for (const char *p = strstr(body, entry); p; p = strstr(p + n, entry)) {
+        if (p > body && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+            continue;
+        const char *q = p + n;
+        while (*q == ' ')
+            q++;
+        if (*q != '(')
+            continue;
+        q = strchr(q, ')');
+        if (!q)
+            return false;
+        q++;
+        while (isspace((unsigned char)*q))
+            q++;
+        if (*q != '{')
+            continue; /* a declaration or a call */
+        q++;
+        while (isspace((unsigned char)*q))
+            q++;
+        return strncmp(q, "GX_PDL_ENTER();", 15) == 0;
+    }
+    return false;
+}
+
 static gx_status kc_entry_make(gx_ctx *ctx, const void *blob, size_t len, const char *body, const char *entry,
                                kc_entry **out)
 {
@@ -209,6 +240,7 @@ static gx_status kc_entry_make(gx_ctx *ctx, const void *blob, size_t len, const 
         s = ctx->be.iface->code.get_func(&ctx->be, e->mod, entry, &e->k.fn);
     ctx->t_module_ms += gx__now_ms() - t0;
     ctx->n_modules += s == GX_OK;
+    e->k.pdl = s == GX_OK && gx__kernel_src_pdl(body, entry);
     if (s == GX_OK && (!(e->body = strdup(body)) || !(e->entry = strdup(entry))))
         s = gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory for the kernel cache");
     if (s != GX_OK) {

@@ -170,7 +170,7 @@ static void gen_rng_source(gx__sbuf *b, bool cuda, const char *ctype, const char
     int align = W * (int)esz > 16 ? 16 : W * (int)esz;
     gx__sb_printf(b, "struct __align__(%d) gxr_vec { %s e[%d]; };\n", align, ctype, W);
     gx__sb_printf(b,
-                  "extern \"C\" __global__ void gx_rng(const gxr_args a)\n{\n"
+                  "extern \"C\" __global__ void gx_rng(const gxr_args a)\n{\n  GX_PDL_ENTER();\n"
                   "  %s *o = (%s *)a.p;\n  const int64_t n = a.n;\n"
                   "  const int64_t nth = (int64_t)gridDim.x * blockDim.x;\n",
                   ctype, ctype);

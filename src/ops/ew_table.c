@@ -238,7 +238,7 @@ static void et_source(bool cuda, size_t isz, size_t osz, int vec, size_t tbytes,
     const int U = et_unroll(vec);
     gx__sb_printf(b,
                   "struct __align__(%zu) gx_tvi { %s e[%d]; };\nstruct __align__(%zu) gx_tvo { %s e[%d]; };\n"
-                  "extern \"C\" __global__ void __launch_bounds__(%d) gx_tab(const gx_tab_args a)\n{\n"
+                  "extern \"C\" __global__ void __launch_bounds__(%d) gx_tab(const gx_tab_args a)\n{\n  GX_PDL_ENTER();\n"
                   "  extern __shared__ __align__(16) unsigned char gx__sm[];\n"
                   "  const %s *t = (const %s *)gx__sm;\n"
                   "  const int64_t n = a.n, nth = (int64_t)gridDim.x * blockDim.x;\n"
@@ -320,6 +320,7 @@ static gx_status et_apply(gx_ctx *ctx, const ew_plan *pl, const void *tab, size_
     l.block[0] = ET_BLOCK;
     l.block[1] = l.block[2] = 1;
     l.shmem = gx__target_is_cuda(ctx) ? (unsigned)tbytes : 0;
+    l.pdl = k.pdl;
     gx__range_push("gx_map (table)");
     gx_status s = ctx->be.iface->launch.run(&ctx->be, k.fn, &l);
     gx__range_pop();

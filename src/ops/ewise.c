@@ -407,7 +407,7 @@ static void gen_cuda_contig(gx__sbuf *b, const ew_plan *pl, const char *expr)
         if (pl->args.st[o][0] || o == 0) /* the output's type is always needed */
             gx__sb_printf(b, "struct __align__(%zu) gxv%d { %s e[%d]; };\n", gx_dtype_size(pl->dt[o]) * (size_t)K, o,
                           gx__dtype_ctype(pl->dt[o]), K);
-    gx__sb_puts(b, "extern \"C\" __global__ void gx_ew(const gx_args a)\n{\n");
+    gx__sb_puts(b, "extern \"C\" __global__ void gx_ew(const gx_args a)\n{\n  GX_PDL_ENTER();\n");
     gen_prologue(b, pl, "a.", "__restrict__");
     gx__sb_printf(b, "  const int64_t n = a.n, nv = n / %d;\n", K);
     gx__sb_puts(b, "  const int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
@@ -470,7 +470,7 @@ static void gen_cuda_contig(gx__sbuf *b, const ew_plan *pl, const char *expr)
 static void gen_cuda_strided(gx__sbuf *b, const ew_plan *pl, const char *expr)
 {
     int D = pl->ndim;
-    gx__sb_puts(b, "extern \"C\" __global__ void gx_ew(const gx_args a)\n{\n");
+    gx__sb_puts(b, "extern \"C\" __global__ void gx_ew(const gx_args a)\n{\n  GX_PDL_ENTER();\n");
     gen_prologue(b, pl, "a.", "");
     gx__sb_puts(
         b, "  const int64_t nth = (int64_t)gridDim.x * blockDim.x;\n"

@@ -146,7 +146,7 @@ static void gen_take_c(gx__sbuf *b, const ix_spec *sp)
 /* CUDA kernels open with the same names as the C ones (a->..., t). */
 static void gen_cuda_head(gx__sbuf *b)
 {
-    gx__sb_puts(b, "extern \"C\" __global__ void gx_ix(const gx_args aa)\n{\n  const gx_args *a = &aa;\n"
+    gx__sb_puts(b, "extern \"C\" __global__ void gx_ix(const gx_args aa)\n{\n  GX_PDL_ENTER();\n  const gx_args *a = &aa;\n"
                    "  const int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
                    "  const int64_t nth = (int64_t)gridDim.x * blockDim.x;\n");
 }
@@ -394,6 +394,7 @@ static gx_status ix_launch(gx_ctx *ctx, const ix_spec *sp, const char *label, co
     l.grid[1] = l.grid[2] = 1;
     l.block[0] = 256;
     l.block[1] = l.block[2] = 1;
+    l.pdl = k.pdl;
     gx__range_push(label);
     gx_status s = ctx->be.iface->launch.run(&ctx->be, k.fn, &l);
     gx__range_pop();

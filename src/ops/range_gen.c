@@ -980,7 +980,7 @@ static void cu_tile_kernel_head(gx__sbuf *b, const rp_seg *sg, const rp_kspec *k
     cu_sm_helpers(b, !scan);
     cu_lb_consts(b);
     cu_pack_helpers(b, ks);
-    gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d%s) %s(const gx_args a)\n{\n", sh.block,
+    gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d%s) %s(const gx_args a)\n{\n  GX_PDL_ENTER();\n", sh.block,
                   cu_minb(mb, sizeof mb, sh.minb), name);
     emit_prologue(b, sg, "a.", true);
     cu_clear_next(b);
@@ -1095,7 +1095,7 @@ static void gen_cuda_reduce(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks)
 {
     int K = sg->src == RP_SRC_ARRAYS && sg->contig ? sg->vec : 1, U = 4;
     cu_vec_types(b, sg, 16);
-    gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) gx_rp_red(const gx_args a)\n{\n", RP_BLOCK);
+    gx__sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) gx_rp_red(const gx_args a)\n{\n  GX_PDL_ENTER();\n", RP_BLOCK);
     emit_prologue(b, sg, "a.", true);
     gx__sb_puts(b, "  gx_slot *part = (gx_slot *)(gx_uptr)(a.scratch + 64);\n");
     emit_acc_init(b, ks, true);

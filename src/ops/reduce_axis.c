@@ -474,7 +474,7 @@ static void ra_gen_cuda_head(gx__sbuf *b, const rd_job *job)
     else
         gx__sb_puts(b, "#define RA_MERGE(A, Q, V, VQ) ((A) = rg_comb((A), (V)))\n");
     gx__sb_printf(b,
-                  "extern \"C\" __global__ void __launch_bounds__(%d) gx_ra(const gx_args a)\n{\n"
+                  "extern \"C\" __global__ void __launch_bounds__(%d) gx_ra(const gx_args a)\n{\n  GX_PDL_ENTER();\n"
                   "  const rg_user_t *u = &a.u;\n  const int64_t nout = u->nout, nred = u->nred;\n"
                   "  const int64_t r0 = (int64_t)blockIdx.y * u->chunk;\n"
                   "  const int64_t r1 = r0 + u->chunk < nred ? r0 + u->chunk : nred;\n"
@@ -700,6 +700,7 @@ static gx_status ra_launch_cuda(rd_job *job, const ra_plan *pl, const gx__kernel
     l.grid[2] = 1;
     l.block[0] = RA_BLOCK;
     l.block[1] = l.block[2] = 1;
+    l.pdl = k->pdl;
     return ctx->be.iface->launch.run(&ctx->be, k->fn, &l);
 }
 

@@ -767,7 +767,7 @@ static void rg_gen_cuda(gx__sbuf *b, const rg_spec *sp, int vec)
     gx__sb_puts(b, rg_cuda_helpers());
     rg_gen_cuda_block(b, sp);
     gx__sb_printf(b,
-                  "extern \"C\" __global__ void __launch_bounds__(%d) gx_rg(const gx_args a)\n{\n"
+                  "extern \"C\" __global__ void __launch_bounds__(%d) gx_rg(const gx_args a)\n{\n  GX_PDL_ENTER();\n"
                   "  const rg_user_t *u = &a.u;\n  (void)u;\n  const int64_t n = a.n;\n"
                   "  const int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
                   "  const int64_t nth = (int64_t)gridDim.x * blockDim.x;\n"

@@ -93,7 +93,7 @@ static void ax_shfl(gx__sbuf *b, gx_dtype t, const char *fn, const char *dst, co
 
 static void ax_cuda_rows(gx__sbuf *b, const ax_job *j)
 {
-    gx__sb_puts(b, "extern \"C\" __global__ void gx_ax_rows(const gx_args a)\n{\n");
+    gx__sb_puts(b, "extern \"C\" __global__ void gx_ax_rows(const gx_args a)\n{\n  GX_PDL_ENTER();\n");
     ax_ptrs(b, j, "a.");
     gx__sb_puts(b, "  const int lane = threadIdx.x & 31;\n"
                    "  const int64_t gw = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;\n"
@@ -126,7 +126,7 @@ static void ax_cuda_rows(gx__sbuf *b, const ax_job *j)
 
 static void ax_cuda_cols(gx__sbuf *b, const ax_job *j)
 {
-    gx__sb_puts(b, "extern \"C\" __global__ void gx_ax_cols(const gx_args a)\n{\n");
+    gx__sb_puts(b, "extern \"C\" __global__ void gx_ax_cols(const gx_args a)\n{\n  GX_PDL_ENTER();\n");
     ax_ptrs(b, j, "a.");
     gx__sb_puts(b, "  const int64_t nth = (int64_t)gridDim.x * blockDim.x;\n"
                    "  for (int64_t line = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; line < a.outer * a.inner; "

@@ -58,6 +58,10 @@ typedef struct cuda_impl {
     int max_block[3], max_grid[3];
     int target_arch, target_ptx; /* what build() asks NVRTC for */
     bool have_target;
+    /* Kernels with gx__launch.pdl go out with programmatic stream serialisation
+     * (cuLaunchKernelEx): built for sm_90 or later, where GX_PDL_ENTER() waits, and the
+     * driver has the call.  Knob GX_PDL=0 turns it off. */
+    bool pdl;
     gx_device_info info;
     char compiler_id[128];
     /* Small device-to-host reads (a filter's length, a reduction's value) go through
@@ -397,6 +401,7 @@ static gx_status cuda_open(gx__backend *be, int device)
 
     fill_info(im);
     fill_compiler_id(im);
+    im->pdl = im->have_target && im->target_arch >= 90 && cuda_drv.LaunchKernelEx && gx__knob_int("GX_PDL", 1, 0, 1);
     be->impl = im;
     return GX_OK;
 
@@ -982,6 +987,22 @@ static gx_status cuda_launch(gx__backend *be, gx__func f, const gx__launch *l)
     GX__CHECK(launch_prepare(im, fn, l, &threads));
     /* The kernel takes one struct by value; its bytes are l->args. */
     void *params[1] = {(void *)l->args};
+    if (l->pdl && im->pdl) {
+        CUlaunchAttribute at;
+        memset(&at, 0, sizeof at);
+        at.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        at.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig c;
+        memset(&c, 0, sizeof c);
+        c.gridDimX = l->grid[0], c.gridDimY = l->grid[1], c.gridDimZ = l->grid[2];
+        c.blockDimX = l->block[0], c.blockDimY = l->block[1], c.blockDimZ = l->block[2];
+        c.sharedMemBytes = l->shmem;
+        c.hStream = im->cur;
+        c.attrs = &at;
+        c.numAttrs = 1;
+        CUresult r = cuda_drv.LaunchKernelEx(&c, fn, l->args ? params : NULL, NULL);
+        return r == CUDA_SUCCESS ? GX_OK : launch_failed(im, r, fn, l, threads, "cuLaunchKernelEx");
+    }
     CUresult r = cuda_drv.LaunchKernel(fn, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2],
                                        l->shmem, im->cur, l->args ? params : NULL, NULL);
     if (r == CUDA_SUCCESS)

@@ -66,6 +66,7 @@
     X(StreamWaitEvent, cuStreamWaitEvent, 0)                                                     \
     X(StreamQuery, cuStreamQuery, 0)                                                             \
     X(LaunchCooperativeKernel, cuLaunchCooperativeKernel, 0)                                     \
+    X(LaunchKernelEx, cuLaunchKernelEx, 0)                                                       \
     X(OccupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxActiveBlocksPerMultiprocessor, 0) \
     X(MemHostAlloc, cuMemHostAlloc, 0)                                                           \
     X(MemFreeHost, cuMemFreeHost, 0)                                                             \

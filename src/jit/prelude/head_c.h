@@ -7,3 +7,4 @@
 #else
 #define GXF static inline
 #endif
+#define GX_PDL_ENTER() ((void)0) /* CUDA: a programmatic launch waits here (head_cuda.h) */
