@@ -211,6 +211,26 @@ static const char sc_cuda_onesweep[] =
     "  const long long t0 = tile * GX_TILE;\n"
     "  const long long wb = t0 + (long long)warp * 32 * GX_IT;\n"
     "  const gx_ut *sk = (const gx_ut *)a.src_k;\n"
+    /* L2 prefetch of the tile GX_PF tiles ahead (sort_cuda.c's sc_prefetch): the block
+     * that takes it about one tile's time later finds its keys (and, with GX_PFV, its
+     * values) in L2. */
+    "#if GX_PF && __CUDA_ARCH__ >= 900\n"
+    "  if (tid == 0) {\n"
+    "    const long long pt = t0 + (long long)GX_PF * GX_TILE;\n"
+    "    if (pt < a.n) {\n"
+    "      const long long m = a.n - pt < GX_TILE ? a.n - pt : GX_TILE;\n"
+    "      const unsigned kbytes = (unsigned)(m * (long long)sizeof(gx_ut)) & ~15u;\n"
+    "      if (kbytes && ((unsigned long long)(sk + pt) & 15) == 0)\n"
+    "        asm volatile(\"cp.async.bulk.prefetch.L2.global [%0], %1;\" :: \"l\"(sk + pt), \"r\"(kbytes) : \"memory\");\n"
+    "#if GX_VB && GX_PFV\n"
+    "      const char *pv = (const char *)a.src_v + pt * GX_VB;\n"
+    "      const unsigned vbytes = (unsigned)(m * GX_VB) & ~15u;\n"
+    "      if (!a.iota && vbytes && ((unsigned long long)pv & 15) == 0)\n"
+    "        asm volatile(\"cp.async.bulk.prefetch.L2.global [%0], %1;\" :: \"l\"(pv), \"r\"(vbytes) : \"memory\");\n"
+    "#endif\n"
+    "    }\n"
+    "  }\n"
+    "#endif\n"
     /* Values copied into shared memory as the tile starts (GX_VASYNC): cp.async holds
      * no registers while they are in flight, and the copies overlap the ranking and
      * the look-back instead of stalling the value scatter at the end.  Each thread
