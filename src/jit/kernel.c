@@ -198,7 +198,6 @@ static kc_entry *kc_lookup(const gx__map *t, uint64_t qh, int prelude, const cha
     return NULL;
 }
 
-/* A new entry: the module loaded from blob, its entry point, the keys' copies. */
 /* Read from the text, so a generator opts in by writing the macro first and nothing
  * else has to agree. */
 bool gx__kernel_src_pdl(const char *body, const char *entry)
@@ -228,6 +227,7 @@ bool gx__kernel_src_pdl(const char *body, const char *entry)
     return false;
 }
 
+/* A new entry: the module loaded from blob, its entry point, the keys' copies. */
 static gx_status kc_entry_make(gx_ctx *ctx, const void *blob, size_t len, const char *body, const char *entry,
                                kc_entry **out)
 {
