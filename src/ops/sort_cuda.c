@@ -263,9 +263,8 @@ static int sc_pass_minb(sc_key k, int vb)
  * and 573 -> 558-565.  4 x SMs ahead was alike, 8 x slower (u32 8020).  With values
  * (the keys and the values prefetched, GX_SORT_PFV=1) it lost: u32 pairs 2^28 12072 ->
  * 12388 at 2 x SMs, 13819 at 4 x; argsort even.  So pairs prefetch nothing by default. */
-static int sc_prefetch(sc_key k, int vb, int sms)
+static int sc_prefetch(int vb, int sms)
 {
-    (void)k;
     return gx__knob_int("GX_SORT_PF", vb == 0 ? 2 * sms : 0, 0, 1 << 20);
 }
 
@@ -292,7 +291,7 @@ static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb, int sms)
     /* Experiment knob GX_SORT_LB: predecessors read at once in the look-back. */
     gx__sb_printf(b, "#define GX_LB %d\n", gx__knob_int("GX_SORT_LB", 8, 1, 64));
     gx__sb_printf(b, "#define GX_PASS_MINB %d\n", sc_pass_minb(k, vb));
-    gx__sb_printf(b, "#define GX_PF %d\n#define GX_PFV %d\n", sc_prefetch(k, vb, sms),
+    gx__sb_printf(b, "#define GX_PF %d\n#define GX_PFV %d\n", sc_prefetch(vb, sms),
                   gx__knob_int("GX_SORT_PFV", 0, 0, 1));
     gx__sb_puts(b, sc_cuda_keys);
     sc_helpers(b, k, vb);
@@ -365,14 +364,14 @@ static gx_status sc_unit_kernel(gx_ctx *ctx, sc_key k, int desc, int vb, int np,
         return GX_OK;
     }
     gx__sbuf b = {0};
-    gx_device_info info;
-    memset(&info, 0, sizeof info);
-    if (!np)
-        GX__CHECK(ctx->be.iface->info(&ctx->be, &info));
-    if (np)
+    if (np) {
         sc_rows_source(&b, k, desc, vb, np);
-    else
+    } else {
+        gx_device_info info;
+        memset(&info, 0, sizeof info);
+        GX__CHECK(ctx->be.iface->info(&ctx->be, &info)); /* b holds nothing yet */
         sc_source(&b, k, desc, vb, info.multiprocessors > 0 ? info.multiprocessors : 1);
+    }
     gx_status s = b.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "gx sort: out of host memory") : GX_OK;
     if (s == GX_OK)
         s = gx__kernel_get(ctx, b.p, "gx_sort", entry, out);
