@@ -661,6 +661,7 @@ const bench_case bench_cases[] = {
     {"host_overhead_filter_into", bench_case_host_overhead_filter_into, 1},
     {"host_overhead_driver_launch", bench_case_host_overhead_driver_launch, 1},
     {"graph_chain10", bench_case_graph_chain10, 0},
+    {"graph_nodes", bench_case_graph_nodes, 0},
     {"floor_launch_sync", bench_case_floor_launch_sync, 1},
     {"floor_launch_d2h_sync", bench_case_floor_launch_d2h_sync, 1},
     {"lat_sum_to_host", bench_case_lat_sum_to_host, 0},

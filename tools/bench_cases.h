@@ -100,6 +100,7 @@ gx_status bench_case_floor_launch_d2h_sync(gx_ctx *ctx, gx_backend_kind k, int64
     int *nrows);
 gx_status bench_case_graph_chain10(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows,
                                    int *nrows);
+gx_status bench_case_graph_nodes(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);
 
 /* bench_gather.c: gathers fused into maps (gx_bind) */
 gx_status bench_case_gather_map(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows);

@@ -14,6 +14,11 @@
  * recorded once and replayed as one graph ("gx graph", gx/graph.h), timed with events
  * around the whole chain.  Both rows check their final values against the host.
  *
+ * graph_nodes: what one node of each kind costs inside a replay -- a graph of one call
+ * and a graph of ten of the same kind (maps, copies, sums into a 0-d array, max
+ * scans), each replayed back to back and timed with events like graph_chain10; the
+ * difference over nine is the cost of a node in a chain.  Checked against the host.
+ *
  * lat_{sum_to_host,scan_sync,filter_new,map_sync} (at the --sizes given): one call
  * until its result is usable on the host, host clock, median: gx_reduce to a host
  * scalar; gx_scan_into + gx_sync; gx_filter (a new array: its length is read back, so
@@ -396,6 +401,126 @@ gx_status bench_case_floor_launch_d2h_sync(gx_ctx *ctx, gx_backend_kind k, int64
 {
     (void)k, (void)n;
     return floor_case(ctx, true, reps, rows, nrows);
+}
+
+/* ------------------------------------------------------------ graph_nodes */
+
+enum { GN_MAP, GN_COPY, GN_SUM, GN_SCAN, GN_KINDS };
+static const char *const gn_name[GN_KINDS] = {"graph_node_map", "graph_node_copy", "graph_node_sum0d",
+                                              "graph_node_scanmax"};
+
+typedef struct gn {
+    gx_ctx *ctx;
+    gx_array *x, *y, *s;
+    gx_graph *g;
+} gn;
+
+/* Call i of a chain of `kind`: maps and copies go x -> y -> x..., so each depends on
+ * the one before; the sums all read x; the max scans go back and forth like maps. */
+static gx_status gn_call(gn *c, int kind, int i)
+{
+    gx_array *a = i % 2 ? c->y : c->x, *b = i % 2 ? c->x : c->y;
+    switch (kind) {
+    case GN_MAP: return gx_map_into(c->ctx, "x -> x * 0.5f + 1", 1, &a, NULL, b);
+    case GN_COPY: return gx_array_copy_into(a, b);
+    case GN_SUM: return gx_reduce_into(c->ctx, "+", c->x, NULL, c->s);
+    default: return gx_scan_into(c->ctx, "max", a, NULL, b);
+    }
+}
+
+static gx_status gn_replay(void *p) { return gx_graph_launch(((gn *)p)->g); }
+
+/* The host's version of the chain's last output after `runs` replays: y = f(x) for one
+ * call (x is only read); x = f^(10 runs)(x) for ten (maps; a max scan is idempotent
+ * after its first pass, a copy leaves x alone).  Exact (one f32 rounding per step,
+ * as on the device), and the sum against its f32 bound. */
+static gx_status gn_check(gn *c, int kind, int calls, int runs, int64_t n, bench_result *r)
+{
+    const float *x0 = bench_inputs_f32(n, 43);
+    float *h = malloc((size_t)n * sizeof *h), *want = malloc((size_t)n * sizeof *want);
+    const gx_array *out = calls % 2 && kind != GN_SUM ? c->y : c->x;
+    gx_status s = x0 && h && want ? gx_array_to_host(out, h, (size_t)n * sizeof *h) : GX_ERR_OUT_OF_MEMORY;
+    if (s == GX_OK) {
+        memcpy(want, x0, (size_t)n * sizeof *want);
+        int64_t steps = kind == GN_SUM ? 0 : calls % 2 ? 1 : (int64_t)calls * runs;
+        for (int64_t i = 0; kind == GN_MAP && i < n; i++)
+            for (int64_t k = 0; k < steps; k++) {
+                float v = want[i] * 0.5f + 1;
+                if (v == want[i])
+                    break; /* the fixed point, 2 */
+                want[i] = v;
+            }
+        for (int64_t i = 1; kind == GN_SCAN && steps && i < n; i++)
+            want[i] = want[i] > want[i - 1] ? want[i] : want[i - 1];
+        int64_t bad = -1;
+        for (int64_t i = 0; i < n && bad < 0; i++)
+            if (h[i] != want[i])
+                bad = i;
+        bench_verdict(r, bad < 0, "out[%lld] = %.9g, host %.9g", (long long)bad, bad < 0 ? 0.0 : (double)h[bad],
+                      bad < 0 ? 0.0 : (double)want[bad]);
+        if (kind == GN_SUM) {
+            long double sum = 0;
+            for (int64_t i = 0; i < n; i++)
+                sum += x0[i];
+            double got = 0;
+            s = bench_read_f64(c->s, &got);
+            if (s == GX_OK)
+                bench_check_f32_sum(r, got, sum, n, "sum x");
+        }
+    }
+    free(h);
+    free(want);
+    return s;
+}
+
+/* One graph of `calls` calls of `kind` over fresh x (seed 43), replayed. */
+static gx_status gn_one(gx_ctx *ctx, int kind, int calls, int64_t n, int reps, bench_result *r)
+{
+    gn c = {ctx, NULL, NULL, NULL, NULL};
+    gx_status s = bench_random_f32(ctx, n, 43, &c.x);
+    if (s == GX_OK)
+        s = bench_output_f32(ctx, n, &c.y);
+    if (s == GX_OK)
+        s = gx_array_zeros(ctx, GX_F32, 0, NULL, &c.s);
+    if (s == GX_OK)
+        s = gn_call(&c, kind, 0); /* compiled before the recording; x -> y leaves x as it was */
+    if (s == GX_OK)
+        s = gx_graph_begin(ctx);
+    if (s == GX_OK) {
+        gx_status e = GX_OK;
+        for (int i = 0; e == GX_OK && i < calls; i++)
+            e = gn_call(&c, kind, i);
+        s = gx_graph_end(ctx, &c.g);
+        s = e != GX_OK ? e : s;
+    }
+    double us = 0;
+    if (s == GX_OK)
+        s = bench_time(ctx, gn_replay, &c, reps, &us);
+    if (s == GX_OK)
+        s = gx_sync(ctx);
+    if (s == GX_OK) {
+        *r = bench_row(calls == 1 ? "gx graph x1" : "gx graph x10", gn_name[kind], "f32", n, us,
+                       (double)calls * ((kind == GN_SUM ? 1 : 2) * (double)n * 4), 0, 0, 0);
+        s = gn_check(&c, kind, calls, reps + 3, n, r);
+    }
+    gx_graph_destroy(c.g);
+    gx_array_release(c.x);
+    gx_array_release(c.y);
+    gx_array_release(c.s);
+    return s;
+}
+
+gx_status bench_case_graph_nodes(gx_ctx *ctx, gx_backend_kind k, int64_t n, int reps, bench_result *rows, int *nrows)
+{
+    (void)k;
+    gx_status s = GX_OK;
+    for (int kind = 0; s == GX_OK && kind < GN_KINDS; kind++)
+        for (int calls = 1; s == GX_OK && calls <= 10; calls += 9) {
+            s = gn_one(ctx, kind, calls, n, reps, &rows[*nrows]);
+            if (s == GX_OK)
+                (*nrows)++;
+        }
+    return s;
 }
 
 /* ------------------------------------------------------------ graph_chain10 */
