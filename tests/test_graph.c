@@ -376,3 +376,66 @@ GXT_TEST(graph_fill_and_strided_copy_replay)
         gx_array_release(dst);
     }
 }
+
+/* Look-back launches (a scan and a compaction over many tiles) replayed several times
+ * with new contents: on CUDA a recorded look-back launch swaps its two status buffers
+ * by a parity word at every replay (range_gen.c, cu_clear_next), so replays 1, 2, 3...
+ * each start from the buffer the one before cleared. */
+GXT_TEST(graph_lookback_many_replays)
+{
+    gx_ctx *ctx = gxt_ctx();
+    static const int64_t sizes[] = {5000, ((int64_t)1 << 20) + 3};
+    for (size_t si = 0; si < 2; si++) {
+        int64_t n = sizes[si];
+        gx_array *x = NULL, *w = NULL, *o = NULL, *c = NULL;
+        GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &n, &x));
+        GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &n, &w));
+        GXT_OK(gx_array_zeros(ctx, GX_I32, 1, &n, &o));
+        GXT_OK(gx_array_zeros(ctx, GX_I64, 0, NULL, &c));
+        gx_graph *g = NULL;
+        GXT_OK(gx_graph_begin(ctx));
+        GXT_OK(gx_scan_into(ctx, "+", x, NULL, w));
+        GXT_OK(gx_filter_into(ctx, "v -> v > 0", 1, &w, NULL, &o, c));
+        GXT_OK(gx_graph_end(ctx, &g));
+        int32_t *hx = malloc((size_t)n * 4), *hw = malloc((size_t)n * 4), *hs = malloc((size_t)n * 4),
+                *got = malloc((size_t)n * 4);
+        for (int round = 0; round < 5; round++) {
+            int64_t kept = 0;
+            int32_t run = 0;
+            for (int64_t i = 0; i < n; i++) {
+                hx[i] = (int32_t)(gxt_rand01() * 17) - 8 + (round % 2 ? 1 : -1);
+                hw[i] = run += hx[i];
+                if (hw[i] > 0)
+                    hs[kept++] = hw[i];
+            }
+            GXT_OK(gx_array_from_host_into(hx, (size_t)n * 4, x));
+            GXT_OK(gx_graph_launch(g));
+            GXT_OK(gx_array_to_host(w, got, (size_t)n * 4));
+            int64_t bad = -1;
+            for (int64_t i = 0; i < n && bad < 0; i++)
+                if (got[i] != hw[i])
+                    bad = i;
+            if (bad >= 0)
+                GXT_FAIL_AT(__FILE__, __LINE__, "n=%lld replay %d: scan[%lld] = %d, host %d", (long long)n, round,
+                            (long long)bad, got[bad], hw[bad]);
+            int64_t cnt = -1;
+            GXT_OK(gx_array_to_host(c, &cnt, 8));
+            GXT_CHECK(cnt == kept);
+            GXT_OK(gx_array_to_host(o, got, (size_t)n * 4));
+            for (int64_t i = 0; i < kept && i < n && bad < 0; i++)
+                if (got[i] != hs[i])
+                    bad = i;
+            if (bad >= 0)
+                GXT_FAIL_AT(__FILE__, __LINE__, "n=%lld replay %d: kept[%lld] = %d, host %d", (long long)n, round,
+                            (long long)bad, got[bad], hs[bad]);
+        }
+        GXT_OK(gx_graph_destroy(g));
+        gx_array *all[] = {x, w, o, c};
+        for (size_t i = 0; i < 4; i++)
+            gx_array_release(all[i]);
+        free(hx);
+        free(hw);
+        free(hs);
+        free(got);
+    }
+}

@@ -17,7 +17,9 @@
 #include <float.h>
 #include <stdbool.h>
 
-static const int64_t SIZES[] = {0, 1, 31, 32, 33, 1023, 1025, (1 << 20) + 7, (1 << 22) + 7};
+/* 4097 ... 131071: two to eight blocks' worth of work on CUDA for every element size,
+ * which sm_90 folds in one thread block cluster (reduce_gen.c, gx_rg_cl). */
+static const int64_t SIZES[] = {0, 1, 31, 32, 33, 1023, 1025, 4097, 20001, 65536, 131071, (1 << 20) + 7, (1 << 22) + 7};
 #define NSIZES ((int)(sizeof SIZES / sizeof SIZES[0]))
 /* The largest size whose float sums are checked to reject a dropped element. */
 #define DROP_MAX (((int64_t)1 << 22) + 7)

@@ -251,7 +251,7 @@ static void emit_common(gx__sbuf *b, const rp_kspec *ks, const bd_set *bind, boo
     gx__sb_printf(b,
                   "typedef union { double f; int64_t i; uint64_t u; } gx_cval;\n"
                   "typedef struct { uint64_t src[%d]; int64_t sst[%d]; uint64_t out[%d]; uint64_t scratch;\n"
-                  "  uint64_t clr; int64_t nclr; uint64_t hres, cnt; int64_t lo, n, ntiles, nparts; uint64_t seed; "
+                  "  uint64_t clr; int64_t nclr; uint64_t par, hres, cnt; int64_t lo, n, ntiles, nparts; uint64_t seed; "
                   "gx_cval start, step; int64_t eoff[%d];\n"
                   "  gx_cval c[%d]; gx_cval init[2];%s } gx_args;\n",
                   RP_MAXC, RP_MAXC, RP_MAXC, RP_MAXOPS, RP_MAXCONST, bind && bind->n ? " gx_bargs b;" : "");
@@ -729,6 +729,8 @@ static void cu_lookback(gx__sbuf *b, const rp_kspec *ks, bool packed)
                    "    if (lane == 0) {\n      const gx_acc inc = gx_rp_op(ex, s_agg);\n");
     cu_publish(b, ks, packed, "tile", 2, "inc", "      ");
     gx__sb_puts(b, "      s_ex = ex;\n      s_exh = 1;\n    }\n  }\n");
+    /* After thread 0's publish (tile 0's comes before this, in every kernel). */
+    gx__sb_puts(b, "  if (a.par && tile == a.ntiles - 1 && threadIdx.x == 0) *(volatile unsigned *)(gx_uptr)a.par ^= 1u;\n");
 }
 
 /* Block-wide exclusive scan of per-thread (tagg, th): leaves the thread's exclusive
@@ -763,9 +765,9 @@ static void cu_shared_decls(gx__sbuf *b, size_t sm_bytes)
         b,
         "  __shared__ gx_acc s_w[32], s_wx[32], s_agg, s_ex;\n"
         "  __shared__ uint32_t s_wh[32], s_wxh[32], s_exh;\n"
-        "  gx_slot *slots = (gx_slot *)(gx_uptr)(a.scratch + 64);\n"
+        "  gx_slot *slots = (gx_slot *)(gx_uptr)(gx_scr + 64);\n"
         "  volatile gx_slot *vs = slots;\n  (void)vs;\n"
-        "  volatile unsigned long long *ws = (volatile unsigned long long *)(gx_uptr)(a.scratch + 64);\n  (void)ws;\n");
+        "  volatile unsigned long long *ws = (volatile unsigned long long *)(gx_uptr)(gx_scr + 64);\n  (void)ws;\n");
     gx__sb_puts(b, "  const int64_t tile = (int64_t)blockIdx.x;\n"
                    "  if (threadIdx.x == 0) s_exh = 0;   /* thread 0 writes it again only after this */\n");
 }
@@ -926,7 +928,13 @@ static void cu_vec_types(gx__sbuf *b, const rp_seg *sg, int items)
  * launch zeroes it (rg_lookback_mem), so no launch needs an initialising kernel. */
 static void cu_clear_next(gx__sbuf *b)
 {
-    gx__sb_puts(b, "  {\n    unsigned long long *gx_c = (unsigned long long *)(gx_uptr)a.clr;\n"
+    /* In a graph (a.par != 0) the same launch replays, so it cannot be handed the next
+     * buffer: the two swap by the parity of *a.par, which the last tile flips once
+     * every tile has read it (a tile finishes its look-back only after every earlier
+     * tile has published, so after every block has started). */
+    gx__sb_puts(b, "  uint64_t gx_scr = a.scratch, gx_clr = a.clr;\n"
+                   "  if (a.par && (*(volatile unsigned *)(gx_uptr)a.par & 1u)) { gx_scr = a.clr; gx_clr = a.scratch; }\n");
+    gx__sb_puts(b, "  {\n    unsigned long long *gx_c = (unsigned long long *)(gx_uptr)gx_clr;\n"
                    "    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.nclr; i += "
                    "(int64_t)gridDim.x * blockDim.x)\n"
                    "      gx_c[i] = 0ull;\n  }\n");
@@ -1044,7 +1052,7 @@ static void gen_cuda_collect(gx__sbuf *b, const rp_seg *sg, const rp_kspec *ks, 
                    "  const int tcount = (int)s_agg.v0;\n"
                    "  int rk = preh ? (int)pre.v0 : 0;\n"
                    "  if (tile == a.ntiles - 1 && threadIdx.x == 0) {\n"
-                   "    ((int64_t *)(gx_uptr)a.scratch)[1] = tbase + tcount;\n"
+                   "    ((int64_t *)(gx_uptr)gx_scr)[1] = tbase + tcount;\n"
                    "    if (a.hres) *(volatile int64_t *)(gx_uptr)a.hres = tbase + tcount;\n  }\n");
     /* Each component in turn: kept values to their ranks in gx_sm, then out with
      * consecutive threads at consecutive indices (warp-contiguous runs). */

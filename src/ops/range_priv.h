@@ -145,6 +145,7 @@ typedef struct rp_args {
     uint64_t scratch;
     uint64_t clr; /* CUDA look-back launches: nclr 8-byte words to zero (rg_lookback_mem) */
     int64_t nclr;
+    uint64_t par; /* CUDA look-back launches in a graph: the word whose parity swaps scratch and clr, or 0 */
     uint64_t hres; /* CUDA collect / reduce: where the count or the result slot goes in host memory, or 0 */
     uint64_t cnt;  /* CUDA reduce: the blocks' counter (zero between launches); collect: the capacity */
     int64_t lo, n, ntiles, nparts;

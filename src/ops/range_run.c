@@ -107,12 +107,13 @@ static gx_status launch(gx_ctx *ctx, const gx__kernel *k, const rp_args *a, int6
  * stream's pair (rg_lookback_mem), a->scratch on return. */
 static gx_status lookback_launch(gx_ctx *ctx, const gx__kernel *k, rp_args *a, int64_t n, size_t bytes, int block)
 {
-    void *use = NULL, *clr = NULL;
+    void *use = NULL, *clr = NULL, *par = NULL;
     size_t nclr = 0;
-    GX__CHECK(rg_lookback_mem(ctx, bytes, &use, &clr, &nclr));
+    GX__CHECK(rg_lookback_mem(ctx, bytes, &use, &clr, &nclr, &par));
     a->scratch = (uint64_t)(uintptr_t)use;
     a->clr = (uint64_t)(uintptr_t)clr;
     a->nclr = (int64_t)(nclr / 8);
+    a->par = (uint64_t)(uintptr_t)par;
     gx_status s = launch_b(ctx, k, a, n, a->ntiles, block);
     if (s != GX_OK)
         rg_lookback_failed(ctx);

@@ -57,7 +57,8 @@
  * Kernels: CUDA runs one launch (a fixed grid per (n, device): occupancy x SMs capped
  * by the work; per-thread register folding, warp shuffles, shared memory, and the
  * last block to finish -- threadfence + atomic counter -- combines the per-block
- * partials and resets the counter).  The CPU runs every worker over a contiguous
+ * partials and resets the counter; on sm_90, 2..8 blocks' worth of work runs as one
+ * thread block cluster that folds through block 0's shared memory instead).  The CPU runs every worker over a contiguous
  * share with eight independent accumulators (sixteen lanes of an array for an f64
  * accumulator of f32 streams: see rg_cpu_lanes), then a tiny second call combines
  * the per-thread partials in thread order.  Both are deterministic: the same n, data and
@@ -131,9 +132,12 @@ gx_status rg_source(gx_ctx *ctx, const rg_spec *spec, int vec, gx__sbuf *out);
 gx_status rg_scratch(gx_ctx *ctx, size_t part_bytes, int64_t ncounters, uint64_t *part, uint64_t *counters);
 /* Status memory for one look-back launch (scan, compaction) on the current stream:
  * *use holds `bytes` zero bytes; the launch must zero the first *nclr bytes of *clr
- * (16-byte multiples), the buffer the stream's next such launch gets.  Call
- * rg_lookback_failed when the launch did not happen.  Caller holds the context lock. */
-gx_status rg_lookback_mem(gx_ctx *ctx, size_t bytes, void **use, void **clr, size_t *nclr);
+ * (16-byte multiples), the buffer the stream's next such launch gets.  While a graph
+ * is recorded *par is a zeroed word of the recording's own: when its parity is odd
+ * the launch swaps *use and *clr, and its last tile flips it (else *par is NULL).
+ * Call rg_lookback_failed when the launch did not happen.  Caller holds the context
+ * lock. */
+gx_status rg_lookback_mem(gx_ctx *ctx, size_t bytes, void **use, void **clr, size_t *nclr, void **par);
 void rg_lookback_failed(gx_ctx *ctx);
 /* 64 bytes of page-locked host memory per stream that kernels write results into
  * (*dev is their address for it), read by the host after a sync; false where the
