@@ -275,12 +275,12 @@ static gx_status rg_lookback_recorded(gx_ctx *ctx, size_t bytes, void **use, voi
 
 gx_status rg_lookback_mem(gx_ctx *ctx, size_t bytes, void **use, void **clr, size_t *nclr, void **par)
 {
-    rg_slot *s;
-    GX__CHECK(rg_slot_get(ctx, &s));
     bytes = (bytes + 15) & ~(size_t)15;
     *par = NULL;
     if (gx__graph_recording(ctx))
         return rg_lookback_recorded(ctx, bytes, use, clr, nclr, par);
+    rg_slot *s; /* the stream's pair: only direct launches use it */
+    GX__CHECK(rg_slot_get(ctx, &s));
     int i = s->lb_next;
     if (bytes > s->lb_cap[i]) {
         size_t want = bytes < 65536 ? 65536 : bytes + bytes / 4;
