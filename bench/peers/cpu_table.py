@@ -14,6 +14,11 @@ against its host reference passed (gx bench's "ok"), and whether the peers' "che
 values agree with gx's.  --scale adds a table of the same ops at
 several thread counts (files of gx and omp runs at THREADS each), as speedups over
 the fewest threads.
+
+A row measured in several rounds (scripts/bench-cpu's ROUNDS: the implementations
+alternate, each round running all of them once) shows the median of the rounds'
+medians, so that a host whose speed drifts (another tenant, a clock change) moves
+every implementation alike; the header says how many rounds.
 """
 
 import argparse
@@ -64,6 +69,24 @@ def copy_reference(recs):
             what = f"memcpy, {r.get('threads', '?')} threads" if impl == "memcpy" else "gx copy"
             return rate_gbs(r), r["n"], what
     return None
+
+
+def merge_rounds(recs):
+    """One record per (impl, op, dtype, n, threads): the median of the rounds' medians
+    (the lower middle one for an even count), "ok" false if any round's was; the count
+    of rounds in "rounds"."""
+    by = {}
+    for r in recs:
+        by.setdefault((r["impl"], r["op"], r["dtype"], r["n"], r.get("threads")), []).append(r)
+    out = []
+    for rs in by.values():
+        rs = sorted(rs, key=lambda r: r["median_us"])
+        m = dict(rs[(len(rs) - 1) // 2])
+        m["rounds"] = len(rs)
+        if any(r.get("ok", True) is False for r in rs):
+            m["ok"] = False
+        out.append(m)
+    return out
 
 
 def group(recs, impls):
@@ -142,6 +165,7 @@ def machine_line(recs_meta, copy_ref):
 def versions_line(metas):
     libs = [f"{m['lib']} {m.get('version', '?')}" + (f" ({m['threads']} threads)" if m.get("threads") else "")
             for m in metas if m.get("lib")]
+    libs = list(dict.fromkeys(libs))  # once each, however many rounds
     return "Peers: " + ", ".join(libs) if libs else ""
 
 
@@ -180,6 +204,8 @@ def main():
     a = ap.parse_args()
 
     recs, dev, metas = load(a.files)
+    recs = merge_rounds(recs)
+    rounds = max((r["rounds"] for r in recs), default=1)
     if dev:
         metas = [dev] + metas
     copy_ref = copy_reference(recs)
@@ -190,6 +216,8 @@ def main():
     header = ["op", "dtype", "n", "gx µs", "NumPy µs", "OpenMP µs", "gx/NumPy", "gx/OMP", "gx %copy", "check"]
     rows = main_rows(recs, copy_ref[0] if copy_ref else None)
     print(text_table(header, rows) if rows else "(no peer measurements)")
+    if rounds > 1:
+        print(f"each time: the median of {rounds} rounds' medians (gx, NumPy and OpenMP alternating)")
     print("gx/NumPy, gx/OMP: the peer's time over gx's (> 1: gx faster); gx %copy: gx's GB/s over the copy "
           "bandwidth above;\ncheck: WRONG where gx's result differs from its own host reference (gx bench's "
           "check), else the peers' results against gx's (the value, or the f64 sum of the result array; f32 "
@@ -210,7 +238,7 @@ def main():
         specs = []
         for s in a.scale:
             impl, t, path = s.split(":", 2)
-            specs.append((impl, int(t), load([path])[0]))
+            specs.append((impl, int(t), merge_rounds(load([path])[0])))
         header, rows, counts = scaling_table(specs, recs, set(a.scale_ops.split(",")))
         print()
         print(f"Scaling: threads {','.join(map(str, counts))} (GX_CPU_THREADS for gx, OMP_NUM_THREADS for omp); "

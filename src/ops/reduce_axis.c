@@ -349,7 +349,7 @@ static bool ra_cpu_row_lanes(const rd_job *job, const ra_plan *pl)
     return true;
 }
 
-static void ra_gen_cpu_row_lanes(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
+static void ra_gen_cpu_row_lanes(gx__sbuf *b, const rd_job *job, const ra_plan *pl, bool pf)
 {
     char ld[RD_MAXIN][32];
     const char *load[RD_MAXIN];
@@ -369,11 +369,15 @@ static void ra_gen_cpu_row_lanes(gx__sbuf *b, const rd_job *job, const ra_plan *
     }
     gx__sb_printf(b,
                   "    rg_acc r[%d];\n    for (int k = 0; k < %d; k++) r[k] = rg_identity(u);\n"
-                  "    int64_t R0 = 0;\n    for (; R0 + %d <= u->nred; R0 += %d)\n"
-                  "      for (int k = 0; k < %d; k++) {\n        const int64_t R = R0 + k;\n",
-                  RA_LANES, RA_LANES, RA_LANES, RA_LANES, RA_LANES);
+                  "    int64_t R0 = 0;\n    for (; R0 + %d <= u->nred; R0 += %d) {\n",
+                  RA_LANES, RA_LANES, RA_LANES, RA_LANES);
+    /* A large part's rows prefetch (reduce_gen.h's RG_CPU_WIDE_MIN says why). */
+    for (int k = 0; pf && k < job->nin; k++)
+        for (size_t off = 0; pl->vin[k] && off < RA_LANES * gx_dtype_size(job->in[k]->dtype); off += 64)
+            gx__sb_printf(b, "      GX__PF((const char *)(row%d + R0) + %zu);\n", k, off);
+    gx__sb_printf(b, "      for (int k = 0; k < %d; k++) {\n        const int64_t R = R0 + k;\n", RA_LANES);
     ra_gen_elem(b, job, load, "r[k]", "", "R", "        ");
-    gx__sb_puts(b, "      }\n    for (int64_t R = R0; R < u->nred; R++)\n");
+    gx__sb_puts(b, "      }\n    }\n    for (int64_t R = R0; R < u->nred; R++)\n");
     ra_gen_elem(b, job, load, "r[0]", "", "R", "      ");
     gx__sb_printf(b,
                   "    for (int st = 1; st < %d; st *= 2)\n"
@@ -387,20 +391,20 @@ static void ra_gen_cpu_row_lanes(gx__sbuf *b, const rd_job *job, const ra_plan *
  * block's integers are not trusted by GCC 12, which then versions the lanes loop for
  * an alias between a row and the lane array and keeps the lanes in memory (a store
  * and a reload per 16 elements; reduce_gen.c's rg_gen_cpu_head has the figures for
- * the whole-array fold, 5.5 -> 9.2 G f32/s in L2 on one thread).  Emitted twice where
- * the CPU has AVX-512, the second with 512-bit vectors for large parts (reduce_gen.h's
- * RG_CPU_WIDE_*). */
+ * the whole-array fold, 5.5 -> 9.2 G f32/s in L2 on one thread).  Emitted twice, the
+ * second for large parts: it prefetches, with 512-bit vectors where the CPU has
+ * AVX-512 (reduce_gen.h's RG_CPU_WIDE_*). */
 static void ra_gen_cpu_row_lanes_fn(gx__sbuf *b, const rd_job *job, const ra_plan *pl, bool wide)
 {
     gx__sb_puts(b, RG_CPU_BODY_ATTRS);
     if (wide)
-        gx__sb_puts(b, RG_CPU_WIDE_ATTR);
+        gx__sb_puts(b, RG_CPU_WIDE_IF RG_CPU_WIDE_ATTR "#endif\n");
     gx__sb_printf(b, "static void gx_ra_body%s(const gx_args *a, const rg_user_t *u, int64_t jb, int64_t je",
                   wide ? "_wide" : "");
     for (int k = 0; k < job->nin; k++)
         gx__sb_printf(b, ", const %s *restrict gx_p%d", gx__dtype_ctype(job->in[k]->dtype), k);
     gx__sb_puts(b, ")\n{\n");
-    ra_gen_cpu_row_lanes(b, job, pl);
+    ra_gen_cpu_row_lanes(b, job, pl, wide);
     gx__sb_puts(b, "}\n");
 }
 
@@ -418,9 +422,7 @@ static void ra_gen_cpu(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
     bool lanes = !pl->col && ra_cpu_row_lanes(job, pl);
     if (lanes) {
         ra_gen_cpu_row_lanes_fn(b, job, pl, false);
-        gx__sb_puts(b, RG_CPU_WIDE_IF);
         ra_gen_cpu_row_lanes_fn(b, job, pl, true);
-        gx__sb_puts(b, "#endif\n");
     }
     /* The pool splits [0, nout): output j is item j. */
     gx__sb_puts(b, "void gx_ra(const void *ap, int64_t begin, int64_t end, int thread)\n{\n"
@@ -429,9 +431,9 @@ static void ra_gen_cpu(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
     if (pl->col) {
         ra_gen_cpu_col(b, job, pl);
     } else if (lanes) {
-        gx__sb_printf(b, RG_CPU_WIDE_IF "  if ((je - jb) * u->nred >= %d) {\n", RG_CPU_WIDE_MIN);
+        gx__sb_printf(b, "  if ((je - jb) * u->nred >= %d) {\n", RG_CPU_WIDE_MIN);
         ra_gen_cpu_row_lanes_call(b, job, true);
-        gx__sb_puts(b, "    return;\n  }\n#endif\n");
+        gx__sb_puts(b, "    return;\n  }\n");
         ra_gen_cpu_row_lanes_call(b, job, false);
     } else {
         ra_gen_cpu_row(b, job, pl);

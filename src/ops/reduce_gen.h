@@ -157,10 +157,15 @@ const char *rg_cuda_helpers(void);
 
 /* CPU folds' body functions (generated C).  Each is kept out of line
  * (RG_CPU_BODY_ATTRS), so that its restrict parameters keep their meaning (see
- * rg_gen_cpu_head), and is emitted twice where the CPU has AVX-512 (inside
- * RG_CPU_WIDE_IF): once as the compiler likes it and once with 512-bit vectors
- * (RG_CPU_WIDE_ATTR), the entry point calling the wide one for parts of at least
- * RG_CPU_WIDE_MIN elements.
+ * rg_gen_cpu_head), and is emitted twice: once as the compiler likes it, and once for
+ * parts of at least RG_CPU_WIDE_MIN elements, which prefetches and, where the CPU has
+ * AVX-512 (RG_CPU_WIDE_IF), uses 512-bit vectors (RG_CPU_WIDE_ATTR).
+ * Why prefetch: a core streaming from memory keeps few lines in flight, and its L2
+ * prefetcher stops at each 4 KB page.  One GX__PF per 64-byte line, 4 KB ahead, took
+ * the f32 sum's fold of 2^24 elements rotated through 19 inputs (16-core Xeon host,
+ * same process, interleaved) from 7867 to 5484 us on one core (OpenMP's f32 loop:
+ * 6784) and from 772 to 660 us on 16 (OpenMP 664); 1 KB ahead gained half as much,
+ * 8 and 16 KB the same as 4 (.wt/mb2.c, session 30).
  * Why 512: GCC's -march=native prefers 256-bit vectors, and an f32 fold into f64
  * lanes spends a convert, an extract and an add per 4 elements on them; with 512-bit
  * ones half as many.  One thread, f32 sum's fold (2-core VM, Xeon @ 2.8 GHz): in L2

@@ -514,8 +514,24 @@ static void cpu_copy_part(const void *p, int64_t begin, int64_t end, int part)
 
 /* Bytes a part of a copy gets at least: one thread's memcpy cannot fill the memory
  * bus of a many-core machine (16-core host: one thread's copy ran at about a quarter
- * of all cores'), and a part this size takes long beside its handoff (about 1 us). */
+ * of all cores'), and a part this size takes long beside its handoff (about 1 us).
+ * CPU_COPY_GRAIN_MANY above 4 cores, or the experiment knob GX_CPU_COPY_GRAIN (read
+ * once): one core copies from the last-level cache at about 8 GB/s there, so a
+ * 256 KB copy (2^16 f32) that stayed on one thread took 30-39 us where OpenMP's
+ * 16 threads took 7.5 (16-core H100 host, median of 3 rounds, session 30). */
 #define CPU_COPY_GRAIN ((int64_t)1 << 18)
+#define CPU_COPY_GRAIN_MANY ((int64_t)1 << 14)
+static int64_t cpu_copy_grain(void)
+{
+    static _Atomic int grain;
+    int g = atomic_load_explicit(&grain, memory_order_relaxed);
+    if (!g) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        g = gx__knob_int("GX_CPU_COPY_GRAIN", (int)(cores > 4 ? CPU_COPY_GRAIN_MANY : CPU_COPY_GRAIN), 4096, 1 << 30);
+        atomic_store_explicit(&grain, g, memory_order_relaxed);
+    }
+    return g;
+}
 
 /* Host to host: in parts over the pool when the copy is large and the ranges do not
  * overlap (the pool's parts run in any order); memmove otherwise. */
@@ -524,9 +540,10 @@ static gx_status cpu_copy(gx__backend *be, void *dst, const void *src, size_t n)
     cpu_state *st = be->impl;
     const char *d = dst, *s = src;
     bool apart = d + n <= s || s + n <= d;
-    if (n >= 2 * (size_t)CPU_COPY_GRAIN && apart && st && st->pool.nthreads > 0) {
+    const int64_t grain = cpu_copy_grain();
+    if (n >= 2 * (size_t)grain && apart && st && st->pool.nthreads > 0) {
         cpu_copy_args c = {dst, src};
-        cpu_pool_run(&st->pool, cpu_copy_part, &c, (int64_t)n, 4096, CPU_COPY_GRAIN, 0);
+        cpu_pool_run(&st->pool, cpu_copy_part, &c, (int64_t)n, 4096, grain, 0);
     } else if (n) {
         memmove(dst, src, n);
     }
