@@ -992,6 +992,49 @@ typedef struct sc_hist_job {
         }                                                                                \
     } while (0)
 
+/* Even bins of unweighted f32 over a chunk of 4096 or more, branch-free: a dropped
+ * value (NaN, outside [lo, hi)) counts in a bin of its own past the last, and four
+ * interleaved sets of counts (element i into set i % 4) keep an increment from
+ * waiting on the one before it when neighbours share a bin.  The same bins as
+ * SC_HIST_EVEN: the product is formed only for values inside [lo, hi), so the
+ * conversion to an integer is always in range.  Returns false (nothing counted) if
+ * the sets' memory cannot be had.  Why: SC_HIST_EVEN's compare, branch and
+ * read-modify-write per element took 4399 us for 2^24 f32 into 256 bins on the
+ * 16-core host where OpenMP's f32 loop took 3482 (median of 3 rounds, session 30). */
+static bool sc_hist_even_f32(const gx__hist_req *r, int64_t lo, int64_t hi, int64_t *ci, int64_t *dropped)
+{
+    const int64_t nb = r->nbins, stride = nb + 1;
+    int64_t *set = nb <= 4096 ? calloc((size_t)(4 * stride), sizeof *set) : NULL;
+    if (!set)
+        return false;
+    const float *x = (const float *)r->x;
+    const double elo = r->lo, ehi = r->hi, norm = (double)nb / (r->hi - r->lo);
+    int64_t i = lo;
+    for (; i + 4 <= hi; i += 4) {
+        for (int k = 0; k < 4; k++) {
+            const double v = x[i + k];
+            const bool in = v >= elo && v < ehi;
+            const int64_t t = (int64_t)(in ? (v - elo) * norm : 0.0);
+            set[k * stride + (in ? (t < nb ? t : nb - 1) : nb)]++;
+        }
+    }
+    for (; i < hi; i++) {
+        const double v = x[i];
+        const bool in = v >= elo && v < ehi;
+        const int64_t t = (int64_t)(in ? (v - elo) * norm : 0.0);
+        set[in ? (t < nb ? t : nb - 1) : nb]++;
+    }
+    for (int64_t k = 0; k <= nb; k++) {
+        const int64_t c = set[k] + set[stride + k] + set[2 * stride + k] + set[3 * stride + k];
+        if (k < nb)
+            ci[k] = c;
+        else
+            *dropped = c;
+    }
+    free(set);
+    return true;
+}
+
 /* Unweighted integer bins (bincount, unique's counting path) without sc_bin's
  * per-element switches: one subtraction modulo 2^64 and one unsigned compare. */
 #define SC_HIST_INT(T)                                                                   \
@@ -1040,9 +1083,9 @@ static void sc_hist_part(const void *args, int64_t begin, int64_t end, int threa
         double *cw = (double *)ci;
         memset(ci, 0, (size_t)r->nbins * 8);
         bool done = fast || (!w && r->kind == GX__HIST_INT && sc_hist_int_fast(r, lo, hi, ci, &drop));
-        if (fast && r->xdtype == GX_F32)
+        if (fast && r->xdtype == GX_F32 && !(hi - lo >= 4096 && sc_hist_even_f32(r, lo, hi, ci, &drop)))
             SC_HIST_EVEN(float);
-        else if (fast)
+        else if (fast && r->xdtype == GX_F64)
             SC_HIST_EVEN(double);
         for (int64_t i = done ? hi : lo; i < hi; i++) {
             int64_t b = sc_bin(r, i);
