@@ -118,16 +118,24 @@ typedef struct cpu_pool {
  * 2^20 sum 72.6 -> 59.7, select 234 -> 204, mean 76 -> 58, 2x+y 136 -> 160 (a noisy
  * host that day: read the direction, not the digits). */
 #define CPU_GRAIN_MANY 2048
+
+/* A size that depends on the machine: `few` on up to 4 cores, `many` above, or the
+ * experiment knob `name` within [lo, hi]; read once into *cache. */
+static int cpu_size_knob(_Atomic int *cache, const char *name, int few, int many, int lo, int hi)
+{
+    int g = atomic_load_explicit(cache, memory_order_relaxed);
+    if (!g) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        g = gx__knob_int(name, cores > 4 ? many : few, lo, hi);
+        atomic_store_explicit(cache, g, memory_order_relaxed);
+    }
+    return g;
+}
+
 static int64_t cpu_grain(void)
 {
     static _Atomic int grain;
-    int g = atomic_load_explicit(&grain, memory_order_relaxed);
-    if (!g) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        g = gx__knob_int("GX_CPU_GRAIN", cores > 4 ? CPU_GRAIN_MANY : CPU_GRAIN, 64, 1 << 24);
-        atomic_store_explicit(&grain, g, memory_order_relaxed);
-    }
-    return g;
+    return cpu_size_knob(&grain, "GX_CPU_GRAIN", CPU_GRAIN, CPU_GRAIN_MANY, 64, 1 << 24);
 }
 
 /* Items per part for items of `work` elements each (0: one). */
@@ -524,13 +532,7 @@ static void cpu_copy_part(const void *p, int64_t begin, int64_t end, int part)
 static int64_t cpu_copy_grain(void)
 {
     static _Atomic int grain;
-    int g = atomic_load_explicit(&grain, memory_order_relaxed);
-    if (!g) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        g = gx__knob_int("GX_CPU_COPY_GRAIN", (int)(cores > 4 ? CPU_COPY_GRAIN_MANY : CPU_COPY_GRAIN), 4096, 1 << 30);
-        atomic_store_explicit(&grain, g, memory_order_relaxed);
-    }
-    return g;
+    return cpu_size_knob(&grain, "GX_CPU_COPY_GRAIN", (int)CPU_COPY_GRAIN, (int)CPU_COPY_GRAIN_MANY, 4096, 1 << 30);
 }
 
 /* Host to host: in parts over the pool when the copy is large and the ranges do not
