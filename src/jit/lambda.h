@@ -103,6 +103,11 @@ void lam_free(lam_lambda *l);
  * "static __device__ __forceinline__").  A static string; never NULL. */
 const char *lam_prelude(gx__target target);
 
+/* Emits, each line indented by `ind`, the C prelude's GX__PF for every 64-byte line of
+ * `bytes` bytes from the address expression `ptr` on (a software prefetch 4 KB ahead,
+ * for the CPU loops over large parts: reduce_gen.h's RG_CPU_WIDE_MIN says why). */
+void lam_emit_prefetch(gx__sbuf *b, const char *ind, const char *ptr, size_t bytes);
+
 /* Scans C source for top-level function definitions and their signatures
  * (comments, string/char literals and preprocessor lines are skipped; declarations,
  * typedefs, struct definitions and initializers are passed over).  Type spellings:

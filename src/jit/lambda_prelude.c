@@ -132,6 +132,12 @@ static void lam__prelude_init(void)
     lam__join(lam__prelude_cuda, lam__pieces_cuda, sizeof lam__pieces_cuda / sizeof lam__pieces_cuda[0]);
 }
 
+void lam_emit_prefetch(gx__sbuf *b, const char *ind, const char *ptr, size_t bytes)
+{
+    for (size_t off = 0; off < bytes; off += 64)
+        gx__sb_printf(b, "%sGX__PF((const char *)(%s) + %zu);\n", ind, ptr, off);
+}
+
 const char *lam_prelude(gx__target target)
 {
     pthread_once(&lam__prelude_once, lam__prelude_init);

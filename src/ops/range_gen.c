@@ -395,9 +395,11 @@ static void cpu_pf(gx__sbuf *b, const rp_seg *sg, const char *idx, int elems, co
 {
     if (sg->src != RP_SRC_ARRAYS || !sg->contig)
         return;
-    for (int k = 0; k < sg->nsrc; k++)
-        for (size_t off = 0; off < (size_t)elems * gx_dtype_size(sg->sdt[k]); off += 64)
-            gx__sb_printf(b, "%sGX__PF((const char *)(in%d + %s) + %zu);\n", ind, k, idx, off);
+    char ptr[96];
+    for (int k = 0; k < sg->nsrc; k++) {
+        gx__fmt(ptr, sizeof ptr, "in%d + %s", k, idx);
+        lam_emit_prefetch(b, ind, ptr, (size_t)elems * gx_dtype_size(sg->sdt[k]));
+    }
 }
 
 /* Opens the chains' loop of k over [lo, ke) in steps of RP_CPU_PF, each step

@@ -372,9 +372,12 @@ static void ra_gen_cpu_row_lanes(gx__sbuf *b, const rd_job *job, const ra_plan *
                   "    int64_t R0 = 0;\n    for (; R0 + %d <= u->nred; R0 += %d) {\n",
                   RA_LANES, RA_LANES, RA_LANES, RA_LANES);
     /* A large part's rows prefetch (reduce_gen.h's RG_CPU_WIDE_MIN says why). */
-    for (int k = 0; pf && k < job->nin; k++)
-        for (size_t off = 0; pl->vin[k] && off < RA_LANES * gx_dtype_size(job->in[k]->dtype); off += 64)
-            gx__sb_printf(b, "      GX__PF((const char *)(row%d + R0) + %zu);\n", k, off);
+    char ptr[32];
+    for (int k = 0; pf && k < job->nin; k++) {
+        gx__fmt(ptr, sizeof ptr, "row%d + R0", k);
+        if (pl->vin[k])
+            lam_emit_prefetch(b, "      ", ptr, RA_LANES * gx_dtype_size(job->in[k]->dtype));
+    }
     gx__sb_printf(b, "      for (int k = 0; k < %d; k++) {\n        const int64_t R = R0 + k;\n", RA_LANES);
     ra_gen_elem(b, job, load, "r[k]", "", "R", "        ");
     gx__sb_puts(b, "      }\n    }\n    for (int64_t R = R0; R < u->nred; R++)\n");

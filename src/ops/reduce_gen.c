@@ -494,9 +494,11 @@ static bool rg_cpu_lanes(const rg_spec *sp)
  * per 64-byte line (GX__PF in the C prelude; large parts only, see RG_CPU_WIDE_MIN). */
 static void rg_gen_cpu_pf(gx__sbuf *b, const rg_spec *sp, bool pf, const char *idx, int elems, const char *ind)
 {
-    for (int k = 0; pf && k < sp->nstreams; k++)
-        for (size_t off = 0; off < (size_t)elems * gx_dtype_size(sp->stream_dt[k]); off += 64)
-            gx__sb_printf(b, "%sGX__PF((const char *)(s%d + %s) + %zu);\n", ind, k, idx, off);
+    char ptr[64];
+    for (int k = 0; pf && k < sp->nstreams; k++) {
+        gx__fmt(ptr, sizeof ptr, "s%d + %s", k, idx);
+        lam_emit_prefetch(b, ind, ptr, (size_t)elems * gx_dtype_size(sp->stream_dt[k]));
+    }
 }
 
 /* The thread's share folded into RG_CPU_LANES lanes of one accumulator array (see
