@@ -184,11 +184,10 @@ static int check_rows(gx_dtype t, const void *in, int64_t nrows, int64_t len, bo
     return bad;
 }
 
-/* Sort and argsort of x (nd, shape) in both directions against the reference. */
-static void check_sort_case(gx_ctx *ctx, gx_dtype t, int nd, const int64_t *shape, int range, bool flatten)
+/* Sort and argsort of x (nd, shape; host copy h) in both directions against the reference. */
+static void check_sort_of(gx_ctx *ctx, gx_array *x, const void *h, gx_dtype t, int nd, const int64_t *shape,
+                          bool flatten)
 {
-    void *h;
-    gx_array *x = mk_keys(ctx, t, nd, shape, &h, range);
     int64_t n = 1, len = nd ? shape[nd - 1] : 1;
     for (int d = 0; d < nd; d++)
         n *= shape[d];
@@ -208,6 +207,14 @@ static void check_sort_case(gx_ctx *ctx, gx_dtype t, int nd, const int64_t *shap
         gx_array_release(s);
         gx_array_release(ix);
     }
+}
+
+/* The same for keys from fill_keys of `range`. */
+static void check_sort_case(gx_ctx *ctx, gx_dtype t, int nd, const int64_t *shape, int range, bool flatten)
+{
+    void *h;
+    gx_array *x = mk_keys(ctx, t, nd, shape, &h, range);
+    check_sort_of(ctx, x, h, t, nd, shape, flatten);
     gx_array_release(x);
     free(h);
 }
@@ -242,6 +249,34 @@ GXT_TEST(sort_long_rows_msd_and_lsd_paths)
     for (int d = 0; d < NKDT; d++)
         for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++)
             check_sort_case(ctx, key_dt[d], 1, &n, ranges[r], false);
+}
+
+/* Buckets too large for L1 are split again inside (sort_cpu.c, sc32_bucket): f32 in
+ * [0, 1) and a -1 (the top-level window then has 3 mantissa bits, so the exponent
+ * of half the keys fills 8 buckets of n/16), and u64 keys in 32 tight clusters far
+ * apart (a bucket each), sorted alone and with positions.  Up to 24 workers share
+ * such buckets; more take the parallel LSD sort. */
+GXT_TEST(sort_long_rows_split_buckets)
+{
+    gx_ctx *ctx = gxt_ctx();
+    int64_t n = (1 << 18) + 3;
+    float *f = malloc((size_t)n * sizeof *f);
+    uint64_t *u = malloc((size_t)n * sizeof *u);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t r = gxt_rand_u64();
+        f[i] = (float)(r >> 40) * 0x1p-24f;
+        u[i] = ((r >> 59) << 59) + ((r >> 8) & 0xFFFFFF);
+    }
+    f[0] = -1.0f, f[1] = 0.0f;
+    gx_array *x = NULL, *y = NULL;
+    GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, f, &x));
+    GXT_OK(gx_array_from_host(ctx, GX_U64, 1, &n, u, &y));
+    check_sort_of(ctx, x, f, GX_F32, 1, &n, false);
+    check_sort_of(ctx, y, u, GX_U64, 1, &n, false);
+    gx_array_release(x);
+    gx_array_release(y);
+    free(f);
+    free(u);
 }
 
 GXT_TEST(sort_2p20_plus_7)

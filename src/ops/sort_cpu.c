@@ -6,11 +6,12 @@
  * order (ints: sign bit flipped; floats: negatives complemented, positives with the
  * sign bit set, -0.0 as 0.0, every NaN to all ones, past +inf; descending: the
  * complement, NaN kept at all ones), so one stable unsigned sort serves every dtype
- * and both directions.  Long single rows: one parallel stable MSD scatter into 2048
- * buckets, then per-bucket one-thread LSD radix sorts in cache (see "one long row"),
- * or a parallel LSD radix sort (11-bit digits, per-chunk counts, positions ordered by
- * (digit, chunk), stable scatter) when the keys' top bits are too alike.  Rows: one
- * row per worker at a time, merge sort up to 64 keys, 8-bit LSD radix sort above.
+ * and both directions.  Long single rows: one parallel stable MSD scatter into about
+ * 256 buckets of equal size (a 12-bit window of the keys), then per-bucket
+ * one-thread sorts in cache (see "one long row"), or a parallel LSD radix sort (8-bit
+ * digits, per-chunk counts, positions ordered by (digit, chunk), stable scatter) when
+ * one bucket would hold too much of the work.  Rows: one row per worker at a time,
+ * merge sort up to 64 keys, 8-bit LSD radix sort above.
  *
  * Keys-only sorts write keys back from their mapped form; the mapping loses the bits
  * of -0.0 and of non-canonical NaNs, so when the mapping counted any, the zero and
@@ -28,10 +29,25 @@
 #include <string.h>
 
 #define SC_SMALL_ROW 64          /* rows up to this: merge sort; longer: radix (8-bit digits) */
-#define SC_PBITS 11              /* digit bits of the parallel radix sort: 3 passes for 32-bit keys */
+#define SC_PBITS 8               /* digit bits of the parallel LSD radix sort */
 #define SC_PRADIX (1 << SC_PBITS)
 #define SC_PAR_MIN (1 << 15)     /* single rows from this length: the parallel radix sort */
 #define SC_CHUNKS_PER_WORKER 1   /* chunks of the parallel radix sort per worker */
+#define SC_WBITS 12              /* the window of key bits that picks a long row's top-level bucket */
+#define SC_WBINS (1 << SC_WBITS)
+#define SC_L1_BYTES (32 << 10)   /* keys (and positions) up to this: LSD-sorted in L1 at once */
+#define SC_PIECE_BYTES (16 << 10) /* larger ones: MSD-split into pieces of about this */
+/* The second buffer of keys (and of positions) starts this far from a multiple of
+ * 4 KB after the first: key i of both would otherwise share its address's low 12
+ * bits, and a load that matches a store in flight in those bits waits for it (4K
+ * aliasing).  A scatter from one buffer into the other at the same offsets took
+ * 20 ms for 2^20 u32 keys on one core, 14 ms with the buffers 1088 bytes apart. */
+#define SC_SKEW 1088
+/* A write prefetch of a scatter's next line (why: see "one long row"). */
+#define SC_PFW(p) __builtin_prefetch((p), 1)
+
+/* Receives a sorted piece of a bucket: outputs [o, o + n), mapped keys k, positions p. */
+typedef void (*sc_emit_fn)(const void *cx, int64_t o, int64_t n, const void *k, const uint64_t *p);
 
 typedef void (*sc_entry)(const void *args, int64_t begin, int64_t end, int thread);
 
@@ -353,25 +369,44 @@ static gx_status sc_sort_rows(gx_ctx *ctx, const gx__sort_req *r, int kw)
  * radix sort over main memory, 8-bit digits, a count pass and a scatter pass per
  * digit, a map pass before and an unmap pass after, scratch from a fresh malloc
  * (page faults at first touch): 68 ms.  11-bit digits and the scratch from the
- * backend's block cache: 40 ms.  Now one MSD pass: the 11 bits just under the
- * highest bit where any two keys differ pick a bucket (the keys' constant top
- * bits, e.g. the exponent of [0, 1) floats, are skipped), one parallel stable
- * scatter, then each bucket, now small enough for the caches, is sorted by the
- * one-thread LSD radix sort and written out (unmapped) at once: ~12-18 ms.  When
- * one bucket still holds more than a quarter of the keys (few distinct top bits),
- * the parallel LSD sort runs instead. */
+ * backend's block cache: 40 ms.  Then one MSD pass into 2048 buckets and per-bucket
+ * one-thread LSD sorts in cache: ~12-18 ms.
+ *
+ * That was still 0.6x NumPy's AVX-512 quicksort on the quiet 2-core VM (u32 2^20
+ * 10.5 ms against 5.2, 2^24 155 ms against 118; f32 0.31-0.64x), and the scatter
+ * was most of it: 5.3 ns a key whether into 256 or 2048 buckets, against 0.55 for a
+ * copy (.wt/sortmb*.c).  Each store to a bucket's next cache line missed, and the
+ * in-order drain of the store buffer waited on each miss (the hardware prefetchers
+ * do not follow hundreds of write streams).  A write prefetch of the line after the
+ * one being filled (SC_PFW, in every scatter): 256 buckets 5.3 -> 1.7 ns a key in
+ * the LLC, 5.4 -> 1.8 from memory; 2048 buckets only 5.3 -> 3.2, so the digits are
+ * 8 bits now.  The top-level split counts a window of 12 key bits (in the same pass
+ * as the key mapping, when the keys use their top bit) and groups the window's
+ * 4096 prefixes into about SC_TBUCKETS buckets of equal size (a lookup table picks
+ * the bucket in the scatter), so skewed keys -- half of the floats in [0, 1) have
+ * one exponent -- still split evenly; a prefix too large for the caches is split
+ * again inside its bucket (sc32_bucket).  Buckets go to the workers in groups of
+ * about equal keys.  When one bucket would hold too much of the work for the
+ * workers to share it, the parallel LSD sort runs instead.  Figures at SC_TBUCKETS
+ * and in BENCHMARKS.md. */
+
+#define SC_TBUCKETS 256                   /* top-level buckets, about */
+#define SC_MAXB (2 * SC_TBUCKETS + 2)     /* at most (see sc_par_plan) */
 
 typedef struct sc_par_job {
     const gx__sort_req *r;
-    int kw, sh;
-    char *k, *tk;          /* mapped keys; the scattered ones */
-    uint64_t *p, *tp;      /* positions, or NULL */
+    int kw, wsh;                 /* key width; shift of the 12-bit window */
+    char *k, *tk;                /* mapped keys; the scattered ones */
+    uint64_t *p, *tp;            /* positions, or NULL */
     int64_t chunk;
-    int64_t *lossy;        /* per chunk */
-    uint64_t *diff, *first; /* per chunk: OR of key ^ first key; the first key */
-    int64_t (*cnt)[SC_PRADIX];
-    const int64_t *bstart; /* bucket starts, SC_PRADIX + 1 */
-    const int64_t *gstart; /* first bucket of each group, groups + 1 */
+    int64_t *lossy;              /* per chunk */
+    uint64_t *diff, *first;      /* per chunk: OR of key ^ first key; the first key */
+    uint32_t (*hist)[SC_WBINS];  /* per chunk: window prefix counts, then their running sums */
+    int64_t (*off)[SC_MAXB];     /* per chunk: its first position in each bucket */
+    int64_t (*cnt)[SC_PRADIX];   /* per chunk: the LSD sort's digit counts */
+    const uint16_t *tbl;         /* window prefix -> bucket */
+    const int64_t *bstart;       /* bucket starts, nb + 1 */
+    const int64_t *gstart;       /* first bucket of each group, groups + 1 */
 } sc_par_job;
 
 static int64_t sc_chunk_len(const sc_par_job *j, int64_t c)
@@ -380,6 +415,28 @@ static int64_t sc_chunk_len(const sc_par_job *j, int64_t c)
     return j->r->n - lo < j->chunk ? j->r->n - lo : j->chunk;
 }
 
+/* Counts chunk c's window prefixes at j->wsh, then turns them into running sums. */
+static void sc_par_hist(const sc_par_job *j, int64_t c)
+{
+    int64_t lo = c * j->chunk, n = sc_chunk_len(j, c);
+    uint32_t *h = j->hist[c];
+    unsigned sh = (unsigned)j->wsh;
+    memset(h, 0, sizeof j->hist[c]);
+    if (j->kw == 4) {
+        const uint32_t *k = (const uint32_t *)j->k + lo;
+        for (int64_t i = 0; i < n; i++)
+            h[(k[i] >> sh) & (SC_WBINS - 1)]++;
+    } else {
+        const uint64_t *k = (const uint64_t *)j->k + lo;
+        for (int64_t i = 0; i < n; i++)
+            h[(k[i] >> sh) & (SC_WBINS - 1)]++;
+    }
+    for (int b = 1; b < SC_WBINS; b++)
+        h[b] += h[b - 1];
+}
+
+/* Maps each chunk's keys, notes where they differ, and counts the window at the
+ * keys' top bits (kept when the highest differing bit is there, see sc_par_run). */
 static void sc_par_map(const void *args, int64_t begin, int64_t end, int thread)
 {
     (void)thread;
@@ -400,26 +457,15 @@ static void sc_par_map(const void *args, int64_t begin, int64_t end, int thread)
                 d |= k[i] ^ f;
         }
         j->diff[c] = d, j->first[c] = f;
+        sc_par_hist(j, c);
     }
 }
 
 static void sc_par_count(const void *args, int64_t begin, int64_t end, int thread)
 {
     (void)thread;
-    const sc_par_job *j = args;
-    for (int64_t c = begin; c < end; c++) {
-        int64_t lo = c * j->chunk, n = sc_chunk_len(j, c), *h = j->cnt[c];
-        memset(h, 0, sizeof j->cnt[c]);
-        if (j->kw == 4) {
-            const uint32_t *k = (const uint32_t *)j->k + lo;
-            for (int64_t i = 0; i < n; i++)
-                h[(k[i] >> j->sh) & (SC_PRADIX - 1)]++;
-        } else {
-            const uint64_t *k = (const uint64_t *)j->k + lo;
-            for (int64_t i = 0; i < n; i++)
-                h[(k[i] >> j->sh) & (SC_PRADIX - 1)]++;
-        }
-    }
+    for (int64_t c = begin; c < end; c++)
+        sc_par_hist(args, c);
 }
 
 static void sc_par_scatter(const void *args, int64_t begin, int64_t end, int thread)
@@ -429,31 +475,35 @@ static void sc_par_scatter(const void *args, int64_t begin, int64_t end, int thr
     for (int64_t c = begin; c < end; c++) {
         int64_t lo = c * j->chunk, hi = lo + sc_chunk_len(j, c);
         if (j->kw == 4)
-            sc32_scatter((const uint32_t *)j->k, j->p, (uint32_t *)j->tk, j->tp, lo, hi, j->sh, SC_PRADIX - 1,
-                         j->cnt[c]);
+            sc32_scatter_tbl((const uint32_t *)j->k, j->p, (uint32_t *)j->tk, j->tp, lo, hi, j->wsh, j->tbl,
+                             j->off[c]);
         else
-            sc64_scatter((const uint64_t *)j->k, j->p, (uint64_t *)j->tk, j->tp, lo, hi, j->sh, SC_PRADIX - 1,
-                         j->cnt[c]);
+            sc64_scatter_tbl((const uint64_t *)j->k, j->p, (uint64_t *)j->tk, j->tp, lo, hi, j->wsh, j->tbl,
+                             j->off[c]);
     }
 }
 
-/* Sorts the buckets of groups [begin, end) in place in (tk, tp), with the same
- * ranges of (k, p) as the other buffer, and writes each one out. */
+static void sc_par_piece(const void *cx, int64_t o, int64_t n, const void *k, const uint64_t *p)
+{
+    const sc_par_job *j = cx;
+    sc_emit(j->r, o, n, k, j->kw, p, 0);
+}
+
+/* Sorts the buckets of groups [begin, end), each in (tk, tp) with the same range of
+ * (k, p) as the other buffer, and writes them out. */
 static void sc_par_buckets(const void *args, int64_t begin, int64_t end, int thread)
 {
     (void)thread;
     const sc_par_job *j = args;
     for (int64_t b = j->gstart[begin]; b < j->gstart[end]; b++) {
         int64_t o = j->bstart[b], n = j->bstart[b + 1] - o;
+        uint64_t *p = j->tp ? j->tp + o : NULL, *tp = j->p ? j->p + o : NULL;
         if (n == 0)
             continue;
-        uint64_t *p = j->tp ? j->tp + o : NULL, *tp = j->p ? j->p + o : NULL, *rp = NULL;
-        void *rk = NULL;
         if (j->kw == 4)
-            sc32_row((uint32_t *)j->tk + o, p, n, (uint32_t *)j->k + o, tp, (uint32_t **)&rk, &rp);
+            sc32_bucket((uint32_t *)j->tk + o, p, n, (uint32_t *)j->k + o, tp, o, sc_par_piece, j);
         else
-            sc64_row((uint64_t *)j->tk + o, p, n, (uint64_t *)j->k + o, tp, (uint64_t **)&rk, &rp);
-        sc_emit(j->r, o, n, rk, j->kw, rp, 0);
+            sc64_bucket((uint64_t *)j->tk + o, p, n, (uint64_t *)j->k + o, tp, o, sc_par_piece, j);
     }
 }
 
@@ -467,8 +517,8 @@ static void sc_par_emit(const void *args, int64_t begin, int64_t end, int thread
     }
 }
 
-/* The parallel LSD sort of the mapped keys, then the output: for key sets whose
- * top bits are too alike for the MSD split. */
+/* The parallel LSD sort of the mapped keys, then the output: for keys whose top
+ * bits are too alike for the MSD split to share the work. */
 static gx_status sc_par_lsd(gx_ctx *ctx, sc_par_job *j, int64_t nch)
 {
     void *rk = NULL;
@@ -484,59 +534,95 @@ static gx_status sc_par_lsd(gx_ctx *ctx, sc_par_job *j, int64_t nch)
     return s == GX_OK ? sc_run(ctx, sc_par_emit, j, sizeof *j, nch) : s;
 }
 
-/* Bucket starts from the per-chunk counts (turned into scatter positions ordered by
- * (bucket, chunk): stable); groups of consecutive buckets with about equal keys,
- * one per worker.  Returns the largest bucket. */
-static int64_t sc_par_plan(int64_t (*cnt)[SC_PRADIX], int64_t nch, int64_t n, int64_t *bstart, int64_t *gstart,
-                           int64_t groups)
+/* The buckets: consecutive window prefixes (their counts summed over the chunks)
+ * grouped while a bucket stays within n / SC_TBUCKETS keys (a larger prefix is a
+ * bucket alone).  Two neighbours then hold more than that, so there are at most
+ * 2 * SC_TBUCKETS + 1.  Then each chunk's first position in each bucket, ordered
+ * by (bucket, chunk): the scatter is stable.  Returns the bucket count; *big: the
+ * largest bucket. */
+static int sc_par_plan(sc_par_job *j, int64_t nch, uint16_t *tbl, int64_t *bstart, int64_t *big)
 {
-    int64_t run = 0, big = 0, g = 1;
-    gstart[0] = 0;
-    for (int d = 0; d < SC_PRADIX; d++) {
-        bstart[d] = run;
-        while (g < groups && run >= g * n / groups)
-            gstart[g++] = d;
-        for (int64_t c = 0; c < nch; c++) {
-            int64_t m = cnt[c][d];
-            cnt[c][d] = run, run += m;
-        }
-        big = run - bstart[d] > big ? run - bstart[d] : big;
+    int64_t target = j->r->n / SC_TBUCKETS + 1, acc = 0, prev = 0, last[SC_MAXB];
+    int nb = 0;
+    bstart[0] = 0;
+    for (int w = 0; w < SC_WBINS; w++) {
+        int64_t run = 0; /* keys with a prefix up to w */
+        for (int64_t c = 0; c < nch; c++)
+            run += j->hist[c][w];
+        if (acc > 0 && acc + (run - prev) > target && nb < SC_MAXB - 2)
+            last[nb] = w - 1, bstart[++nb] = prev, acc = 0;
+        tbl[w] = (uint16_t)nb, acc += run - prev, prev = run;
     }
-    bstart[SC_PRADIX] = run;
+    last[nb] = SC_WBINS - 1, bstart[++nb] = prev;
+    *big = 0;
+    int64_t pos[SC_MAXB];
+    for (int b = 0; b < nb; b++) {
+        pos[b] = bstart[b];
+        *big = bstart[b + 1] - bstart[b] > *big ? bstart[b + 1] - bstart[b] : *big;
+    }
+    for (int64_t c = 0; c < nch; c++) { /* hist[c] holds running sums */
+        const uint32_t *h = j->hist[c];
+        for (int b = 0; b < nb; b++) {
+            int64_t m = (int64_t)h[last[b]] - (b ? (int64_t)h[last[b - 1]] : 0);
+            j->off[c][b] = pos[b], pos[b] += m;
+        }
+    }
+    return nb;
+}
+
+/* Groups of consecutive buckets with about equal keys, one per worker. */
+static void sc_par_groups(const int64_t *bstart, int nb, int64_t groups, int64_t *gstart)
+{
+    int64_t n = bstart[nb], g = 1;
+    gstart[0] = 0;
+    for (int b = 0; b < nb; b++)
+        while (g < groups && bstart[b] >= g * n / groups)
+            gstart[g++] = b;
     while (g <= groups)
-        gstart[g++] = SC_PRADIX;
-    return big;
+        gstart[g++] = nb;
 }
 
 static gx_status sc_par_run(gx_ctx *ctx, sc_par_job *j, int64_t nch, int64_t groups)
 {
     int64_t n = j->r->n;
+    int bits = 8 * j->kw;
+    j->wsh = bits - SC_WBITS;
     GX__CHECK(sc_run(ctx, sc_par_map, j, sizeof *j, nch));
     uint64_t d = 0;
     for (int64_t c = 0; c < nch; c++)
         d |= j->diff[c] | (j->first[c] ^ j->first[0]);
+    if (d == 0) /* all keys equal: sorted as they are */
+        return sc_run(ctx, sc_par_emit, j, sizeof *j, nch);
     int top = 0; /* bits up to the highest differing one */
     while (top < 64 && (d >> top))
         top++;
-    j->sh = top > SC_PBITS ? top - SC_PBITS : 0;
-    GX__CHECK(sc_run(ctx, sc_par_count, j, sizeof *j, nch));
-    int64_t bstart[SC_PRADIX + 1], gstart[65];
-    if (sc_par_plan(j->cnt, nch, n, bstart, gstart, groups) > n / 4 && top > SC_PBITS) {
-        for (int64_t c = 0; c < nch; c++) /* sc_par_plan turned the counts into positions */
-            memset(j->cnt[c], 0, sizeof j->cnt[c]);
-        return sc_par_lsd(ctx, j, nch);
+    if (top < bits - 1) { /* more than one constant top bit: count the window under them */
+        j->wsh = top > SC_WBITS ? top - SC_WBITS : 0;
+        GX__CHECK(sc_run(ctx, sc_par_count, j, sizeof *j, nch));
     }
-    j->bstart = bstart, j->gstart = gstart;
+    uint16_t tbl[SC_WBINS];
+    int64_t bstart[SC_MAXB + 1], gstart[65], big;
+    int nb = sc_par_plan(j, nch, tbl, bstart, &big);
+    /* One bucket as 1.5 workers' share: it would hold up the rest; the LSD sort
+     * shares every pass. */
+    if (2 * big * gx__ctx_workers(ctx) > 3 * n && top > SC_WBITS)
+        return sc_par_lsd(ctx, j, nch);
+    sc_par_groups(bstart, nb, groups, gstart);
+    j->tbl = tbl, j->bstart = bstart, j->gstart = gstart;
     GX__CHECK(sc_run(ctx, sc_par_scatter, j, sizeof *j, nch));
     return sc_run_work(ctx, sc_par_buckets, j, sizeof *j, groups, 1 << 20);
 }
 
 static gx_status sc_sort_par(gx_ctx *ctx, const gx__sort_req *r, int kw)
 {
+    /* Chunks of at most 2^31 keys: the window counts are 32-bit. */
     int64_t n = r->n, nch = (int64_t)gx__ctx_workers(ctx) * SC_CHUNKS_PER_WORKER;
+    if (nch < (n >> 31) + 1)
+        nch = (n >> 31) + 1;
     int64_t groups = gx__ctx_workers(ctx) > 64 ? 64 : gx__ctx_workers(ctx);
     size_t kbytes = (size_t)n * (size_t)kw, pbytes = r->vbytes ? (size_t)n * 8 : 0;
-    int64_t total = (int64_t)(2 * kbytes + 2 * pbytes + (size_t)nch * (SC_PRADIX + 3) * sizeof(int64_t));
+    size_t per = SC_WBINS * sizeof(uint32_t) + (SC_MAXB + SC_PRADIX + 3) * sizeof(int64_t);
+    int64_t total = (int64_t)(2 * kbytes + 2 * pbytes + 2 * SC_SKEW + (size_t)nch * per);
     gx_array *scratch = NULL;
     if (gx__array_new(ctx, GX_U8, 1, &total, &scratch) != GX_OK)
         return gx__err(GX_ERR_OUT_OF_MEMORY, "sort: out of host memory for %lld keys (%s)", (long long)n,
@@ -544,10 +630,14 @@ static gx_status sc_sort_par(gx_ctx *ctx, const gx__sort_req *r, int kw)
     char *mem = gx__array_ptr(scratch);
     sc_par_job j;
     memset(&j, 0, sizeof j);
-    j.r = r, j.kw = kw, j.k = mem, j.tk = mem + kbytes, j.chunk = (n + nch - 1) / nch;
-    j.p = pbytes ? (uint64_t *)(mem + 2 * kbytes) : NULL, j.tp = j.p ? j.p + n : NULL;
-    j.cnt = (int64_t(*)[SC_PRADIX])(mem + 2 * kbytes + 2 * pbytes);
+    j.r = r, j.kw = kw, j.k = mem, j.tk = mem + kbytes + SC_SKEW, j.chunk = (n + nch - 1) / nch;
+    char *pos = mem + 2 * kbytes + SC_SKEW; /* 8-byte aligned: 2 * kbytes is */
+    j.p = pbytes ? (uint64_t *)pos : NULL, j.tp = j.p ? (uint64_t *)(pos + pbytes + SC_SKEW) : NULL;
+    char *tail = pos + 2 * pbytes + SC_SKEW;
+    j.off = (int64_t(*)[SC_MAXB])tail;
+    j.cnt = (int64_t(*)[SC_PRADIX])(j.off + nch);
     j.lossy = (int64_t *)(j.cnt + nch), j.diff = (uint64_t *)(j.lossy + nch), j.first = j.diff + nch;
+    j.hist = (uint32_t(*)[SC_WBINS])(j.first + nch);
     gx_status s = sc_par_run(ctx, &j, nch, groups);
     int64_t lost = 0;
     for (int64_t c = 0; c < nch; c++)
