@@ -320,7 +320,7 @@ static int64_t sc_map(const gx__sort_req *r, int64_t o, int64_t n, void *k, int 
 typedef struct sc_rows_job {
     const gx__sort_req *r;
     int kw;
-    char *scratch; /* per thread: k, tk (rowlen * kw each), p, tp (rowlen * 8 each) */
+    char *scratch; /* per thread: k, tk (rowlen * kw each), p, tp (rowlen * 8 each), SC_SKEW apart */
     size_t per_thread;
 } sc_rows_job;
 
@@ -330,8 +330,9 @@ static void sc_rows(const void *args, int64_t begin, int64_t end, int thread)
     const gx__sort_req *r = j->r;
     int64_t len = r->rowlen;
     char *s = j->scratch + (size_t)thread * j->per_thread;
-    void *k = s, *tk = s + len * j->kw;
-    uint64_t *p = r->vbytes ? (uint64_t *)(s + 2 * len * j->kw) : NULL, *tp = p ? p + len : NULL;
+    void *k = s, *tk = s + len * j->kw + SC_SKEW;
+    uint64_t *p = r->vbytes ? (uint64_t *)(s + 2 * len * j->kw + 2 * SC_SKEW) : NULL;
+    uint64_t *tp = p ? p + len + SC_SKEW / 8 : NULL;
     for (int64_t row = begin; row < end; row++) {
         int64_t o = row * len;
         int64_t lossy = sc_map(r, o, len, k, j->kw, p, 0);
@@ -352,7 +353,8 @@ static void sc_rows(const void *args, int64_t begin, int64_t end, int thread)
 static gx_status sc_sort_rows(gx_ctx *ctx, const gx__sort_req *r, int kw)
 {
     int workers = gx__ctx_workers(ctx);
-    sc_rows_job j = {r, kw, NULL, (size_t)r->rowlen * (2 * (size_t)kw + (r->vbytes ? 16 : 0))};
+    size_t per = (size_t)r->rowlen * (2 * (size_t)kw + (r->vbytes ? 16 : 0)) + 3 * SC_SKEW;
+    sc_rows_job j = {r, kw, NULL, (per + 63) & ~(size_t)63};
     j.scratch = malloc(j.per_thread * (size_t)workers + 64);
     if (!j.scratch)
         return gx__err(GX_ERR_OUT_OF_MEMORY, "sort: out of host memory for %d rows of %lld keys", workers,

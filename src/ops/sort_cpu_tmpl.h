@@ -150,45 +150,68 @@ static void SC_F(scatter_tbl)(const SC_K *restrict src, const uint64_t *restrict
     }
 }
 
+/* Every digit's counts in one read (spelled out: as a loop over the digits, GCC -O2
+ * kept a variable shift and a loop test per digit, 40% of a row sort). */
+static void SC_F(count_all)(const SC_K *k, int64_t n, uint32_t (*cnt)[256])
+{
+    memset(cnt, 0, SC_NB * sizeof cnt[0]);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t x = k[i];
+        cnt[0][x & 255]++;
+        cnt[1][(x >> 8) & 255]++;
+        cnt[2][(x >> 16) & 255]++;
+        cnt[3][(x >> 24) & 255]++;
+        if (SC_NB == 8) {
+            cnt[SC_NB - 4][(x >> 32) & 255]++;
+            cnt[SC_NB - 3][(x >> 40) & 255]++;
+            cnt[SC_NB - 2][(x >> 48) & 255]++;
+            cnt[SC_NB - 1][(x >> 56) & 255]++;
+        }
+    }
+}
+
 /* One-thread LSD radix sort over the 8-bit digits where the keys differ (their OR of
  * key ^ first key): digits the same for every key are neither counted nor moved.
- * Why not every digit's counts in one read, as before: a digit that is the same for
- * every key (the top one of a bucket, always) increments one counter per key, a
- * chain through memory: counting four digits of 4096 keys took 2.2-2.8 ns a key,
- * three varying ones 1.2-2.2.  Now the low digit is counted with the OR (again if
- * it is the same for every key) and each pass counts the next digit as it moves
- * the keys.  rk, rp: where the result is. */
+ * When every digit differs somewhere (rows of random keys), all counts come from
+ * one read first.  Otherwise (the pieces of a long row's buckets: their top digit
+ * is always the same) not: a digit the same for every key increments one counter
+ * per key, a chain through memory -- counting four digits of 4096 keys took 2.2-2.8
+ * ns a key, three varying ones 1.2-2.2 -- so there each pass counts the next digit
+ * as it moves the keys (rows of 1024 f32 were 20% slower that way: their top digit
+ * varies, but little, and its chain then held up a scatter).  rk, rp: where the
+ * result is. */
 static void SC_F(radix_seq)(SC_K *k, uint64_t *p, int64_t n, SC_K *tk, uint64_t *tp, SC_K **rk, uint64_t **rp)
 {
     SC_K d = 0;
-    uint32_t cnt[2][256];
-    memset(cnt[0], 0, sizeof cnt[0]);
-    for (int64_t i = 0; i < n; i++) { /* the low digit's counts with the OR: it nearly always varies */
+    for (int64_t i = 0; i < n; i++)
         d |= k[i] ^ k[0];
-        cnt[0][(unsigned)k[i] & 255u]++;
-    }
     int dig[SC_NB], nd = 0;
     for (int b = 0; b < SC_NB; b++)
         if ((d >> (8 * b)) & 255u)
             dig[nd++] = 8 * b;
-    if (nd > 0 && dig[0] > 0) {
+    uint32_t cnt[SC_NB][256];
+    bool all = nd == SC_NB, pf = (size_t)n * sizeof(SC_K) > SC_L1_BYTES;
+    if (all)
+        SC_F(count_all)(k, n, cnt);
+    else if (nd > 0) {
         memset(cnt[0], 0, sizeof cnt[0]);
         for (int64_t i = 0; i < n; i++)
             cnt[0][(unsigned)(k[i] >> dig[0]) & 255u]++;
     }
-    bool pf = (size_t)n * sizeof(SC_K) > SC_L1_BYTES;
     for (int q = 0; q < nd; q++) {
+        const uint32_t *c = cnt[all ? q : q & 1];
+        uint32_t *next = cnt[all ? 0 : (q + 1) & 1];
         int64_t off[256], run = 0;
         for (int v = 0; v < 256; v++)
-            off[v] = run, run += cnt[q & 1][v];
-        if (q + 1 < nd && !pf)
-            SC_F(scatter_count)(k, p, tk, tp, n, dig[q], off, dig[q + 1], cnt[(q + 1) & 1]);
+            off[v] = run, run += c[v];
+        if (q + 1 < nd && !all && !pf)
+            SC_F(scatter_count)(k, p, tk, tp, n, dig[q], off, dig[q + 1], next);
         else {
             SC_F(scatter)(k, p, tk, tp, 0, n, dig[q], 255u, off, pf);
-            if (q + 1 < nd) {
-                memset(cnt[(q + 1) & 1], 0, sizeof cnt[0]);
+            if (q + 1 < nd && !all) {
+                memset(next, 0, sizeof cnt[0]);
                 for (int64_t i = 0; i < n; i++)
-                    cnt[(q + 1) & 1][(unsigned)(tk[i] >> dig[q + 1]) & 255u]++;
+                    next[(unsigned)(tk[i] >> dig[q + 1]) & 255u]++;
             }
         }
         SC_K *sk = k;
