@@ -7,7 +7,6 @@
 
 #define SC_NB (int)sizeof(SC_K)
 #define SC_PFK (64 / SC_NB) /* keys in a cache line */
-#define SC_DIGIT(x, b) ((unsigned)((x) >> (8 * (b))) & 255u)
 /* The parallel sort's digits: SC_PBITS bits each, SC_NP passes cover the key. */
 #define SC_NP ((8 * SC_NB + SC_PBITS - 1) / SC_PBITS)
 #define SC_PDIGIT(x, b) ((unsigned)((x) >> (SC_PBITS * (b))) & (SC_PRADIX - 1u))
@@ -344,6 +343,5 @@ static gx_status SC_F(radix_par)(gx_ctx *ctx, SC_K *k, uint64_t *p, int64_t n, S
 
 #undef SC_NB
 #undef SC_PFK
-#undef SC_DIGIT
 #undef SC_NP
 #undef SC_PDIGIT
