@@ -77,10 +77,10 @@ static void SC_F(mergesort)(SC_K *k, uint64_t *p, int64_t n, SC_K *tk, uint64_t 
  * (for destinations beyond L1: in L1 it only costs, 0.78 -> 1.52 ns a key for 4096
  * keys on the 2-core VM; 5.3 -> 1.7 for 2^20 keys in the LLC).  Separate loops, not
  * tests per key: this loop is the whole cost of a radix sort. */
-#define SC_SCATTER_LOOP(PF, PAY)                           \
+#define SC_SCATTER_LOOP(BUCKET, PF, PAY)                   \
     for (int64_t i = lo; i < hi; i++) {                    \
         SC_K x = src[i];                                   \
-        int64_t o = off[(unsigned)(x >> sh) & mask]++;     \
+        int64_t o = off[BUCKET]++;                         \
         PF;                                                \
         dst[o] = x;                                        \
         PAY;                                               \
@@ -89,16 +89,17 @@ static void SC_F(scatter)(const SC_K *restrict src, const uint64_t *restrict ps,
                           uint64_t *restrict pd, int64_t lo, int64_t hi, int sh, unsigned mask, int64_t *restrict off,
                           bool pf)
 {
+#define SC_B ((unsigned)(x >> sh) & mask)
     if (ps && pf)
-        SC_SCATTER_LOOP((SC_PFW(dst + o + SC_PFK), SC_PFW(pd + o + 8)), pd[o] = ps[i])
+        SC_SCATTER_LOOP(SC_B, (SC_PFW(dst + o + SC_PFK), SC_PFW(pd + o + 8)), pd[o] = ps[i])
     else if (ps)
-        SC_SCATTER_LOOP((void)0, pd[o] = ps[i])
+        SC_SCATTER_LOOP(SC_B, (void)0, pd[o] = ps[i])
     else if (pf)
-        SC_SCATTER_LOOP(SC_PFW(dst + o + SC_PFK), (void)0)
+        SC_SCATTER_LOOP(SC_B, SC_PFW(dst + o + SC_PFK), (void)0)
     else
-        SC_SCATTER_LOOP((void)0, (void)0)
+        SC_SCATTER_LOOP(SC_B, (void)0, (void)0)
+#undef SC_B
 }
-#undef SC_SCATTER_LOOP
 
 /* sc_scatter without prefetch that also counts each key's digit at nsh into cnt
  * (zeroed here): the next LSD pass's counts, without a read of their own. */
@@ -106,23 +107,12 @@ static void SC_F(scatter_count)(const SC_K *restrict src, const uint64_t *restri
                                 uint64_t *restrict pd, int64_t n, int sh, int64_t *restrict off, int nsh,
                                 uint32_t *restrict cnt)
 {
+    int64_t lo = 0, hi = n;
     memset(cnt, 0, 256 * sizeof *cnt);
-    if (ps) {
-        for (int64_t i = 0; i < n; i++) {
-            SC_K x = src[i];
-            int64_t o = off[(unsigned)(x >> sh) & 255u]++;
-            cnt[(unsigned)(x >> nsh) & 255u]++;
-            dst[o] = x;
-            pd[o] = ps[i];
-        }
-    } else {
-        for (int64_t i = 0; i < n; i++) {
-            SC_K x = src[i];
-            int64_t o = off[(unsigned)(x >> sh) & 255u]++;
-            cnt[(unsigned)(x >> nsh) & 255u]++;
-            dst[o] = x;
-        }
-    }
+    if (ps)
+        SC_SCATTER_LOOP((unsigned)(x >> sh) & 255u, cnt[(unsigned)(x >> nsh) & 255u]++, pd[o] = ps[i])
+    else
+        SC_SCATTER_LOOP((unsigned)(x >> sh) & 255u, cnt[(unsigned)(x >> nsh) & 255u]++, (void)0)
 }
 
 /* sc_scatter with the bucket of a key looked up: tbl[(key >> sh) & (SC_WBINS - 1)]. */
@@ -130,24 +120,14 @@ static void SC_F(scatter_tbl)(const SC_K *restrict src, const uint64_t *restrict
                               uint64_t *restrict pd, int64_t lo, int64_t hi, int sh, const uint16_t *restrict tbl,
                               int64_t *restrict off)
 {
-    if (ps) {
-        for (int64_t i = lo; i < hi; i++) {
-            SC_K x = src[i];
-            int64_t o = off[tbl[(unsigned)(x >> sh) & (SC_WBINS - 1u)]]++;
-            SC_PFW(dst + o + SC_PFK);
-            SC_PFW(pd + o + 8);
-            dst[o] = x;
-            pd[o] = ps[i];
-        }
-    } else {
-        for (int64_t i = lo; i < hi; i++) {
-            SC_K x = src[i];
-            int64_t o = off[tbl[(unsigned)(x >> sh) & (SC_WBINS - 1u)]]++;
-            SC_PFW(dst + o + SC_PFK);
-            dst[o] = x;
-        }
-    }
+#define SC_B tbl[(unsigned)(x >> sh) & (SC_WBINS - 1u)]
+    if (ps)
+        SC_SCATTER_LOOP(SC_B, (SC_PFW(dst + o + SC_PFK), SC_PFW(pd + o + 8)), pd[o] = ps[i])
+    else
+        SC_SCATTER_LOOP(SC_B, SC_PFW(dst + o + SC_PFK), (void)0)
+#undef SC_B
 }
+#undef SC_SCATTER_LOOP
 
 /* Every digit's counts in one read (spelled out: as a loop over the digits, GCC -O2
  * kept a variable shift and a loop test per digit, 40% of a row sort). */
