@@ -317,6 +317,54 @@ GXT_TEST(kernel_dynamic_shared)
     gx_kernel_destroy(k);
 }
 
+/* Static and dynamic shared memory together past the 48 KB default: 16 KB static and
+ * 40 KB dynamic (each under 48 KB alone) need the opt-in for the dynamic part. */
+GXT_TEST(kernel_static_plus_dynamic_shared)
+{
+    gx_ctx *ctx = gxt_ctx();
+    if (!ctx)
+        return;
+    const char *src = "extern \"C\" __global__ void mix(const float *in, float *out, int per)\n"
+                      "{\n"
+                      "    __shared__ float st[4096];\n"
+                      "    extern __shared__ float s[];\n"
+                      "    const float *src = in + (long long)blockIdx.x * per;\n"
+                      "    for (int i = threadIdx.x; i < per; i += blockDim.x) s[i] = src[i];\n"
+                      "    for (int i = threadIdx.x; i < 4096; i += blockDim.x) st[i] = src[i] + 1.0f;\n"
+                      "    __syncthreads();\n"
+                      "    for (int i = threadIdx.x; i < per; i += blockDim.x)\n"
+                      "        out[(long long)blockIdx.x * per + i] = s[per - 1 - i] + st[i & 4095];\n"
+                      "}\n";
+    gx_device_info info;
+    GXT_OK(gx_device_info_get(ctx, &info));
+    const int per = 10240; /* 40 KB dynamic */
+    if ((size_t)per * 4 + 16384 > info.shared_per_block_optin)
+        return; /* a device without 56 KB of shared memory a block */
+    gx_kernel *k = NULL;
+    GXT_OK(gx_kernel_compile(ctx, src, "mix", NULL, &k));
+    int64_t n = (int64_t)per * 3;
+    float *a = malloc((size_t)n * 4), *o = malloc((size_t)n * 4);
+    fill_rand_f32(a, n);
+    gx_array *din = NULL, *dout = NULL;
+    GXT_OK(upload(ctx, a, n, &din));
+    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &dout));
+    gx_launch_cfg cfg = {.grid = {3}, .block = {256}, .shmem = (size_t)per * 4};
+    gx_karg args[] = {GX_KARG_ARRAY(din), GX_KARG_ARRAY(dout), GX_KARG_I32(per)};
+    GXT_OK(gx_kernel_launch(k, &cfg, 3, args));
+    GXT_OK(gx_array_to_host(dout, o, (size_t)n * 4));
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t b = i / per, j = i % per;
+        bad += o[i] != a[b * per + per - 1 - j] + (a[b * per + (j & 4095)] + 1.0f);
+    }
+    GXT_EQ_I64(bad, 0);
+    gx_array_release(din);
+    gx_array_release(dout);
+    free(a);
+    free(o);
+    gx_kernel_destroy(k);
+}
+
 GXT_TEST(kernel_launch_limits)
 {
     gx_ctx *ctx = gxt_ctx();

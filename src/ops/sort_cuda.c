@@ -17,8 +17,9 @@
  *   2. a tiny scan of each pass's histogram gives each digit's start, and flags
  *      passes whose digit is the same for every key: those are skipped.  The host
  *      reads these flags back (the sort waits here, once per device-wide sort);
- *   3. one kernel per remaining digit: 256 threads x 16 keys (8 with 16-byte values)
- *      per tile.  A block takes its tile from an atomic counter, not from blockIdx,
+ *   3. one kernel per remaining digit: 384 threads x 20 keys a tile when keys and
+ *      values are at most 4 bytes, else 256 x 16 (8 with 16-byte values); the tile's
+ *      buffers are dynamic shared memory (sc_cfg).  A block takes its tile from an atomic counter, not from blockIdx,
  *      so every tile it waits on belongs to a block that is already running.  Keys
  *      are counted per digit first (shared atomics) and thread d publishes the
  *      tile's count of digit d at once (early counts).  Then they are ranked by digit
@@ -160,51 +161,107 @@ static void sc_helpers(gx__sbuf *b, sc_key k, int vb)
                        "{ c.k = __shfl_xor_sync(0xffffffffu, c.k, m); c.i = __shfl_xor_sync(0xffffffffu, c.i, m); return c; }\n");
 }
 
-/* Threads of a pass block (knob GX_SORT_B: 256, 384 or 512).  Threads 0..255 also
- * own one digit each (counts, look-back); the others only rank and scatter.  CUB's
- * choice for sm_90 is 384 threads x 20 keys; here, H100 2^28 (µs), 256 x 16 -> 384 x
- * 20: u32 keys 7901 -> 7593 (masks) but pairs 14035 -> 17160 and argsort 13845 ->
- * 18408 (1 resident block of 130 registers); 512 x 13 no better.  Again after the
- * packed ranks and branch-free key maps: u32 7906 -> 7528 but f32 8107 -> 11564.
- * Default 256. */
-static int sc_block(void)
-{
-    int b = gx__knob_int("GX_SORT_B", 256, 256, 512);
-    return b <= 256 ? 256 : b <= 384 ? 384 : 512;
-}
+/* The shape of one pass family (key and value widths) on one device: what the
+ * #defines of its source say and what its launches need.  sc_cfg_make decides it
+ * from the knobs below and the device's shared memory; sc_cfg memoises it per
+ * context, so the source, the scratch layout and every launch agree. */
+typedef struct sc_cfg {
+    int b;        /* threads a block (GX_B) */
+    int it;       /* keys a thread (GX_IT) */
+    int minb;     /* resident blocks asked of ptxas (0: its own choice) */
+    int vasync;   /* values copied into shared memory as the tile starts */
+    int rank;     /* GX_RANK */
+    int sbuf;     /* bytes of the staging buffer (GX_SBUF) */
+    unsigned dyn; /* dynamic shared memory of a pass launch: staging, then values */
+} sc_cfg;
 
 /* Bytes a pass stages per item: the larger of key and value. */
 static int sc_sb(sc_key k, int vb) { return k.kb > vb ? k.kb : vb; }
 
-/* Static shared memory of a pass besides its tile buffers: the warps' digit
- * counters (1 KB a warp) and the per-digit words. */
+/* Shared memory of one multiprocessor (KB) by compute capability (the CUDA
+ * programming guide's table; unknown: the smallest).  Only the split between
+ * resident blocks depends on it: a wrong guess costs occupancy, never correctness
+ * (the total a block asks for stays within the device's opt-in limit). */
+static int sc_smem_sm_kb(int major, int minor)
+{
+    if (major >= 9 && major <= 11)
+        return 228;
+    if (major == 8)
+        return minor == 0 || minor == 7 ? 164 : 100;
+    if (major == 12)
+        return 100;
+    if (major == 7)
+        return minor == 5 ? 64 : 96;
+    return 64;
+}
+
+/* Static shared memory of a pass: the warps' digit counters (1 KB a warp) and the
+ * per-digit words; the tile's buffers are dynamic. */
 static int sc_smem_fixed(int b) { return (b / 32) * 1024 + 4200; }
 
-/* Keys per thread of a pass: the tile's staging buffer, the warps' digit counters and
- * the per-digit words stay within the 48 KB of static shared memory (knob GX_SORT_IT,
- * part of the source, so of the cache key, clamped to what fits).  With the packed
- * ranks, H100 2^28 u32 / f32 keys (µs), same run: 16 at 4 resident blocks (the
- * default) 7906 / 8107; 20 at 3: 7879 / 8198; 20 at 4 (spills): 8073 / 9307; 24 at 3:
- * 7816 / 8322.  Nothing pays for both. */
-static int sc_items(sc_key k, int vb)
+/* Threads of a pass block (knob GX_SORT_B: 256, 384 or 512) and the resident blocks
+ * asked of ptxas (knob GX_SORT_MINB).  Threads 0..255 also own one digit each
+ * (counts, look-back); the others only rank and scatter.  The pass is latency-bound
+ * (ranking, look-back, scatter), so blocks resident beat registers; larger tiles
+ * spread a tile's fixed work (look-back, barriers) over more keys.
+ * - Keys and values of at most 4 bytes: 384 x 20 at 2 blocks (CUB's sm_90 shape is
+ *   384 x 23), with the tile's buffers in dynamic shared memory so that the values'
+ *   copy fits beside it.  H100 2^28, same run (µs), 256 x 16 at 3-4 blocks (static,
+ *   48 KB) -> 384 x 20 at 2 blocks (dynamic, values copied): u32 keys 7530 -> 7322,
+ *   f32 keys 7724 -> 7724, u32 pairs 11968 -> 10350, argsort f32 11508 -> 10092.
+ *   The same 384 x 20 with static shared memory (no room for the values' copy):
+ *   pairs 11118, argsort 10858; at 1 block: f32 11099, pairs 16647 (spills).
+ *   Before that, 384 threads at ptxas's choice: u32 7906 -> 7528 but f32 8107 ->
+ *   11564 (one resident block).
+ * - Wider keys or values: 256 threads; 8-byte keys or values spill at 3 or 4 blocks
+ *   (H200 2^28: u32 pairs at 3 blocks, 80 registers, 14137 -> 12469 µs at the time,
+ *   but 8-byte items far worse), so ptxas chooses. */
+static void sc_cfg_threads(sc_key k, int vb, sc_cfg *c)
 {
-    int sb = sc_sb(k, vb), b = sc_block();
-    int it = gx__knob_int("GX_SORT_IT", sb <= 8 ? 16 : 8, 1, 32);
-    int room = (48 * 1024 - sc_smem_fixed(b)) / (b * sb);
-    return it < room ? it : room;
+    int narrow = sc_sb(k, vb) <= 4;
+    int b = gx__knob_int("GX_SORT_B", narrow ? 384 : 256, 256, 512);
+    c->b = b <= 256 ? 256 : b <= 384 ? 384 : 512;
+    int dflt = c->b == 384 && narrow ? 2 : c->b != 256 ? 0 : k.kb <= 4 && vb == 0 ? 4 : k.kb <= 4 && vb <= 4 ? 3 : 0;
+    c->minb = gx__knob_int("GX_SORT_MINB", dflt, 0, 8);
 }
-static int64_t sc_tile(sc_key k, int vb) { return (int64_t)sc_block() * sc_items(k, vb); }
+
+/* Shared memory one block may use in all: the multiprocessor's split between the
+ * blocks asked for (1 KB of each is the system's), at most the opt-in limit; 48 KB
+ * when ptxas chooses the occupancy. */
+static int sc_cfg_budget(const sc_cfg *c, const gx_device_info *d)
+{
+    if (c->minb <= 0)
+        return 48 * 1024;
+    int64_t per = (int64_t)sc_smem_sm_kb(d->cc_major, d->cc_minor) * 1024 / c->minb - 1024;
+    int64_t optin = d->shared_per_block_optin > 0 ? (int64_t)d->shared_per_block_optin : 48 * 1024;
+    per = per < optin ? per : optin;
+    return (int)(per > 16 * 1024 ? per : 16 * 1024);
+}
+
+/* Keys per thread (knob GX_SORT_IT: 20 for the 384-thread shape, 16 with 256 threads,
+ * 8 with 16-byte items), clamped to what the budget holds.  Sweeps, H100 2^28 u32 /
+ * f32 keys (µs), same run, 256 threads: 16 at 4 resident blocks 7906 / 8107; 20 at
+ * 3: 7879 / 8198; 20 at 4 (spills): 8073 / 9307; 24 at 3: 7816 / 8322.  384 threads
+ * at 2 blocks: 16 keys 7773 / 8057 (pairs 11706), 20 keys 7313 / 7708 (pairs 11118,
+ * static). */
+static void sc_cfg_items(sc_key k, int vb, int budget, sc_cfg *c)
+{
+    int sb = sc_sb(k, vb);
+    int it = gx__knob_int("GX_SORT_IT", c->b == 384 ? 20 : sb <= 8 ? 16 : 8, 1, 32);
+    int room = (budget - sc_smem_fixed(c->b)) / (c->b * sb);
+    c->it = it < room ? it : room;
+}
 
 /* Whether a pass copies the tile's values into shared memory as it starts (cp.async,
  * knob GX_SORT_VASYNC): for 4- and 8-byte values where a second tile-sized buffer
- * still fits the 48 KB beside the staging buffer at the same keys per thread.  H100
- * 2^28, same run (µs), off -> on: u32 pairs 12910 -> 12239 (CUB 8983), argsort f32
- * 13592 -> 13305 (torch 13407). */
-static int sc_vasync(sc_key k, int vb)
+ * still fits the budget beside the staging buffer.  H100 2^28, same run (µs), off ->
+ * on: u32 pairs 12910 -> 12239 (CUB 8983), argsort f32 13592 -> 13305 (torch 13407)
+ * at 256 x 16; at 384 x 20, pairs 11118 -> 10350, argsort 10858 -> 10092. */
+static int sc_cfg_vasync(sc_key k, int vb, int budget, const sc_cfg *c)
 {
     if ((vb != 4 && vb != 8) || !gx__knob_int("GX_SORT_VASYNC", 1, 0, 1) || gx__knob_int("GX_SORT_VEARLY", 0, 0, 1))
         return 0; /* values loaded with the keys (GX_SORT_VEARLY) need no copy */
-    return sc_tile(k, vb) * (sc_sb(k, vb) + vb) + sc_smem_fixed(sc_block()) <= 48 * 1024;
+    return (int64_t)c->b * c->it * (sc_sb(k, vb) + vb) + sc_smem_fixed(c->b) <= budget;
 }
 
 /* How a pass finds the lanes of its warp holding the same digit (knob GX_SORT_RANK):
@@ -214,10 +271,10 @@ static int sc_vasync(sc_key k, int vb)
  * 8817 (CUB 6401 / 5679); pairs and argsort within 2% (14035 -> 14061, 13845 ->
  * 14070).  A later run with the ballots again: u32 9353, f32 9823 against 8234 /
  * 9213.  Default 1. */
-static int sc_rank(sc_key k, int vb)
+static int sc_cfg_rank(sc_key k, int vb, const sc_cfg *c)
 {
     int r = gx__knob_int("GX_SORT_RANK", 1, 0, 1);
-    return r == 1 && sc_items(k, vb) * sc_sb(k, vb) >= 32 ? 1 : 0;
+    return r == 1 && c->it * sc_sb(k, vb) >= 32 ? 1 : 0;
 }
 
 /* Copies of a pass's early digit counts (knob GX_SORT_PARTS, a power of 2 up to 32):
@@ -233,27 +290,45 @@ static int sc_parts(void)
     return q;
 }
 
-/* Bytes of a pass's staging buffer: the tile's items, and before that the ranking's
- * match masks and the early counts' copies, which it holds first. */
-static int sc_sbuf(sc_key k, int vb)
+static void sc_cfg_make(sc_key k, int vb, const gx_device_info *d, sc_cfg *c)
 {
-    int stage = (int)sc_tile(k, vb) * sc_sb(k, vb);
-    int early = (sc_rank(k, vb) ? sc_block() / 32 * 1024 : 0) + sc_parts() * 1024;
-    return stage > early ? stage : early;
+    memset(c, 0, sizeof *c);
+    sc_cfg_threads(k, vb, c);
+    int budget = sc_cfg_budget(c, d);
+    sc_cfg_items(k, vb, budget, c);
+    c->vasync = sc_cfg_vasync(k, vb, budget, c);
+    c->rank = sc_cfg_rank(k, vb, c);
+    /* the staging buffer holds the ranking's match masks and the early counts'
+     * copies first, then the tile's items */
+    int stage = c->b * c->it * sc_sb(k, vb);
+    int early = (c->rank ? c->b / 32 * 1024 : 0) + sc_parts() * 1024;
+    c->sbuf = stage > early ? stage : early;
+    c->dyn = (((unsigned)c->sbuf + 15u) & ~15u) + (c->vasync ? (unsigned)(c->b * c->it * vb) : 0u);
 }
 
-/* Resident blocks of 256 threads a pass asks ptxas to allow (0: ptxas's own choice;
- * knob GX_SORT_MINB).  The pass is latency-bound (ranking, look-back, scatter), so
- * more blocks beat more registers.  H200, 2^28 (µs), ptxas's choice -> this:
- * u32 keys 9120 -> 8937 (4 blocks, 64 registers, no spills), f32 keys 10180 -> 9473,
- * u32 pairs 14137 -> 12469 (3 blocks, 80 registers, 44 bytes spilled; 4 blocks gave
- * 12751).  8-byte keys or values spill far more at 3 or 4 and keep ptxas's choice.
- * With the packed ranks, pairs fit 72 registers at 3 blocks (64 at 4, no spills):
- * H100 2^28, 3 -> 4 blocks, u32 pairs 12069 -> 12492, argsort 11595 -> 11712. */
-static int sc_pass_minb(sc_key k, int vb)
+/* The pass shape of (k, vb) on ctx's device, memoised per context. */
+static gx_status sc_cfg_get(gx_ctx *ctx, sc_key k, int vb, sc_cfg *out)
 {
-    int dflt = sc_block() != 256 ? 0 : k.kb <= 4 && vb == 0 ? 4 : k.kb <= 4 && vb <= 4 ? 3 : 0;
-    return gx__knob_int("GX_SORT_MINB", dflt, 0, 8);
+    char key[64];
+    gx__fmt(key, sizeof key, "sort_cuda_cfg|%d|%d", k.kb, vb);
+    if (gx__memo_get(ctx, key, out, sizeof *out))
+        return GX_OK;
+    gx_device_info info;
+    memset(&info, 0, sizeof info);
+    GX__CHECK(ctx->be.iface->info(&ctx->be, &info));
+    sc_cfg_make(k, vb, &info, out);
+    gx__memo_put(ctx, key, out, sizeof *out);
+    return GX_OK;
+}
+
+static int64_t sc_tile_of(const sc_cfg *c) { return (int64_t)c->b * c->it; }
+
+static gx_status sc_tile(gx_ctx *ctx, sc_key k, int vb, int64_t *tile)
+{
+    sc_cfg c;
+    GX__CHECK(sc_cfg_get(ctx, k, vb, &c));
+    *tile = sc_tile_of(&c);
+    return GX_OK;
 }
 
 /* How many tiles ahead a pass prefetches into L2 (knob GX_SORT_PF, 0: none): the
@@ -268,17 +343,19 @@ static int sc_prefetch(int vb, int sms)
     return gx__knob_int("GX_SORT_PF", vb == 0 ? 2 * sms : 0, 0, 1 << 20);
 }
 
-/* The whole unit of one sort family (key type, direction, value width), for a device
- * of `sms` multiprocessors. */
-static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb, int sms)
+/* The whole unit of one sort family (key type, direction, value width) for device d. */
+static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb, const gx_device_info *d)
 {
+    sc_cfg c;
+    sc_cfg_make(k, vb, d, &c);
+    int sms = d->multiprocessors > 0 ? d->multiprocessors : 1;
     sc_head(b, k, desc, vb);
-    gx__sb_printf(b, "#define GX_IT %d\n#define GX_SB %d\n", sc_items(k, vb), sc_sb(k, vb));
+    gx__sb_printf(b, "#define GX_IT %d\n#define GX_SB %d\n", c.it, sc_sb(k, vb));
     /* Values loaded with the keys (knob GX_SORT_VEARLY): H100 2^28, u32 pairs 14279 ->
      * 15117 µs at 3 resident blocks (spills), 13204 at 2 (GX_SORT_MINB=2), but argsort
      * 14480 -> 14830 there; off by default. */
     gx__sb_printf(b, "#define GX_VEARLY %d\n", gx__knob_int("GX_SORT_VEARLY", 0, 0, 1));
-    gx__sb_printf(b, "#define GX_VASYNC %d\n", sc_vasync(k, vb));
+    gx__sb_printf(b, "#define GX_VASYNC %d\n", c.vasync);
     /* Copies of the upsweep's counters (knob GX_SORT_UPP, at most 8, or 4 for 8-byte
      * keys), as GX_SORT_PARTS for the passes; no gain either: H100 2^28 (µs), 8 -> 1
      * copy: u32 8108 -> 7929, f32 8995 -> 8800.  Default 1. */
@@ -286,11 +363,11 @@ static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb, int sms)
     gx__sb_printf(b, "#define GX_UPP %d\n", k.kb == 8 && upp > 4 ? 4 : upp);
     /* Keys a thread of the upsweep loads at once (knob GX_SORT_UPU). */
     gx__sb_printf(b, "#define GX_UPU %d\n", gx__knob_int("GX_SORT_UPU", 8, 1, 16));
-    gx__sb_printf(b, "#define GX_B %d\n#define GX_RANK %d\n#define GX_PARTS %d\n#define GX_SBUF %d\n", sc_block(),
-                  sc_rank(k, vb), sc_parts(), sc_sbuf(k, vb));
+    gx__sb_printf(b, "#define GX_B %d\n#define GX_RANK %d\n#define GX_PARTS %d\n#define GX_SBUF %d\n", c.b, c.rank,
+                  sc_parts(), c.sbuf);
     /* Experiment knob GX_SORT_LB: predecessors read at once in the look-back. */
     gx__sb_printf(b, "#define GX_LB %d\n", gx__knob_int("GX_SORT_LB", 8, 1, 64));
-    gx__sb_printf(b, "#define GX_PASS_MINB %d\n", sc_pass_minb(k, vb));
+    gx__sb_printf(b, "#define GX_PASS_MINB %d\n", c.minb);
     gx__sb_printf(b, "#define GX_PF %d\n#define GX_PFV %d\n", sc_prefetch(vb, sms),
                   gx__knob_int("GX_SORT_PFV", 0, 0, 1));
     gx__sb_puts(b, sc_cuda_keys);
@@ -343,7 +420,14 @@ gx_status gx__sort_cuda_source(gx_dtype kdtype, int desc, int vbytes, char **out
     GX__CHECK(sc_key_of("gx__sort_cuda_source", kdtype, &k));
     GX__ARG(sc_vb_ok((size_t)vbytes), "gx__sort_cuda_source: vbytes %d", vbytes);
     gx__sbuf b = {0};
-    sc_source(&b, k, desc, vbytes, 132); /* an H100's multiprocessors: the text compiles alike */
+    /* an H100's figures: the text compiles alike on any device */
+    gx_device_info h100;
+    memset(&h100, 0, sizeof h100);
+    h100.cc_major = 9;
+    h100.multiprocessors = 132;
+    h100.shared_per_block = 48 * 1024;
+    h100.shared_per_block_optin = 227 * 1024;
+    sc_source(&b, k, desc, vbytes, &h100);
     if (b.oom) {
         gx__sb_free(&b);
         return gx__err(GX_ERR_OUT_OF_MEMORY, "gx__sort_cuda_source: out of host memory");
@@ -370,7 +454,7 @@ static gx_status sc_unit_kernel(gx_ctx *ctx, sc_key k, int desc, int vb, int np,
         gx_device_info info;
         memset(&info, 0, sizeof info);
         GX__CHECK(ctx->be.iface->info(&ctx->be, &info)); /* b holds nothing yet */
-        sc_source(&b, k, desc, vb, info.multiprocessors > 0 ? info.multiprocessors : 1);
+        sc_source(&b, k, desc, vb, &info);
     }
     gx_status s = b.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "gx sort: out of host memory") : GX_OK;
     if (s == GX_OK)
@@ -492,7 +576,9 @@ static void sc_mem_free(gx_ctx *ctx, sc_mem *m)
 static gx_status sc_mem_meta(gx_ctx *ctx, const sc_job *j, sc_mem *m)
 {
     int64_t segn = j->n < SC_SEG ? j->n : SC_SEG;
-    int64_t tile = sc_tile(j->k, j->vb), t4 = sc_tile(j->k, 4);
+    int64_t tile = 0, t4 = 0;
+    GX__CHECK(sc_tile(ctx, j->k, j->vb, &tile));
+    GX__CHECK(sc_tile(ctx, j->k, 4, &t4));
     if (!j->vin && j->vb == 8 && t4 < tile)
         tile = t4; /* sc_widen may carry 4-byte indices */
     int64_t tiles = (segn + tile - 1) / tile;
@@ -560,11 +646,24 @@ typedef struct sc_pass_args {
     int32_t shift, in_raw, out_raw, iota;
 } sc_pass_args;
 
-static gx_status sc_launch_pass(gx_ctx *ctx, const gx__kernel *k, const sc_pass_args *a, int64_t grid)
+static gx_status sc_launch_pass(gx_ctx *ctx, const gx__kernel *k, const sc_pass_args *a, int64_t grid,
+                                const sc_cfg *c)
 {
     if (grid > 0x7fffffffll)
         return gx__err(GX_ERR_LAUNCH, "gx sort: %lld blocks exceed the grid limit", (long long)grid);
-    return gx__launch_1d(ctx, k, a, sizeof *a, 1, 1, grid, sc_block());
+    gx__launch l;
+    memset(&l, 0, sizeof l);
+    l.args = a;
+    l.args_size = sizeof *a;
+    l.n = 1;
+    l.cpu_align = 1;
+    l.grid[0] = (unsigned)grid;
+    l.grid[1] = l.grid[2] = 1;
+    l.block[0] = (unsigned)c->b;
+    l.block[1] = l.block[2] = 1;
+    l.shmem = c->dyn;
+    l.pdl = k->pdl;
+    return ctx->be.iface->launch.run(&ctx->be, k->fn, &l);
 }
 
 /* One digit pass (all segments): src -> dst, with the kernels of value width
@@ -575,7 +674,9 @@ static gx_status sc_pass(gx_ctx *ctx, const sc_job *j, sc_mem *m, int p, int e, 
     gx__kernel kp;
     bool widen = last && j->pvb < j->vb;
     GX__CHECK(sc_kernel(ctx, j->k, j->desc, j->pvb, widen ? "gx_sc_pass_w" : "gx_sc_pass", &kp));
-    int64_t tile = sc_tile(j->k, j->pvb);
+    sc_cfg c;
+    GX__CHECK(sc_cfg_get(ctx, j->k, j->pvb, &c));
+    int64_t tile = sc_tile_of(&c);
     for (int64_t s = 0; s < m->nseg; s++) {
         int64_t at = s * SC_SEG, len = j->n - at < SC_SEG ? j->n - at : SC_SEG;
         int64_t tiles = (len + tile - 1) / tile;
@@ -598,7 +699,7 @@ static gx_status sc_pass(gx_ctx *ctx, const sc_job *j, sc_mem *m, int p, int e, 
         a.in_raw = e == 0;
         a.out_raw = last;
         a.iota = e == 0 && j->vb && !j->vin;
-        GX__CHECK(sc_launch_pass(ctx, &kp, &a, tiles));
+        GX__CHECK(sc_launch_pass(ctx, &kp, &a, tiles, &c));
     }
     return GX_OK;
 }

@@ -188,7 +188,10 @@ static const char sc_cuda_onesweep[] =
     "#else\n#define GX_PASS_LB __launch_bounds__(GX_B)\n#endif\n"
     "template <typename gx_ot> static __device__ __forceinline__ void gx_sc_pass_body(const gx_pass_args &a)\n"
     "{\n"
-    "  __shared__ __align__(16) unsigned char s_buf[GX_SBUF];\n"
+    /* the tile's buffers are dynamic shared memory (sort_cuda.c's sc_cfg): the
+     * staging buffer, then the values' copy (GX_VASYNC) */
+    "  extern __shared__ __align__(16) unsigned char s_dyn[];\n"
+    "  unsigned char *const s_buf = s_dyn;\n"
     "  __shared__ unsigned int s_wc[GX_W][256];\n"
     "  __shared__ long long s_base[256];\n"
     "  __shared__ unsigned int s_tex[256];\n"
@@ -236,7 +239,7 @@ static const char sc_cuda_onesweep[] =
      * the look-back instead of stalling the value scatter at the end.  Each thread
      * copies the items it ranks, so its own wait makes them visible to it. */
     "#if GX_VB && GX_VASYNC\n"
-    "  __shared__ __align__(16) gx_vt s_vin[GX_TILE];\n"
+    "  gx_vt *const s_vin = (gx_vt *)(s_dyn + ((GX_SBUF + 15) & ~15));\n"
     "  if (!a.iota) {\n"
     "    const unsigned sv0 = (unsigned)__cvta_generic_to_shared(s_vin);\n"
     "#pragma unroll\n"

@@ -868,26 +868,31 @@ static gx_status launch_prepare(cuda_impl *im, CUfunction fn, const gx__launch *
                        "per block (opt-in maximum)",
                        l->shmem, im->info.shared_per_block_optin);
     GX__CHECK(enter(im));
+    /* Dynamic shared memory beside the kernel's static shared memory: the two together
+     * may reach the opt-in maximum, but above the default per-block limit (48 KiB) the
+     * function must opt in for its dynamic part -- also when the dynamic part alone is
+     * under 48 KiB (16 KiB static + 40 KiB dynamic fails without it).  Asked only for
+     * launches that carry dynamic memory: the warm path of an operation without it
+     * makes no extra driver call (issue 22). */
+    if (l->shmem == 0)
+        return GX_OK;
     int stat = 0;
-    /* A kernel's static shared memory is at most 48 KiB (a compile-time limit) and it
-     * loaded, so only dynamic memory within 48 KiB of the opt-in limit can overflow:
-     * asking the driver on every launch was one driver call per call of every
-     * operation (issue 22: no extra driver call on the warm path). */
-    if (l->shmem > 0 && (size_t)l->shmem + 48 * 1024 > im->info.shared_per_block_optin && cuda_drv.FuncGetAttribute &&
-        cuda_drv.FuncGetAttribute(&stat, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn) == CUDA_SUCCESS && stat > 0 &&
-        (size_t)stat + l->shmem > im->info.shared_per_block_optin)
+    if (cuda_drv.FuncGetAttribute && cuda_drv.FuncGetAttribute(&stat, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn) != CUDA_SUCCESS)
+        stat = 0;
+    if (stat < 0)
+        stat = 0;
+    if ((size_t)stat + l->shmem > im->info.shared_per_block_optin)
         return gx__err(GX_ERR_LAUNCH,
                        "%u bytes of dynamic shared memory plus the kernel's %d bytes of static "
                        "shared memory exceed the device limit of %zu bytes per block (opt-in "
                        "maximum)",
                        l->shmem, stat, im->info.shared_per_block_optin);
-    if (l->shmem > im->info.shared_per_block) {
-        /* Above the default 48 KB a kernel must opt in, per function. */
+    if ((size_t)stat + l->shmem > im->info.shared_per_block) {
         if (!cuda_drv.FuncSetAttribute)
             return gx__err(GX_ERR_UNSUPPORTED,
-                           "%u bytes of dynamic shared memory need cuFuncSetAttribute, which "
-                           "this driver lacks (limit without it: %zu bytes)",
-                           l->shmem, im->info.shared_per_block);
+                           "%u bytes of dynamic shared memory (plus %d static) need cuFuncSetAttribute, "
+                           "which this driver lacks (limit without it: %zu bytes in all)",
+                           l->shmem, stat, im->info.shared_per_block);
         CUresult r = cuda_drv.FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)l->shmem);
         if (r != CUDA_SUCCESS) {
             gx_status s = fail(im, r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = %u)", l->shmem);
