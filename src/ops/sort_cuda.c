@@ -17,8 +17,8 @@
  *   2. a tiny scan of each pass's histogram gives each digit's start, and flags
  *      passes whose digit is the same for every key: those are skipped.  The host
  *      reads these flags back (the sort waits here, once per device-wide sort);
- *   3. one kernel per remaining digit: 384 threads x 20 keys a tile when keys and
- *      values are at most 4 bytes, else 256 x 16 (8 with 16-byte values); the tile's
+ *   3. one kernel per remaining digit: 384 threads x 22 keys a tile (20 with values)
+ *      when keys and values are at most 4 bytes, else 256 x 16 (8 with 16-byte values); the tile's
  *      buffers are dynamic shared memory (sc_cfg).  A block takes its tile from an atomic counter, not from blockIdx,
  *      so every tile it waits on belongs to a block that is already running.  Keys
  *      are counted per digit first (shared atomics) and thread d publishes the
@@ -200,11 +200,11 @@ static int sc_smem_sm_kb(int major, int minor)
 static int sc_smem_fixed(int b) { return (b / 32) * 1024 + 4200; }
 
 /* Threads of a pass block (knob GX_SORT_B: 256, 384 or 512) and the resident blocks
- * asked of ptxas (knob GX_SORT_MINB).  Threads 0..255 also own one digit each
+ * asked of ptxas (knob GX_SORT_MINB); sc_cfg_items picks the keys a thread.  Threads 0..255 also own one digit each
  * (counts, look-back); the others only rank and scatter.  The pass is latency-bound
  * (ranking, look-back, scatter), so blocks resident beat registers; larger tiles
  * spread a tile's fixed work (look-back, barriers) over more keys.
- * - Keys and values of at most 4 bytes: 384 x 20 at 2 blocks (CUB's sm_90 shape is
+ * - Keys and values of at most 4 bytes: 384 threads at 2 blocks (CUB's sm_90 shape is
  *   384 x 23), with the tile's buffers in dynamic shared memory so that the values'
  *   copy fits beside it.  H100 2^28, same run (µs), 256 x 16 at 3-4 blocks (static,
  *   48 KB) -> 384 x 20 at 2 blocks (dynamic, values copied): u32 keys 7530 -> 7322,
@@ -238,16 +238,19 @@ static int sc_cfg_budget(const sc_cfg *c, const gx_device_info *d)
     return (int)(per > 16 * 1024 ? per : 16 * 1024);
 }
 
-/* Keys per thread (knob GX_SORT_IT: 20 for the 384-thread shape, 16 with 256 threads,
- * 8 with 16-byte items), clamped to what the budget holds.  Sweeps, H100 2^28 u32 /
- * f32 keys (µs), same run, 256 threads: 16 at 4 resident blocks 7906 / 8107; 20 at
- * 3: 7879 / 8198; 20 at 4 (spills): 8073 / 9307; 24 at 3: 7816 / 8322.  384 threads
- * at 2 blocks: 16 keys 7773 / 8057 (pairs 11706), 20 keys 7313 / 7708 (pairs 11118,
- * static). */
+/* Keys per thread (knob GX_SORT_IT: with 384 threads 22 for keys alone and 20 with
+ * values; 16 with 256 threads, 8 with 16-byte items), clamped to what the budget
+ * holds.  Sweeps, H100 2^28 u32 / f32 keys (µs), same run, 256 threads: 16 at 4
+ * resident blocks 7906 / 8107; 20 at 3: 7879 / 8198; 20 at 4 (spills): 8073 / 9307;
+ * 24 at 3: 7816 / 8322.  384 threads at 2 blocks, dynamic shared memory (u32 / f32
+ * keys, u32 pairs, argsort f32): 18 keys 7601 / 7852 / 10589 / 10364; 20: 7324 / 7704
+ * / 10304 / 10177; 22: 7143 / 7526 / 10282 / 10189; 24: 7461 / 7833 / 10724 / 10459.
+ * At 2^20 the larger tiles leave SMs idle (argsort 108 -> 125 µs against 256 x 16):
+ * one shape serves all sizes, tuned for the large ones. */
 static void sc_cfg_items(sc_key k, int vb, int budget, sc_cfg *c)
 {
     int sb = sc_sb(k, vb);
-    int it = gx__knob_int("GX_SORT_IT", c->b == 384 ? 20 : sb <= 8 ? 16 : 8, 1, 32);
+    int it = gx__knob_int("GX_SORT_IT", c->b == 384 ? (vb == 0 ? 22 : 20) : sb <= 8 ? 16 : 8, 1, 32);
     int room = (budget - sc_smem_fixed(c->b)) / (c->b * sb);
     c->it = it < room ? it : room;
 }
