@@ -1100,6 +1100,28 @@ static inline int64_t sc_even_bin(double v, double elo, double ehi, double norm,
     return in ? (t < nb ? t : nb - 1) : nb;
 }
 
+/* The bins of x[i0 .. i0 + 64), each plus the offset of its set (element k into set
+ * k % 4), computed apart from the increments so that the compiler vectorises them
+ * (a compare, a multiply and a conversion per element, in f64 as sc_even_bin).  The
+ * conversion must not be treated as able to trap (GCC's default, which keeps it out
+ * of vector code without AVX-512's masks), and the CPU's own vectors are chosen at
+ * run time (ifunc clones).  2-core VM (AVX-512), 2^24 f32 into 256 bins, 2 threads,
+ * same process alternated (.wt/histmb.c, session 32): 17.2 -> 9.9 ms; AVX2 only 18.0
+ * -> 12.3 ms; 2^20 1.17 -> 0.64 ms. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("avx512f", "avx2", "default"), optimize("no-trapping-math")))
+#endif
+static void sc_even_bins64(const float *x, double elo, double ehi, double norm, int32_t nb, int32_t stride,
+                           int32_t *restrict idx)
+{
+    for (int k = 0; k < 64; k++) {
+        const double v = x[k];
+        const bool in = v >= elo && v < ehi;
+        const int32_t t = (int32_t)(in ? (v - elo) * norm : 0.0);
+        idx[k] = (in ? (t < nb ? t : nb - 1) : nb) + (k & 3) * stride;
+    }
+}
+
 static bool sc_hist_even_f32(const gx__hist_req *r, int64_t lo, int64_t hi, int64_t *ci, int64_t *dropped)
 {
     const int64_t nb = r->nbins, stride = nb + 1;
@@ -1108,10 +1130,13 @@ static bool sc_hist_even_f32(const gx__hist_req *r, int64_t lo, int64_t hi, int6
         return false;
     const float *x = (const float *)r->x;
     const double elo = r->lo, ehi = r->hi, norm = (double)nb / (r->hi - r->lo);
+    int32_t idx[64];
     int64_t i = lo;
-    for (; i + 4 <= hi; i += 4)
-        for (int k = 0; k < 4; k++)
-            set[k * stride + sc_even_bin(x[i + k], elo, ehi, norm, nb)]++;
+    for (; i + 64 <= hi; i += 64) {
+        sc_even_bins64(x + i, elo, ehi, norm, (int32_t)nb, (int32_t)stride, idx);
+        for (int k = 0; k < 64; k++)
+            set[idx[k]]++;
+    }
     for (; i < hi; i++)
         set[sc_even_bin(x[i], elo, ehi, norm, nb)]++;
     for (int64_t k = 0; k <= nb; k++) {
