@@ -565,6 +565,10 @@ bool gx__kernel_src_pdl(const char *source, const char *entry);
  * CPU the range [0, cpu_n) split at multiples of cpu_align.  args is passed by value. */
 gx_status gx__launch_1d(gx_ctx *ctx, const gx__kernel *k, const void *args, size_t args_size, int64_t cpu_n,
                         int64_t cpu_align, int64_t grid, int64_t block);
+/* The same with `shmem` bytes of dynamic shared memory a block (CUDA; the backend opts
+ * in above the default limit). */
+gx_status gx__launch_1d_shm(gx_ctx *ctx, const gx__kernel *k, const void *args, size_t args_size, int64_t cpu_n,
+                            int64_t cpu_align, int64_t grid, int64_t block, unsigned shmem);
 
 /* ------------------------------------------------------------ context */
 

@@ -175,6 +175,12 @@ static void kc_occupancy(gx_ctx *ctx, gx__kernel *k)
 gx_status gx__launch_1d(gx_ctx *ctx, const gx__kernel *k, const void *args, size_t args_size, int64_t cpu_n,
                         int64_t cpu_align, int64_t grid, int64_t block)
 {
+    return gx__launch_1d_shm(ctx, k, args, args_size, cpu_n, cpu_align, grid, block, 0);
+}
+
+gx_status gx__launch_1d_shm(gx_ctx *ctx, const gx__kernel *k, const void *args, size_t args_size, int64_t cpu_n,
+                            int64_t cpu_align, int64_t grid, int64_t block, unsigned shmem)
+{
     gx__launch l;
     memset(&l, 0, sizeof l);
     l.args = args;
@@ -185,6 +191,7 @@ gx_status gx__launch_1d(gx_ctx *ctx, const gx__kernel *k, const void *args, size
     l.grid[1] = l.grid[2] = 1;
     l.block[0] = (unsigned)block;
     l.block[1] = l.block[2] = 1;
+    l.shmem = shmem;
     l.pdl = k->pdl;
     return ctx->be.iface->launch.run(&ctx->be, k->fn, &l);
 }

@@ -18,9 +18,10 @@
  *      passes whose digit is the same for every key: those are skipped.  The host
  *      reads these flags back (the sort waits here, once per device-wide sort);
  *   3. one kernel per remaining digit: 384 threads x 22 keys a tile (20 with values)
- *      when keys and values are at most 4 bytes, else 256 x 16 (8 with 16-byte values); the tile's
- *      buffers are dynamic shared memory (sc_cfg).  A block takes its tile from an atomic counter, not from blockIdx,
- *      so every tile it waits on belongs to a block that is already running.  Keys
+ *      when keys and values are at most 4 bytes, else 256 x 16 (8 with 16-byte
+ *      values); the tile's buffers are dynamic shared memory (sc_cfg).  A block
+ *      takes its tile from an atomic counter, not from blockIdx, so every tile it
+ *      waits on belongs to a block that is already running.  Keys
  *      are counted per digit first (shared atomics) and thread d publishes the
  *      tile's count of digit d at once (early counts).  Then they are ranked by digit
  *      inside the warp (each lane ors its bit into the warp's mask of its digit; the
@@ -200,8 +201,9 @@ static int sc_smem_sm_kb(int major, int minor)
 static int sc_smem_fixed(int b) { return (b / 32) * 1024 + 4200; }
 
 /* Threads of a pass block (knob GX_SORT_B: 256, 384 or 512) and the resident blocks
- * asked of ptxas (knob GX_SORT_MINB); sc_cfg_items picks the keys a thread.  Threads 0..255 also own one digit each
- * (counts, look-back); the others only rank and scatter.  The pass is latency-bound
+ * asked of ptxas (knob GX_SORT_MINB); sc_cfg_items picks the keys a thread.  Threads
+ * 0..255 also own one digit each (counts, look-back); the others only rank and
+ * scatter.  The pass is latency-bound
  * (ranking, look-back, scatter), so blocks resident beat registers; larger tiles
  * spread a tile's fixed work (look-back, barriers) over more keys.
  * - Keys and values of at most 4 bytes: 384 threads at 2 blocks (CUB's sm_90 shape is
@@ -654,19 +656,7 @@ static gx_status sc_launch_pass(gx_ctx *ctx, const gx__kernel *k, const sc_pass_
 {
     if (grid > 0x7fffffffll)
         return gx__err(GX_ERR_LAUNCH, "gx sort: %lld blocks exceed the grid limit", (long long)grid);
-    gx__launch l;
-    memset(&l, 0, sizeof l);
-    l.args = a;
-    l.args_size = sizeof *a;
-    l.n = 1;
-    l.cpu_align = 1;
-    l.grid[0] = (unsigned)grid;
-    l.grid[1] = l.grid[2] = 1;
-    l.block[0] = (unsigned)c->b;
-    l.block[1] = l.block[2] = 1;
-    l.shmem = c->dyn;
-    l.pdl = k->pdl;
-    return ctx->be.iface->launch.run(&ctx->be, k->fn, &l);
+    return gx__launch_1d_shm(ctx, k, a, sizeof *a, 1, 1, grid, c->b, c->dyn);
 }
 
 /* One digit pass (all segments): src -> dst, with the kernels of value width
