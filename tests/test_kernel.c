@@ -270,6 +270,27 @@ GXT_TEST(kernel_2d_launch)
     gx_kernel_destroy(k);
 }
 
+/* k(in, out, per) over `blocks` blocks of 256 threads with per floats of dynamic
+ * shared memory each: a gets blocks * per fresh random inputs, o the outputs. */
+static gx_status run_per_block(gx_ctx *ctx, gx_kernel *k, int per, int blocks, float *a, float *o)
+{
+    int64_t n = (int64_t)per * blocks;
+    fill_rand_f32(a, n);
+    gx_array *din = NULL, *dout = NULL;
+    gx_status s = upload(ctx, a, n, &din);
+    if (s == GX_OK)
+        s = gx_array_zeros(ctx, GX_F32, 1, &n, &dout);
+    gx_launch_cfg cfg = {.grid = {(unsigned)blocks}, .block = {256}, .shmem = (size_t)per * 4};
+    gx_karg args[] = {GX_KARG_ARRAY(din), GX_KARG_ARRAY(dout), GX_KARG_I32(per)};
+    if (s == GX_OK)
+        s = gx_kernel_launch(k, &cfg, 3, args);
+    if (s == GX_OK)
+        s = gx_array_to_host(dout, o, (size_t)n * 4);
+    gx_array_release(din);
+    gx_array_release(dout);
+    return s;
+}
+
 GXT_TEST(kernel_dynamic_shared)
 {
     gx_ctx *ctx = gxt_ctx();
@@ -297,20 +318,11 @@ GXT_TEST(kernel_dynamic_shared)
             continue;
         int64_t n = (int64_t)per * 5;
         float *a = malloc((size_t)n * 4), *o = malloc((size_t)n * 4);
-        fill_rand_f32(a, n);
-        gx_array *din = NULL, *dout = NULL;
-        GXT_OK(upload(ctx, a, n, &din));
-        GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &dout));
-        gx_launch_cfg cfg = {.grid = {5}, .block = {256}, .shmem = (size_t)per * 4};
-        gx_karg args[] = {GX_KARG_ARRAY(din), GX_KARG_ARRAY(dout), GX_KARG_I32(per)};
-        GXT_OK(gx_kernel_launch(k, &cfg, 3, args));
-        GXT_OK(gx_array_to_host(dout, o, (size_t)n * 4));
+        GXT_OK(run_per_block(ctx, k, per, 5, a, o));
         int bad = 0;
         for (int64_t i = 0; i < n; i++)
             bad += o[i] != a[(i / per) * per + per - 1 - i % per];
         GXT_EQ_I64(bad, 0);
-        gx_array_release(din);
-        gx_array_release(dout);
         free(a);
         free(o);
     }
@@ -344,22 +356,13 @@ GXT_TEST(kernel_static_plus_dynamic_shared)
     GXT_OK(gx_kernel_compile(ctx, src, "mix", NULL, &k));
     int64_t n = (int64_t)per * 3;
     float *a = malloc((size_t)n * 4), *o = malloc((size_t)n * 4);
-    fill_rand_f32(a, n);
-    gx_array *din = NULL, *dout = NULL;
-    GXT_OK(upload(ctx, a, n, &din));
-    GXT_OK(gx_array_zeros(ctx, GX_F32, 1, &n, &dout));
-    gx_launch_cfg cfg = {.grid = {3}, .block = {256}, .shmem = (size_t)per * 4};
-    gx_karg args[] = {GX_KARG_ARRAY(din), GX_KARG_ARRAY(dout), GX_KARG_I32(per)};
-    GXT_OK(gx_kernel_launch(k, &cfg, 3, args));
-    GXT_OK(gx_array_to_host(dout, o, (size_t)n * 4));
+    GXT_OK(run_per_block(ctx, k, per, 3, a, o));
     int bad = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t b = i / per, j = i % per;
         bad += o[i] != a[b * per + per - 1 - j] + (a[b * per + (j & 4095)] + 1.0f);
     }
     GXT_EQ_I64(bad, 0);
-    gx_array_release(din);
-    gx_array_release(dout);
     free(a);
     free(o);
     gx_kernel_destroy(k);
