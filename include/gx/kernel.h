@@ -208,8 +208,10 @@ typedef struct gx_karg {
 
 /* Grid and block in up to 3 dimensions.  A 0 in grid[1..2] / block[1..2] counts as
  * 1, so {.grid = {g}, .block = {b}} is a 1-D launch; grid[0] and block[0] must be
- * > 0.  shmem: bytes of dynamic (extern __shared__) memory; above the default 48 KB
- * gx opts the kernel in up to the device's maximum.  stream: NULL = the context's
+ * > 0.  shmem: bytes of dynamic (extern __shared__) memory; where it and the
+ * kernel's static __shared__ memory together pass the default 48 KB, gx opts the
+ * kernel in, up to the device's maximum for the two together (more is
+ * GX_ERR_LAUNCH naming both).  stream: NULL = the context's
  * current stream (see gx_ctx_set_stream).  cooperative: launch with
  * cuLaunchCooperativeKernel (grid-wide sync allowed; the whole grid must be
  * co-resident, else GX_ERR_LAUNCH naming the maximum). */
