@@ -25,6 +25,7 @@
 #include "ops/sort_cpu.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1104,23 +1105,55 @@ static inline int64_t sc_even_bin(double v, double elo, double ehi, double norm,
  * k % 4), computed apart from the increments so that the compiler vectorises them
  * (a compare, a multiply and a conversion per element, in f64 as sc_even_bin).  The
  * conversion must not be treated as able to trap (GCC's default, which keeps it out
- * of vector code without AVX-512's masks), and the CPU's own vectors are chosen at
- * run time (ifunc clones).  2-core VM (AVX-512), 2^24 f32 into 256 bins, 2 threads,
- * same process alternated (.wt/histmb.c, session 32): 17.2 -> 9.9 ms; AVX2 only 18.0
- * -> 12.3 ms; 2^20 1.17 -> 0.64 ms. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-__attribute__((target_clones("avx512f", "avx2", "default"), optimize("no-trapping-math")))
-#endif
-static void sc_even_bins64(const float *x, double elo, double ehi, double norm, int32_t nb, int32_t stride,
-                           int32_t *restrict idx)
-{
-    for (int k = 0; k < 64; k++) {
-        const double v = x[k];
-        const bool in = v >= elo && v < ehi;
-        const int32_t t = (int32_t)(in ? (v - elo) * norm : 0.0);
-        idx[k] = (in ? (t < nb ? t : nb - 1) : nb) + (k & 3) * stride;
+ * of vector code without AVX-512's masks; clang's default is not to), and the CPU's
+ * own vectors are chosen at run time: one copy of the loop per target, picked by
+ * __builtin_cpu_supports on first use (not GCC's target_clones: its ifunc resolver
+ * runs before ThreadSanitizer's runtime and crashed every TSan test at start).
+ * 2-core VM (AVX-512), 2^24 f32 into 256 bins, 2 threads, same process alternated
+ * (.wt/histmb.c, session 32): 17.2 -> 9.9 ms; AVX2 only 18.0 -> 12.3 ms; 2^20 1.17 ->
+ * 0.64 ms. */
+typedef void (*sc_bins_fn)(const float *x, double elo, double ehi, double norm, int32_t nb, int32_t stride,
+                           int32_t *restrict idx);
+#define SC_EVEN_BINS64_BODY                                                              \
+    for (int k = 0; k < 64; k++) {                                                       \
+        const double v = x[k];                                                           \
+        const bool in = v >= elo && v < ehi;                                             \
+        const int32_t t = (int32_t)(in ? (v - elo) * norm : 0.0);                        \
+        idx[k] = (in ? (t < nb ? t : nb - 1) : nb) + (k & 3) * stride;                   \
     }
+#define SC_BINS_ARGS                                                                     \
+    const float *x, double elo, double ehi, double norm, int32_t nb, int32_t stride, int32_t *restrict idx
+static void sc_even_bins64(SC_BINS_ARGS) { SC_EVEN_BINS64_BODY }
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#if defined(__clang__)
+#define SC_NOTRAP
+#else
+#define SC_NOTRAP , optimize("no-trapping-math")
+#endif
+__attribute__((target("avx2") SC_NOTRAP)) static void sc_even_bins64_avx2(SC_BINS_ARGS) { SC_EVEN_BINS64_BODY }
+__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw") SC_NOTRAP)) static void
+sc_even_bins64_avx512(SC_BINS_ARGS)
+{
+    SC_EVEN_BINS64_BODY
 }
+static sc_bins_fn sc_even_bins64_pick(void)
+{
+    static _Atomic(sc_bins_fn) fn;
+    sc_bins_fn f = atomic_load_explicit(&fn, memory_order_relaxed);
+    if (!f) {
+        __builtin_cpu_init();
+        f = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                    __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw")
+                ? sc_even_bins64_avx512
+            : __builtin_cpu_supports("avx2") ? sc_even_bins64_avx2
+                                             : sc_even_bins64;
+        atomic_store_explicit(&fn, f, memory_order_relaxed);
+    }
+    return f;
+}
+#else
+static sc_bins_fn sc_even_bins64_pick(void) { return sc_even_bins64; }
+#endif
 
 static bool sc_hist_even_f32(const gx__hist_req *r, int64_t lo, int64_t hi, int64_t *ci, int64_t *dropped)
 {
@@ -1131,9 +1164,10 @@ static bool sc_hist_even_f32(const gx__hist_req *r, int64_t lo, int64_t hi, int6
     const float *x = (const float *)r->x;
     const double elo = r->lo, ehi = r->hi, norm = (double)nb / (r->hi - r->lo);
     int32_t idx[64];
+    const sc_bins_fn bins = sc_even_bins64_pick();
     int64_t i = lo;
     for (; i + 64 <= hi; i += 64) {
-        sc_even_bins64(x + i, elo, ehi, norm, (int32_t)nb, (int32_t)stride, idx);
+        bins(x + i, elo, ehi, norm, (int32_t)nb, (int32_t)stride, idx);
         for (int k = 0; k < 64; k++)
             set[idx[k]]++;
     }
