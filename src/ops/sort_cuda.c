@@ -254,6 +254,9 @@ static void sc_cfg_items(sc_key k, int vb, int budget, sc_cfg *c)
     int sb = sc_sb(k, vb);
     int it = gx__knob_int("GX_SORT_IT", c->b == 384 ? (vb == 0 ? 22 : 20) : sb <= 8 ? 16 : 8, 1, 32);
     int room = (budget - sc_smem_fixed(c->b)) / (c->b * sb);
+    if (room < 1)
+        room = 1; /* a budget below the fixed part (knobs on a small device): one key a
+                   * thread still launches, within the 48 KB every device has */
     c->it = it < room ? it : room;
 }
 
