@@ -31,19 +31,18 @@ typedef struct red_state {
 enum { RB_SUM, RB_MAX, RB_ARGMIN, RB_ARGMAX, RB_MEAN, RB_L2, RB_MAXLAM, RB_AXIS };
 
 /* l2dist is sqrt(sum((x - y)^2)), as the peers compute it (torch.sqrt(torch.sum(...)),
- * a CuPy ReductionKernel with a sqrt post-map): the squared distance folded on the
- * device into a one-element array, then its sqrt by a one-element map on the device
- * -- what a gx user who keeps the result on the device writes (gx's mapreduce has no
- * finishing step; gx_mapreduce's host scalar would add a wait for the result, which
- * the peers' calls do not pay).  Both launches are timed. */
+ * a CuPy ReductionKernel with a sqrt post-map): the squared distance folded into a
+ * one-element device array with the sqrt as the reduction's finish (gx/reduce.h's
+ * opts->finish), one kernel -- what a gx user who keeps the result on the device
+ * writes (gx_mapreduce's host scalar would add a wait for the result, which the
+ * peers' calls do not pay).  Until session 33 this was two launches, the sum and a
+ * one-element map "s -> sqrt(s)". */
 static gx_status run_l2(red_state *r, gx_array *x, gx_array *y, gx_array **out)
 {
     gx_array *in[2] = {x, y};
-    gx_status s = *out ? gx_mapreduce_into(r->ctx, "x, y -> (x-y)*(x-y)", "+", 2, in, NULL, *out)
-                       : gx_mapreduce_to(r->ctx, "x, y -> (x-y)*(x-y)", "+", 2, in, NULL, out);
-    if (s == GX_OK)
-        s = gx_map_into(r->ctx, "s -> sqrt(s)", 1, out, NULL, *out);
-    return s;
+    gx_reduce_opts o = {.finish = "s -> sqrt(s)"};
+    return *out ? gx_mapreduce_into(r->ctx, "x, y -> (x-y)*(x-y)", "+", 2, in, &o, *out)
+                : gx_mapreduce_to(r->ctx, "x, y -> (x-y)*(x-y)", "+", 2, in, &o, out);
 }
 
 static gx_status run_red(void *p)

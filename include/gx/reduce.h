@@ -66,7 +66,21 @@
  * These are the asynchronous forms: into a 0-d (or size-1) device array the result
  * needs no host round trip, a chain of small reductions and maps queues without a
  * synchronisation, and reading the value (gx_array_get, gx_array_to_host) waits for
- * it.  They can be recorded in a graph (gx/graph.h); the host-scalar forms cannot. */
+ * it.  They can be recorded in a graph (gx/graph.h); the host-scalar forms cannot.
+ *
+ * Finishing: opts->finish, a lambda of one parameter such as "s -> sqrt(s)", maps
+ * each folded value (after "mean"'s division) in the reduction's own kernel, so a
+ * norm is one call and one launch:
+ *     gx_reduce_opts o = {.finish = "s -> sqrt(s)"};
+ *     gx_mapreduce_into(ctx, "x, y -> (x-y)*(x-y)", "+", 2, in, &o, dist);
+ * Its parameter has the result dtype (above); its value is converted to the result
+ * dtype as a C cast (a finish does not change the result's dtype).  It sees the
+ * named constants (opts->consts) and gx_define's functions, not bound arrays.  An
+ * empty reduction's neutral element is finished too ("+" of nothing with
+ * "s -> s + 1" gives 1).  The calls that return indices (gx_find*, gx_arg*) refuse
+ * a finish (GX_ERR_INVALID_ARGUMENT); a malformed one is GX_ERR_SYNTAX or
+ * GX_ERR_TYPE with a caret under the column, like any lambda; a complex value is
+ * GX_ERR_DTYPE. */
 #ifndef GX_REDUCE_H
 #define GX_REDUCE_H
 #include "../gx.h"
@@ -86,7 +100,9 @@ typedef struct gx_reduce_opts {
     const gx_bind *arrays; /* gx_mapreduce*: named arrays the map reads by index (gx.h's gx_bind) */
     int narrays;
     int unchecked;        /* nonzero: no bounds checks on arrays[] reads (see gx_map_opts) */
-    uint64_t reserved[4]; /* zero (see the conventions in gx.h) */
+    const char *finish;   /* a one-parameter lambda applied to each result in the same
+                           * kernel, before it is stored; NULL: none (see "Finishing") */
+    uint64_t reserved[3]; /* zero (see the conventions in gx.h) */
 } gx_reduce_opts;
 
 /* Folds every element of x with `op` into *out (waits for the result).  opts may be

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-static const char *rd_cval_field(gx_dtype t)
+const char *rd_cval_field(gx_dtype t)
 {
     if (gx__dtype_is_float(t))
         return "f";
@@ -39,7 +39,7 @@ void rd_spec_base(const rd_job *job, rg_spec *sp)
     sp->sel = job->op.sel[0] ? job->op.sel : NULL;
     sp->identity = job->op.identity;
     sp->with_index = job->op.find;
-    sp->final = job->op.mean ? "r / (rg_acc)u->cnt" : NULL;
+    sp->final = job->fin.len ? job->fin.p : job->op.mean ? "r / (rg_acc)u->cnt" : NULL;
     sp->user_code = job->ucode;
     sp->label = "gx_reduce";
 }

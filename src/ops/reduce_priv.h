@@ -41,6 +41,7 @@ typedef struct rd_job {
     int64_t nout, nred; /* output elements, elements folded into each */
     const char *ucode;  /* user functions (gx_define), may be NULL */
     bd_set bind;        /* arrays the map lambda reads by index (gx_mapreduce) */
+    gx__sbuf fin;       /* opts->finish as rg_spec.final's text (an expression of r, u); empty: none */
 } rd_job;
 
 /* ---- reduce_common.c (used by reduce.c and reduce_axis.c) ---- */
@@ -49,6 +50,8 @@ typedef struct rd_job {
 void rd_bcast_strides(const rd_job *job, int k, int64_t *st);
 /* The statements that bind m0.., c0.. and assign v, given each input's load text. */
 void rd_elem_text(const rd_job *job, const char *const *load, gx__sbuf *b);
+/* The union field of ew_cval a constant of dtype t is read from ("f", "i", "u"). */
+const char *rd_cval_field(gx_dtype t);
 /* rg_spec fields common to every kernel of the job (acc, op text, final). */
 void rd_spec_base(const rd_job *job, rg_spec *sp);
 
