@@ -378,6 +378,10 @@ static void dxt_reduce(gx_comm *comm, gx_ctx *ctx)
                 gx_scalar init = {t, {.i = 0}};
                 gx_reduce_opts lo = {.init = &init};
                 dxt_red1(ctx, d, w, "a, b -> a + b", &lo, tol);
+                /* a finish maps the global value, not each rank's partial */
+                gx_reduce_opts fo = {.finish = "s -> s * 2 + 1"};
+                dxt_red1(ctx, d, w, "+", &fo, tol);
+                dxt_red1(ctx, d, w, "max", &fo, 0);
                 if (n) {
                     gx_scalar v1, v2;
                     int64_t i1 = -1, i2 = -2;

@@ -245,11 +245,33 @@ static gx_status dx_reduce_any(const char *fn, const dx_red *r, gx_array **out)
     return GX_OK;
 }
 
+/* opts->finish (gx/reduce.h) maps the global value: the partials fold without it and
+ * the folded value is finished here, after the all-reduce (a finish on each rank's
+ * partial would be wrong: sqrt(a) + sqrt(b) is not sqrt(a + b)). */
+static gx_status dx_reduce_finished(const char *fn, const dx_red *r, gx_array **out)
+{
+    if (!r->opts || !r->opts->finish)
+        return dx_reduce_any(fn, r, out);
+    gx_reduce_opts o = *r->opts;
+    o.finish = NULL;
+    dx_red plain = *r;
+    plain.opts = &o;
+    GX__CHECK(dx_reduce_any(fn, &plain, out));
+    gx_map_opts mo = {.consts = o.consts, .nconsts = o.nconsts};
+    gx_status s = gx_map_into((*out)->ctx, r->opts->finish, 1, out, &mo, *out);
+    if (s != GX_OK) {
+        gx_array_release(*out);
+        *out = NULL;
+        return gx__err_prefix(s, "%s: opts->finish", fn);
+    }
+    return GX_OK;
+}
+
 gx_status gx_dist_reduce(const char *op, const gx_dist *x, const gx_reduce_opts *opts, gx_array **out)
 {
     gx_dist *in[1] = {(gx_dist *)x};
     dx_red r = {NULL, op, 1, in, opts};
-    return dx_reduce_any("gx_dist_reduce", &r, out);
+    return dx_reduce_finished("gx_dist_reduce", &r, out);
 }
 
 gx_status gx_dist_mapreduce(const char *lambda, const char *op, int nin, gx_dist *const *in,
@@ -257,7 +279,7 @@ gx_status gx_dist_mapreduce(const char *lambda, const char *op, int nin, gx_dist
 {
     GX__ARG(lambda, "gx_dist_mapreduce: lambda must not be NULL");
     dx_red r = {lambda, op, nin, in, opts};
-    return dx_reduce_any("gx_dist_mapreduce", &r, out);
+    return dx_reduce_finished("gx_dist_mapreduce", &r, out);
 }
 
 /* ------------------------------------------------------------ find */
