@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* The class of `bytes` and the size its blocks have (*size), or -1: not kept.  Up to
  * 1 KiB a class per 64 bytes (16 classes); above, eight per power of two. */
@@ -49,6 +50,29 @@ void cpu_cache_destroy(cpu_cache *c)
     pthread_mutex_destroy(&c->mu);
 }
 
+/* A new block.  From 4 MiB on it is 2 MiB-aligned and asks for transparent huge pages
+ * (MADV_HUGEPAGE; NumPy asks for them too): a kernel built with THP "madvise", as most
+ * distributions are, otherwise backs gx's arrays with 4 KiB pages, and a core's
+ * stream prefetcher stops at each page.  2-core AMD EPYC VM, 2^24 f32 rotated
+ * through 8 arrays, medians of 40 calls in four alternated pairs (µs): sum 2172 /
+ * 2163 / 1421 / 1400 -> 1945 / 1965 / 1168 / 1180, map 2x+1 into an array 4170 /
+ * 4573 / 2848 / 2770 -> 3958 / 3938 / 2548 / 2799.  The tail past `size` is never
+ * touched, so the rounding costs address space, not memory.  Where the kernel has no
+ * THP, madvise fails and nothing changes. */
+#define CACHE_HUGE ((size_t)2 << 20)
+static void *cache_fresh(size_t size)
+{
+    if (size < 2 * CACHE_HUGE)
+        return aligned_alloc(64, size);
+    size_t sz = (size + CACHE_HUGE - 1) & ~(CACHE_HUGE - 1);
+    void *p = aligned_alloc(CACHE_HUGE, sz);
+#ifdef MADV_HUGEPAGE
+    if (p)
+        (void)madvise(p, sz, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
 void *cpu_cache_alloc(cpu_cache *c, size_t bytes)
 {
     size_t size;
@@ -62,7 +86,7 @@ void *cpu_cache_alloc(cpu_cache *c, size_t bytes)
     pthread_mutex_unlock(&c->mu);
     if (p)
         return p;
-    p = aligned_alloc(64, size);
+    p = cache_fresh(size);
     if (p) {
         pthread_mutex_lock(&c->mu);
         c->held += size;
