@@ -1164,3 +1164,32 @@ GXT_TEST(lambda_nesting_limit_matches_message)
         }
     }
 }
+
+/* lam_cost: the CPU grain's weight of a lambda (gx/jit/lambda.h) -- plain arithmetic
+ * counts as one element, an integer division or remainder makes the loop scalar (16
+ * more), each transcendental call 4, and float division nothing extra. */
+GXT_TEST(lambda_cost_weights)
+{
+    static const struct {
+        const char *text, *types;
+        int cost;
+    } cases[] = {
+        {"x -> x", "f32", 1},
+        {"x, y -> 2*x + y", "f32,f32", 1},
+        {"x -> x / 3", "f32", 1},
+        {"i -> (i ^ (i >> 7)) * 2654435761 % 1000", "i64", 16},
+        {"i -> i / 7 + i % 7", "i32", 16},
+        {"x -> sin(x)*sin(x) + cos(x)*cos(x)", "f32", 17},
+        {"x -> exp(x) + 1", "f64", 5},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        lam_lambda *l = NULL;
+        GXT_OK(compile_with(cases[i].text, cases[i].types, &l));
+        if (l && lam_cost(l) != cases[i].cost) {
+            GXT_CHECK(!"lam_cost");
+            fprintf(stderr, "  %s: cost %d, want %d\n", cases[i].text, lam_cost(l), cases[i].cost);
+        }
+        lam_free(l);
+    }
+    GXT_EQ_I64(lam_cost(NULL), 1);
+}

@@ -54,8 +54,9 @@
  * "mean", argmin/argmax/findmin/findmax of nothing are GX_ERR_INVALID_ARGUMENT.
  *
  * Determinism: every reduction is bitwise reproducible run to run on one device
- * (one CPU thread count): the grid is a function of (size, device) and partials are
- * combined in a fixed order without float atomics.  No flag is needed.
+ * (one CPU thread count): the grid is a function of (size, the operation, device)
+ * and partials are combined in a fixed order without float atomics.  No flag is
+ * needed.
  *
  * Results: gx_reduce, gx_mapreduce, gx_sum... wait and return a host gx_scalar.  The
  * *_to calls stay on the device: they return a new array (the input's ndim, size 1 on

@@ -552,6 +552,7 @@ typedef struct gx__kernel {
     int block;    /* suggested threads per block */
     int min_grid; /* blocks that fill the device at that block size */
     bool pdl;     /* the entry's first statement is GX_PDL_ENTER() (the preludes' macro) */
+    int cpu_work; /* CPU: elements of work one item of a gx__launch_1d stands for (0: 1; lam_cost) */
 } gx__kernel;
 
 /* Compiles (or finds in the caches) `source` and returns the entry `entry`.

@@ -193,6 +193,7 @@ gx_status gx__launch_1d_shm(gx_ctx *ctx, const gx__kernel *k, const void *args, 
     l.block[1] = l.block[2] = 1;
     l.shmem = shmem;
     l.pdl = k->pdl;
+    l.cpu_work = k->cpu_work;
     return ctx->be.iface->launch.run(&ctx->be, k->fn, &l);
 }
 

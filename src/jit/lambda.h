@@ -93,6 +93,12 @@ typedef struct lam_range {
  * *result (may be NULL) receives the bound of the lambda's value (in its result dtype). */
 gx_status lam_emit_ranged(const lam_lambda *l, const char *const *param_names, const lam_range *param_ranges,
                           const char *const *const_names, gx__sbuf *out, lam_range *result);
+/* The CPU work of one evaluation, in elements of a vectorised sum (1 = as cheap as
+ * one; at least 1): what the CPU backend's grain weighs a part's elements by, so an
+ * expensive lambda (integer division, which keeps GCC's loop scalar; transcendental
+ * calls) spreads over the cores at sizes where a plain one stays on one.  A static
+ * estimate (deterministic: a reduction's partition must not depend on timings). */
+int lam_cost(const lam_lambda *l);
 void lam_free(lam_lambda *l);
 
 /* The prelude for target "c" or "cuda" (any other target gets "c"): fixed-width ints,

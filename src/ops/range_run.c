@@ -71,6 +71,12 @@ static gx_status get_kernels(gx_ctx *ctx, const rp_seg *sg, const rp_kspec *ks, 
         s = gx__kernel_get(ctx, src.p, "gx_pipe", e1, k1);
     if (s == GX_OK && !hit)
         s = gx__kernel_get(ctx, src.p, "gx_pipe", e2, k2);
+    if (s == GX_OK && !hit) { /* the CPU grain weighs each element by its stages' cost */
+        int w = 1;
+        for (int i = 0; i < sg->nops; i++)
+            w += sg->ops[i]->lam ? lam_cost(sg->ops[i]->lam) - 1 : 0;
+        k1->cpu_work = k2->cpu_work = w > 1 ? w : 0;
+    }
     if (s == GX_OK && !hit && !key.oom) {
         pair[0] = *k1;
         pair[1] = *k2;
