@@ -561,10 +561,34 @@ static void rd_map_key(const rd_job *job, const char *map, const gx_dtype *at, c
  * for maps without bound arrays.  Why: formatting rd_map_key's text and hashing it as
  * a string made a warm l2 mapreduce of 1024 f32 cost ~1.5x a plain sum on the host
  * (CPU backend, 2-core VM: 701 against 481 ns). */
-typedef struct rd_map_memo {
+typedef struct rd_expr_memo {
     gx_dtype et;
     char expr[500];
-} rd_map_memo;
+} rd_expr_memo;
+
+/* An emitted expression (and its dtype) from the memo front into *expr; false on a miss. */
+static bool rd_expr_get(gx_ctx *ctx, const gx__bkey *k, gx_dtype *et, gx__sbuf *expr)
+{
+    rd_expr_memo m;
+    if (!gx__memo_bget(ctx, k, &m, sizeof m))
+        return false;
+    if (et)
+        *et = m.et;
+    gx__sb_puts(expr, m.expr);
+    return true;
+}
+
+/* Keeps an expression that fits the front's fixed slot (longer ones take the slow path). */
+static void rd_expr_put(gx_ctx *ctx, const gx__bkey *k, gx_dtype et, const gx__sbuf *expr)
+{
+    rd_expr_memo m;
+    if (expr->oom || expr->len >= sizeof m.expr)
+        return;
+    memset(&m, 0, sizeof m);
+    m.et = et;
+    memcpy(m.expr, expr->p, expr->len);
+    gx__memo_bput(ctx, k, &m, sizeof m);
+}
 
 static bool rd_map_front_key(const rd_job *job, const char *map, const gx_dtype *at, const gx_reduce_opts *opts,
                              int nfns, gx__bkey *k)
@@ -667,13 +691,9 @@ static gx_status rd_map(rd_job *job, const char *map, const gx_reduce_opts *opts
         at[i] = job->in[i]->dtype;
     gx__userfns *u = gx__userfns_of(job->ctx);
     gx__bkey fk;
-    rd_map_memo fm;
     bool front = rd_map_front_key(job, map, at, opts, u ? u->count : 0, &fk);
-    if (front && gx__memo_bget(job->ctx, &fk, &fm, sizeof fm)) {
-        job->et = fm.et;
-        gx__sb_puts(&job->expr, fm.expr);
+    if (front && rd_expr_get(job->ctx, &fk, &job->et, &job->expr))
         return job->expr.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory") : GX_OK;
-    }
     gx__sbuf key = {0};
     rd_map_key(job, map, at, opts, &key);
     /* Why a memo: the lambda was parsed, checked and emitted on every call, a third of
@@ -687,12 +707,8 @@ static gx_status rd_map(rd_job *job, const char *map, const gx_reduce_opts *opts
     if (s == GX_OK)
         rd_map_keep(job, &key);
     gx__sb_free(&key);
-    if (s == GX_OK && front && !job->expr.oom && job->expr.len < sizeof fm.expr) {
-        memset(&fm, 0, sizeof fm);
-        fm.et = job->et;
-        memcpy(fm.expr, job->expr.p, job->expr.len);
-        gx__memo_bput(job->ctx, &fk, &fm, sizeof fm);
-    }
+    if (s == GX_OK && front)
+        rd_expr_put(job->ctx, &fk, job->et, &job->expr);
     return s;
 }
 
@@ -700,10 +716,6 @@ static gx_status rd_map(rd_job *job, const char *map, const gx_reduce_opts *opts
  * spelled as the folded value in the result dtype and each constant as its argument
  * field.  Memoised by a binary key (a text key's formatting and hashing would be most
  * of what a warm small reduction costs on the host). */
-typedef struct rd_fin_memo {
-    char text[504];
-} rd_fin_memo;
-
 static void rd_finish_key(const rd_job *job, const char *f, const gx_reduce_opts *opts, int nfns, gx__bkey *k)
 {
     k->len = 0;
@@ -757,17 +769,10 @@ static gx_status rd_finish(rd_job *job, const gx_reduce_opts *opts)
     gx__userfns *u = gx__userfns_of(job->ctx);
     gx__bkey k;
     rd_finish_key(job, f, opts, u ? u->count : 0, &k);
-    rd_fin_memo m;
-    if (gx__memo_bget(job->ctx, &k, &m, sizeof m)) {
-        gx__sb_puts(&job->fin, m.text);
+    if (rd_expr_get(job->ctx, &k, NULL, &job->fin))
         return job->fin.oom ? gx__err(GX_ERR_OUT_OF_MEMORY, "out of host memory") : GX_OK;
-    }
     GX__CHECK(rd_finish_compile(job, f, opts, u));
-    if (job->fin.len < sizeof m.text) {
-        memset(&m, 0, sizeof m);
-        memcpy(m.text, job->fin.p, job->fin.len);
-        gx__memo_bput(job->ctx, &k, &m, sizeof m);
-    }
+    rd_expr_put(job->ctx, &k, job->op.out, &job->fin);
     return GX_OK;
 }
 
