@@ -557,10 +557,8 @@ static void rd_map_key(const rd_job *job, const char *map, const gx_dtype *at, c
     gx__sb_printf(key, "|%s", map);
 }
 
-/* The memo front of the map lambda (gx__bkey): rd_map_key's fields as plain copies,
- * for maps without bound arrays.  Why: formatting rd_map_key's text and hashing it as
- * a string made a warm l2 mapreduce of 1024 f32 cost ~1.5x a plain sum on the host
- * (CPU backend, 2-core VM: 701 against 481 ns). */
+/* A memo front's slot for an emitted expression and its dtype (the map lambda's and
+ * the finish's). */
 typedef struct rd_expr_memo {
     gx_dtype et;
     char expr[500];
@@ -590,6 +588,10 @@ static void rd_expr_put(gx_ctx *ctx, const gx__bkey *k, gx_dtype et, const gx__s
     gx__memo_bput(ctx, k, &m, sizeof m);
 }
 
+/* The memo front of the map lambda (gx__bkey): rd_map_key's fields as plain copies,
+ * for maps without bound arrays.  Why: formatting rd_map_key's text and hashing it as
+ * a string made a warm l2 mapreduce of 1024 f32 cost ~1.5x a plain sum on the host
+ * (CPU backend, 2-core VM: 701 against 481 ns). */
 static bool rd_map_front_key(const rd_job *job, const char *map, const gx_dtype *at, const gx_reduce_opts *opts,
                              int nfns, gx__bkey *k)
 {
