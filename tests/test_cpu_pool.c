@@ -298,6 +298,34 @@ GXT_TEST(cpu_find_batches_ties_and_nan)
         gx_array_release(x);
         free(h);
     }
+    /* The batch keeps 64 lanes (32 for 8-byte values) in four chains: a lone best in
+     * each chain and lane position, found in the first batch and in later ones. */
+    const int64_t at[] = {0, 15, 16, 17, 47, 63, 64, 200, 255, 256, 511, 512 + 40, 1023, 1024, 1030};
+    const int64_t n = 1031;
+    double *h = malloc((size_t)n * sizeof *h);
+    float *hf = malloc((size_t)n * sizeof *hf);
+    for (size_t c = 0; c < sizeof at / sizeof at[0]; c++) {
+        for (int64_t k = 0; k < n; k++)
+            h[k] = (double)(k % 13);
+        h[at[c]] = -3;
+        h[(at[c] + 500) % n] = 99;
+        for (int64_t k = 0; k < n; k++)
+            hf[k] = (float)h[k];
+        gx_array *x = NULL, *y = NULL;
+        int64_t q = -1;
+        GXT_OK(gx_array_from_host(ctx, GX_F64, 1, &n, h, &x));
+        GXT_OK(gx_array_from_host(ctx, GX_F32, 1, &n, hf, &y));
+        GXT_OK(gx_argmin(x, &q));
+        GXT_EQ_I64(q, at[c]);
+        GXT_OK(gx_argmin(y, &q));
+        GXT_EQ_I64(q, at[c]);
+        GXT_OK(gx_argmax(y, &q));
+        GXT_EQ_I64(q, (at[c] + 500) % n);
+        gx_array_release(x);
+        gx_array_release(y);
+    }
+    free(h);
+    free(hf);
     gx_ctx_destroy(ctx);
 }
 
