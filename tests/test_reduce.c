@@ -832,6 +832,68 @@ GXT_TEST(reduce_axes_rows_cols_f32)
     }
 }
 
+/* Column sums in bands (the CPU's dense column kernel): rows in blocks of eight and
+ * a remainder, bands of 2048 outputs and a remainder, a partner broadcast along the
+ * rows or along the columns, every float dtype and i32.  Small integer values: every
+ * sum is exact, so the results are compared for equality. */
+GXT_TEST(reduce_axes_cols_bands)
+{
+    gx_ctx *ctx = gxt_ctx();
+    const int64_t shapes[][2] = {{1, 5}, {7, 33}, {8, 2049}, {9, 4100}, {37, 4099}, {16, 1}, {300, 2048}};
+    const gx_dtype dts[] = {GX_F32, GX_F64, GX_I32, GX_F16};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        const int64_t R = shapes[si][0], C = shapes[si][1], n = R * C;
+        double *h = malloc((size_t)n * 8), *hr = malloc((size_t)R * 8), *hc = malloc((size_t)C * 8);
+        double *want = malloc((size_t)C * 8), *got = malloc((size_t)C * 8);
+        for (int64_t i = 0; i < n; i++)
+            h[i] = (double)(int)(gxt_rand_u64() % 9) - 4;
+        for (int64_t r = 0; r < R; r++)
+            hr[r] = (double)(r % 3) + 1;
+        for (int64_t c = 0; c < C; c++)
+            hc[c] = (double)(c % 5) - 2;
+        for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
+            gx_array *x = NULL, *xd = NULL, *pr = NULL, *pc = NULL, *y = NULL, *yd = NULL;
+            int64_t shr[2] = {R, 1}, shc[2] = {1, C};
+            GXT_OK(gx_array_from_host(ctx, GX_F64, 2, shapes[si], h, &xd));
+            GXT_OK(gx_array_empty(ctx, dts[di], 2, shapes[si], &x));
+            GXT_OK(gx_map_into(ctx, "x -> x", 1, &xd, NULL, x));
+            GXT_OK(gx_array_from_host(ctx, GX_F64, 2, shr, hr, &pr));
+            GXT_OK(gx_array_from_host(ctx, GX_F64, 2, shc, hc, &pc));
+            int ax = 0;
+            gx_reduce_opts o = {.axes = &ax, .naxes = 1};
+            for (int form = 0; form < 3; form++) {
+                if (form == 0)
+                    GXT_OK(gx_reduce_to(ctx, "+", x, &o, &y));
+                else
+                    GXT_OK(gx_mapreduce_to(ctx, "a, b -> f64(a) * b", "+", 2,
+                                           (gx_array *[]){x, form == 1 ? pr : pc}, &o, &y));
+                GXT_OK(gx_map(ctx, "x -> f64(x)", 1, &y, NULL, &yd));
+                GXT_OK(gx_array_to_host(yd, got, (size_t)C * 8));
+                for (int64_t c = 0; c < C; c++) {
+                    want[c] = 0;
+                    for (int64_t r = 0; r < R; r++)
+                        want[c] += h[r * C + c] * (form == 0 ? 1 : form == 1 ? hr[r] : hc[c]);
+                }
+                for (int64_t c = 0; c < C; c++)
+                    if (got[c] != want[c]) {
+                        GXT_FAIL_AT(__FILE__, __LINE__, "(%lld, %lld) %s form %d column %lld: %g, host %g",
+                                    (long long)R, (long long)C, gx_dtype_name(dts[di]), form, (long long)c, got[c],
+                                    want[c]);
+                        break;
+                    }
+                gx_array_release(y);
+                gx_array_release(yd);
+                y = yd = NULL;
+            }
+            gx_array_release(x);
+            gx_array_release(xd);
+            gx_array_release(pr);
+            gx_array_release(pc);
+        }
+        free(h), free(hr), free(hc), free(want), free(got);
+    }
+}
+
 /* Results stay on the device and feed the next reduction: variance through the mean. */
 GXT_TEST(reduce_device_chain)
 {

@@ -98,12 +98,6 @@ static bool rg_cluster(const gx_ctx *ctx)
 #define RG_CPU_ACC 8    /* independent accumulators per CPU thread */
 #define RG_CPU_LANES 16 /* f64 accumulators of narrower streams: lanes of one array */
 #define RG_CPU_FIND 256 /* elements per batch of the CPU argmin/argmax (rg_gen_cpu_find) */
-/* Before a loop over the RG_CPU_LANES lanes: GCC unrolls a 16-trip loop fully and
- * then vectorises the copies only when they hold no select; kept as a loop, its loop
- * vectoriser turns the NaN-aware selects of max/min/argmin (a compare, an or, a
- * blend) into vector code too.  One thread, 2^24 f32 from memory: max 13.0 ms
- * unrolled (scalar compares and branches), against OpenMP's 7.5. */
-#define RG_CPU_NO_UNROLL "#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC unroll 1\n#endif\n"
 
 /* ------------------------------------------------------------ scratch */
 

@@ -178,6 +178,13 @@ const char *rg_cuda_helpers(void);
  * bits either way (and which body runs depends on the part's size alone, fixed by n
  * and the thread count). */
 #define RG_CPU_BODY_ATTRS "#if defined(__GNUC__)\n__attribute__((noinline))\n#endif\n"
+
+/* Before a loop over the RG_CPU_LANES lanes: GCC unrolls a 16-trip loop fully and
+ * then vectorises the copies only when they hold no select; kept as a loop, its loop
+ * vectoriser turns the NaN-aware selects of max/min/argmin (a compare, an or, a
+ * blend) into vector code too.  One thread, 2^24 f32 from memory: max 13.0 ms
+ * unrolled (scalar compares and branches), against OpenMP's 7.5. */
+#define RG_CPU_NO_UNROLL "#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC unroll 1\n#endif\n"
 #define RG_CPU_WIDE_IF "#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)\n"
 #define RG_CPU_WIDE_ATTR "__attribute__((target(\"prefer-vector-width=512\")))\n"
 #define RG_CPU_WIDE_MIN 32768
