@@ -526,8 +526,12 @@ static void cpu_copy_part(const void *p, int64_t begin, int64_t end, int part)
  * CPU_COPY_GRAIN_MANY above 4 cores, or the experiment knob GX_CPU_COPY_GRAIN (read
  * once): one core copies from the last-level cache at about 8 GB/s there, so a
  * 256 KB copy (2^16 f32) that stayed on one thread took 30-39 us where OpenMP's
- * 16 threads took 7.5 (16-core H100 host, median of 3 rounds, session 30). */
-#define CPU_COPY_GRAIN ((int64_t)1 << 18)
+ * 16 threads took 7.5 (16-core H100 host, median of 3 rounds, session 30).  On two
+ * cores a part of 64 KiB still takes ~5 us to copy: 2-core AMD EPYC VM, `gx bench
+ * --filter =h2d,=d2h`, median of 8 runs alternated with the old grain of 256 KiB (one
+ * thread up to 512 KiB): 2^16 f32 h2d 31.7 -> 19.2 us, d2h 31.6 -> 19.6; 2^15 (6
+ * runs) 11.2 -> 5.9. */
+#define CPU_COPY_GRAIN ((int64_t)1 << 16)
 #define CPU_COPY_GRAIN_MANY ((int64_t)1 << 14)
 static int64_t cpu_copy_grain(void)
 {
