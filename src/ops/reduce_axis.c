@@ -280,14 +280,21 @@ static void ra_gen_cpu_prefetch(gx__sbuf *b, const rd_job *job, const ra_plan *p
     gx__sb_puts(b, "        }\n#endif\n");
 }
 
-static void ra_gen_cpu_col(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
+/* Opens the loop over the part's outputs in chunks of up to `most` neighbours along
+ * the last kept dimension (j0, cn), with their bases b<k>. */
+static void ra_gen_cpu_chunk(gx__sbuf *b, const rd_job *job, const ra_plan *pl, int most)
 {
     gx__sb_printf(b,
                   "  for (int64_t j0 = jb; j0 < je;) {\n"
                   "    int64_t cn = je - j0, inner = u->ks[%d] - j0 %% u->ks[%d];\n"
                   "    if (cn > inner) cn = inner;\n    if (cn > %d) cn = %d;\n",
-                  pl->nk - 1, pl->nk - 1, RA_COLCHUNK, RA_COLCHUNK);
+                  pl->nk - 1, pl->nk - 1, most, most);
     ra_gen_base(b, job, pl, "j0", "    ");
+}
+
+static void ra_gen_cpu_col(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
+{
+    ra_gen_cpu_chunk(b, job, pl, RA_COLCHUNK);
     gx__sb_printf(b,
                   "    rg_acc acc[%d];\n    int64_t q[%d];\n"
                   "    for (int64_t t = 0; t < cn; t++) { acc[t] = rg_identity(u); q[t] = RG_IMAX; }\n"
@@ -342,12 +349,7 @@ static void ra_gen_cpu_band_elem(gx__sbuf *b, const rd_job *job, const ra_plan *
 
 static void ra_gen_cpu_band(gx__sbuf *b, const rd_job *job, const ra_plan *pl)
 {
-    gx__sb_printf(b,
-                  "  for (int64_t j0 = jb; j0 < je;) {\n"
-                  "    int64_t cn = je - j0, inner = u->ks[%d] - j0 %% u->ks[%d];\n"
-                  "    if (cn > inner) cn = inner;\n    if (cn > %d) cn = %d;\n",
-                  pl->nk - 1, pl->nk - 1, RA_BAND, RA_BAND);
-    ra_gen_base(b, job, pl, "j0", "    ");
+    ra_gen_cpu_chunk(b, job, pl, RA_BAND);
     for (int k = 0; k < job->nin; k++)
         gx__sb_printf(b, "    const %s *c%d = (const %s *)(rg_uptr)u->p[%d] + b%d;\n",
                       gx__dtype_ctype(job->in[k]->dtype), k, gx__dtype_ctype(job->in[k]->dtype), k, k);
