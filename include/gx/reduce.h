@@ -31,7 +31,8 @@
  * the CPU backend folds blocks of 2048 elements and then the blocks' sums): the error
  * is that of f32 arithmetic, with no bound like the one above -- on random data it
  * stays under n * eps_f32 * max|x| (checked at 2^20 elements at every thread count
- * from 1 to 2x the cores); GX_F64 returns the f64 result.  "*" and lambda operators fold in their own dtype.
+ * from 1 to 2x the cores); GX_F64 returns the f64 result.  "*" and lambda operators
+ * fold in their own dtype.
  *
  * Halves (f16, bf16): elements load as f32 and fold in an f32 accumulator (unless
  * opts->dtype names another); a half result is the f32 result rounded once.  In
