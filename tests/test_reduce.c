@@ -834,7 +834,7 @@ GXT_TEST(reduce_axes_rows_cols_f32)
 
 /* Column sums in bands (the CPU's dense column kernel): rows in blocks of eight and
  * a remainder, bands of 2048 outputs and a remainder, a partner broadcast along the
- * rows or along the columns, every float dtype and i32.  Small integer values: every
+ * rows or along the columns, f32, f64, f16 and i32.  Small integer values: every
  * sum is exact, so the results are compared for equality. */
 GXT_TEST(reduce_axes_cols_bands)
 {

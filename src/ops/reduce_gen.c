@@ -496,6 +496,16 @@ static void rg_gen_cpu_pf(gx__sbuf *b, const rg_spec *sp, bool pf, const char *i
     }
 }
 
+/* One step of the lanes loop: elements i0 .. i0 + RG_CPU_LANES - 1 (prefetched ahead
+ * when `pf`) folded into the lane array `acc` (an lvalue of k), at indent `ind`. */
+static void rg_gen_cpu_step(gx__sbuf *b, const rg_spec *sp, const char *const *load, bool pf, const char *acc,
+                            const char *ind)
+{
+    rg_gen_cpu_pf(b, sp, pf, "i0", RG_CPU_LANES, ind);
+    gx__sb_printf(b, "%s%sfor (int k = 0; k < %d; k++)\n", RG_CPU_NO_UNROLL, ind, RG_CPU_LANES);
+    rg_gen_elem(b, sp, "i0 + k", load, acc, "", ind);
+}
+
 /* The thread's share folded into RG_CPU_LANES lanes of one accumulator array (see
  * rg_wide_lanes), stored to its partial.  An f32 accumulator (opts->dtype GX_F32, or
  * halves) folds blocks of RG_CPU_BLOCK elements into fresh lanes and adds each block's
@@ -517,16 +527,12 @@ static void rg_gen_cpu_lanes(gx__sbuf *b, const rg_spec *sp, const char *const *
                       "    for (int k = 0; k < %d; k++) t[k] = rg_identity(u);\n"
                       "    for (const int64_t ie = i0 + %d; i0 < ie; i0 += %d) {\n",
                       RG_CPU_BLOCK, RG_CPU_LANES, RG_CPU_LANES, RG_CPU_BLOCK, RG_CPU_LANES);
-        rg_gen_cpu_pf(b, sp, pf, "i0", RG_CPU_LANES, "      ");
-        gx__sb_printf(b, "%s      for (int k = 0; k < %d; k++)\n", RG_CPU_NO_UNROLL, RG_CPU_LANES);
-        rg_gen_elem(b, sp, "i0 + k", load, "t[k]", "", "      ");
+        rg_gen_cpu_step(b, sp, load, pf, "t[k]", "      ");
         gx__sb_printf(b, "    }\n%s    for (int k = 0; k < %d; k++) r[k] = rg_comb(r[k], t[k]);\n  }\n",
                       RG_CPU_NO_UNROLL, RG_CPU_LANES);
     }
     gx__sb_printf(b, "  for (; i0 + %d <= end; i0 += %d) {\n", RG_CPU_LANES, RG_CPU_LANES);
-    rg_gen_cpu_pf(b, sp, pf, "i0", RG_CPU_LANES, "    ");
-    gx__sb_printf(b, "%s    for (int k = 0; k < %d; k++)\n", RG_CPU_NO_UNROLL, RG_CPU_LANES);
-    rg_gen_elem(b, sp, "i0 + k", load, "r[k]", "", "    ");
+    rg_gen_cpu_step(b, sp, load, pf, "r[k]", "    ");
     gx__sb_puts(b, "  }\n  for (; i0 < end; i0++)\n");
     rg_gen_elem(b, sp, "i0", load, "r[0]", "", "    ");
     gx__sb_printf(b,
