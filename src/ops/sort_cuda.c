@@ -21,15 +21,16 @@
  *      when keys and values are at most 4 bytes, else 256 x 16 (8 with 16-byte
  *      values); the tile's buffers are dynamic shared memory (sc_cfg).  A block
  *      takes its tile from an atomic counter, not from blockIdx, so every tile it
- *      waits on belongs to a block that is already running.  Keys
- *      are counted per digit first (shared atomics) and thread d publishes the
- *      tile's count of digit d at once (early counts).  Then they are ranked by digit
- *      inside the warp (each lane ors its bit into the warp's mask of its digit; the
- *      leader of each digit group bumps the warp's shared counter), warps in order
- *      give the tile's ranks, which follow input order: the pass is stable.  Thread
- *      d < 256 then has the tile's count of digit d (count | AGGREGATE flag) and looks
- *      back over the earlier tiles' words for digit d, adding aggregates until it
- *      meets an INCLUSIVE prefix; it publishes its own inclusive prefix.  The count
+ *      waits on belongs to a block that is already running.  Each warp
+ *      counts its keys per digit first (shared atomics); thread d publishes the
+ *      tile's count of digit d at once (count | AGGREGATE flag: early counts) and
+ *      turns the warps' counts of digit d into the block-wide start of each warp's
+ *      digit-d keys.  Then the keys are ranked by digit inside the warp (each lane ors
+ *      its bit into the warp's mask of its digit; the leader of each digit group bumps
+ *      the warp's counter), which hands out final positions in the tile in input
+ *      order: the pass is stable.  Thread d < 256 then looks back over the earlier
+ *      tiles' words for digit d, adding aggregates until it meets an INCLUSIVE
+ *      prefix; it publishes its own inclusive prefix.  The count
  *      and flag share one 32-bit word, so no fence is needed between them.  Keys
  *      (then values) are staged in shared memory in sorted order and written out
  *      from there, so a warp writes runs of consecutive addresses.  4- and 8-byte
@@ -373,6 +374,10 @@ static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb, const gx_device_i
     gx__sb_printf(b, "#define GX_UPU %d\n", gx__knob_int("GX_SORT_UPU", 8, 1, 16));
     gx__sb_printf(b, "#define GX_B %d\n#define GX_RANK %d\n#define GX_PARTS %d\n#define GX_SBUF %d\n", c.b, c.rank,
                   sc_parts(), c.sbuf);
+    /* Block-wide offsets before the ranking (knob GX_SORT_PRE, default 1; 0: the
+     * ranking's warp-local ranks, offset per item afterwards, with the early counts'
+     * GX_SORT_PARTS copies).  sort_cuda_src.h has the figures at GX_PRE. */
+    gx__sb_printf(b, "#define GX_PRE %d\n", gx__knob_int("GX_SORT_PRE", 1, 0, 1));
     /* Experiment knob GX_SORT_LB: predecessors read at once in the look-back. */
     gx__sb_printf(b, "#define GX_LB %d\n", gx__knob_int("GX_SORT_LB", 8, 1, 64));
     gx__sb_printf(b, "#define GX_PASS_MINB %d\n", c.minb);
