@@ -1,5 +1,6 @@
 /* cpu_cache.c -- the CPU backend's memory pool: see cpu_cache.h. */
 #include "backend/cpu/cpu_cache.h"
+#include "backend/backend.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -55,7 +56,8 @@ static size_t cache_class_size(int k)
  * its output) took 115-124 ms for 2^24 f32 on one thread, against 18.3 ms with the
  * blocks of glibc before the 2 MiB alignment; with the output 64 bytes / 1 KiB / 16
  * KiB off: 27.6 / 20.5 / 23.0 ms, 4 KiB off: 60.6 ms.  Two colours differ by a
- * multiple of 1088 bytes below 64 of them, never a multiple of 4 KiB.  The pointer to
+ * multiple of 1088 bytes below 64 of them, never a multiple of 4 KiB.  The
+ * experiment knob GX_CPU_COLOURS (1 to 16, read once) sets how many take turns.  The pointer to
  * the region is kept in the 8 bytes before the block (cache_give_back reads it); the
  * colour costs address space and at most 16 KiB of the first huge page. */
 #define CACHE_HUGE ((size_t)2 << 20)
@@ -69,7 +71,11 @@ static void *cache_fresh(size_t size)
     if (!cache_coloured(size))
         return aligned_alloc(64, size);
     static _Atomic unsigned turn;
-    size_t colour = 64 + (size_t)(turn++ % CACHE_COLOURS) * CACHE_COLOUR_STEP;
+    static _Atomic int colours; /* experiment knob GX_CPU_COLOURS (1: one offset for all) */
+    int nc = colours;
+    if (!nc)
+        colours = nc = gx__knob_int("GX_CPU_COLOURS", CACHE_COLOURS, 1, CACHE_COLOURS);
+    size_t colour = 64 + (size_t)(turn++ % (unsigned)nc) * CACHE_COLOUR_STEP;
     size_t sz = (size + CACHE_COLOUR_MAX + CACHE_HUGE - 1) & ~(CACHE_HUGE - 1);
     char *base = aligned_alloc(CACHE_HUGE, sz);
     if (!base)
