@@ -286,19 +286,6 @@ static int sc_cfg_rank(sc_key k, int vb, const sc_cfg *c)
     return r == 1 && c->it * sc_sb(k, vb) >= 32 ? 1 : 0;
 }
 
-/* Copies of a pass's early digit counts (knob GX_SORT_PARTS, a power of 2 up to 32):
- * lane l counts into copy l % parts, so keys of one digit (the exponent byte of floats
- * in one binade) do not serialise a warp's shared atomics on one word.  Measured, it
- * does not pay: H100, 2^28, parts 1 / 4 / 8 (µs): u32 8127 / 8183 / 8246, f32 9032 /
- * 9112 / 9235 (the f32 sort's gap to the u32 one is elsewhere).  Default 1. */
-static int sc_parts(void)
-{
-    int p = gx__knob_int("GX_SORT_PARTS", 1, 1, 32), q = 1;
-    while (q * 2 <= p)
-        q *= 2;
-    return q;
-}
-
 static void sc_cfg_make(sc_key k, int vb, const gx_device_info *d, sc_cfg *c)
 {
     memset(c, 0, sizeof *c);
@@ -307,11 +294,11 @@ static void sc_cfg_make(sc_key k, int vb, const gx_device_info *d, sc_cfg *c)
     sc_cfg_items(k, vb, budget, c);
     c->vasync = sc_cfg_vasync(k, vb, budget, c);
     c->rank = sc_cfg_rank(k, vb, c);
-    /* the staging buffer holds the ranking's match masks and the early counts'
-     * copies first, then the tile's items */
+    /* the staging buffer holds the ranking's match masks first, then the tile's
+     * items */
     int stage = c->b * c->it * sc_sb(k, vb);
-    int early = (c->rank ? c->b / 32 * 1024 : 0) + sc_parts() * 1024;
-    c->sbuf = stage > early ? stage : early;
+    int masks = c->rank ? c->b / 32 * 1024 : 0;
+    c->sbuf = stage > masks ? stage : masks;
     c->dyn = (((unsigned)c->sbuf + 15u) & ~15u) + (c->vasync ? (unsigned)(c->b * c->it * vb) : 0u);
 }
 
@@ -366,18 +353,14 @@ static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb, const gx_device_i
     gx__sb_printf(b, "#define GX_VEARLY %d\n", gx__knob_int("GX_SORT_VEARLY", 0, 0, 1));
     gx__sb_printf(b, "#define GX_VASYNC %d\n", c.vasync);
     /* Copies of the upsweep's counters (knob GX_SORT_UPP, at most 8, or 4 for 8-byte
-     * keys), as GX_SORT_PARTS for the passes; no gain either: H100 2^28 (µs), 8 -> 1
+     * keys), as copies of the passes' early counts were (GX_SORT_PARTS, removed in
+     * session 35 with the per-warp counts); no gain either: H100 2^28 (µs), 8 -> 1
      * copy: u32 8108 -> 7929, f32 8995 -> 8800.  Default 1. */
     int upp = gx__knob_int("GX_SORT_UPP", 1, 1, 8);
     gx__sb_printf(b, "#define GX_UPP %d\n", k.kb == 8 && upp > 4 ? 4 : upp);
     /* Keys a thread of the upsweep loads at once (knob GX_SORT_UPU). */
     gx__sb_printf(b, "#define GX_UPU %d\n", gx__knob_int("GX_SORT_UPU", 8, 1, 16));
-    gx__sb_printf(b, "#define GX_B %d\n#define GX_RANK %d\n#define GX_PARTS %d\n#define GX_SBUF %d\n", c.b, c.rank,
-                  sc_parts(), c.sbuf);
-    /* Block-wide offsets before the ranking (knob GX_SORT_PRE, default 1; 0: the
-     * ranking's warp-local ranks, offset per item afterwards, with the early counts'
-     * GX_SORT_PARTS copies).  sort_cuda_src.h has the figures at GX_PRE. */
-    gx__sb_printf(b, "#define GX_PRE %d\n", gx__knob_int("GX_SORT_PRE", 1, 0, 1));
+    gx__sb_printf(b, "#define GX_B %d\n#define GX_RANK %d\n#define GX_SBUF %d\n", c.b, c.rank, c.sbuf);
     /* Experiment knob GX_SORT_LB: predecessors read at once in the look-back. */
     gx__sb_printf(b, "#define GX_LB %d\n", gx__knob_int("GX_SORT_LB", 8, 1, 64));
     gx__sb_printf(b, "#define GX_PASS_MINB %d\n", c.minb);

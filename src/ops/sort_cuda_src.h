@@ -206,12 +206,6 @@ static const char sc_cuda_onesweep[] =
     "  unsigned int (*s_mm)[256] = (unsigned int (*)[256])s_buf;\n"
     "  for (int i = tid; i < GX_W * 256; i += GX_B) (&s_mm[0][0])[i] = 0;\n"
     "#endif\n"
-    /* the early counts' GX_PARTS copies, after the masks in the staging buffer (GX_PRE
-     * 0 only: with GX_PRE the warps count into their own s_wc rows) */
-    "#if !GX_PRE\n"
-    "  unsigned int (*s_hp)[256] = (unsigned int (*)[256])(s_buf + (GX_RANK == 1 ? GX_W * 1024 : 0));\n"
-    "  for (int i = tid; i < GX_PARTS * 256; i += GX_B) (&s_hp[0][0])[i] = 0;\n"
-    "#endif\n"
     "  if (tid == 0) s_tile = atomicAdd((unsigned int *)a.counter, 1u);\n"
     "  __syncthreads();\n"
     "  const long long tile = (long long)s_tile;\n"
@@ -286,15 +280,16 @@ static const char sc_cuda_onesweep[] =
      * one ranking sooner (the look-back chain is what the pass waits on).  H200,
      * same-run CUB in brackets (µs): u32 2^28 10272 -> 9061 (6317), 2^24 807 -> 651
      * (463); f32 2^28 12392 -> 10089 (5619); pairs 2^28 15829 -> 14080 (7405). */
-    "#if GX_PRE\n"
-    /* GX_PRE: each warp counts its items' digits into its own row of s_wc; thread d then
+    /* Each warp counts its items' digits into its own row of s_wc; thread d then
      * publishes the tile's count of digit d and turns column d into the block-wide
      * start of each warp's digit-d items (digits below d, then warps before).  The
      * ranking below then hands out final positions in the tile: no second pass over
      * the items to add the warps' and digits' offsets (CUB's onesweep order).  ncu,
-     * H100, u32 keys 2^26: the other order executed 273 M warp instructions a pass
-     * against CUB's 158 M, 13.7 M shared loads against 6.4 M.  H100 2^28, two rounds
-     * of each in one run (µs), GX_SORT_PRE 0 -> 1: u32 keys 7153 / 7166 -> 6373 / 6389
+     * H100, u32 keys 2^26: that second pass (ranks within the warp first, one
+     * block-wide count of the early digits, session 34's code) executed 273 M warp
+     * instructions a pass against CUB's 158 M, 13.7 M shared loads against 6.4 M.
+     * H100 2^28, two rounds of each in one run (µs), that order -> this one: u32 keys
+     * 7153 / 7166 -> 6373 / 6389
      * (CUB 6404 in the call before, same machine kind), f32 keys 7497 / 7537 -> 6837 /
      * 6851 (CUB 5676), u32 pairs 10326 / 10356 -> 9868 / 9914 (CUB 9076), argsort f32
      * 10240 / 10261 -> 9805 / 9823.  Thread d's count and start go through s_cnt and
@@ -333,23 +328,6 @@ static const char sc_cuda_onesweep[] =
     "    s_tex[d] = tex;\n"
     "  }\n"
     "  __syncthreads();\n"
-    "#else\n"
-    "  {\n"
-    "    unsigned int *hp = s_hp[lane % GX_PARTS];\n"
-    "#pragma unroll\n"
-    "    for (int i = 0; i < GX_IT; i++)\n"
-    "      if (wb + i * 32 + lane < a.n) atomicAdd(&hp[gx_digit(key[i], a.shift)], 1u);\n"
-    "  }\n"
-    "  __syncthreads();\n"
-    "  volatile unsigned int *st = (volatile unsigned int *)a.status;\n"
-    "  if (tid < 256) {\n"
-    "    unsigned hc = 0;\n"
-    "#pragma unroll\n"
-    "    for (int q = 0; q < GX_PARTS; q++) hc += s_hp[q][tid];\n"
-    "    if (tile == 0) st[tid] = GX_ST_INC | hc;\n"
-    "    else st[tile * 256 + tid] = GX_ST_AGG | hc;\n"
-    "  }\n"
-    "#endif\n"
     "  /* Rank within the warp: items in (i, lane) order, which is input order. */\n"
     "  const unsigned lt = (1u << lane) - 1u;\n"
     "#pragma unroll\n"
@@ -388,7 +366,6 @@ static const char sc_cuda_onesweep[] =
     "    rk[i >> 1] = (i & 1) ? rk[i >> 1] | (r << 16) : r;\n"
     "    __syncwarp();\n"
     "  }\n"
-    "#if GX_PRE\n"
     /* thread d < 256: the look-back for digit d (the tile's count was published
      * before the ranking); its items start at offs[d] + pref - tex in the output */
     "  if (tid < 256) {\n"
@@ -418,73 +395,13 @@ static const char sc_cuda_onesweep[] =
     "    s_base[d] = (long long)((const unsigned long long *)a.offs)[d] + pref - (long long)tex;\n"
     "  }\n"
     "  __syncthreads();\n"
-    "#else\n"
-    "  __syncthreads();\n"
-    "  /* Thread d < 256: digit d's offsets of the warps within the tile, the tile's\n"
-    "   * count, the look-back for the earlier tiles' counts of digit d (this tile's was\n"
-    "   * published above). */\n"
-    "  const int d = tid;\n"
-    "  unsigned cnt = 0, inc = 0;\n"
-    "  long long pref = 0;\n"
-    "  if (tid < 256) {\n"
-    "    for (int w = 0; w < GX_W; w++) {\n"
-    "      const unsigned c = s_wc[w][d];\n"
-    "      s_wc[w][d] = cnt;\n"
-    "      cnt += c;\n"
-    "    }\n"
-    "    inc = cnt;\n"
-    "#pragma unroll\n"
-    "    for (int o = 1; o < 32; o <<= 1) {\n"
-    "      const unsigned y = __shfl_up_sync(0xffffffffu, inc, o);\n"
-    "      if (lane >= o) inc += y;\n"
-    "    }\n"
-    "    if (lane == 31) s_wt[warp] = inc;\n"
-    "    if (tile != 0) {\n"
-    /* Look back GX_LB tiles at a time (their loads in flight together, not one L2
-     * round trip per tile): add aggregates until an inclusive prefix; a tile that has
-     * published nothing yet is read again. */
-    "      long long j = tile - 1;\n"
-    "      for (int done = 0; !done;) {\n"
-    "        unsigned s[GX_LB];\n"
-    "#pragma unroll\n"
-    "        for (int w = 0; w < GX_LB; w++) s[w] = j - w >= 0 ? st[(j - w) * 256 + d] : GX_ST_INC;\n"
-    "        int w = 0;\n"
-    "#pragma unroll\n"
-    "        for (int q = 0; q < GX_LB; q++) {\n"
-    "          if (done || w < q || (s[q] & (GX_ST_AGG | GX_ST_INC)) == 0) continue;\n"
-    "          pref += (long long)(s[q] & GX_ST_VAL);\n"
-    "          w = q + 1;\n"
-    "          if (s[q] & GX_ST_INC) done = 1;\n"
-    "        }\n"
-    "        j -= w;\n"
-    "      }\n"
-    "      st[tile * 256 + d] = GX_ST_INC | (unsigned)(pref + cnt);\n"
-    "    }\n"
-    "  }\n"
-    "  __syncthreads();\n"
-    "  if (tid < 256) {\n"
-    "    unsigned wex = 0;\n"
-    "    for (int w = 0; w < warp; w++) wex += s_wt[w];\n"
-    "    const unsigned tex = wex + inc - cnt;\n"
-    "    s_tex[d] = tex;\n"
-    "    s_base[d] = (long long)((const unsigned long long *)a.offs)[d] + pref - (long long)tex;\n"
-    "  }\n"
-    "  __syncthreads();\n"
-    "#endif\n"
     "  /* Keys in tile order at their ranks, then out in order (runs of one digit are\n"
     "   * contiguous in the output too). */\n"
     "  gx_ut *sK = (gx_ut *)s_buf;\n"
     "#pragma unroll\n"
     "  for (int i = 0; i < GX_IT; i++) {\n"
     "    if (wb + i * 32 + lane < a.n) {\n"
-    "#if GX_PRE\n"
     "      sK[GX_RK(i)] = key[i];\n"
-    "#else\n"
-    "      const unsigned dd = gx_digit(key[i], a.shift);\n"
-    "      const unsigned at = s_tex[dd] + s_wc[warp][dd] + GX_RK(i);\n"
-    "      sK[at] = key[i];\n"
-    "      rk[i >> 1] = (i & 1) ? (rk[i >> 1] & 0xffffu) | (at << 16) : (rk[i >> 1] & 0xffff0000u) | at;\n"
-    "#endif\n"
     "    }\n"
     "  }\n"
     "  __syncthreads();\n"

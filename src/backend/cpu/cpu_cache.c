@@ -55,11 +55,13 @@ static size_t cache_class_size(int k)
  * Xeon host the CPU scan (four chains a thread, each reading its input and writing
  * its output) took 115-124 ms for 2^24 f32 on one thread, against 18.3 ms with the
  * blocks of glibc before the 2 MiB alignment; with the output 64 bytes / 1 KiB / 16
- * KiB off: 27.6 / 20.5 / 23.0 ms, 4 KiB off: 60.6 ms.  Two colours differ by a
- * multiple of 1088 bytes below 64 of them, never a multiple of 4 KiB.  The
- * experiment knob GX_CPU_COLOURS (1 to 16, read once) sets how many take turns.  The pointer to
- * the region is kept in the 8 bytes before the block (cache_give_back reads it); the
- * colour costs address space and at most 16 KiB of the first huge page. */
+ * KiB off: 27.6 / 20.5 / 23.0 ms, 4 KiB off: 60.6 ms; coloured, 24.1 ms (16 threads:
+ * 9.6-10.2 -> 2.1 ms).  Two colours differ by a multiple of 1088 bytes below 64 of
+ * them, never a multiple of 4 KiB.  The experiment knob GX_CPU_COLOURS (1 to 16, read
+ * once) sets how many take turns.  The pointer to the region is kept in the 8 bytes
+ * before the block (cache_give_back reads it).  The colour and the rounding up to
+ * whole huge pages cost address space, and with huge pages in use part of the first
+ * and last page's memory (the kernel backs a touched 2 MiB page whole). */
 #define CACHE_HUGE ((size_t)2 << 20)
 #define CACHE_COLOURS 16
 #define CACHE_COLOUR_STEP 1088
