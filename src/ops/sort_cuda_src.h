@@ -289,11 +289,11 @@ static const char sc_cuda_onesweep[] =
      * block-wide count of the early digits, session 34's code) executed 273 M warp
      * instructions a pass against CUB's 158 M, 13.7 M shared loads against 6.4 M.
      * H100 2^28, two rounds of each in one run (µs), that order -> this one: u32 keys
-     * 7153 / 7166 -> 6373 / 6389
-     * (CUB 6404 in the call before, same machine kind), f32 keys 7497 / 7537 -> 6837 /
-     * 6851 (CUB 5676), u32 pairs 10326 / 10356 -> 9868 / 9914 (CUB 9076), argsort f32
-     * 10240 / 10261 -> 9805 / 9823.  Thread d's count and start go through s_cnt and
-     * s_tex across the ranking: kept in registers, argsort took 11131-11179 µs. */
+     * 7153 / 7166 -> 6373 / 6389 (CUB 6404 in the call before, same machine kind), f32
+     * keys 7497 / 7537 -> 6837 / 6851 (CUB 5676), u32 pairs 10326 / 10356 -> 9868 /
+     * 9914 (CUB 9076), argsort f32 10240 / 10261 -> 9805 / 9823.  Thread d's count and
+     * start go through s_cnt and s_tex across the ranking: kept in registers, argsort
+     * took 11131-11179 µs. */
     "#pragma unroll\n"
     "  for (int i = 0; i < GX_IT; i++)\n"
     "    if (wb + i * 32 + lane < a.n) atomicAdd(&s_wc[warp][gx_digit(key[i], a.shift)], 1u);\n"
