@@ -363,6 +363,12 @@ static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb, const gx_device_i
     gx__sb_printf(b, "#define GX_B %d\n#define GX_RANK %d\n#define GX_SBUF %d\n", c.b, c.rank, c.sbuf);
     /* Experiment knob GX_SORT_LB: predecessors read at once in the look-back. */
     gx__sb_printf(b, "#define GX_LB %d\n", gx__knob_int("GX_SORT_LB", 8, 1, 64));
+    /* A pass whose largest digit holds more than 1 / GX_SORT_SKEW of the keys ranks
+     * with __match_any_sync (gx_sc_pass_m; 0: never): floats' exponent byte, say.
+     * H100, two rounds in one run (µs), never -> 1/4: f32 keys in [0, 1) 2^28 6834 /
+     * 6832 -> 6334 / 6353 (CUB 5679), 2^24 516 / 516 -> 490 / 485 (CUB 440); argsort
+     * f32 2^28 9847 / 9833 -> 9462 / 9488; u32 keys and pairs (no such pass) alike. */
+    gx__sb_printf(b, "#define GX_SKEW %d\n", gx__knob_int("GX_SORT_SKEW", 4, 0, 256));
     gx__sb_printf(b, "#define GX_PASS_MINB %d\n", c.minb);
     gx__sb_printf(b, "#define GX_PF %d\n#define GX_PFV %d\n", sc_prefetch(vb, sms),
                   gx__knob_int("GX_SORT_PFV", 0, 0, 1));
@@ -524,6 +530,7 @@ typedef struct sc_job {
     int64_t n;
     int pvb; /* value bytes the passes carry: vb, or 4 when an argsort's generated
               * indices travel as u32 and widen to i64 in the last pass (sc_widen) */
+    unsigned skew; /* bit p: digit p's pass ranks with __match_any_sync (sc_plan) */
 } sc_job;
 
 typedef struct sc_zero_args {
@@ -657,7 +664,9 @@ static gx_status sc_pass(gx_ctx *ctx, const sc_job *j, sc_mem *m, int p, int e, 
 {
     gx__kernel kp;
     bool widen = last && j->pvb < j->vb;
-    GX__CHECK(sc_kernel(ctx, j->k, j->desc, j->pvb, widen ? "gx_sc_pass_w" : "gx_sc_pass", &kp));
+    bool ma = (j->skew >> p) & 1u;
+    const char *entry = widen ? (ma ? "gx_sc_pass_wm" : "gx_sc_pass_w") : ma ? "gx_sc_pass_m" : "gx_sc_pass";
+    GX__CHECK(sc_kernel(ctx, j->k, j->desc, j->pvb, entry, &kp));
     sc_cfg c;
     GX__CHECK(sc_cfg_get(ctx, j->k, j->pvb, &c));
     int64_t tile = sc_tile_of(&c);
@@ -718,13 +727,19 @@ static gx_status sc_fixup(gx_ctx *ctx, const sc_job *j, sc_mem *m)
     return s;
 }
 
-/* The passes that run (digit not constant; at least one) into run[], their count. */
-static int sc_plan(const sc_job *j, const uint32_t *trivial, int *run)
+/* The passes that run (digit not constant; at least one) into run[], their count;
+ * the passes whose largest digit holds more than 1 / GX_SKEW of the keys into
+ * j->skew (gx_sc_scan's bit 1). */
+static int sc_plan(sc_job *j, const uint32_t *trivial, int *run)
 {
     int np = 0;
-    for (int p = 0; p < j->k.kb; p++)
-        if (!trivial[p])
+    j->skew = 0;
+    for (int p = 0; p < j->k.kb; p++) {
+        if (trivial[p] & 2u)
+            j->skew |= 1u << p;
+        if (!(trivial[p] & 1u))
             run[np++] = p;
+    }
     if (np == 0)
         run[np++] = 0; /* all keys equal: one (stable) pass still moves them */
     return np;
@@ -841,7 +856,8 @@ gx_status gx__sort_cuda(gx_ctx *ctx, const gx__sort_req *r)
                     r->keys_out ? (char *)r->keys_out + at * k.kb : NULL,
                     vb ? (char *)r->vals_out + at * vb : NULL,
                     r->rowlen,
-                    vb};
+                    vb,
+                    0};
         GX__CHECK(sc_onesweep(ctx, &j));
     }
     return GX_OK;
@@ -855,7 +871,7 @@ typedef struct sc_head_args {
 /* Top-k of one long row: the sorted row with its indices in scratch, its first k. */
 static gx_status sc_topk_row(gx_ctx *ctx, sc_key k, const gx__topk_req *r, int64_t row, void *ks, int64_t *is)
 {
-    sc_job j = {k, r->largest != 0, 8, (const char *)r->keys_in + row * r->rowlen * k.kb, NULL, ks, is, r->rowlen, 8};
+    sc_job j = {k, r->largest != 0, 8, (const char *)r->keys_in + row * r->rowlen * k.kb, NULL, ks, is, r->rowlen, 8, 0};
     GX__CHECK(sc_onesweep(ctx, &j));
     gx__kernel hk, hv;
     GX__CHECK(sc_kernel(ctx, k, r->largest != 0, 8, "gx_sr_head_k", &hk));
@@ -968,7 +984,7 @@ static gx_status sc_sel_row(gx_ctx *ctx, sc_key k, const gx__topk_req *r, int64_
     int largest = r->largest != 0;
     const void *keys = (const char *)r->keys_in + row * r->rowlen * k.kb;
     int64_t n = r->rowlen;
-    sc_job zj = {k, largest, 8, NULL, NULL, NULL, NULL, 0, 8};
+    sc_job zj = {k, largest, 8, NULL, NULL, NULL, NULL, 0, 8, 0};
     GX__CHECK(sc_zero(ctx, &zj, m->p, m->zero_bytes));
     if (n > m->cap) { /* else every item is a candidate */
         int ibits = 1;

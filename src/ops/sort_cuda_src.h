@@ -94,6 +94,7 @@ static const char sc_cuda_onesweep[] =
     "#define GX_ST_INC 0x80000000u\n"
     "#define GX_ST_VAL 0x3fffffffu\n"
     "#ifndef GX_LB\n#define GX_LB 8\n#endif\n"
+    "#ifndef GX_SKEW\n#define GX_SKEW 0\n#endif\n"
     "typedef struct { unsigned long long keys, hist, lossy; long long n, raw; } gx_up_args;\n"
     "/* All digit counts of one segment: per-block counters in shared memory, then one\n"
     " * global atomic per non-empty bin; whether any key was mapped lossily. */\n"
@@ -142,7 +143,8 @@ static const char sc_cuda_onesweep[] =
     "}\n"
     "typedef struct { unsigned long long hist, offs, trivial; long long nseg, n; } gx_scan_args;\n"
     "/* Block p (one per digit pass), thread d (one per digit): where digit d's keys\n"
-    " * start in the output for each segment; trivial[p] = 1 when one digit holds all. */\n"
+    " * start in the output for each segment; trivial[p]: bit 0 when one digit holds\n"
+    " * all, bit 1 when one digit holds more than n / GX_SKEW (0: never). */\n"
     "extern \"C\" __global__ void __launch_bounds__(256) gx_sc_scan(const gx_scan_args a)\n"
     "{\n"
     "  __shared__ unsigned long long tot[256];\n"
@@ -158,7 +160,8 @@ static const char sc_cuda_onesweep[] =
     "    unsigned triv = 0;\n"
     "    for (int i = 0; i < 256; i++) {\n"
     "      const unsigned long long c = tot[i];\n"
-    "      if (c == (unsigned long long)a.n) triv = 1;\n"
+    "      if (c == (unsigned long long)a.n) triv |= 1;\n"
+    "      if (GX_SKEW && c > (unsigned long long)a.n / GX_SKEW) triv |= 2;\n"
     "      tot[i] = run;\n"
     "      run += c;\n"
     "    }\n"
@@ -186,7 +189,7 @@ static const char sc_cuda_onesweep[] =
     " * an argsort's last pass). */\n"
     "#if GX_PASS_MINB > 0\n#define GX_PASS_LB __launch_bounds__(GX_B, GX_PASS_MINB)\n"
     "#else\n#define GX_PASS_LB __launch_bounds__(GX_B)\n#endif\n"
-    "template <typename gx_ot> static __device__ __forceinline__ void gx_sc_pass_body(const gx_pass_args &a)\n"
+    "template <typename gx_ot, bool GX_MA> static __device__ __forceinline__ void gx_sc_pass_body(const gx_pass_args &a)\n"
     "{\n"
     /* the tile's buffers are dynamic shared memory (sort_cuda.c's sc_cfg): the
      * staging buffer, then the values' copy (GX_VASYNC) */
@@ -204,7 +207,7 @@ static const char sc_cuda_onesweep[] =
     /* the match masks of the atomic-or ranking live in the staging buffer, which the
      * ranking does not use yet */
     "  unsigned int (*s_mm)[256] = (unsigned int (*)[256])s_buf;\n"
-    "  for (int i = tid; i < GX_W * 256; i += GX_B) (&s_mm[0][0])[i] = 0;\n"
+    "  if (!GX_MA) for (int i = tid; i < GX_W * 256; i += GX_B) (&s_mm[0][0])[i] = 0;\n"
     "#endif\n"
     "  if (tid == 0) s_tile = atomicAdd((unsigned int *)a.counter, 1u);\n"
     "  __syncthreads();\n"
@@ -334,31 +337,43 @@ static const char sc_cuda_onesweep[] =
     "  for (int i = 0; i < GX_IT; i++) {\n"
     "    const bool ok = wb + i * 32 + lane < a.n;\n"
     "    const unsigned d = gx_digit(key[i], a.shift);\n"
+    /* GX_MA (passes where one digit holds a large share of the keys, sort_cuda.c's
+     * sc_pass): the lanes with the same digit by __match_any_sync, whose cost grows
+     * with the distinct digits of a warp -- so it is kept for those passes.  ncu,
+     * H100, the four passes of 2^26 f32 in [0, 1) (µs; the last, the exponent's,
+     * holds half the keys in one digit), masks -> __match_any_sync: 509 / 449 / 449
+     * / 550 -> 874 / 881 / 870 / 385 (CUB 404 / 403 / 401 / 377): the warp's masks of
+     * one digit collide on one word, 53 M shared atomic wavefronts against 14 M. */
+    "    unsigned m;\n"
+    "    if (GX_MA) {\n"
+    "      m = __match_any_sync(0xffffffffu, ok ? d : 0x100u);\n"
+    "    } else {\n"
     "#if GX_RANK == 1\n"
     /* the lanes with the same digit: each sets its bit in the warp's mask of its
      * digit (one shared atomic), then reads the mask back */
-    "    if (ok) atomicOr(&s_mm[warp][d], 1u << lane);\n"
-    "    __syncwarp();\n"
-    "    const unsigned okm = __ballot_sync(0xffffffffu, ok);\n"
-    "    const unsigned m = ok ? s_mm[warp][d] : ~okm;\n"
-    "    __syncwarp();\n"
+    "      if (ok) atomicOr(&s_mm[warp][d], 1u << lane);\n"
+    "      __syncwarp();\n"
+    "      const unsigned okm = __ballot_sync(0xffffffffu, ok);\n"
+    "      m = ok ? s_mm[warp][d] : ~okm;\n"
+    "      __syncwarp();\n"
     "#else\n"
-    /* the lanes with the same digit: 9 ballots (cheaper than __match_any_sync) */
-    "    const unsigned okm = __ballot_sync(0xffffffffu, ok);\n"
-    "    unsigned m = ok ? okm : ~okm;\n"
+    /* the lanes with the same digit: 9 ballots */
+    "      const unsigned okm = __ballot_sync(0xffffffffu, ok);\n"
+    "      m = ok ? okm : ~okm;\n"
     "#pragma unroll\n"
-    "    for (int b = 0; b < 8; b++) {\n"
-    "      const unsigned bb = __ballot_sync(0xffffffffu, (d >> b) & 1u);\n"
-    "      m &= ((d >> b) & 1u) ? bb : ~bb;\n"
-    "    }\n"
+    "      for (int b = 0; b < 8; b++) {\n"
+    "        const unsigned bb = __ballot_sync(0xffffffffu, (d >> b) & 1u);\n"
+    "        m &= ((d >> b) & 1u) ? bb : ~bb;\n"
+    "      }\n"
     "#endif\n"
+    "    }\n"
     "    const int leader = __ffs(m) - 1;\n"
     "    unsigned pre = 0;\n"
     "    if (ok && lane == leader) {\n"
     "      pre = s_wc[warp][d];\n"
     "      s_wc[warp][d] = pre + (unsigned)__popc(m);\n"
     "#if GX_RANK == 1\n"
-    "      s_mm[warp][d] = 0;\n"
+    "      if (!GX_MA) s_mm[warp][d] = 0;\n"
     "#endif\n"
     "    }\n"
     "    pre = __shfl_sync(0xffffffffu, pre, leader);\n"
@@ -456,10 +471,13 @@ static const char sc_cuda_onesweep[] =
     "  for (long long z = tile; z < a.znext; z += gridDim.x)\n"
     "    for (int i = tid; i < 256; i += GX_B) ((unsigned int *)a.zst)[z * 256 + i] = 0u;\n"
     "}\n"
-    "extern \"C\" __global__ void GX_PASS_LB gx_sc_pass(const gx_pass_args a) { gx_sc_pass_body<gx_vt>(a); }\n"
+    "extern \"C\" __global__ void GX_PASS_LB gx_sc_pass(const gx_pass_args a) { gx_sc_pass_body<gx_vt, false>(a); }\n"
+    "extern \"C\" __global__ void GX_PASS_LB gx_sc_pass_m(const gx_pass_args a) { gx_sc_pass_body<gx_vt, true>(a); }\n"
     "#if GX_VB == 4\n"
     "extern \"C\" __global__ void GX_PASS_LB gx_sc_pass_w(const gx_pass_args a)\n"
-    "{ gx_sc_pass_body<unsigned long long>(a); }\n"
+    "{ gx_sc_pass_body<unsigned long long, false>(a); }\n"
+    "extern \"C\" __global__ void GX_PASS_LB gx_sc_pass_wm(const gx_pass_args a)\n"
+    "{ gx_sc_pass_body<unsigned long long, true>(a); }\n"
     "#endif\n";
 
 /* Restoring -0.0 and NaN payloads after a device-wide float sort (see sort_cuda.c):
