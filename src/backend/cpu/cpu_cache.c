@@ -57,7 +57,10 @@ static size_t cache_class_size(int k)
  * blocks of glibc before the 2 MiB alignment; with the output 64 bytes / 1 KiB / 16
  * KiB off: 27.6 / 20.5 / 23.0 ms, 4 KiB off: 60.6 ms; coloured, 24.1 ms (16 threads:
  * 9.6-10.2 -> 2.1 ms).  Two colours differ by a multiple of 1088 bytes below 64 of
- * them, never a multiple of 4 KiB.  The experiment knob GX_CPU_COLOURS (1 to 16, read
+ * them, never a multiple of 4 KiB.  Colours alone do not settle it: a block taken back
+ * from the pool keeps its colour, so an input and an output of one colour still meet
+ * (the bench's table: the scan of 2^24 on 16 threads 5.5 ms), and the scan's chains
+ * start apart as well (range_gen.c, cpu_chains).  The experiment knob GX_CPU_COLOURS (1 to 16, read
  * once) sets how many take turns.  The pointer to the region is kept in the 8 bytes
  * before the block (cache_give_back reads it).  The colour and the rounding up to
  * whole huge pages cost address space, and with huge pages in use part of the first
