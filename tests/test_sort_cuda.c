@@ -275,7 +275,9 @@ GXT_TEST(sort_cuda_keys_every_dtype)
     gx_ctx *ctx = gxt_cuda_ctx();
     if (!ctx)
         return;
-    static const int64_t lens[] = {0, 1, 2, 31, 32, 33, 2047, 2048, 2049, 4095, 4096, 4097, 8193, 12289};
+    /* 16896 and 15360: two whole tiles of the narrow shapes (384 x 22 keys, 384 x 20
+     * with values), so the last tile takes the full-tile path too */
+    static const int64_t lens[] = {0, 1, 2, 31, 32, 33, 2047, 2048, 2049, 4095, 4096, 4097, 8193, 12289, 15360, 16896};
     for (int i = 0; i < SCT_NKEYS; i++)
         for (int l = 0; l < (int)(sizeof lens / sizeof lens[0]); l++)
             for (int desc = 0; desc < 2; desc++)
@@ -288,9 +290,9 @@ GXT_TEST(sort_cuda_pairs_every_width)
     if (!ctx)
         return;
     static const int vbs[] = {1, 2, 4, 8, 16};
-    static const int64_t lens[] = {1, 33, 2048, 4097, 100003};
+    static const int64_t lens[] = {1, 33, 2048, 4097, 15360, 100003};
     for (int v = 0; v < 5; v++)
-        for (int l = 0; l < 5; l++) {
+        for (int l = 0; l < 6; l++) {
             sct_sort_case(ctx, GX_U32, 1, lens[l], vbs[v], 0, v & 1, 1);
             sct_sort_case(ctx, GX_F64, 1, lens[l], vbs[v], 0, !(v & 1), 1);
         }

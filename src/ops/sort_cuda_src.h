@@ -189,31 +189,40 @@ static const char sc_cuda_onesweep[] =
     " * an argsort's last pass). */\n"
     "#if GX_PASS_MINB > 0\n#define GX_PASS_LB __launch_bounds__(GX_B, GX_PASS_MINB)\n"
     "#else\n#define GX_PASS_LB __launch_bounds__(GX_B)\n#endif\n"
-    "template <typename gx_ot, bool GX_MA> static __device__ __forceinline__ void gx_sc_pass_body(const gx_pass_args &a)\n"
+    "typedef struct {\n"
+    "  unsigned int wc[GX_W][256];\n"
+    "  long long base[256];\n"
+    "  unsigned int tex[256], cnt[256], wt[8], tile;\n"
+    "} gx_pass_sh;\n"
+    /* GX_FULL: a tile of GX_TILE keys, so no item is tested against n (all tiles but
+     * the last); items are addressed from one pointer a thread with 32-bit offsets
+     * in the tile (the test, where there is one, is 32-bit too).  ncu had the pass
+     * at 236 M warp instructions against CUB's 158 M (2^26 f32), much of it 64-bit
+     * index arithmetic and a bounds test on every item of every phase.  H100, two
+     * rounds in one run, one body -> full and last (µs): u32 keys 2^28 6363 / 6340 ->
+     * 5889 / 5913 (CUB 6362), 2^24 490 / 496 -> 458 / 450 (CUB 472); f32 keys 2^28
+     * 6318 / 6276 -> 5632 / 5601 (CUB 5647), 2^24 488 / 486 -> 446 / 439 (CUB 439);
+     * argsort f32 2^28 9464 / 9437 -> 9141 / 9157; u32 pairs 2^28 9929 / 9895 ->
+     * 10031 / 9988 (CUB 8990), 2^24 757 / 746 -> 713 / 706 (CUB 621). */
+    "#define GX_OK(i) (GX_FULL || wq + (i) * 32 < rem)\n"
+    "template <typename gx_ot, bool GX_MA, bool GX_FULL>\n"
+    "static __device__ __forceinline__ void gx_sc_pass_body(const gx_pass_args &a, gx_pass_sh &sh, long long tile)\n"
     "{\n"
     /* the tile's buffers are dynamic shared memory (sort_cuda.c's sc_cfg): the
      * staging buffer, then the values' copy (GX_VASYNC) */
     "  extern __shared__ __align__(16) unsigned char s_dyn[];\n"
     "  unsigned char *const s_buf = s_dyn;\n"
-    "  __shared__ unsigned int s_wc[GX_W][256];\n"
-    "  __shared__ long long s_base[256];\n"
-    "  __shared__ unsigned int s_tex[256];\n"
-    "  __shared__ unsigned int s_cnt[256];\n"
-    "  __shared__ unsigned int s_wt[8];\n"
-    "  __shared__ unsigned int s_tile;\n"
+    "  unsigned int (&s_wc)[GX_W][256] = sh.wc;\n"
+    "  long long *const s_base = sh.base;\n"
+    "  unsigned int *const s_tex = sh.tex, *const s_cnt = sh.cnt, *const s_wt = sh.wt;\n"
     "  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;\n"
-    "  for (int i = tid; i < GX_W * 256; i += GX_B) (&s_wc[0][0])[i] = 0;\n"
     "#if GX_RANK == 1\n"
-    /* the match masks of the atomic-or ranking live in the staging buffer, which the
-     * ranking does not use yet */
     "  unsigned int (*s_mm)[256] = (unsigned int (*)[256])s_buf;\n"
-    "  if (!GX_MA) for (int i = tid; i < GX_W * 256; i += GX_B) (&s_mm[0][0])[i] = 0;\n"
     "#endif\n"
-    "  if (tid == 0) s_tile = atomicAdd((unsigned int *)a.counter, 1u);\n"
-    "  __syncthreads();\n"
-    "  const long long tile = (long long)s_tile;\n"
     "  const long long t0 = tile * GX_TILE;\n"
     "  const long long wb = t0 + (long long)warp * 32 * GX_IT;\n"
+    "  const int wq = warp * 32 * GX_IT + lane;\n"
+    "  const int rem = GX_FULL ? GX_TILE : (int)(a.n - t0);\n"
     "  const gx_ut *sk = (const gx_ut *)a.src_k;\n"
     /* L2 prefetch of the tile GX_PF tiles ahead (sort_cuda.c's sc_prefetch): the block
      * that takes it about one tile's time later finds its keys (and, with GX_PFV, its
@@ -244,11 +253,11 @@ static const char sc_cuda_onesweep[] =
     "  if (!a.iota) {\n"
     "    const unsigned sv0 = (unsigned)__cvta_generic_to_shared(s_vin);\n"
     "#pragma unroll\n"
+    "    const gx_vt *const svw = (const gx_vt *)a.src_v + wb + lane;\n"
     "    for (int i = 0; i < GX_IT; i++) {\n"
-    "      const long long g = wb + i * 32 + lane;\n"
-    "      if (g < a.n)\n"
+    "      if (GX_OK(i))\n"
     "        asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2;\\n\" ::\n"
-    "                     \"r\"(sv0 + (unsigned)(g - t0) * GX_VB), \"l\"((const gx_vt *)a.src_v + g), \"n\"(GX_VB));\n"
+    "                     \"r\"(sv0 + (unsigned)(wq + i * 32) * GX_VB), \"l\"(svw + i * 32), \"n\"(GX_VB));\n"
     "    }\n"
     "    asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");\n"
     "  }\n"
@@ -259,10 +268,8 @@ static const char sc_cuda_onesweep[] =
     "#define GX_RK(i) ((rk[(i) >> 1] >> (16 * ((i) & 1))) & 0xffffu)\n"
     "  unsigned junk = 0;\n"
     "#pragma unroll\n"
-    "  for (int i = 0; i < GX_IT; i++) {\n"
-    "    const long long g = wb + i * 32 + lane;\n"
-    "    key[i] = g < a.n ? sk[g] : (gx_ut)0;\n"
-    "  }\n"
+    "  const gx_ut *const skw = sk + wb + lane;\n"
+    "  for (int i = 0; i < GX_IT; i++) key[i] = GX_OK(i) ? skw[i * 32] : (gx_ut)0;\n"
     /* all the tile's loads in flight before any key is looked at */
     "  if (a.in_raw) {\n"
     "#pragma unroll\n"
@@ -275,7 +282,7 @@ static const char sc_cuda_onesweep[] =
     "#pragma unroll\n"
     "  for (int i = 0; i < GX_IT; i++) {\n"
     "    const long long g = wb + i * 32 + lane;\n"
-    "    if (g < a.n) val[i] = a.iota ? gx_iota(a.base + g) : ((const gx_vt *)a.src_v)[g];\n"
+    "    if (GX_OK(i)) val[i] = a.iota ? gx_iota(a.base + g) : ((const gx_vt *)a.src_v)[g];\n"
     "  }\n"
     "#endif\n"
     /* Early counts: the tile's digit counts first (shared atomics), published to the
@@ -299,7 +306,7 @@ static const char sc_cuda_onesweep[] =
      * took 11131-11179 µs. */
     "#pragma unroll\n"
     "  for (int i = 0; i < GX_IT; i++)\n"
-    "    if (wb + i * 32 + lane < a.n) atomicAdd(&s_wc[warp][gx_digit(key[i], a.shift)], 1u);\n"
+    "    if (GX_OK(i)) atomicAdd(&s_wc[warp][gx_digit(key[i], a.shift)], 1u);\n"
     "  __syncthreads();\n"
     "  volatile unsigned int *st = (volatile unsigned int *)a.status;\n"
     "  const int d = tid;\n"
@@ -335,7 +342,7 @@ static const char sc_cuda_onesweep[] =
     "  const unsigned lt = (1u << lane) - 1u;\n"
     "#pragma unroll\n"
     "  for (int i = 0; i < GX_IT; i++) {\n"
-    "    const bool ok = wb + i * 32 + lane < a.n;\n"
+    "    const bool ok = GX_OK(i);\n"
     "    const unsigned d = gx_digit(key[i], a.shift);\n"
     /* GX_MA (passes where one digit holds a large share of the keys, sort_cuda.c's
      * sc_pass): the lanes with the same digit by __match_any_sync, whose cost grows
@@ -353,7 +360,7 @@ static const char sc_cuda_onesweep[] =
      * digit (one shared atomic), then reads the mask back */
     "      if (ok) atomicOr(&s_mm[warp][d], 1u << lane);\n"
     "      __syncwarp();\n"
-    "      const unsigned okm = __ballot_sync(0xffffffffu, ok);\n"
+    "      const unsigned okm = GX_FULL ? 0xffffffffu : __ballot_sync(0xffffffffu, ok);\n"
     "      m = ok ? s_mm[warp][d] : ~okm;\n"
     "      __syncwarp();\n"
     "#else\n"
@@ -415,13 +422,9 @@ static const char sc_cuda_onesweep[] =
     "  gx_ut *sK = (gx_ut *)s_buf;\n"
     "#pragma unroll\n"
     "  for (int i = 0; i < GX_IT; i++) {\n"
-    "    if (wb + i * 32 + lane < a.n) {\n"
-    "      sK[GX_RK(i)] = key[i];\n"
-    "    }\n"
+    "    if (GX_OK(i)) sK[GX_RK(i)] = key[i];\n"
     "  }\n"
     "  __syncthreads();\n"
-    "  const long long left = a.n - t0;\n"
-    "  const int tn = left < GX_TILE ? (int)left : GX_TILE;\n"
     "  gx_ut *dk = (gx_ut *)a.dst_k;\n"
     /* the digits of the items written, four to a register (the values follow them) */
     "  unsigned dq[(GX_IT + 3) / 4];\n"
@@ -429,7 +432,7 @@ static const char sc_cuda_onesweep[] =
     "  for (int i = 0; i < GX_IT; i++) {\n"
     "    const int q = i * GX_B + tid;\n"
     "    if ((i & 3) == 0) dq[i >> 2] = 0;\n"
-    "    if (q < tn) {\n"
+    "    if (GX_FULL || q < rem) {\n"
     "      const gx_ut k = sK[q];\n"
     "      const unsigned dd = gx_digit(k, a.shift);\n"
     "      dq[i >> 2] |= dd << (8 * (i & 3));\n"
@@ -446,12 +449,12 @@ static const char sc_cuda_onesweep[] =
     "#pragma unroll\n"
     "  for (int i = 0; i < GX_IT; i++) {\n"
     "    const long long g = wb + i * 32 + lane;\n"
-    "    if (g < a.n) {\n"
+    "    if (GX_OK(i)) {\n"
     "      gx_vt v;\n"
     "#if GX_VEARLY\n"
     "      v = val[i];\n"
     "#elif GX_VASYNC\n"
-    "      if (a.iota) v = gx_iota(a.base + g); else v = s_vin[g - t0];\n"
+    "      if (a.iota) v = gx_iota(a.base + g); else v = s_vin[wq + i * 32];\n"
     "#else\n"
     "      if (a.iota) v = gx_iota(a.base + g); else v = sv[g];\n"
     "#endif\n"
@@ -463,21 +466,39 @@ static const char sc_cuda_onesweep[] =
     "#pragma unroll\n"
     "  for (int i = 0; i < GX_IT; i++) {\n"
     "    const int q = i * GX_B + tid;\n"
-    "    if (q < tn) dv[s_base[(dq[i >> 2] >> (8 * (i & 3))) & 255u] + q] = (gx_ot)sV[q];\n"
+    "    if (GX_FULL || q < rem) dv[s_base[(dq[i >> 2] >> (8 * (i & 3))) & 255u] + q] = (gx_ot)sV[q];\n"
     "  }\n"
     "#endif\n"
-    /* the next launch's look-back words start at zero: this launch clears them
-     * (last, when the registers of the tile are free) */
+    "}\n"
+    /* The block's shared state, its tile, then the full-tile or the last tile's body;
+     * the next launch's look-back words start at zero: this launch clears them (last,
+     * when the registers of the tile are free). */
+    "template <typename gx_ot, bool GX_MA> static __device__ __forceinline__ void gx_sc_pass_run(const gx_pass_args &a)\n"
+    "{\n"
+    "  __shared__ gx_pass_sh sh;\n"
+    "  const int tid = threadIdx.x;\n"
+    "  for (int i = tid; i < GX_W * 256; i += GX_B) (&sh.wc[0][0])[i] = 0;\n"
+    "#if GX_RANK == 1\n"
+    /* the match masks of the atomic-or ranking live in the staging buffer, which the
+     * ranking does not use yet */
+    "  extern __shared__ __align__(16) unsigned char s_dyn[];\n"
+    "  if (!GX_MA) for (int i = tid; i < GX_W * 256; i += GX_B) ((unsigned int *)s_dyn)[i] = 0;\n"
+    "#endif\n"
+    "  if (tid == 0) sh.tile = atomicAdd((unsigned int *)a.counter, 1u);\n"
+    "  __syncthreads();\n"
+    "  const long long tile = (long long)sh.tile;\n"
+    "  if (a.n - tile * GX_TILE >= GX_TILE) gx_sc_pass_body<gx_ot, GX_MA, true>(a, sh, tile);\n"
+    "  else gx_sc_pass_body<gx_ot, GX_MA, false>(a, sh, tile);\n"
     "  for (long long z = tile; z < a.znext; z += gridDim.x)\n"
     "    for (int i = tid; i < 256; i += GX_B) ((unsigned int *)a.zst)[z * 256 + i] = 0u;\n"
     "}\n"
-    "extern \"C\" __global__ void GX_PASS_LB gx_sc_pass(const gx_pass_args a) { gx_sc_pass_body<gx_vt, false>(a); }\n"
-    "extern \"C\" __global__ void GX_PASS_LB gx_sc_pass_m(const gx_pass_args a) { gx_sc_pass_body<gx_vt, true>(a); }\n"
+    "extern \"C\" __global__ void GX_PASS_LB gx_sc_pass(const gx_pass_args a) { gx_sc_pass_run<gx_vt, false>(a); }\n"
+    "extern \"C\" __global__ void GX_PASS_LB gx_sc_pass_m(const gx_pass_args a) { gx_sc_pass_run<gx_vt, true>(a); }\n"
     "#if GX_VB == 4\n"
     "extern \"C\" __global__ void GX_PASS_LB gx_sc_pass_w(const gx_pass_args a)\n"
-    "{ gx_sc_pass_body<unsigned long long, false>(a); }\n"
+    "{ gx_sc_pass_run<unsigned long long, false>(a); }\n"
     "extern \"C\" __global__ void GX_PASS_LB gx_sc_pass_wm(const gx_pass_args a)\n"
-    "{ gx_sc_pass_body<unsigned long long, true>(a); }\n"
+    "{ gx_sc_pass_run<unsigned long long, true>(a); }\n"
     "#endif\n";
 
 /* Restoring -0.0 and NaN payloads after a device-wide float sort (see sort_cuda.c):
