@@ -303,8 +303,9 @@ GXT_TEST(sort_cuda_argsort_iota)
     gx_ctx *ctx = gxt_cuda_ctx();
     if (!ctx)
         return;
-    static const int64_t lens[] = {1, 7, 2048, 2049, 70001};
-    for (int l = 0; l < 5; l++)
+    /* 18432: two whole tiles of argsort's 4-byte-key passes (384 x 24) */
+    static const int64_t lens[] = {1, 7, 2048, 2049, 18432, 70001};
+    for (int l = 0; l < 6; l++)
         for (int desc = 0; desc < 2; desc++) {
             sct_sort_case(ctx, GX_F32, 1, lens[l], 8, 1, desc, 0); /* keys not wanted */
             sct_sort_case(ctx, GX_I64, 1, lens[l], 8, 1, desc, 1);

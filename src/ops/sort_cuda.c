@@ -85,6 +85,10 @@
 #define SC_SEG (1ll << 29)        /* keys per look-back launch (30-bit status counts) */
 #define SC_FIX_CHUNK 4096         /* keys per chunk of the float fix-up */
 #define SC_HIST_SHARED_BYTES 32768 /* shared memory for privatised histogram bins */
+/* Or'ed into a pass family's value width: argsort's passes, whose u32 indices the
+ * first pass generates and the last widens (sc_widen).  A family of its own, so that
+ * its shape is chosen for it (sc_cfg_items). */
+#define SC_GEN 0x100
 
 /* ------------------------------------------------------------ key types */
 
@@ -249,11 +253,17 @@ static int sc_cfg_budget(const sc_cfg *c, const gx_device_info *d)
  * keys, u32 pairs, argsort f32): 18 keys 7601 / 7852 / 10589 / 10364; 20: 7324 / 7704
  * / 10304 / 10177; 22: 7143 / 7526 / 10282 / 10189; 24: 7461 / 7833 / 10724 / 10459.
  * At 2^20 the larger tiles leave SMs idle (argsort 108 -> 125 µs against 256 x 16):
- * one shape serves all sizes, tuned for the large ones. */
-static void sc_cfg_items(sc_key k, int vb, int budget, sc_cfg *c)
+ * one shape serves all sizes, tuned for the large ones.  Argsort's passes (SC_GEN)
+ * take 24 with the indices loaded late (sc_cfg_vasync); its first pass generates
+ * the indices and loads none.  Why u32 pairs lose at 24 while argsort gains is not
+ * measured yet.
+ * H100, two rounds in one run (µs), the pairs' 20 with the copy -> 24 late: argsort
+ * f32 2^28 9126 / 9111 -> 8819 / 8834 (torch.sort 13610), 2^24 666 / 667 -> 650 /
+ * 649, 2^20 96 / 99 -> 99 / 100.  u32 pairs at 24 lost (2^28 9910 -> 10570). */
+static void sc_cfg_items(sc_key k, int vb, int gen, int budget, sc_cfg *c)
 {
     int sb = sc_sb(k, vb);
-    int it = gx__knob_int("GX_SORT_IT", c->b == 384 ? (vb == 0 ? 22 : 20) : sb <= 8 ? 16 : 8, 1, 32);
+    int it = gx__knob_int("GX_SORT_IT", c->b == 384 ? (vb == 0 ? 22 : gen ? 24 : 20) : sb <= 8 ? 16 : 8, 1, 32);
     int room = (budget - sc_smem_fixed(c->b)) / (c->b * sb);
     if (room < 1)
         room = 1; /* a budget below the fixed part (knobs on a small device): one key a
@@ -263,12 +273,14 @@ static void sc_cfg_items(sc_key k, int vb, int budget, sc_cfg *c)
 
 /* Whether a pass copies the tile's values into shared memory as it starts (cp.async,
  * knob GX_SORT_VASYNC): for 4- and 8-byte values where a second tile-sized buffer
- * still fits the budget beside the staging buffer.  H100 2^28, same run (µs), off ->
+ * still fits the budget beside the staging buffer; not for argsort's passes (gen),
+ * whose 24 keys a thread leave no room.  H100 2^28, same run (µs), off ->
  * on: u32 pairs 12910 -> 12239 (CUB 8983), argsort f32 13592 -> 13305 (torch 13407)
  * at 256 x 16; at 384 x 20, pairs 11118 -> 10350, argsort 10858 -> 10092. */
-static int sc_cfg_vasync(sc_key k, int vb, int budget, const sc_cfg *c)
+static int sc_cfg_vasync(sc_key k, int vb, int gen, int budget, const sc_cfg *c)
 {
-    if ((vb != 4 && vb != 8) || !gx__knob_int("GX_SORT_VASYNC", 1, 0, 1) || gx__knob_int("GX_SORT_VEARLY", 0, 0, 1))
+    if ((vb != 4 && vb != 8) || !gx__knob_int("GX_SORT_VASYNC", gen ? 0 : 1, 0, 1) ||
+        gx__knob_int("GX_SORT_VEARLY", 0, 0, 1))
         return 0; /* values loaded with the keys (GX_SORT_VEARLY) need no copy */
     return (int64_t)c->b * c->it * (sc_sb(k, vb) + vb) + sc_smem_fixed(c->b) <= budget;
 }
@@ -288,11 +300,13 @@ static int sc_cfg_rank(sc_key k, int vb, const sc_cfg *c)
 
 static void sc_cfg_make(sc_key k, int vb, const gx_device_info *d, sc_cfg *c)
 {
+    int gen = (vb & SC_GEN) != 0;
+    vb &= ~SC_GEN;
     memset(c, 0, sizeof *c);
     sc_cfg_threads(k, vb, c);
     int budget = sc_cfg_budget(c, d);
-    sc_cfg_items(k, vb, budget, c);
-    c->vasync = sc_cfg_vasync(k, vb, budget, c);
+    sc_cfg_items(k, vb, gen, budget, c);
+    c->vasync = sc_cfg_vasync(k, vb, gen, budget, c);
     c->rank = sc_cfg_rank(k, vb, c);
     /* the staging buffer holds the ranking's match masks first, then the tile's
      * items */
@@ -344,6 +358,7 @@ static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb, const gx_device_i
 {
     sc_cfg c;
     sc_cfg_make(k, vb, d, &c);
+    vb &= ~SC_GEN; /* the text is the same; the shape in c is the family's */
     int sms = d->multiprocessors > 0 ? d->multiprocessors : 1;
     sc_head(b, k, desc, vb);
     gx__sb_printf(b, "#define GX_IT %d\n#define GX_SB %d\n", c.it, sc_sb(k, vb));
@@ -581,7 +596,7 @@ static gx_status sc_mem_meta(gx_ctx *ctx, const sc_job *j, sc_mem *m)
     int64_t segn = j->n < SC_SEG ? j->n : SC_SEG;
     int64_t tile = 0, t4 = 0;
     GX__CHECK(sc_tile(ctx, j->k, j->vb, &tile));
-    GX__CHECK(sc_tile(ctx, j->k, 4, &t4));
+    GX__CHECK(sc_tile(ctx, j->k, 4 | SC_GEN, &t4));
     if (!j->vin && j->vb == 8 && t4 < tile)
         tile = t4; /* sc_widen may carry 4-byte indices */
     int64_t tiles = (segn + tile - 1) / tile;
@@ -666,9 +681,10 @@ static gx_status sc_pass(gx_ctx *ctx, const sc_job *j, sc_mem *m, int p, int e, 
     bool widen = last && j->pvb < j->vb;
     bool ma = (j->skew >> p) & 1u;
     const char *entry = widen ? (ma ? "gx_sc_pass_wm" : "gx_sc_pass_w") : ma ? "gx_sc_pass_m" : "gx_sc_pass";
-    GX__CHECK(sc_kernel(ctx, j->k, j->desc, j->pvb, entry, &kp));
+    int fam = j->pvb | (j->pvb < j->vb ? SC_GEN : 0);
+    GX__CHECK(sc_kernel(ctx, j->k, j->desc, fam, entry, &kp));
     sc_cfg c;
-    GX__CHECK(sc_cfg_get(ctx, j->k, j->pvb, &c));
+    GX__CHECK(sc_cfg_get(ctx, j->k, fam, &c));
     int64_t tile = sc_tile_of(&c);
     for (int64_t s = 0; s < m->nseg; s++) {
         int64_t at = s * SC_SEG, len = j->n - at < SC_SEG ? j->n - at : SC_SEG;
