@@ -273,8 +273,9 @@ static void sc_cfg_items(sc_key k, int vb, int gen, int budget, sc_cfg *c)
 
 /* Whether a pass copies the tile's values into shared memory as it starts (cp.async,
  * knob GX_SORT_VASYNC): for 4- and 8-byte values where a second tile-sized buffer
- * still fits the budget beside the staging buffer; not for argsort's passes (gen),
- * whose 24 keys a thread leave no room.  H100 2^28, same run (µs), off ->
+ * still fits the budget beside the staging buffer.  Argsort's passes (gen) load their
+ * indices late by default: measured so at 24 keys a thread (sc_cfg_items); the copy
+ * at 24 was not measured, though it fits.  H100 2^28, same run (µs), off ->
  * on: u32 pairs 12910 -> 12239 (CUB 8983), argsort f32 13592 -> 13305 (torch 13407)
  * at 256 x 16; at 384 x 20, pairs 11118 -> 10350, argsort 10858 -> 10092. */
 static int sc_cfg_vasync(sc_key k, int vb, int gen, int budget, const sc_cfg *c)
@@ -596,9 +597,10 @@ static gx_status sc_mem_meta(gx_ctx *ctx, const sc_job *j, sc_mem *m)
     int64_t segn = j->n < SC_SEG ? j->n : SC_SEG;
     int64_t tile = 0, t4 = 0;
     GX__CHECK(sc_tile(ctx, j->k, j->vb, &tile));
-    GX__CHECK(sc_tile(ctx, j->k, 4 | SC_GEN, &t4));
-    if (!j->vin && j->vb == 8 && t4 < tile)
-        tile = t4; /* sc_widen may carry 4-byte indices */
+    if (!j->vin && j->vb == 8) { /* sc_widen may carry 4-byte indices (argsort's family) */
+        GX__CHECK(sc_tile(ctx, j->k, 4 | SC_GEN, &t4));
+        tile = t4 < tile ? t4 : tile;
+    }
     int64_t tiles = (segn + tile - 1) / tile;
     m->nseg = (j->n + SC_SEG - 1) / SC_SEG;
     size_t hw = (size_t)m->nseg * (size_t)j->k.kb * 256;
