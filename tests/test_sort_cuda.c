@@ -2,6 +2,9 @@
  * (src/ops/sort_cuda.c), called through the seam (sort_priv.h) against host
  * references.  Every generated unit is also compiled with NVRTC for sm_90 where NVRTC
  * exists (no GPU needed), so syntax errors show on any machine with the toolkit. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* setenv */
+#endif
 #include "gx_test.h"
 
 #include "core/gx_internal.h"
@@ -45,6 +48,12 @@ GXT_TEST(sort_cuda_nvrtc_units)
         gx_dtype kt = sct_keys[i % SCT_NKEYS];
         char *src = NULL;
         GXT_OK(gx__sort_cuda_source(kt, desc, vbs[v], &src));
+        /* the device-wide sort's kernels go out as programmatic launches */
+        static const char *const pdl[] = {"gx_sc_zero", "gx_sc_up", "gx_sc_scan", "gx_sc_pass", "gx_sc_pass_m"};
+        for (int e = 0; src && e < 5; e++)
+            GXT_CHECK(gx__kernel_src_pdl(src, pdl[e]));
+        if (src && vbs[v] == 4)
+            GXT_CHECK(gx__kernel_src_pdl(src, "gx_sc_pass_w") && gx__kernel_src_pdl(src, "gx_sc_pass_wm"));
         char what[64];
         snprintf(what, sizeof what, "sort %s desc %d vb %d", gx_dtype_name(kt), desc, vbs[v]);
         GXT_CHECK(sct_compile(src, what));
@@ -203,10 +212,25 @@ static gx_status sct_empty(gx_ctx *ctx, gx_dtype t, int64_t n, gx_array **out)
     return gx_array_empty(ctx, t, 1, &sh, out);
 }
 
+/* Keys whose 8-bit digits are the same for every key except those of `mask`
+ * (sct_pat_keys): bits of random words under the mask, in the key's low bytes. */
+static void sct_fill_masked(gx_dtype t, void *a, int64_t n, uint64_t mask)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t u = gxt_rand_u64() & mask;
+        switch (gx_dtype_size(t)) {
+        case 2: ((uint16_t *)a)[i] = (uint16_t)u; break;
+        case 4: ((uint32_t *)a)[i] = (uint32_t)u; break;
+        default: ((uint64_t *)a)[i] = u; break;
+        }
+    }
+}
+
 /* One sort through the seam against the host reference: nrows rows of rowlen keys
- * of dtype t, vb-byte values (vb 8 with iota: generated indices), keys wanted or not. */
-static void sct_sort_case(gx_ctx *ctx, gx_dtype t, int64_t nrows, int64_t rowlen, int vb, int iota, int desc,
-                          int want_keys)
+ * of dtype t, vb-byte values (vb 8 with iota: generated indices), keys wanted or not;
+ * keys from sct_fill, or (masked) with only the digits of mask varying. */
+static void sct_sort_keys(gx_ctx *ctx, gx_dtype t, int64_t nrows, int64_t rowlen, int vb, int iota, int desc,
+                          int want_keys, int masked, uint64_t mask)
 {
     int64_t n = nrows * rowlen;
     size_t kb = gx_dtype_size(t);
@@ -214,7 +238,10 @@ static void sct_sort_case(gx_ctx *ctx, gx_dtype t, int64_t nrows, int64_t rowlen
     uint8_t *ko = malloc((size_t)n * kb + 1), *vo = malloc((size_t)n * (vb ? vb : 1) + 1);
     int64_t *idx = malloc((size_t)n * 8 + 8), *tmp = malloc((size_t)n * 8 + 8);
     gx_array *dk = NULL, *dv = NULL, *dko = NULL, *dvo = NULL;
-    sct_fill(t, k, n);
+    if (masked)
+        sct_fill_masked(t, k, n, mask);
+    else
+        sct_fill(t, k, n);
     for (int64_t i = 0; i < n * vb; i++)
         v[i] = (uint8_t)(gxt_rand_u64() >> 13);
     GXT_OK(sct_up(ctx, t, n, k, &dk));
@@ -268,6 +295,12 @@ static void sct_sort_case(gx_ctx *ctx, gx_dtype t, int64_t nrows, int64_t rowlen
     free(tmp);
 }
 
+static void sct_sort_case(gx_ctx *ctx, gx_dtype t, int64_t nrows, int64_t rowlen, int vb, int iota, int desc,
+                          int want_keys)
+{
+    sct_sort_keys(ctx, t, nrows, rowlen, vb, iota, desc, want_keys, 0, 0);
+}
+
 /* ------------------------------------------------------------ GPU tests */
 
 GXT_TEST(sort_cuda_keys_every_dtype)
@@ -313,6 +346,40 @@ GXT_TEST(sort_cuda_argsort_iota)
             /* one pass: the indices are generated as int64, not widened from u32 */
             sct_sort_case(ctx, GX_I8, 1, lens[l], 8, 1, desc, 1);
         }
+}
+
+/* The passes a device-wide sort plans from its digit counts, on each path
+ * (GX_SORT_SPEC: 0 the counts read back first; 1 the first pass, on digit 0, launched
+ * before they are read; 2 the same without a third buffer): only digit 0 varies, only
+ * digit 1, digit 0 the same for all keys, three of four digits (an even number left
+ * after the first pass), digits 0 and 2, none, all; keys alone, with 4-byte values,
+ * argsort with and without keys out. */
+GXT_TEST(sort_cuda_planned_digits)
+{
+    gx_ctx *ctx = gxt_cuda_ctx();
+    if (!ctx)
+        return;
+    static const gx_dtype ts[] = {GX_U32, GX_F32, GX_I64, GX_U16};
+    static const uint64_t masks[] = {0xff, 0xff00, 0xffff00, 0xffffff, 0xff00ff, 0x0, 0xffffffffffffffffull};
+    static const char *const modes[] = {"0", "1", "2"};
+    static const int64_t lens[] = {1000, 15365};
+    for (int md = 0; md < 3; md++) {
+        setenv("GX_SORT_SPEC", modes[md], 1);
+        for (int ti = 0; ti < 4; ti++)
+            for (int mi = 0; mi < 7; mi++)
+                for (int li = 0; li < 2; li++) {
+                    uint64_t m = masks[mi];
+                    if (gx_dtype_size(ts[ti]) == 4)
+                        m &= 0x7fffffffu; /* f32: positive bit patterns, NaNs among them */
+                    int desc = (mi + li) & 1;
+                    sct_sort_keys(ctx, ts[ti], 1, lens[li], 0, 0, desc, 1, 1, m);
+                    sct_sort_keys(ctx, ts[ti], 1, lens[li], 4, 0, !desc, 1, 1, m);
+                    sct_sort_keys(ctx, ts[ti], 1, lens[li], 8, 1, desc, 0, 1, m);
+                    sct_sort_keys(ctx, ts[ti], 1, lens[li], 8, 1, !desc, 1, 1, m);
+                    sct_sort_keys(ctx, ts[ti], 1, lens[li], 8, 0, desc, 0, 1, m);
+                }
+    }
+    unsetenv("GX_SORT_SPEC");
 }
 
 GXT_TEST(sort_cuda_large)

@@ -15,8 +15,12 @@
  *      counted per block in shared memory and flushed with one global atomic per bin;
  *      it also notes whether any key was mapped lossily (-0.0, a non-canonical NaN);
  *   2. a tiny scan of each pass's histogram gives each digit's start, and flags
- *      passes whose digit is the same for every key: those are skipped.  The host
- *      reads these flags back (the sort waits here, once per device-wide sort);
+ *      passes whose digit is the same for every key: those are skipped.  It also
+ *      writes the flags to mapped host memory, and the first pass (digit 0, the
+ *      likeliest to run) is launched before the host reads them, after an event that
+ *      marks the scan's end (sc_onesweep_spec): the device never waits for the host.
+ *      Without events or mapped memory, and above SC_SEG keys, the host reads them
+ *      back first (sc_onesweep_plain);
  *   3. one kernel per remaining digit: 384 threads x 22 keys a tile (20 with values)
  *      when keys and values are at most 4 bytes, else 256 x 16 (8 with 16-byte
  *      values); the tile's buffers are dynamic shared memory (sc_cfg).  A block
@@ -42,7 +46,8 @@
  *   segment's digit starts (positions are int64: n above 2^31 works).  The first pass
  *   reads the input keys and transforms them; the last writes the original form; the
  *   passes ping-pong between the output and one scratch buffer so that the last
- *   lands in the output.  A float sort whose upsweep saw a lossy key then rewrites
+ *   lands in the output (a third buffer where the first pass's guess leaves an even
+ *   number of passes).  A float sort whose upsweep saw a lossy key then rewrites
  *   the zero and NaN ranges of the output from the input in input order (a stable
  *   compaction: count per chunk, scan, write), which restores -0.0 and NaN payloads.
  *   Argsort without an index array generates the indices in the first pass: as u32
@@ -73,6 +78,7 @@
  *   into at most 2048 uniform bins, counted: float4 loads, the bin estimated in f32
  *   and corrected against per-block f32 thresholds that reproduce the f64 rule
  *   exactly, per-warp sub-histograms, one wave of blocks (sc_cuda_hist_f32). */
+#include "ops/reduce_gen.h"
 #include "ops/sort_priv.h"
 #include "ops/sort_cuda.h"
 #include "ops/sort_cuda_src.h"
@@ -572,7 +578,7 @@ typedef struct sc_mem {
     uint32_t *trivial, *status[2];
     size_t status_bytes;
     int64_t launches; /* pass launches so far: launch L looks back in status[L % 2] */
-    void *kbuf[2], *vbuf;
+    void *kbuf[2], *vbuf, *vbuf2; /* vbuf2: a third value buffer (sc_passes_after) */
     size_t kbytes, vbytes;
     int64_t nseg;
 } sc_mem;
@@ -586,6 +592,8 @@ static void sc_mem_free(gx_ctx *ctx, sc_mem *m)
             gx__scratch_free(ctx, m->kbuf[i], m->kbytes);
     if (m->vbuf)
         gx__scratch_free(ctx, m->vbuf, m->vbytes);
+    if (m->vbuf2)
+        gx__scratch_free(ctx, m->vbuf2, m->vbytes);
     memset(m, 0, sizeof *m);
 }
 
@@ -626,13 +634,14 @@ typedef struct sc_up_args {
     int64_t n, raw;
 } sc_up_args;
 typedef struct sc_scan_args {
-    uint64_t hist, offs, trivial;
+    uint64_t hist, offs, trivial, host;
     int64_t nseg, n;
 } sc_scan_args;
 
 /* Upsweep and scan of src (raw: the input's keys, else keys already transformed by a
- * pass) into hist / offs, per segment of SC_SEG keys. */
-static gx_status sc_hist_all(gx_ctx *ctx, const sc_job *j, sc_mem *m, const void *src, int raw)
+ * pass) into hist / offs, per segment of SC_SEG keys; the trivial flags and the lossy
+ * word also to mapped host memory at device address host (0: not). */
+static gx_status sc_hist_all(gx_ctx *ctx, const sc_job *j, sc_mem *m, const void *src, int raw, uint64_t host)
 {
     gx__kernel ku, ks;
     GX__CHECK(sc_kernel(ctx, j->k, j->desc, j->vb, "gx_sc_up", &ku));
@@ -645,14 +654,14 @@ static gx_status sc_hist_all(gx_ctx *ctx, const sc_job *j, sc_mem *m, const void
         GX__CHECK(sc_launch(ctx, &ku, &a, sizeof a, grid < 2048 ? grid : 2048));
     }
     sc_scan_args a = {(uint64_t)(uintptr_t)m->hist, (uint64_t)(uintptr_t)m->offs, (uint64_t)(uintptr_t)m->trivial,
-                      m->nseg, j->n};
+                      host, m->nseg, j->n};
     return sc_launch(ctx, &ks, &a, sizeof a, j->k.kb);
 }
 
 /* Upsweep and scan; *trivial[p] and *lossy read back to the host. */
 static gx_status sc_count(gx_ctx *ctx, const sc_job *j, sc_mem *m, uint32_t *trivial, uint64_t *lossy)
 {
-    GX__CHECK(sc_hist_all(ctx, j, m, j->kin, 1));
+    GX__CHECK(sc_hist_all(ctx, j, m, j->kin, 1, 0));
     uint64_t back[5];
     GX__CHECK(ctx->be.iface->mem.d2h(&ctx->be, back, m->trivial, sizeof back));
     memcpy(trivial, back, (size_t)j->k.kb * 4);
@@ -804,7 +813,7 @@ static gx_status sc_passes(gx_ctx *ctx, const sc_job *j, sc_mem *m, const int *r
          * counts must be those of the keys it reads now, not of the input's. */
         if (e > 0 && m->nseg > 1) {
             GX__CHECK(sc_zero(ctx, j, m->hist, (size_t)m->nseg * (size_t)j->k.kb * 256 * 8));
-            GX__CHECK(sc_hist_all(ctx, j, m, sk, 0));
+            GX__CHECK(sc_hist_all(ctx, j, m, sk, 0, 0));
         }
         GX__CHECK(sc_pass(ctx, j, m, run[e], e, sk, sv, dk, dv, last));
         sk = dk;
@@ -813,24 +822,155 @@ static gx_status sc_passes(gx_ctx *ctx, const sc_job *j, sc_mem *m, const int *r
     return GX_OK;
 }
 
+/* The sort with the host reading the upsweep's flags first (d2h, which waits for
+ * it), then launching the passes that run. */
+static gx_status sc_onesweep_plain(gx_ctx *ctx, sc_job *j, sc_mem *m)
+{
+    uint32_t trivial[8] = {0};
+    uint64_t lossy = 0;
+    int run[8] = {0};
+    GX__CHECK(sc_count(ctx, j, m, trivial, &lossy));
+    int np = sc_plan(j, trivial, run);
+    sc_widen(j, np);
+    GX__CHECK(sc_mem_bufs(ctx, j, m, np));
+    GX__CHECK(sc_passes(ctx, j, m, run, np));
+    return j->k.kind == 2 && j->kout && lossy ? sc_fixup(ctx, j, m) : GX_OK;
+}
+
+/* Per context: the event that marks the end of the upsweep in sc_onesweep_spec. */
+typedef struct sc_state {
+    void *ev;
+    bool failed; /* event_create failed once: the plain path from then on */
+} sc_state;
+
+static void sc_state_release(gx_ctx *ctx, void *state)
+{
+    sc_state *s = state;
+    if (s->ev)
+        ctx->be.iface->stream.event_destroy(&ctx->be, s->ev);
+    free(s);
+}
+
+static const gx__ctx_ext sc_state_ext = {"device sort state", sc_state_release};
+
+/* Whether the first pass may run before the host has the upsweep's flags (knob
+ * GX_SORT_SPEC: 0 never, 1 (default) or 2, sc_passes_after's test setting): events and mapped host memory (reduce_gen.c's result
+ * slot) are there, and no graph is being recorded.  Without them the plain path
+ * works as well; a failure here is not the caller's (as rg_host_result). */
+static bool sc_spec_get(gx_ctx *ctx, void **ev, void **host, uint64_t *hdev)
+{
+    if (!gx__knob_int("GX_SORT_SPEC", 1, 0, 2) || gx__graph_recording(ctx) || !gx__ctx_supports(ctx, GX__CAP_EVENTS) ||
+        !rg_host_result(ctx, host, hdev))
+        return false;
+    sc_state *s = gx__ctx_ext_get(ctx, &sc_state_ext);
+    if (!s) {
+        s = calloc(1, sizeof *s);
+        if (!s || gx__ctx_ext_set(ctx, &sc_state_ext, s) != GX_OK) {
+            free(s);
+            return false;
+        }
+    }
+    if (!s->ev && !s->failed && ctx->be.iface->stream.event_create(&ctx->be, &s->ev) != GX_OK) {
+        s->ev = NULL;
+        s->failed = true;
+    }
+    *ev = s->ev;
+    return s->ev != NULL;
+}
+
+/* The passes after a first pass into kbuf[0] / vbuf, on digits rest[0..nr-1], the
+ * last into the output.  Counting back from the last, destinations alternate between
+ * the output and a scratch buffer; when nr is even that would make the first of them
+ * write kbuf[0] / vbuf, which it reads, so the scratch is a third buffer (kbuf[1],
+ * vbuf2).  Without keys out, the last pass writes none and the others alternate
+ * between kbuf[1] and kbuf[0].  Where the third buffer cannot be had, one more pass on
+ * a digit that is the same for every key (one is, when nr is even: fewer than kb
+ * digits run) moves the data without reordering it and makes nr odd. */
+static gx_status sc_passes_after(gx_ctx *ctx, const sc_job *j, sc_mem *m, const uint32_t *trivial, const int *rest,
+                                 int nr)
+{
+    int run[9];
+    memcpy(run, rest, (size_t)nr * sizeof *run);
+    bool need_k = j->kout ? nr % 2 == 0 : nr >= 2; /* kbuf[1] (sc_mem_bufs made it without keys out) */
+    gx_status s = GX_OK;
+    if (nr % 2 == 0 && gx__knob_int("GX_SORT_SPEC", 1, 0, 2) == 2)
+        s = GX_ERR_OUT_OF_MEMORY; /* knob value 2: as if no third buffer could be had (tests) */
+    if (s == GX_OK && need_k && !m->kbuf[1])
+        s = gx__scratch_alloc(ctx, m->kbytes, &m->kbuf[1]);
+    if (s == GX_OK && j->vb && nr % 2 == 0 && !m->vbuf2)
+        s = gx__scratch_alloc(ctx, m->vbytes, &m->vbuf2);
+    if (s != GX_OK && nr % 2 == 0) {
+        int t = 0;
+        while (t < j->k.kb - 1 && !(trivial[t] & 1u))
+            t++;
+        memmove(run + 1, run, (size_t)nr * sizeof *run);
+        run[0] = t;
+        nr++;
+    } else if (s != GX_OK) {
+        return s;
+    }
+    const void *sk = m->kbuf[0], *sv = m->vbuf;
+    bool even = nr % 2 == 0;
+    for (int e = 1; e <= nr; e++) {
+        bool last = e == nr, fin = (nr - e) % 2 == 0;
+        void *dk = j->kout ? (fin ? j->kout : m->kbuf[even]) : last ? NULL : m->kbuf[e % 2];
+        void *dv = fin ? j->vout : even ? m->vbuf2 : m->vbuf;
+        GX__CHECK(sc_pass(ctx, j, m, run[e - 1], e, sk, sv, dk, dv, last));
+        sk = dk;
+        sv = dv;
+    }
+    return GX_OK;
+}
+
+/* The sort with the first pass (digit 0, the likeliest to run) launched before the
+ * host reads the upsweep's flags: the scan writes them to mapped host memory and the
+ * host waits on an event after it while the first pass runs, so the device never
+ * waits for the host.  A read back before the first pass left the device idle from
+ * the upsweep's end to the first pass's start: 15-18 us a sort.  H200, two rounds in
+ * one run (µs), read back first (GX_SORT_SPEC=0) -> this: u32 keys 2^20 77.2 / 74.6
+ * -> 62.7 / 62.5 (CUB 81.5), 2^24 433.7 / 435.2 -> 417.4 / 417.3; f32 keys 2^20 79.0
+ * / 76.7 -> 62.9 / 63.0; u32 pairs 2^20 98.2 / 93.3 -> 81.5 / 81.2 (CUB 88.9), 2^24
+ * 634.9 / 634.1 -> 616.1 / 616.6; argsort f32 2^24 568.0 / 571.8 -> 550.4 / 550.0.
+ * The guess costs one pass where digit 0 is the same for every key (that pass then
+ * moves the keys without reordering them), and one more where only digit 0 varies
+ * (a pass on digit 1 brings the keys back to their own form in the output). */
+static gx_status sc_onesweep_spec(gx_ctx *ctx, sc_job *j, sc_mem *m, void *ev, const void *host, uint64_t hdev)
+{
+    int kb = j->k.kb;
+    GX__CHECK(sc_hist_all(ctx, j, m, j->kin, 1, hdev));
+    GX__CHECK(ctx->be.iface->stream.event_record(&ctx->be, ev));
+    j->skew = 0;
+    sc_widen(j, kb); /* two passes at least run */
+    GX__CHECK(sc_mem_bufs(ctx, j, m, kb));
+    /* kb is even: counting back from the last of kb passes, the first writes kbuf[0] */
+    GX__CHECK(sc_pass(ctx, j, m, 0, 0, j->kin, j->vin, m->kbuf[0], m->vbuf, false));
+    GX__CHECK(ctx->be.iface->stream.event_sync(&ctx->be, ev));
+    const volatile uint32_t *hw = host;
+    uint32_t trivial[8] = {0};
+    for (int p = 0; p < kb; p++)
+        trivial[p] = hw[p];
+    uint64_t lossy = ((const volatile uint64_t *)host)[4];
+    int run[8] = {0}, rest[8] = {0}, nr = 0;
+    int np = sc_plan(j, trivial, run);
+    for (int e = 0; e < np; e++)
+        if (run[e] != 0)
+            rest[nr++] = run[e];
+    if (nr == 0)
+        rest[nr++] = 1; /* only digit 0 varies (or none): digit 1 is the same for every key */
+    GX__CHECK(sc_passes_after(ctx, j, m, trivial, rest, nr));
+    return j->k.kind == 2 && j->kout && lossy ? sc_fixup(ctx, j, m) : GX_OK;
+}
+
 static gx_status sc_onesweep(gx_ctx *ctx, sc_job *j)
 {
     sc_mem m;
     memset(&m, 0, sizeof m);
-    uint32_t trivial[8] = {0};
-    uint64_t lossy = 0;
-    int run[8] = {0};
+    void *ev = NULL, *host = NULL;
+    uint64_t hdev = 0;
     gx_status s = sc_mem_meta(ctx, j, &m);
+    bool spec = s == GX_OK && m.nseg == 1 && j->k.kb % 2 == 0 && sc_spec_get(ctx, &ev, &host, &hdev);
     if (s == GX_OK)
-        s = sc_count(ctx, j, &m, trivial, &lossy);
-    int np = s == GX_OK ? sc_plan(j, trivial, run) : 0;
-    sc_widen(j, np);
-    if (s == GX_OK)
-        s = sc_mem_bufs(ctx, j, &m, np);
-    if (s == GX_OK)
-        s = sc_passes(ctx, j, &m, run, np);
-    if (s == GX_OK && j->k.kind == 2 && j->kout && lossy)
-        s = sc_fixup(ctx, j, &m);
+        s = spec ? sc_onesweep_spec(ctx, j, &m, ev, host, hdev) : sc_onesweep_plain(ctx, j, &m);
     sc_mem_free(ctx, &m);
     return s;
 }

@@ -11,6 +11,10 @@
  * 2 float), GX_DESC, GX_TOP (the top bit), for floats GX_INF (bits of +inf) and
  * GX_QNAN (the canonical NaN); gx_vt and GX_VB (0: no values). */
 static const char sc_cuda_keys[] =
+    /* the units are standalone (no prelude): head_cuda.h's programmatic launch */
+    "#ifndef GX_PDL_ENTER\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n"
+    "#define GX_PDL_ENTER() asm volatile(\"griddepcontrol.wait;\\n\\tgriddepcontrol.launch_dependents;\" ::: \"memory\")\n"
+    "#else\n#define GX_PDL_ENTER() ((void)0)\n#endif\n#endif\n"
     "typedef signed char int8_t;\n"
     "typedef short int16_t;\n"
     "typedef int int32_t;\n"
@@ -75,6 +79,7 @@ static const char sc_cuda_keys[] =
     "struct gx_sc_zero_args { unsigned long long p; long long nwords; };\n"
     "extern \"C\" __global__ void gx_sc_zero(const gx_sc_zero_args a)\n"
     "{\n"
+    "  GX_PDL_ENTER();\n"
     "  unsigned long long *w = (unsigned long long *)a.p;\n"
     "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < a.nwords;\n"
     "       i += (long long)gridDim.x * blockDim.x)\n"
@@ -102,6 +107,7 @@ static const char sc_cuda_onesweep[] =
     "#ifndef GX_UPU\n#define GX_UPU 8\n#endif\n"
     "extern \"C\" __global__ void __launch_bounds__(256) gx_sc_up(const gx_up_args a)\n"
     "{\n"
+    "  GX_PDL_ENTER();\n"
     /* GX_UPP copies of the counters, a lane counting into copy lane % GX_UPP: keys
      * sharing a digit (the exponent byte of floats of one range) would otherwise
      * serialise a warp's atomics on one word */
@@ -141,12 +147,15 @@ static const char sc_cuda_onesweep[] =
     "  }\n"
     "  if (any && threadIdx.x == 0) atomicAdd((unsigned long long *)a.lossy, 1ull);\n"
     "}\n"
-    "typedef struct { unsigned long long hist, offs, trivial; long long nseg, n; } gx_scan_args;\n"
+    "typedef struct { unsigned long long hist, offs, trivial, host; long long nseg, n; } gx_scan_args;\n"
     "/* Block p (one per digit pass), thread d (one per digit): where digit d's keys\n"
     " * start in the output for each segment; trivial[p]: bit 0 when one digit holds\n"
-    " * all, bit 1 when one digit holds more than n / GX_SKEW (0: never). */\n"
+    " * all, bit 1 when one digit holds more than n / GX_SKEW (0: never).  With a.host\n"
+    " * (mapped host memory) the flags and the lossy word go there too, for the host to\n"
+    " * read once the launch is complete. */\n"
     "extern \"C\" __global__ void __launch_bounds__(256) gx_sc_scan(const gx_scan_args a)\n"
     "{\n"
+    "  GX_PDL_ENTER();\n"
     "  __shared__ unsigned long long tot[256];\n"
     "  const unsigned long long *h = (const unsigned long long *)a.hist;\n"
     "  unsigned long long *o = (unsigned long long *)a.offs;\n"
@@ -166,6 +175,10 @@ static const char sc_cuda_onesweep[] =
     "      run += c;\n"
     "    }\n"
     "    ((unsigned *)a.trivial)[p] = triv;\n"
+    "    if (a.host) {\n"
+    "      ((volatile unsigned *)a.host)[p] = triv;\n"
+    "      if (p == 0) ((volatile unsigned long long *)a.host)[4] = ((const volatile unsigned long long *)a.trivial)[4];\n"
+    "    }\n"
     "  }\n"
     "  __syncthreads();\n"
     "  unsigned long long run = tot[d];\n"
@@ -504,13 +517,23 @@ static const char sc_cuda_onesweep[] =
     "  for (long long z = tile; z < a.znext; z += gridDim.x)\n"
     "    for (int i = tid; i < 256; i += GX_B) ((unsigned int *)a.zst)[z * 256 + i] = 0u;\n"
     "}\n"
-    "extern \"C\" __global__ void GX_PASS_LB gx_sc_pass(const gx_pass_args a) { gx_sc_pass_run<gx_vt, false>(a); }\n"
-    "extern \"C\" __global__ void GX_PASS_LB gx_sc_pass_m(const gx_pass_args a) { gx_sc_pass_run<gx_vt, true>(a); }\n"
+    /* GX_PDL_ENTER (the prelude's programmatic launch; the zeroing, upsweep and scan
+     * kernels too): a pass's blocks become resident while the kernel before it drains,
+     * and wait there until it is complete.  H200, two rounds in one run (µs), GX_PDL=0
+     * -> 1: f32 keys 2^20 62.2 / 62.1 -> 58.0 / 58.2, 2^24 407.1 / 406.5 -> 401.1 /
+     * 402.2; u32 keys 2^20 61.9 / 62.3 -> 60.7 / 58.9, 2^24 419.3 / 419.1 -> 412.3 /
+     * 412.5; u32 pairs 2^20 80.5 / 80.5 -> 75.6 / 75.5, 2^24 610.8 / 612.7 -> 605.1 /
+     * 605.0; argsort f32 2^20 80.1 / 80.1 -> 76.4 / 76.6, but 2^24 544.6 / 544.5 ->
+     * 553.2 / 549.2 (not explained yet). */
+    "extern \"C\" __global__ void GX_PASS_LB gx_sc_pass(const gx_pass_args a)\n"
+    "{ GX_PDL_ENTER(); gx_sc_pass_run<gx_vt, false>(a); }\n"
+    "extern \"C\" __global__ void GX_PASS_LB gx_sc_pass_m(const gx_pass_args a)\n"
+    "{ GX_PDL_ENTER(); gx_sc_pass_run<gx_vt, true>(a); }\n"
     "#if GX_VB == 4\n"
     "extern \"C\" __global__ void GX_PASS_LB gx_sc_pass_w(const gx_pass_args a)\n"
-    "{ gx_sc_pass_run<unsigned long long, false>(a); }\n"
+    "{ GX_PDL_ENTER(); gx_sc_pass_run<unsigned long long, false>(a); }\n"
     "extern \"C\" __global__ void GX_PASS_LB gx_sc_pass_wm(const gx_pass_args a)\n"
-    "{ gx_sc_pass_run<unsigned long long, true>(a); }\n"
+    "{ GX_PDL_ENTER(); gx_sc_pass_run<unsigned long long, true>(a); }\n"
     "#endif\n";
 
 /* Restoring -0.0 and NaN payloads after a device-wide float sort (see sort_cuda.c):
