@@ -854,9 +854,10 @@ static void sc_state_release(gx_ctx *ctx, void *state)
 static const gx__ctx_ext sc_state_ext = {"device sort state", sc_state_release};
 
 /* Whether the first pass may run before the host has the upsweep's flags (knob
- * GX_SORT_SPEC: 0 never, 1 (default) or 2, sc_passes_after's test setting): events and mapped host memory (reduce_gen.c's result
- * slot) are there, and no graph is being recorded.  Without them the plain path
- * works as well; a failure here is not the caller's (as rg_host_result). */
+ * GX_SORT_SPEC: 0 never; 1, the default; 2, sc_passes_after's test setting): events
+ * and mapped host memory (reduce_gen.c's result slot) are there, and no graph is being
+ * recorded.  Without them the plain path works as well; a failure here is not the
+ * caller's (as rg_host_result). */
 static bool sc_spec_get(gx_ctx *ctx, void **ev, void **host, uint64_t *hdev)
 {
     if (!gx__knob_int("GX_SORT_SPEC", 1, 0, 2) || gx__graph_recording(ctx) || !gx__ctx_supports(ctx, GX__CAP_EVENTS) ||
