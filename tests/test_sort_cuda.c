@@ -212,8 +212,8 @@ static gx_status sct_empty(gx_ctx *ctx, gx_dtype t, int64_t n, gx_array **out)
     return gx_array_empty(ctx, t, 1, &sh, out);
 }
 
-/* Keys whose 8-bit digits are the same for every key except those of `mask`
- * (sct_pat_keys): bits of random words under the mask, in the key's low bytes. */
+/* Keys whose 8-bit digits are the same for every key except those under `mask`
+ * (sort_cuda_planned_digits): random words masked, in the key's low bytes. */
 static void sct_fill_masked(gx_dtype t, void *a, int64_t n, uint64_t mask)
 {
     for (int64_t i = 0; i < n; i++) {

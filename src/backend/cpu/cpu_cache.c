@@ -60,8 +60,8 @@ static size_t cache_class_size(int k)
  * them, never a multiple of 4 KiB.  Colours alone do not settle it: a block taken back
  * from the pool keeps its colour, so an input and an output of one colour still meet
  * (the bench's table: the scan of 2^24 on 16 threads 5.5 ms), and the scan's chains
- * start apart as well (range_gen.c, cpu_chains).  The experiment knob GX_CPU_COLOURS (1 to 16, read
- * once) sets how many take turns.  The pointer to the region is kept in the 8 bytes
+ * start apart as well (range_gen.c, cpu_chains).  The experiment knob GX_CPU_COLOURS
+ * (1 to 16, read once) sets how many take turns.  The pointer to the region is kept in the 8 bytes
  * before the block (cache_give_back reads it).  The colour and the rounding up to
  * whole huge pages cost address space, and with huge pages in use part of the first
  * and last page's memory (the kernel backs a touched 2 MiB page whole). */
