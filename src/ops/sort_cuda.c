@@ -260,9 +260,10 @@ static int sc_cfg_budget(const sc_cfg *c, const gx_device_info *d)
  * / 10304 / 10177; 22: 7143 / 7526 / 10282 / 10189; 24: 7461 / 7833 / 10724 / 10459.
  * At 2^20 the larger tiles leave SMs idle (argsort 108 -> 125 µs against 256 x 16):
  * one shape serves all sizes, tuned for the large ones.  Argsort's passes (SC_GEN)
- * take 24 with the indices loaded late (sc_cfg_vasync); its first pass generates
- * the indices and loads none.  Why u32 pairs lose at 24 while argsort gains is not
- * measured yet.
+ * take 24, their indices loaded without the copy (sc_cfg_vasync); its first pass
+ * generates the indices and loads none.  Why u32 pairs lose at 24 while argsort gains
+ * is not measured yet (H200, session 39, without the copy: pairs at 23, 2^24 588.8 /
+ * 589.2 against 586.2 / 586.0 at 20).
  * H100, two rounds in one run (µs), the pairs' 20 with the copy -> 24 late: argsort
  * f32 2^28 9126 / 9111 -> 8819 / 8834 (torch.sort 13610), 2^24 666 / 667 -> 650 /
  * 649, 2^20 96 / 99 -> 99 / 100.  u32 pairs at 24 lost (2^28 9910 -> 10570). */
@@ -278,15 +279,17 @@ static void sc_cfg_items(sc_key k, int vb, int gen, int budget, sc_cfg *c)
 }
 
 /* Whether a pass copies the tile's values into shared memory as it starts (cp.async,
- * knob GX_SORT_VASYNC): for 4- and 8-byte values where a second tile-sized buffer
- * still fits the budget beside the staging buffer.  Argsort's passes (gen) load their
- * indices late by default: measured so at 24 keys a thread (sc_cfg_items); the copy
- * at 24 was not measured, though it fits.  H100 2^28, same run (µs), off ->
- * on: u32 pairs 12910 -> 12239 (CUB 8983), argsort f32 13592 -> 13305 (torch 13407)
- * at 256 x 16; at 384 x 20, pairs 11118 -> 10350, argsort 10858 -> 10092. */
-static int sc_cfg_vasync(sc_key k, int vb, int gen, int budget, const sc_cfg *c)
+ * knob GX_SORT_VASYNC, off by default): for 4- and 8-byte values where a second
+ * tile-sized buffer still fits the budget beside the staging buffer.  H100 2^28, same
+ * run (µs), off -> on: u32 pairs 12910 -> 12239 (CUB 8983), argsort f32 13592 -> 13305
+ * (torch 13407) at 256 x 16; at 384 x 20, pairs 11118 -> 10350, argsort 10858 ->
+ * 10092.  Since the passes' later changes it loses: H200, same run (µs), on -> off
+ * (values loaded in the staging loop): u32 pairs 2^24 609.6, 609.8 -> 592.8, 591.6,
+ * 2^28 8451 -> 8236 (CUB 7452); off with the values loaded before the keys go out
+ * (GX_VLOAD below): 583.4, 586.1 and 8183.  Argsort's passes had it off already. */
+static int sc_cfg_vasync(sc_key k, int vb, int budget, const sc_cfg *c)
 {
-    if ((vb != 4 && vb != 8) || !gx__knob_int("GX_SORT_VASYNC", gen ? 0 : 1, 0, 1) ||
+    if ((vb != 4 && vb != 8) || !gx__knob_int("GX_SORT_VASYNC", 0, 0, 1) ||
         gx__knob_int("GX_SORT_VEARLY", 0, 0, 1))
         return 0; /* values loaded with the keys (GX_SORT_VEARLY) need no copy */
     return (int64_t)c->b * c->it * (sc_sb(k, vb) + vb) + sc_smem_fixed(c->b) <= budget;
@@ -313,7 +316,7 @@ static void sc_cfg_make(sc_key k, int vb, const gx_device_info *d, sc_cfg *c)
     sc_cfg_threads(k, vb, c);
     int budget = sc_cfg_budget(c, d);
     sc_cfg_items(k, vb, gen, budget, c);
-    c->vasync = sc_cfg_vasync(k, vb, gen, budget, c);
+    c->vasync = sc_cfg_vasync(k, vb, budget, c);
     c->rank = sc_cfg_rank(k, vb, c);
     /* the staging buffer holds the ranking's match masks first, then the tile's
      * items */
@@ -374,6 +377,17 @@ static void sc_source(gx__sbuf *b, sc_key k, int desc, int vb, const gx_device_i
      * 14480 -> 14830 there; off by default. */
     gx__sb_printf(b, "#define GX_VEARLY %d\n", gx__knob_int("GX_SORT_VEARLY", 0, 0, 1));
     gx__sb_printf(b, "#define GX_VASYNC %d\n", c.vasync);
+    /* Where a pass loads its values (knob GX_SORT_VLOAD, sort_cuda_src.h's GX_VLOAD):
+     * into registers before the keys go out, so that the loads are in flight while the
+     * keys are written and the block meets at the barrier; CUB loads them after the keys
+     * go out, gx used to load each in the staging loop after the barrier.  H200, same
+     * run (µs; CUB pairs 2^24 556-560, 2^28 7452-7457; torch.sort 2^24 822-825), two
+     * rounds, in the staging loop / after the keys / before the keys: u32 pairs 2^24
+     * 592.8, 591.6 / 586.2, 586.0 / 583.4, 586.1, 2^28 8236 / 8348 / 8183; argsort f32
+     * 2^24 554.8, 556.6, 556.4 / 546.0, 544.2, 546.7 / 546.1, 547.1, 548.5, 2^28 7288 /
+     * 7257 / 7183.  Measured for 4-byte values only (8-byte ones take 106 registers
+     * against 98 that way), so the others keep the old order. */
+    gx__sb_printf(b, "#define GX_VLOAD %d\n", gx__knob_int("GX_SORT_VLOAD", vb == 4 ? 2 : 0, 0, 2));
     /* Copies of the upsweep's counters (knob GX_SORT_UPP, at most 8, or 4 for 8-byte
      * keys), as copies of the passes' early counts were (GX_SORT_PARTS, removed in
      * session 35 with the per-warp counts); no gain either: H100 2^28 (µs), 8 -> 1

@@ -94,6 +94,7 @@ static const char sc_cuda_onesweep[] =
     "#define GX_W (GX_B / 32)\n"
     "#ifndef GX_RANK\n#define GX_RANK 0\n#endif\n"
     "#ifndef GX_VASYNC\n#define GX_VASYNC 0\n#endif\n"
+    "#ifndef GX_VLOAD\n#define GX_VLOAD 0\n#endif\n"
     "#define GX_TILE (GX_B * GX_IT)\n"
     "#define GX_ST_AGG 0x40000000u\n"
     "#define GX_ST_INC 0x80000000u\n"
@@ -453,6 +454,20 @@ static const char sc_cuda_onesweep[] =
     "  gx_ut *dk = (gx_ut *)a.dst_k;\n"
     /* the digits of the items written, four to a register (the values follow them) */
     "  unsigned dq[(GX_IT + 3) / 4];\n"
+    /* GX_VLOAD (values neither early nor copied): 0, each loaded in the staging loop
+     * after the barrier below; 1, all into registers before that barrier, so that their
+     * loads are in flight while the block waits there (CUB's order); 2, before the keys
+     * go out. */
+    "#if GX_VB && !GX_VEARLY && !GX_VASYNC && GX_VLOAD\n"
+    "  gx_vt val[GX_IT];\n"
+    "#define GX_VLOAD_ALL() \\\n"
+    "  _Pragma(\"unroll\") for (int i = 0; i < GX_IT; i++) \\\n"
+    "    if (GX_OK(i)) { const long long g = wb + i * 32 + lane; \\\n"
+    "      val[i] = a.iota ? gx_iota(a.base + g) : ((const gx_vt *)a.src_v)[g]; }\n"
+    "#if GX_VLOAD == 2\n"
+    "  GX_VLOAD_ALL();\n"
+    "#endif\n"
+    "#endif\n"
     "#pragma unroll\n"
     "  for (int i = 0; i < GX_IT; i++) {\n"
     "    const int q = i * GX_B + tid;\n"
@@ -467,6 +482,8 @@ static const char sc_cuda_onesweep[] =
     "#if GX_VB\n"
     "#if GX_VASYNC\n"
     "  if (!a.iota) asm volatile(\"cp.async.wait_all;\\n\" ::: \"memory\");\n"
+    "#elif !GX_VEARLY && GX_VLOAD == 1\n"
+    "  GX_VLOAD_ALL();\n"
     "#endif\n"
     "  __syncthreads();\n"
     "  gx_vt *sV = (gx_vt *)s_buf;\n"
@@ -476,7 +493,7 @@ static const char sc_cuda_onesweep[] =
     "    const long long g = wb + i * 32 + lane;\n"
     "    if (GX_OK(i)) {\n"
     "      gx_vt v;\n"
-    "#if GX_VEARLY\n"
+    "#if GX_VEARLY || (!GX_VASYNC && GX_VLOAD)\n"
     "      v = val[i];\n"
     "#elif GX_VASYNC\n"
     "      if (a.iota) v = gx_iota(a.base + g); else v = s_vin[wq + i * 32];\n"
