@@ -289,15 +289,20 @@ static const char sc_cuda_onesweep[] =
     "#pragma unroll\n"
     "    for (int i = 0; i < GX_IT; i++) key[i] = gx_tkey(key[i], &junk);\n"
     "  }\n"
-    /* values loaded with the keys (GX_VEARLY): their latency hides behind the
-     * ranking instead of stalling the value scatter */
-    "#if GX_VB && GX_VEARLY\n"
+    /* GX_VREG: the tile's values go through registers (val), loaded by GX_VLOAD_ALL
+     * with the keys (GX_VEARLY: their latency hides behind the ranking) or where
+     * GX_VLOAD says (below); else each is read in the staging loop, from the cp.async
+     * copy (GX_VASYNC) or from global memory. */
+    "#define GX_VREG (GX_VB && !GX_VASYNC && (GX_VEARLY || GX_VLOAD))\n"
+    "#if GX_VREG\n"
     "  gx_vt val[GX_IT];\n"
-    "#pragma unroll\n"
-    "  for (int i = 0; i < GX_IT; i++) {\n"
-    "    const long long g = wb + i * 32 + lane;\n"
-    "    if (GX_OK(i)) val[i] = a.iota ? gx_iota(a.base + g) : ((const gx_vt *)a.src_v)[g];\n"
-    "  }\n"
+    "#define GX_VLOAD_ALL() \\\n"
+    "  _Pragma(\"unroll\") for (int i = 0; i < GX_IT; i++) \\\n"
+    "    if (GX_OK(i)) { const long long g = wb + i * 32 + lane; \\\n"
+    "      val[i] = a.iota ? gx_iota(a.base + g) : ((const gx_vt *)a.src_v)[g]; }\n"
+    "#if GX_VEARLY\n"
+    "  GX_VLOAD_ALL();\n"
+    "#endif\n"
     "#endif\n"
     /* Early counts: the tile's digit counts first (shared atomics), published to the
      * look-back before the ranking below, so later tiles find this tile's aggregate
@@ -458,15 +463,8 @@ static const char sc_cuda_onesweep[] =
      * after the barrier below; 1, all into registers before that barrier, so that their
      * loads are in flight while the block waits there (CUB's order); 2, before the keys
      * go out. */
-    "#if GX_VB && !GX_VEARLY && !GX_VASYNC && GX_VLOAD\n"
-    "  gx_vt val[GX_IT];\n"
-    "#define GX_VLOAD_ALL() \\\n"
-    "  _Pragma(\"unroll\") for (int i = 0; i < GX_IT; i++) \\\n"
-    "    if (GX_OK(i)) { const long long g = wb + i * 32 + lane; \\\n"
-    "      val[i] = a.iota ? gx_iota(a.base + g) : ((const gx_vt *)a.src_v)[g]; }\n"
-    "#if GX_VLOAD == 2\n"
+    "#if GX_VREG && !GX_VEARLY && GX_VLOAD == 2\n"
     "  GX_VLOAD_ALL();\n"
-    "#endif\n"
     "#endif\n"
     "#pragma unroll\n"
     "  for (int i = 0; i < GX_IT; i++) {\n"
@@ -482,7 +480,7 @@ static const char sc_cuda_onesweep[] =
     "#if GX_VB\n"
     "#if GX_VASYNC\n"
     "  if (!a.iota) asm volatile(\"cp.async.wait_all;\\n\" ::: \"memory\");\n"
-    "#elif !GX_VEARLY && GX_VLOAD == 1\n"
+    "#elif GX_VREG && !GX_VEARLY && GX_VLOAD == 1\n"
     "  GX_VLOAD_ALL();\n"
     "#endif\n"
     "  __syncthreads();\n"
@@ -493,7 +491,7 @@ static const char sc_cuda_onesweep[] =
     "    const long long g = wb + i * 32 + lane;\n"
     "    if (GX_OK(i)) {\n"
     "      gx_vt v;\n"
-    "#if GX_VEARLY || (!GX_VASYNC && GX_VLOAD)\n"
+    "#if GX_VREG\n"
     "      v = val[i];\n"
     "#elif GX_VASYNC\n"
     "      if (a.iota) v = gx_iota(a.base + g); else v = s_vin[wq + i * 32];\n"
